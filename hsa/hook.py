@@ -1,0 +1,97 @@
+"""Hooks: checks that run around model calls, declared in harness.yaml and implemented in hooks.py.
+
+A hook names an ``event`` it runs on, the ``function`` in the harness's ``hooks.py`` that implements
+it, and its ``config``. hooks.py is code: reading the declaration is always safe, importing the
+module is only done after an explicit opt-in (``trust_hooks=True`` / ``--trust-hooks``), the way
+``trust_remote_code`` works in transformers. Without trust, ``hooks.py`` is parsed (never run) so
+that references to its functions can still be checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hsa.errors import HarnessError, HooksNotTrustedError
+
+# When a hook runs in the agent loop. "user_message": a viewer/user message arrived;
+# "tool_call": the model asked for a tool call (before it runs); "tool_result": a tool returned;
+# "reply": the model produced a final reply (before it is shown).
+HOOK_EVENTS = ("user_message", "tool_call", "tool_result", "reply")
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """One check in the agent loop: where it runs, what implements it, and how it is configured."""
+
+    name: str
+    event: str
+    function: str
+    description: str = ""
+    config: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"name": self.name, "event": self.event, "function": self.function}
+        if self.description:
+            out["description"] = self.description
+        if self.config:
+            out["config"] = dict(self.config)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str) -> Hook:
+        if not isinstance(data, dict):
+            raise HarnessError(f"expected a mapping, got {type(data).__name__}", field=where)
+        unknown = set(data) - {"name", "event", "function", "description", "config"}
+        if unknown:
+            raise HarnessError(f"unknown keys {sorted(unknown)}; allowed: name, event, function, "
+                               f"description, config", field=where)
+        for key in ("name", "event", "function"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise HarnessError(f"'{key}' must be a non-empty string", field=f"{where}.{key}")
+        if data["event"] not in HOOK_EVENTS:
+            raise HarnessError(f"unknown event {data['event']!r}; expected one of "
+                               f"{', '.join(HOOK_EVENTS)}", field=f"{where}.event")
+        config = data.get("config") or {}
+        if not isinstance(config, dict):
+            raise HarnessError("config must be a mapping", field=f"{where}.config")
+        return cls(name=data["name"], event=data["event"], function=data["function"],
+                   description=data.get("description", ""), config=dict(config))
+
+
+def defined_functions(source: str, *, file: str) -> set[str]:
+    """Names of the top-level functions in hooks.py, found by parsing it (nothing is executed)."""
+    try:
+        tree = ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        raise HarnessError(f"hooks.py does not parse: {exc.msg}", file=file, line=exc.lineno) from None
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Callable[..., Any]]:
+    """Import hooks.py and return its top-level callables; refuses unless ``trust_hooks``."""
+    if not trust_hooks:
+        raise HooksNotTrustedError(
+            "hooks.py is Python code and is not imported without an explicit opt-in: pass "
+            "--trust-hooks on the command line or trust_hooks=True in Python, after reading it",
+            file=file)
+    digest = hashlib.blake2b(source.encode(), digest_size=8).hexdigest()
+    module_name = f"hsa_harness_hooks_{digest}"
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_loader(module_name, loader=None, origin=file)
+        module = importlib.util.module_from_spec(spec)
+        module.__file__ = file
+        try:
+            exec(compile(source, file, "exec"), module.__dict__)  # noqa: S102 - trusted by opt-in
+        except Exception as exc:
+            raise HarnessError(f"hooks.py failed to import: {type(exc).__name__}: {exc}",
+                               file=file) from exc
+        sys.modules[module_name] = module
+    return {name: obj for name, obj in vars(module).items()
+            if callable(obj) and not name.startswith("_")}

@@ -1,0 +1,46 @@
+"""Importers: turn other formats into hsa episodes, one episode or one reject per input line.
+
+Every importer returns an :class:`ImportResult` whose counts always add up:
+``len(episodes) + len(rejects) == lines``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hsa.episode import Episode
+from hsa.errors import Reject
+from hsa.jsonl import write_jsonl
+
+
+@dataclass
+class ImportResult:
+    """What an import produced, with every input line accounted for."""
+
+    source: str
+    lines: int = 0
+    episodes: list[Episode] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+
+    def check_counts(self) -> None:
+        assert len(self.episodes) + len(self.rejects) == self.lines, (
+            f"import lost rows: {len(self.episodes)} episodes + {len(self.rejects)} rejects "
+            f"!= {self.lines} lines")
+
+    def write(self, out: str | os.PathLike, rejects_out: str | os.PathLike | None = None
+              ) -> tuple[Path, Path]:
+        """Write episodes to ``out`` and rejects beside it (``<out>.rejects.jsonl``), atomically."""
+        self.check_counts()
+        out = Path(out)
+        rejects_path = Path(rejects_out) if rejects_out else rejects_path_for(out)
+        write_jsonl(out, (e.to_dict() for e in self.episodes))
+        write_jsonl(rejects_path, (r.to_dict() for r in self.rejects))
+        return out, rejects_path
+
+
+def rejects_path_for(out: str | os.PathLike) -> Path:
+    out = Path(out)
+    stem = out.name[:-len(".jsonl")] if out.name.endswith(".jsonl") else out.name
+    return out.with_name(f"{stem}.rejects.jsonl")

@@ -1,0 +1,183 @@
+"""Import Berkeley Function Calling Leaderboard (BFCL v4) question and possible-answer files.
+
+Questions are JSON Lines ``{"id", "question": [[messages...]], "function": [schemas]}``; answers
+are ``{"id", "ground_truth": [{func_name: {param: [acceptable values]}}]}``. What changes on import:
+
+* BFCL's schema dialect becomes JSON Schema: ``dict`` -> ``object``, ``float`` -> ``number``,
+  ``tuple`` -> ``array``, ``any`` -> untyped, and an ``enum`` on an array moves to its items.
+* ``""`` in a parameter's acceptable values ("may be omitted") becomes the gold call's
+  ``omittable`` list. Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.scorer).
+* Dotted function names (``math.factorial``) are kept as they are, end to end.
+* Irrelevance files have no answers: their gold is ``no_call``.
+
+The episode id is the BFCL id; ``meta`` records the category and the source file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from hsa.episode import Episode
+from hsa.errors import EpisodeError, HsaError, Reject
+from hsa.importers import ImportResult
+from hsa.jsonl import read_lines
+
+_TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array", "int": "integer",
+             "str": "string", "bool": "boolean", "list": "array"}
+_CATEGORY = re.compile(r"^(.*?)_\d+(?:-\d+)*$")
+NO_ANSWER_CATEGORIES = ("irrelevance", "live_irrelevance")
+
+
+def bfcl_category(bfcl_id: str) -> str:
+    """``simple_python_12`` -> ``simple_python``; ``live_simple_0-0-0`` -> ``live_simple``."""
+    match = _CATEGORY.match(bfcl_id)
+    return match.group(1) if match else bfcl_id
+
+
+def normalize_schema(schema: Any) -> Any:
+    """BFCL's schema dialect -> valid JSON Schema, recursively (see the module docstring)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    kind = out.get("type")
+    if kind == "any":
+        del out["type"]
+    elif isinstance(kind, str) and kind in _TYPE_MAP:
+        out["type"] = _TYPE_MAP[kind]
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: normalize_schema(v) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = normalize_schema(out["items"])
+    if isinstance(out.get("additionalProperties"), dict):
+        out["additionalProperties"] = normalize_schema(out["additionalProperties"])
+    if out.get("type") == "array" and "enum" in out:
+        # BFCL means "each item is one of these", not "the whole array equals one of these".
+        items = dict(out.get("items") or {})
+        items.setdefault("enum", out.pop("enum"))
+        out["items"] = items
+    return out
+
+
+def normalize_tool(function: Any) -> dict:
+    if not isinstance(function, dict):
+        raise EpisodeError("each function must be an object", field="function")
+    out = dict(function)
+    if "parameters" in out:
+        out["parameters"] = normalize_schema(out["parameters"])
+    return {"type": "function", "function": out}
+
+
+def gold_from_ground_truth(ground_truth: Any) -> dict:
+    """BFCL ground truth -> hsa gold (calls in any order; ``""`` -> omittable)."""
+    if not isinstance(ground_truth, list) or not ground_truth:
+        raise EpisodeError("ground_truth must be a non-empty list of calls", field="ground_truth")
+    calls = []
+    for i, entry in enumerate(ground_truth):
+        if not isinstance(entry, dict) or len(entry) != 1:
+            raise EpisodeError("each call must be {function_name: {param: [values]}}",
+                               field=f"ground_truth[{i}]")
+        (name, params), = entry.items()
+        if not isinstance(params, dict):
+            raise EpisodeError("parameters must be an object", field=f"ground_truth[{i}].{name}")
+        arguments, omittable = {}, []
+        for param, values in params.items():
+            if not isinstance(values, list):
+                raise EpisodeError("acceptable values must be a list",
+                                   field=f"ground_truth[{i}].{name}.{param}")
+            kept = [v for v in values if v != ""]
+            if len(kept) < len(values):
+                omittable.append(param)
+            if kept:
+                arguments[param] = kept
+        call = {"name": name, "arguments": arguments}
+        if omittable:
+            call["omittable"] = omittable
+        calls.append(call)
+    return {"calls": calls, "ordered": False}
+
+
+def _read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """id -> ground_truth, and id -> why its answer line is unusable."""
+    answers, broken = {}, {}
+    for line in read_lines(path):
+        value = line.value
+        if line.error is not None or not isinstance(value, dict) or "id" not in value:
+            # An unreadable answer line cannot be tied to a question; it is reported by line.
+            broken[f"{path}:{line.number}"] = line.error or "expected {id, ground_truth}"
+            continue
+        answers[str(value["id"])] = value.get("ground_truth")
+    return answers, broken
+
+
+def default_answers_path(questions: Path) -> Path | None:
+    candidate = questions.parent / "possible_answer" / questions.name
+    return candidate if candidate.is_file() else None
+
+
+def import_bfcl(questions: str | os.PathLike, answers: str | os.PathLike | None = None
+                ) -> ImportResult:
+    """Import a BFCL questions file; answers default to ``possible_answer/<same name>`` beside it."""
+    questions = Path(questions)
+    answers_path = Path(answers) if answers is not None else default_answers_path(questions)
+    answers_by_id, broken = _read_answers(answers_path) if answers_path else ({}, {})
+    result = ImportResult(source=str(questions))
+    for line in read_lines(questions):
+        result.lines += 1
+        if line.error is not None:
+            result.rejects.append(Reject(str(questions), line.number, None, None, line.error))
+            continue
+        row_id = line.value.get("id") if isinstance(line.value, dict) else None
+        try:
+            row = _episode_row(line.value, answers_by_id, answers_path, broken)
+            result.episodes.append(Episode.from_dict(row))
+        except HsaError as exc:
+            result.rejects.append(Reject.from_error(exc, source=str(questions), line=line.number,
+                                                    id=None if row_id is None else str(row_id)))
+    result.check_counts()
+    return result
+
+
+def _episode_row(value: Any, answers: dict, answers_path: Path | None, broken: dict) -> dict:
+    if not isinstance(value, dict):
+        raise EpisodeError("expected a JSON object {id, question, function}")
+    bfcl_id = value.get("id")
+    if not isinstance(bfcl_id, str) or not bfcl_id:
+        raise EpisodeError("id must be a non-empty string", field="id")
+    question = value.get("question")
+    if not isinstance(question, list) or not question or not isinstance(question[0], list):
+        raise EpisodeError("question must be a list of turns, each a list of messages",
+                           row=bfcl_id, field="question")
+    if len(question) != 1:
+        raise EpisodeError(f"multi-turn entries ({len(question)} turns) need BFCL's execution "
+                           f"environment and are not imported", row=bfcl_id, field="question")
+    functions = value.get("function")
+    if not isinstance(functions, list):
+        raise EpisodeError("function must be a list of function schemas", row=bfcl_id,
+                           field="function")
+    category = bfcl_category(bfcl_id)
+    if category in NO_ANSWER_CATEGORIES:
+        gold = {"no_call": True}
+    elif bfcl_id in answers:
+        try:
+            gold = gold_from_ground_truth(answers[bfcl_id])
+        except HsaError as exc:
+            raise EpisodeError(exc.reason, file=str(answers_path), row=bfcl_id,
+                               field=exc.field) from None
+    else:
+        where = f"in {answers_path}" if answers_path else "(no answers file: pass --answers)"
+        extra = f"; {len(broken)} answer line(s) there are unreadable" if broken else ""
+        raise EpisodeError(f"no possible answer for this id {where}{extra}", row=bfcl_id,
+                           field="ground_truth")
+    tools = []
+    for i, fn in enumerate(functions):
+        try:
+            tools.append(normalize_tool(fn))
+        except HsaError as exc:
+            raise EpisodeError(exc.reason, row=bfcl_id, field=f"function[{i}]") from None
+    return {"id": bfcl_id,
+            "harness": {"name": f"bfcl-{category}", "tools": tools},
+            "messages": question[0], "gold": gold,
+            "meta": {"source": "bfcl", "category": category}}

@@ -1,0 +1,81 @@
+"""JSON Lines in and out: numbered reads that report broken lines, and atomic writes.
+
+orjson is the codec everywhere (it is the hot path of the dataset factory); ``dumps`` is canonical
+(sorted keys) so that equal values always serialise to equal bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from hsa.errors import HsaError
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON text: sorted keys, no whitespace, UTF-8 kept as is."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def loads(text: str | bytes) -> Any:
+    return orjson.loads(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One physical line of a JSONL file: its 1-based number and either a value or a parse error."""
+
+    number: int
+    value: Any = None
+    error: str | None = None
+
+
+def read_lines(path: str | os.PathLike) -> Iterator[Line]:
+    """Yield every non-blank line of ``path``; a line that is not JSON carries its error instead."""
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from exc
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield Line(number, orjson.loads(raw))
+            except orjson.JSONDecodeError as exc:
+                yield Line(number, error=f"not valid JSON: {exc}")
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    if path.is_dir():
+        raise HsaError("output path is a directory, expected a file", file=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> int:
+    """Write rows as canonical JSON lines, atomically; return how many were written."""
+    count = 0
+    with atomic_path(path) as tmp, open(tmp, "wb") as out:
+        for row in rows:
+            out.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+            count += 1
+    return count

@@ -1,0 +1,356 @@
+"""Judge an assistant message against gold with the Berkeley Function Calling Leaderboard's AST rules.
+
+Rules, in the order they are checked (the first that fails is the verdict's reason):
+
+* ``arguments_not_json`` — every tool call's arguments parse to a JSON object;
+* ``unexpected_call`` — a ``no_call`` turn (irrelevance, final reply) passes only with no call;
+* ``wrong_skills`` — the skills loaded through the harness's skill loader are exactly the gold's;
+* ``wrong_call_count`` — as many (non-loader) calls as gold expects;
+* per call (parallel calls matched in any order unless gold is ``ordered``):
+  ``wrong_name`` (exact match), ``missing_required`` (schema's required present),
+  ``unexpected_param`` (no parameter outside the schema and the gold), ``type_mismatch`` (strict
+  JSON types: int -> float is the only coercion, a bool is never a number),
+  ``value_mismatch`` (strings compared after removing `` ,./-_*^`` and lower-casing, lists in
+  order, dicts matched one level deep against ``{key: [acceptable values]}`` patterns in which
+  ``""`` marks a key that may be left out), ``missing_param`` (a gold parameter that is not
+  omittable was left out);
+* ``reply_constraint`` — the text contains what it must, avoids what it must not, is in the
+  right language and not too long.
+
+This module is the one scorer: evaluation and RL rewards call it too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from hsa.episode import Episode
+from hsa.gold import GoldCall, TurnGold
+from hsa.harness import Harness
+from hsa.tool import Tool
+
+_STRIP = re.compile(r"[ ,./\-_*^]")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+OMIT_IN_DICT = ""  # BFCL's marker, inside dict patterns, for a key that may be left out
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome for one message: correct, or the first rule that failed and why."""
+
+    correct: bool
+    rule: str | None = None
+    detail: str = ""
+
+    @property
+    def reason(self) -> str:
+        return "ok" if self.correct else f"{self.rule}: {self.detail}"
+
+
+OK = Verdict(True)
+
+
+def _fail(rule: str, detail: str) -> Verdict:
+    return Verdict(False, rule, detail)
+
+
+def normalize_string(value: str) -> str:
+    """BFCL's string normalisation: drop `` ,./-_*^`` and lower-case."""
+    return _STRIP.sub("", value).lower()
+
+
+def message_calls(message: dict) -> list[tuple[str, Any]]:
+    """(name, arguments) for each tool call; arguments stay raw (string or object)."""
+    out = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") if isinstance(call, dict) else None
+        fn = fn if isinstance(fn, dict) else {}
+        out.append((fn.get("name"), fn.get("arguments", "{}")))
+    return out
+
+
+def message_text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""
+
+
+def _decode(arguments: Any) -> dict | None:
+    if isinstance(arguments, dict):
+        return arguments
+    if not isinstance(arguments, str | bytes):
+        return None
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def score_turn(message: Any, turn: TurnGold, harness: Harness) -> Verdict:
+    """Judge one assistant message against one gold turn, under the harness's tool schemas."""
+    if not isinstance(message, dict):
+        return _fail("bad_message", f"expected an assistant message object, got {type(message).__name__}")
+    decoded = []
+    for i, (name, raw) in enumerate(message_calls(message)):
+        args = _decode(raw)
+        if args is None or not isinstance(name, str):
+            return _fail("arguments_not_json", f"call {i} ({name!r}) has arguments that are not a "
+                                               f"JSON object: {str(raw)[:80]!r}")
+        decoded.append((name, args))
+    if turn.no_call:
+        if decoded:
+            return _fail("unexpected_call", f"expected no tool call, got "
+                                            f"{', '.join(n for n, _ in decoded)}")
+        return check_reply(message_text(message), turn.reply)
+
+    loader = harness.skill_loader if harness.skills else None
+    loaded = [args.get("name") for name, args in decoded if name == loader]
+    calls = [(name, args) for name, args in decoded if name != loader]
+    if Counter(map(str, loaded)) != Counter(turn.skills):
+        return _fail("wrong_skills", f"expected to load {sorted(turn.skills)}, loaded "
+                                     f"{sorted(map(str, loaded))}")
+    if len(calls) != len(turn.calls):
+        return _fail("wrong_call_count", f"expected {len(turn.calls)} call(s), got {len(calls)}"
+                                         + (f" ({', '.join(n for n, _ in calls)})" if calls else ""))
+    verdict = match_calls(calls, turn.calls, harness, ordered=turn.ordered)
+    if not verdict.correct or not turn.reply:
+        return verdict
+    return check_reply(message_text(message), turn.reply)
+
+
+def match_calls(calls: list[tuple[str, dict]], gold: tuple[GoldCall, ...], harness: Harness, *,
+                ordered: bool) -> Verdict:
+    """Match model calls to gold calls one to one: in order, or as any permutation."""
+    if ordered or len(gold) == 1:
+        for (name, args), expected in zip(calls, gold):
+            verdict = check_call(name, args, expected, harness.tool(expected.name))
+            if not verdict.correct:
+                return verdict
+        return OK
+    # Parallel calls in any order: find a perfect matching by backtracking (n is small), and
+    # report the first gold call no model call could satisfy.
+    fits = [[check_call(n, a, g, harness.tool(g.name)) for n, a in calls] for g in gold]
+    used = [False] * len(calls)
+
+    def assign(k: int) -> bool:
+        if k == len(gold):
+            return True
+        for j, verdict in enumerate(fits[k]):
+            if verdict.correct and not used[j]:
+                used[j] = True
+                if assign(k + 1):
+                    return True
+                used[j] = False
+        return False
+
+    if assign(0):
+        return OK
+    for k, row in enumerate(fits):
+        if not any(v.correct for v in row):
+            best = next((v for v in row if v.rule != "wrong_name"), row[0])
+            return _fail(best.rule, f"no call matches gold call {k} ({gold[k].name}): {best.detail}")
+    return _fail("value_mismatch", "calls match gold calls individually but not one to one")
+
+
+def check_call(name: str, args: dict, gold: GoldCall, tool: Tool | None) -> Verdict:
+    """One model call against one gold call (BFCL's simple-function checker)."""
+    if name != gold.name:
+        return _fail("wrong_name", f"expected {gold.name!r}, got {name!r}")
+    properties = tool.properties if tool else {}
+    for param in tool.required if tool else ():
+        if param not in args:
+            return _fail("missing_required", f"{name}: required parameter {param!r} is missing")
+    for param, value in args.items():
+        if param not in properties:
+            return _fail("unexpected_param", f"{name}: {param!r} is not in the tool's schema")
+        if param not in gold.arguments:
+            return _fail("unexpected_param", f"{name}: {param!r} is not expected by the gold")
+        problem = type_problem(value, properties[param])
+        if problem:
+            return _fail("type_mismatch", f"{name}.{param}: {problem}")
+        acceptable = gold.arguments[param]
+        if not any(values_equal(value, ok) for ok in acceptable):
+            return _fail("value_mismatch", f"{name}.{param}={_show(value)} is not one of "
+                                           f"{_show(acceptable)}")
+    for param in gold.arguments:
+        if param not in args and param not in gold.omittable:
+            return _fail("missing_param", f"{name}: {param!r} must be given")
+    return OK
+
+
+_JSON_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def type_problem(value: Any, schema: Any) -> str | None:
+    """Why ``value`` has the wrong JSON type for ``schema`` (None if it fits); items checked too."""
+    if not isinstance(schema, dict):
+        return None
+    expected = schema.get("type")
+    if expected is None:
+        return None  # untyped ("any")
+    types = expected if isinstance(expected, list) else [expected]
+    if not any(_JSON_TYPES.get(t, lambda v: True)(value) for t in types):
+        return f"expected {'/'.join(types)}, got {_json_type(value)}"
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            problem = type_problem(item, schema["items"])
+            if problem:
+                return f"item {i}: {problem}"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    for name in ("boolean", "integer", "number", "string", "array", "object", "null"):
+        if _JSON_TYPES[name](value):
+            return name
+    return type(value).__name__
+
+
+def values_equal(value: Any, acceptable: Any) -> bool:
+    """BFCL value equality: normalised strings, strict bools, lists in order, dict patterns."""
+    if isinstance(acceptable, bool) or isinstance(value, bool):
+        return isinstance(acceptable, bool) and isinstance(value, bool) and value == acceptable
+    if isinstance(acceptable, str):
+        return isinstance(value, str) and normalize_string(value) == normalize_string(acceptable)
+    if isinstance(acceptable, int | float):
+        return isinstance(value, int | float) and value == acceptable
+    if isinstance(acceptable, list):
+        return (isinstance(value, list) and len(value) == len(acceptable)
+                and all(values_equal(v, a) for v, a in zip(value, acceptable)))
+    if isinstance(acceptable, dict):
+        return isinstance(value, dict) and _dict_matches(value, acceptable)
+    return value is None and acceptable is None
+
+
+def _dict_matches(value: dict, pattern: dict) -> bool:
+    """One level of dict matching: each key's value is one of the pattern's acceptable values."""
+    for key, item in value.items():
+        if key not in pattern:
+            return False
+        options = pattern[key] if isinstance(pattern[key], list) else [pattern[key]]
+        if not any(values_equal(item, ok) for ok in options if ok != OMIT_IN_DICT):
+            return False
+    for key, options in pattern.items():
+        if key not in value and not (isinstance(options, list) and OMIT_IN_DICT in options):
+            return False
+    return True
+
+
+def check_reply(text: str, reply: dict) -> Verdict:
+    """Reply constraints on an assistant message's text."""
+    if not reply:
+        return OK
+    lowered = text.lower()
+    for needle in reply.get("contains", ()):
+        if needle.lower() not in lowered:
+            return _fail("reply_constraint", f"reply must contain {needle!r}")
+    for needle in reply.get("not_contains", ()):
+        if needle.lower() in lowered:
+            return _fail("reply_constraint", f"reply must not contain {needle!r}")
+    language = reply.get("language")
+    if language == "zh" and not _CJK.search(text):
+        return _fail("reply_constraint", "reply must be in Chinese")
+    if language == "en" and _CJK.search(text):
+        return _fail("reply_constraint", "reply must be in English")
+    if "max_chars" in reply and len(text) > reply["max_chars"]:
+        return _fail("reply_constraint", f"reply has {len(text)} characters, at most "
+                                         f"{reply['max_chars']} allowed")
+    return OK
+
+
+def _show(value: Any) -> str:
+    text = orjson.dumps(value).decode() if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ---- scoring a predictions file -------------------------------------------------------------
+
+@dataclass
+class ScoreReport:
+    """Accuracy over episodes, per category, with one item per episode."""
+
+    items: list[dict] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    @property
+    def correct(self) -> int:
+        return sum(1 for item in self.items if item["correct"])
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    @property
+    def missing(self) -> list[str]:
+        return [i["id"] for i in self.items if i["reason"].startswith("missing_prediction")]
+
+    def by_category(self) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for item in self.items:
+            row = out.setdefault(item["category"], {"correct": 0, "total": 0})
+            row["total"] += 1
+            row["correct"] += bool(item["correct"])
+        for row in out.values():
+            row["accuracy"] = row["correct"] / row["total"]
+        return dict(sorted(out.items()))
+
+    def by_rule(self) -> dict[str, int]:
+        return dict(Counter(i["reason"].split(":", 1)[0] for i in self.items if not i["correct"])
+                    .most_common())
+
+    def to_dict(self) -> dict:
+        return {"accuracy": self.accuracy, "correct": self.correct, "total": self.total,
+                "categories": self.by_category(), "failures_by_rule": self.by_rule(),
+                "missing": self.missing, "unknown_ids": self.unknown_ids,
+                "bad_prediction_lines": self.bad_lines, "items": self.items}
+
+
+def episode_category(episode: Episode) -> str:
+    category = episode.meta.get("category")
+    return str(category) if category else "uncategorized"
+
+
+def score_predictions(episodes: list[Episode], predictions: dict[str, dict]) -> ScoreReport:
+    """Score ``predictions`` (id -> {"message", "at"?}) against every episode's gold.
+
+    Each prediction is judged against the gold turn at its ``at`` (the episode's first judged
+    turn when absent). An episode without a prediction counts as wrong."""
+    report = ScoreReport()
+    known = set()
+    for episode in episodes:
+        known.add(episode.id)
+        item = {"id": episode.id, "category": episode_category(episode)}
+        prediction = predictions.get(episode.id)
+        if prediction is None:
+            verdict = _fail("missing_prediction", "no prediction for this id")
+        else:
+            try:
+                turn = episode.gold.turn(prediction.get("at"))
+            except KeyError:
+                verdict = _fail("bad_prediction", f"no gold turn at message {prediction.get('at')}")
+            else:
+                verdict = score_turn(prediction.get("message"), turn, episode.harness)
+        item.update(correct=verdict.correct, reason=verdict.reason)
+        report.items.append(item)
+    report.unknown_ids = sorted(set(predictions) - known)
+    return report
