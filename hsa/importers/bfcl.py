@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hsa.episode import Episode
@@ -117,14 +118,15 @@ def default_answers_path(questions: Path) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def import_bfcl(questions: str | os.PathLike, answers: str | os.PathLike | None = None
-                ) -> ImportResult:
+def import_bfcl(questions: str | os.PathLike, answers: str | os.PathLike | None = None, *,
+                progress: Callable[[Iterable], Iterable] | None = None) -> ImportResult:
     """Import a BFCL questions file; answers default to ``possible_answer/<same name>`` beside it."""
     questions = Path(questions)
     answers_path = Path(answers) if answers is not None else default_answers_path(questions)
     answers_by_id, broken = _read_answers(answers_path) if answers_path else ({}, {})
     result = ImportResult(source=str(questions))
-    for line in read_lines(questions):
+    lines = read_lines(questions)
+    for line in (progress(lines) if progress else lines):
         result.lines += 1
         if line.error is not None:
             result.rejects.append(Reject(str(questions), line.number, None, None, line.error))

@@ -1,0 +1,262 @@
+"""The ``hsa`` command line. User errors exit with status 2 and one clear message, no traceback."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from functools import partial
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hsa import __version__
+from hsa.errors import HsaError
+
+app = typer.Typer(
+    name="hsa", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+    help="Harness-State Augmentation: task-preserving harness variants for tool-calling agents.\n\n"
+         "Load episodes and the harness they run in (skills, tools, prompt layout, hooks), check "
+         "them, score model answers with BFCL's AST rules, and list the registered transforms.\n\n"
+         "Start with `hsa demo`; see `hsa COMMAND --help` for each command.")
+import_app = typer.Typer(no_args_is_help=True, help="Turn other formats into hsa episode JSONL.")
+harness_app = typer.Typer(no_args_is_help=True, help="Inspect and check harness folders.")
+app.add_typer(import_app, name="import")
+app.add_typer(harness_app, name="harness")
+
+# soft_wrap: long messages (paths, reject reasons) stay on one line, so they can be grepped.
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"hsa {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print the version and exit.")] = False):
+    pass
+
+
+# ---- demo ----------------------------------------------------------------------------------
+
+@app.command()
+def demo() -> None:
+    """Load the embedded live-commerce example, validate it, and summarise what it holds.
+
+    The example is a digital-avatar host of a live-stream shop answering viewers' questions
+    (Chinese and English) with skills, tools and hooks; its episodes are generated from a product
+    catalogue by `python -m hsa.example.make_episodes`.
+    """
+    from hsa.example import EPISODES_PATH, HARNESS_DIR, load_example_episodes, load_example_harness
+    from hsa.render import render_system_prompt
+
+    harness = load_example_harness()
+    episodes = load_example_episodes()
+    hooks = harness.hook_functions()
+    out.print(f"[bold]Harness[/bold] {harness.name} v{harness.version}  ({HARNESS_DIR})")
+    kinds = Counter(s.kind or "-" for s in harness.skills)
+    out.print(f"  skills: {len(harness.skills)} ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})"
+              f"  tools: {len(harness.tools)} (+ skill loader {harness.skill_loader!r})"
+              f"  hooks: {len(hooks)}  layout: {harness.prompt.layout}")
+    table = Table(title=f"Episodes: {len(episodes)} valid, 0 rejected ({EPISODES_PATH.name})")
+    table.add_column("category")
+    table.add_column("zh", justify="right")
+    table.add_column("en", justify="right")
+    table.add_column("judged turns", justify="right")
+    by_category: dict[str, Counter] = {}
+    for episode in episodes:
+        row = by_category.setdefault(str(episode.meta.get("category")), Counter())
+        row[str(episode.meta.get("language"))] += 1
+        row["turns"] += len(episode.gold.turns)
+    for category, row in sorted(by_category.items()):
+        table.add_row(category, str(row["zh"]), str(row["en"]), str(row["turns"]))
+    out.print(table)
+    prompt = render_system_prompt(harness)
+    head = "\n".join(prompt.splitlines()[:12])
+    out.print(f"[bold]System prompt[/bold] ({len(prompt)} chars, first lines):")
+    out.print(head, markup=False, highlight=False)
+    out.print("Next: `hsa score --episodes ... --predictions ...` judges model answers against this "
+              "gold; `hsa harness validate DIR` checks your own harness.")
+
+
+# ---- harness -------------------------------------------------------------------------------
+
+@harness_app.command("validate")
+def harness_validate(
+    folder: Annotated[Path, typer.Argument(help="Harness folder (harness.yaml, skills/, tools/, hooks.py).")],
+    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Import hooks.py (it is code: read it first) and check every hook's function is callable.")] = False,
+) -> None:
+    """Check a harness folder: schemas are valid JSON Schema, names unique, references resolve."""
+    from hsa.harness import load_harness
+    from hsa.render import render_system_prompt
+
+    harness = load_harness(folder, trust_hooks=trust_hooks)
+    render_system_prompt(harness)  # the layout exists and renders
+    out.print(f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
+              f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks")
+    if harness.hooks:
+        if trust_hooks:
+            harness.hook_functions()
+            out.print("hooks.py imported; every hook resolves to a function")
+        else:
+            out.print("hooks.py parsed, not imported (pass --trust-hooks to import it)")
+
+
+# ---- import --------------------------------------------------------------------------------
+
+def _report_import(result, out_path: Path, rejects_path: Path) -> None:
+    out.print(f"{result.source}: {result.lines} lines -> {len(result.episodes)} episodes, "
+              f"{len(result.rejects)} rejected")
+    for reject in result.rejects[:5]:
+        err.print(f"  rejected {reject}", markup=False, highlight=False)
+    if len(result.rejects) > 5:
+        err.print(f"  ... {len(result.rejects) - 5} more in {rejects_path}")
+    out.print(f"wrote {out_path} and {rejects_path}")
+
+
+def _line_progress(path: Path, description: str):
+    from hsa.progress import count_lines, track
+    return partial(track, description=description, total=count_lines(path), unit="lines")
+
+
+@import_app.command("bfcl")
+def import_bfcl_cmd(
+    questions: Annotated[Path, typer.Argument(help="BFCL questions file, e.g. BFCL_v4_parallel.json.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],
+    answers: Annotated[Path | None, typer.Option(help="Possible-answer file; default: possible_answer/<same name> beside QUESTIONS. Irrelevance files need none.")] = None,
+    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
+) -> None:
+    """Import Berkeley Function Calling Leaderboard questions (+ possible answers) as episodes.
+
+    BFCL's schema dialect (dict, float, tuple, any, array enums) becomes JSON Schema, `""` in an
+    answer becomes an omittable parameter, dotted names stay. Example:
+
+        hsa import bfcl ../shared/data/bfcl/BFCL_v4_multiple.json --out multiple.jsonl
+    """
+    from hsa.importers.bfcl import import_bfcl
+
+    result = import_bfcl(questions, answers, progress=_line_progress(questions, "import bfcl"))
+    _report_import(result, *result.write(out_path, rejects))
+
+
+@import_app.command("openai")
+def import_openai_cmd(
+    source: Annotated[Path, typer.Argument(help="JSONL with `messages` and `tools` per line (OpenAI / TRL format).")],
+    out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],
+    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
+) -> None:
+    """Import conversations; the gold is the last assistant message's tool calls (or no call).
+
+        hsa import openai chats.jsonl --out episodes.jsonl
+    """
+    from hsa.importers.openai_chat import import_openai
+
+    result = import_openai(source, progress=_line_progress(source, "import openai"))
+    _report_import(result, *result.write(out_path, rejects))
+
+
+# ---- score ---------------------------------------------------------------------------------
+
+@app.command()
+def score(
+    episodes: Annotated[Path, typer.Option(help="Episodes JSONL with gold.")],
+    predictions: Annotated[Path, typer.Option(help='Predictions JSONL: {"id": ..., "message": <assistant message>, "at"?: <gold turn index>} per line.')],
+    harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: accuracy, correct, total, categories, items.")] = False,
+) -> None:
+    """Score model messages against gold with BFCL's AST rules; ids without a prediction are wrong.
+
+        hsa score --episodes parallel.jsonl --predictions preds.jsonl --json
+    """
+    from hsa.episode import Episode, read_episodes
+    from hsa.harness import load_harness
+    from hsa.jsonl import dumps, read_lines
+    from hsa.scorer import score_predictions
+
+    default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
+    loaded, bad_episodes = [], []
+    for item in read_episodes(episodes, harness=default, trust_hooks=trust_hooks):
+        (loaded if isinstance(item, Episode) else bad_episodes).append(item)
+    if bad_episodes:
+        raise HsaError(f"{len(bad_episodes)} episode line(s) do not load; first: {bad_episodes[0]}")
+    by_id, bad_lines = {}, []
+    for line in read_lines(predictions):
+        value = line.value
+        if line.error or not isinstance(value, dict) or "id" not in value or "message" not in value:
+            bad_lines.append(f"{predictions}:{line.number}: "
+                             f"{line.error or 'expected {id, message}'}")
+            continue
+        by_id.setdefault(str(value["id"]), value)
+    report = score_predictions(loaded, by_id)
+    report.bad_lines = bad_lines
+    if as_json:
+        print(dumps(report.to_dict()))
+        return
+    table = Table(title=f"{episodes.name} vs {predictions.name}")
+    for column in ("category", "correct", "total", "accuracy"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for category, row in report.by_category().items():
+        table.add_row(category, str(row["correct"]), str(row["total"]), f"{row['accuracy']:.1%}")
+    out.print(table)
+    out.print(f"accuracy {report.accuracy:.2%} ({report.correct}/{report.total})")
+    if report.by_rule():
+        out.print("failures by rule: " + ", ".join(f"{k} {v}" for k, v in report.by_rule().items()))
+    if report.missing:
+        out.print(f"{len(report.missing)} id(s) without a prediction (counted wrong): "
+                  + ", ".join(report.missing[:20]) + (" ..." if len(report.missing) > 20 else ""))
+    for note in bad_lines[:5]:
+        err.print(f"unreadable prediction line {note}", markup=False, highlight=False)
+    if report.unknown_ids:
+        err.print(f"{len(report.unknown_ids)} prediction id(s) match no episode: "
+                  + ", ".join(report.unknown_ids[:10]), markup=False, highlight=False)
+
+
+# ---- transforms ----------------------------------------------------------------------------
+
+@app.command()
+def transforms(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of objects.")] = False,
+) -> None:
+    """List the registered transforms (built-in families and `hsa.transforms` plugins)."""
+    from hsa.jsonl import dumps
+    from hsa.registry import registered
+
+    rows = [{"name": name, "version": cls.version, "family": getattr(cls, "family", ""),
+             "promise": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""}
+            for name, cls in registered().items()]
+    if as_json:
+        print(dumps(rows))
+        return
+    if not rows:
+        out.print("no transforms registered yet")
+        return
+    table = Table()
+    for column in ("name", "version", "family", "promise"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["name"], row["version"], row["family"], row["promise"])
+    out.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the app; an HsaError becomes one line on stderr and exit status 2."""
+    # Click handles its own usage errors (exit 2 with a hint) and exits through SystemExit;
+    # only our own user errors reach the except clause.
+    try:
+        app(args=argv, prog_name="hsa")
+    except HsaError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Import OpenAI / TRL conversational JSONL: ``{"messages": [...], "tools": [...]}`` per line.
+
+The gold is taken from the conversation itself: the last assistant message that makes tool calls
+becomes the judged turn, each argument's value its only acceptable value (parallel calls in any
+order). A conversation whose assistant never calls a tool gets a ``no_call`` gold on its last
+assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from hsa.episode import Episode, parse_arguments
+from hsa.errors import EpisodeError, HsaError, Reject
+from hsa.importers import ImportResult
+from hsa.jsonl import read_lines
+
+_KEYS = {"id", "messages", "tools", "meta"}
+
+
+def gold_from_messages(messages: list) -> dict:
+    """The final assistant tool calls as gold (see the module docstring)."""
+    assistant = [i for i, m in enumerate(messages)
+                 if isinstance(m, dict) and m.get("role") == "assistant"]
+    if not assistant:
+        raise EpisodeError("no assistant message to take the gold from", field="messages")
+    with_calls = [i for i in assistant if messages[i].get("tool_calls")]
+    if not with_calls:
+        return {"at": assistant[-1], "no_call": True}
+    at = with_calls[-1]
+    calls = []
+    for j, call in enumerate(messages[at]["tool_calls"]):
+        where = f"messages[{at}].tool_calls[{j}].function"
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict):
+            raise EpisodeError("expected {function: {name, arguments}}", field=where)
+        args = parse_arguments(fn.get("arguments", "{}"), where=f"{where}.arguments")
+        calls.append({"name": fn.get("name"), "arguments": {k: [v] for k, v in args.items()}})
+    return {"at": at, "calls": calls, "ordered": False}
+
+
+def import_openai(path: str | os.PathLike, *,
+                  progress: Callable[[Iterable], Iterable] | None = None) -> ImportResult:
+    """Import a conversational JSONL file; one episode or one reject per line."""
+    path = Path(path)
+    result = ImportResult(source=str(path))
+    lines = read_lines(path)
+    for line in (progress(lines) if progress else lines):
+        result.lines += 1
+        if line.error is not None:
+            result.rejects.append(Reject(str(path), line.number, None, None, line.error))
+            continue
+        value = line.value
+        row_id = value.get("id") if isinstance(value, dict) else None
+        row_id = str(row_id) if row_id is not None else f"{path.stem}-{line.number}"
+        try:
+            result.episodes.append(Episode.from_dict(_episode_row(value, row_id, path.name)))
+        except HsaError as exc:
+            # The row's tools become the episode's inline harness; name the field as the user
+            # wrote it ("tools[2]...", not "harness.tools[2]...").
+            if exc.field and exc.field.startswith("harness.tools"):
+                exc = EpisodeError(exc.reason, row=exc.row, field=exc.field[len("harness."):])
+            result.rejects.append(Reject.from_error(exc, source=str(path), line=line.number,
+                                                    id=row_id))
+    result.check_counts()
+    return result
+
+
+def _episode_row(value: Any, row_id: str, source: str) -> dict:
+    if not isinstance(value, dict):
+        raise EpisodeError(f"expected a JSON object with messages and tools, got "
+                           f"{type(value).__name__}")
+    unknown = set(value) - _KEYS
+    if unknown:
+        raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}")
+    messages = value.get("messages")
+    if not isinstance(messages, list):
+        raise EpisodeError("messages must be a list", field="messages")
+    tools = value.get("tools") or []
+    if not isinstance(tools, list):
+        raise EpisodeError("tools must be a list of tool objects", field="tools")
+    meta = dict(value.get("meta") or {})
+    meta.setdefault("source", source)
+    return {"id": row_id, "harness": {"name": "openai-import", "tools": tools},
+            "messages": messages, "gold": gold_from_messages(messages), "meta": meta}

@@ -1,0 +1,57 @@
+"""Progress bars for long work, shown on stderr only when it is a terminal (never in logs/CI)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task,
+                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.text import Text
+
+from hsa.errors import HsaError
+
+T = TypeVar("T")
+
+
+def count_lines(path: str | os.PathLike) -> int:
+    """Newlines in a file, read in 1 MiB chunks (cheap next to parsing it)."""
+    total = 0
+    try:
+        with Path(path).open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                total += chunk.count(b"\n")
+    except OSError as exc:
+        raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    return total
+
+
+class RateColumn(ProgressColumn):
+    """Items per second, e.g. ``12,345 rows/s``."""
+
+    def __init__(self, unit: str):
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.0f} {self.unit}/s" if speed else f"- {self.unit}/s", style="cyan")
+
+
+def track(items: Iterable[T], description: str, *, total: int | None = None,
+          unit: str = "rows") -> Iterator[T]:
+    """Yield ``items`` while drawing a bar with count, rate and time left on a terminal."""
+    if not sys.stderr.isatty():
+        yield from items
+        return
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               RateColumn(unit), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(description, total=total)
+        for item in items:
+            yield item
+            progress.advance(task)
