@@ -255,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     except HsaError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         return 2
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
 
 

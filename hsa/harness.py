@@ -33,6 +33,7 @@ from hsa.tool import Tool
 # Sections of the system prompt that are generated from the harness rather than written as text.
 BUILTIN_SECTIONS = ("skills", "tools", "hooks")
 DEFAULT_SKILL_LOADER = "load_skill"
+DEFAULT_SECTIONS = ("skills", "tools", "hooks")
 _HARNESS_KEYS = {"name", "version", "description", "skill_kinds", "skill_loader", "prompt", "hooks"}
 
 
@@ -41,7 +42,7 @@ class PromptSpec:
     """How the system prompt is laid out: a layout name, the section order, texts and options."""
 
     layout: str = "markdown"
-    sections: tuple[str, ...] = ("skills", "tools", "hooks")
+    sections: tuple[str, ...] = DEFAULT_SECTIONS
     text: dict = field(default_factory=dict)  # section name -> its text (persona, instructions...)
     options: dict = field(default_factory=dict)  # free-form knobs a layout reads
 
@@ -66,7 +67,7 @@ class PromptSpec:
         layout = data.get("layout", "markdown")
         if not isinstance(layout, str) or not layout:
             raise HarnessError("layout must be a non-empty string", field=f"{where}.layout")
-        sections = data.get("sections", list(cls.sections))
+        sections = data.get("sections", list(DEFAULT_SECTIONS))
         if not isinstance(sections, list) or not all(isinstance(s, str) for s in sections):
             raise HarnessError("sections must be a list of section names", field=f"{where}.sections")
         text = data.get("text") or {}

@@ -1,0 +1,96 @@
+"""Shared fixtures: a small harness folder written from scratch, and the BFCL data location."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+BFCL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
+BFCL_FILES = ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json",
+              "BFCL_v4_live_simple.json", "BFCL_v4_irrelevance.json"]
+
+PRICE_TOOL = {"type": "function", "function": {
+    "name": "get_price", "description": "Price of a product by link number.",
+    "parameters": {"type": "object", "properties": {
+        "link": {"type": "integer", "minimum": 1, "description": "Link number"},
+        "currency": {"type": "string", "enum": ["CNY", "USD"]}},
+        "required": ["link"]}}}
+HISTORY_TOOL = {"type": "function", "function": {
+    "name": "get_price_history", "description": "Past prices; unlike get_price it looks back.",
+    "parameters": {"type": "object", "properties": {"link": {"type": "integer"},
+                                                    "days": {"type": "number"}},
+                   "required": ["link"]}}}
+SKILL_MD = """---
+name: price-reply
+description: How to answer a price question.
+metadata:
+  kind: reply
+allowed-tools: get_price
+---
+
+# Price reply
+- Quote the price from `get_price`, never from memory.
+"""
+HOOKS_PY = '''"""Test hooks."""
+
+
+def short_reply(payload, config):
+    if len(payload.get("reply", "")) > config.get("max_chars", 100):
+        return {"ok": False, "feedback": "too long"}
+    return {"ok": True}
+'''
+HARNESS_YAML = """name: tiny-shop
+version: "2"
+description: A tiny shop harness for tests.
+skill_kinds: [reply, strategy]
+prompt:
+  layout: markdown
+  sections: [persona, skills, tools, hooks]
+  text:
+    persona: You are a shop assistant.
+hooks:
+  - name: reply_length
+    event: reply
+    function: short_reply
+    description: Replies stay short.
+    config: {max_chars: 50}
+"""
+
+
+def write_harness(root: Path, *, harness_yaml: str = HARNESS_YAML, skills: dict | None = None,
+                  tools: dict | None = None, hooks: str | None = HOOKS_PY) -> Path:
+    """Write a harness folder; ``skills`` maps folder -> SKILL.md text, ``tools`` file -> object."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "harness.yaml").write_text(harness_yaml, encoding="utf-8")
+    for folder, text in (skills if skills is not None else {"price-reply": SKILL_MD}).items():
+        (root / "skills" / folder).mkdir(parents=True)
+        (root / "skills" / folder / "SKILL.md").write_text(text, encoding="utf-8")
+    tools = tools if tools is not None else {"a_price.json": PRICE_TOOL,
+                                             "b_history.json": HISTORY_TOOL}
+    if tools:
+        (root / "tools").mkdir()
+        for name, obj in tools.items():
+            text = obj if isinstance(obj, str) else json.dumps(obj)
+            (root / "tools" / name).write_text(text, encoding="utf-8")
+    if hooks is not None:
+        (root / "hooks.py").write_text(hooks, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def harness_dir(tmp_path: Path) -> Path:
+    return write_harness(tmp_path / "tiny-shop")
+
+
+def call(name: str, args: dict, call_id: str = "c1") -> dict:
+    return {"id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def assistant(*calls: dict, content: str | None = None) -> dict:
+    message = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = list(calls)
+    return message

@@ -1,0 +1,142 @@
+"""Harness folders: loading, validation errors that name file and field, round trips, hook trust."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hsa.errors import HarnessError, HooksNotTrustedError
+from hsa.harness import Harness, load_harness, save_harness
+from hsa.render import render_system_prompt
+from hsa.tool import Tool
+from tests.conftest import HARNESS_YAML, PRICE_TOOL, SKILL_MD, write_harness
+
+
+def test_loads_every_part(harness_dir):
+    harness = load_harness(harness_dir)
+    assert harness.name == "tiny-shop" and harness.version == "2"
+    assert harness.tool_names == ("get_price", "get_price_history")
+    skill = harness.skill("price-reply")
+    assert skill.kind == "reply" and skill.allowed_tools == ("get_price",)
+    assert skill.content.startswith("# Price reply\n")
+    assert [h.name for h in harness.hooks] == ["reply_length"]
+    # The skill loader is offered as a tool, restricted to the harness's skill ids.
+    loader = harness.all_tools()[-1]
+    assert loader.name == "load_skill"
+    assert loader.parameters["properties"]["name"]["enum"] == ["price-reply"]
+
+
+def test_folder_round_trip_is_lossless(harness_dir, tmp_path):
+    harness = load_harness(harness_dir)
+    again = load_harness(save_harness(harness, tmp_path / "copy"))
+    assert again == harness
+    # And a second save writes the same bytes: the folder form is canonical.
+    third = save_harness(again, tmp_path / "copy2")
+    for path in sorted(p for p in (tmp_path / "copy").rglob("*") if p.is_file()):
+        twin = third / path.relative_to(tmp_path / "copy")
+        assert twin.read_bytes() == path.read_bytes(), path
+
+
+def test_dict_round_trip_is_lossless(harness_dir):
+    harness = load_harness(harness_dir)
+    assert Harness.from_dict(json.loads(json.dumps(harness.to_dict()))) == harness
+
+
+def test_skill_order_survives_round_trip(tmp_path):
+    skills = {name: SKILL_MD.replace("name: price-reply", f"name: {name}")
+              for name in ("b-skill", "a-skill")}
+    root = write_harness(tmp_path / "h", skills=skills, hooks=None,
+                         harness_yaml="name: h\nskills: [b-skill, a-skill]\n")
+    harness = load_harness(root)
+    assert harness.skill_ids == ("b-skill", "a-skill")
+    assert load_harness(save_harness(harness, tmp_path / "out")).skill_ids == ("b-skill", "a-skill")
+
+
+def test_mcp_tool_is_normalised(tmp_path):
+    mcp = {"name": "get_price", "description": "d", "annotations": {"readOnlyHint": True},
+           "inputSchema": PRICE_TOOL["function"]["parameters"]}
+    root = write_harness(tmp_path / "h", tools={"p.json": mcp}, hooks=None,
+                         harness_yaml="name: h\n")
+    tool = load_harness(root).tool("get_price")
+    assert tool.parameters == PRICE_TOOL["function"]["parameters"]
+    assert tool.to_openai()["function"]["annotations"] == {"readOnlyHint": True}
+    assert Tool.from_dict(tool.to_openai()) == tool
+
+
+def test_hooks_need_explicit_trust(harness_dir):
+    untrusted = load_harness(harness_dir)
+    with pytest.raises(HooksNotTrustedError, match="--trust-hooks.*trust_hooks=True"):
+        untrusted.hook_functions()
+    trusted = load_harness(harness_dir, trust_hooks=True)
+    check = trusted.hook_functions()["reply_length"]
+    assert check({"reply": "x" * 60}, {"max_chars": 50}) == {"ok": False, "feedback": "too long"}
+    assert check({"reply": "fine"}, {"max_chars": 50}) == {"ok": True}
+
+
+def test_untrusted_hooks_are_parsed_not_run(tmp_path):
+    # A hooks.py with a side effect at import time: loading without trust must not run it.
+    marker = tmp_path / "ran"
+    hooks = f"open({str(marker)!r}, 'w').write('x')\n\ndef short_reply(payload, config):\n    return {{'ok': True}}\n"
+    load_harness(write_harness(tmp_path / "h", hooks=hooks))
+    assert not marker.exists()
+
+
+def test_system_prompt_renders_sections_in_order(harness_dir):
+    prompt = render_system_prompt(load_harness(harness_dir))
+    assert prompt.index("You are a shop assistant.") < prompt.index("`price-reply`") \
+        < prompt.index("`get_price`") < prompt.index("`reply_length`")
+
+
+@pytest.mark.parametrize(("change", "file_part", "message"), [
+    (dict(tools={"bad.json": {"name": "f", "parameters": {"type": "object",
+                                                          "properties": {"x": {"type": "nope"}}}}}),
+     "bad.json", r"parameters\.properties\.x.*not a valid JSON Schema"),
+    (dict(tools={"bad.json": {"name": "f", "parameters": {"type": "string"}}}),
+     "bad.json", "must describe an object"),
+    (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
+    (dict(tools={"a.json": PRICE_TOOL, "b.json": PRICE_TOOL}), "harness.yaml",
+     "duplicate tool name 'get_price'"),
+    (dict(skills={"price-reply": "# no front matter\n"}), "SKILL.md", "must start with YAML front matter"),
+    (dict(skills={"other-name": SKILL_MD}), "SKILL.md", "differs from its folder 'other-name'"),
+    (dict(skills={"Bad_Name": SKILL_MD.replace("price-reply", "Bad_Name")}), "SKILL.md",
+     "lowercase letters"),
+    (dict(skills={"price-reply": SKILL_MD.replace("How to answer a price question.", "x" * 1025)}),
+     "SKILL.md", "at most 1024"),
+    (dict(skills={"price-reply": SKILL_MD.replace("allowed-tools: get_price",
+                                                  "allowed-tools: get_cost")}),
+     "harness.yaml", "allows unknown tool 'get_cost'"),
+    (dict(hooks="def other(payload, config):\n    return {'ok': True}\n"), "harness.yaml",
+     "names function 'short_reply', which hooks.py does not define"),
+    (dict(hooks=None), "harness.yaml", "needs hooks.py"),
+    (dict(harness_yaml=HARNESS_YAML.replace("event: reply", "event: sometimes")), "harness.yaml",
+     "unknown event 'sometimes'"),
+    (dict(harness_yaml=HARNESS_YAML.replace("persona, skills", "persona, rules, skills")),
+     "harness.yaml", "section 'rules' has no text"),
+    (dict(harness_yaml=HARNESS_YAML.replace("skill_kinds: [reply, strategy]",
+                                            "skill_kinds: [strategy]")),
+     "harness.yaml", "kind 'reply', not one of"),
+    (dict(harness_yaml="name: [unclosed\n"), "harness.yaml", "not valid YAML"),
+])
+def test_bad_harness_names_file_and_problem(tmp_path, change, file_part, message):
+    root = write_harness(tmp_path / "h", **change)
+    with pytest.raises(HarnessError, match=message) as info:
+        load_harness(root)
+    assert file_part in str(info.value.file)
+
+
+def test_unknown_layout_is_reported(harness_dir):
+    harness = load_harness(harness_dir)
+    broken = Harness.from_dict({**harness.to_dict(), "prompt": {"layout": "nope",
+                                                                "sections": ["tools"]}})
+    with pytest.raises(HarnessError, match="unknown prompt layout 'nope'; available: .*markdown"):
+        render_system_prompt(broken)
+
+
+def test_layout_cannot_reach_python_internals(harness_dir):
+    harness = load_harness(harness_dir)
+    evil = "{{ tools.__class__.__mro__[1].__subclasses__() }}"
+    sneaky = Harness.from_dict({**harness.to_dict(), "layouts": {"evil": evil},
+                                "prompt": {"layout": "evil", "sections": ["tools"]}})
+    with pytest.raises(HarnessError, match="unsafe"):
+        render_system_prompt(sneaky)
