@@ -28,6 +28,7 @@ import yaml
 from hsa.errors import HarnessError
 from hsa.hook import Hook, defined_functions, import_hooks
 from hsa.skill import Skill
+from hsa.textfile import dump_yaml, read_text, write_text
 from hsa.tool import Tool
 
 # Sections of the system prompt that are generated from the harness rather than written as text.
@@ -281,7 +282,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     if not manifest.is_file():
         raise HarnessError("harness folder has no harness.yaml", file=str(root))
     try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(read_text(manifest)) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise HarnessError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=str(manifest),
@@ -302,7 +303,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
             skill_file = sub / "SKILL.md"
             if not skill_file.is_file():
                 raise HarnessError("skill folder has no SKILL.md", file=str(sub))
-            skills.append(Skill.from_markdown(skill_file.read_text(encoding="utf-8"),
+            skills.append(Skill.from_markdown(read_text(skill_file),
                                               folder=sub.name, file=str(skill_file)))
     # harness.yaml may list skill ids to fix their order; the list must match the folders exactly.
     order = data.get("skills")
@@ -329,11 +330,11 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
             except HarnessError as exc:
                 raise exc.at(file=str(path)) from None
     hooks_file = root / "hooks.py"
-    hooks_source = hooks_file.read_text(encoding="utf-8") if hooks_file.is_file() else None
+    hooks_source = read_text(hooks_file) if hooks_file.is_file() else None
     layouts = {}
     layouts_dir = root / "layouts"
     if layouts_dir.is_dir():
-        layouts = {p.name[:-3]: p.read_text(encoding="utf-8")
+        layouts = {p.name[:-3]: read_text(p)
                    for p in sorted(layouts_dir.glob("*.j2"))}
 
     data = dict(data)
@@ -357,11 +358,10 @@ def save_harness(harness: Harness, folder: str | os.PathLike) -> Path:
                 if k not in ("skills", "tools", "hooks_source", "layouts")}
     if harness.skills:
         manifest["skills"] = list(harness.skill_ids)
-    (root / "harness.yaml").write_text(
-        yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    write_text(root / "harness.yaml", dump_yaml(manifest))
     for skill in harness.skills:
         (root / "skills" / skill.id).mkdir(parents=True)
-        (root / "skills" / skill.id / "SKILL.md").write_text(skill.to_markdown(), encoding="utf-8")
+        write_text(root / "skills" / skill.id / "SKILL.md", skill.to_markdown())
     if harness.tools:
         (root / "tools").mkdir()
         width = max(2, len(str(len(harness.tools) - 1)))
@@ -370,9 +370,9 @@ def save_harness(harness: Harness, folder: str | os.PathLike) -> Path:
             (root / "tools" / f"{i:0{width}d}-{safe}.json").write_bytes(
                 orjson.dumps(tool.to_openai(), option=orjson.OPT_INDENT_2) + b"\n")
     if harness.hooks_source is not None:
-        (root / "hooks.py").write_text(harness.hooks_source, encoding="utf-8")
+        write_text(root / "hooks.py", harness.hooks_source)
     if harness.layouts:
         (root / "layouts").mkdir()
         for name, source in harness.layouts.items():
-            (root / "layouts" / f"{name}.j2").write_text(source, encoding="utf-8")
+            write_text(root / "layouts" / f"{name}.j2", source)
     return root

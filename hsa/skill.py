@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from hsa.errors import HarnessError
+from hsa.textfile import dump_yaml
 
 # Agent Skills naming rule: lowercase letters, digits and single hyphens, at most 64 characters.
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -78,7 +79,7 @@ class Skill:
             metadata["kind"] = self.kind
         if metadata:
             front["metadata"] = metadata
-        head = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
+        head = dump_yaml(front)
         return f"---\n{head}---\n\n{self.content}"
 
     @classmethod

@@ -1,0 +1,154 @@
+"""Shared hypothesis strategies: harnesses, tools, skills, episodes and values that fit schemas.
+
+Names deliberately include dotted names, unicode text and names that are prefixes of other names,
+because those are where renaming and matching go wrong.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+from hsa.gold import GoldCall
+from hsa.harness import Harness, PromptSpec
+from hsa.hook import HOOK_EVENTS, Hook
+from hsa.skill import Skill
+from hsa.tool import Tool
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+unicode_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
+
+
+@st.composite
+def identifiers(draw, sep: str = "_") -> str:
+    """snake_case, sometimes dotted (``math.factorial``), e.g. for tool and parameter names."""
+    parts = draw(st.lists(_WORD, min_size=1, max_size=3))
+    name = sep.join(parts)
+    if sep == "_" and draw(st.booleans()):
+        name = f"{draw(_WORD)}.{name}"
+    return name
+
+
+skill_ids = st.builds(lambda parts: "-".join(parts), st.lists(_WORD, min_size=1, max_size=3))
+
+
+def unique_names(strategy, min_size=0, max_size=6, sep="_"):
+    """Distinct names, often with one a prefix of another (get_price / get_price_history)."""
+    @st.composite
+    def build(draw):
+        names = draw(st.lists(strategy, min_size=min_size, max_size=max_size, unique=True))
+        if names and draw(st.booleans()):
+            names.append(names[0] + draw(st.sampled_from([f"{sep}history", "2", f"{sep}v2"])))
+        return list(dict.fromkeys(names))
+    return build()
+
+
+def _scalar_schema():
+    return st.one_of(
+        st.just({"type": "string"}),
+        st.builds(lambda e: {"type": "string", "enum": e},
+                  st.lists(_WORD, min_size=1, max_size=4, unique=True)),
+        st.just({"type": "integer"}), st.just({"type": "number"}), st.just({"type": "boolean"}))
+
+
+def property_schemas(depth: int = 2):
+    """Parameter schemas: scalars, arrays of them, and nested objects (bounded depth)."""
+    if depth == 0:
+        return _scalar_schema()
+    inner = property_schemas(depth - 1)
+    return st.one_of(
+        _scalar_schema(),
+        st.builds(lambda items: {"type": "array", "items": items}, inner),
+        st.builds(lambda props: {"type": "object", "properties": props},
+                  st.dictionaries(identifiers(), inner, min_size=1, max_size=3)))
+
+
+@st.composite
+def tools(draw, name: str | None = None) -> Tool:
+    props = draw(st.dictionaries(identifiers(), property_schemas(), max_size=5))
+    required = [p for p in props if draw(st.booleans())]
+    params = {"type": "object", "properties": props}
+    if required:
+        params["required"] = required
+    return Tool(name=name or draw(identifiers()), description=draw(unicode_text),
+                parameters=params)
+
+
+@st.composite
+def skills(draw, skill_id: str | None = None, kinds=("reply", "strategy")) -> Skill:
+    return Skill(id=skill_id or draw(skill_ids), description=draw(unicode_text.filter(str.strip)),
+                 content=draw(unicode_text), kind=draw(st.sampled_from((None, *kinds))))
+
+
+@st.composite
+def harnesses(draw, min_tools: int = 0, max_tools: int = 6) -> Harness:
+    tool_names = draw(unique_names(identifiers(), min_size=min_tools, max_size=max_tools))
+    skill_names = draw(unique_names(skill_ids, max_size=4, sep="-"))
+    hook_names = draw(st.lists(identifiers(), max_size=3, unique=True))
+    hooks = tuple(Hook(name=n, event=draw(st.sampled_from(HOOK_EVENTS)), function=f"check_{i}",
+                       description=draw(unicode_text)) for i, n in enumerate(hook_names))
+    source = "".join(f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
+                     for i in range(len(hooks))) if hooks else None
+    return Harness(
+        name=draw(skill_ids), version=str(draw(st.integers(1, 9))),
+        description=draw(unicode_text),
+        skills=tuple(draw(skills(s)) for s in skill_names),
+        tools=tuple(draw(tools(n)) for n in tool_names),
+        prompt=PromptSpec(layout="markdown",
+                          sections=tuple(draw(st.permutations(["persona", "skills", "tools"]))),
+                          text={"persona": draw(unicode_text)}),
+        hooks=hooks, skill_kinds=("reply", "strategy"), hooks_source=source)
+
+
+def values_for(schema: dict):
+    """JSON values that fit ``schema`` (strings avoid characters BFCL normalisation removes)."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    if kind == "string":
+        return st.text(alphabet="abcdefghijXYZ0123456789", min_size=1, max_size=10)
+    if kind == "integer":
+        return st.integers(-10**6, 10**6)
+    if kind == "number":
+        return st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "array":
+        return st.lists(values_for(schema.get("items", {"type": "string"})), max_size=3)
+    if kind == "object":
+        props = schema.get("properties", {})
+        return st.fixed_dictionaries({k: values_for(v) for k, v in props.items()})
+    return st.none()
+
+
+@st.composite
+def gold_calls(draw, tool: Tool) -> tuple[GoldCall, dict]:
+    """A gold call on ``tool`` and the concrete arguments a correct model would send."""
+    args = {}
+    arguments, omittable = {}, []
+    for name, schema in tool.properties.items():
+        if name in tool.required or draw(st.booleans()):
+            value = draw(values_for(schema))
+            args[name] = value
+            # Dict values are matched as {key: [acceptable]} patterns, one level deep (BFCL).
+            arguments[name] = [{k: [v] for k, v in value.items()}
+                               if isinstance(value, dict) else value]
+        elif draw(st.booleans()):
+            arguments[name] = [draw(values_for(schema))]
+            omittable.append(name)
+    return GoldCall(name=tool.name, arguments=arguments, omittable=tuple(omittable)), args
+
+
+@st.composite
+def episodes_dicts(draw) -> dict:
+    """An episode row (inline harness) whose first turn expects parallel calls or no call."""
+    harness = draw(harnesses(min_tools=1))
+    chosen = draw(st.lists(st.sampled_from(harness.tools), max_size=3))
+    calls = [draw(gold_calls(t)) for t in chosen]
+    question = draw(unicode_text.filter(str.strip))
+    gold = ({"calls": [c.to_dict() for c, _ in calls], "ordered": False} if calls
+            else {"no_call": True})
+    return {"id": draw(identifiers()), "harness": harness.to_dict(),
+            "messages": [{"role": "user", "content": question}], "gold": gold,
+            "meta": {"arguments": [json.dumps(a) for _, a in calls]}}

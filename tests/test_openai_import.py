@@ -1,0 +1,84 @@
+"""OpenAI / TRL conversational JSONL import: gold from the final tool calls, one reject per bad line."""
+
+from __future__ import annotations
+
+import json
+
+from hsa.cli import main
+from hsa.importers.openai_chat import import_openai
+from hsa.scorer import score_turn
+from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
+
+
+def chat(**over):
+    row = {"messages": [
+        {"role": "system", "content": "You are a shop assistant."},
+        {"role": "user", "content": "Price of links 1 and 2, and link 1's history?"},
+        assistant(call("get_price", {"link": 1}, "a")),
+        {"role": "tool", "tool_call_id": "a", "content": "99"},
+        # TRL writes arguments as objects; both forms are accepted.
+        assistant({"id": "b", "type": "function",
+                   "function": {"name": "get_price", "arguments": {"link": 2}}},
+                  call("get_price_history", {"link": 1, "days": 7}, "c")),
+        {"role": "tool", "tool_call_id": "b", "content": "199"},
+        {"role": "tool", "tool_call_id": "c", "content": "[99, 89]"},
+        assistant(content="Link 1 is 99, link 2 is 199.")],
+        "tools": [PRICE_TOOL, HISTORY_TOOL]}
+    row.update(over)
+    return row
+
+
+def write(path, rows):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_gold_is_the_last_assistant_tool_calls(tmp_path):
+    result = import_openai(write(tmp_path / "chats.jsonl", [chat(id="x1"), chat()]))
+    first, second = result.episodes
+    assert (first.id, second.id) == ("x1", "chats-2")
+    gold = first.gold.turn()
+    assert gold.at == 4 and not gold.ordered
+    assert [(c.name, c.arguments) for c in gold.calls] == [
+        ("get_price", {"link": [2]}), ("get_price_history", {"link": [1], "days": [7]})]
+    # The conversation's own message passes its gold, in either call order.
+    assert score_turn(first.messages[4], gold, first.harness).correct
+    swapped = dict(first.messages[4], tool_calls=first.messages[4]["tool_calls"][::-1])
+    assert score_turn(swapped, gold, first.harness).correct
+
+
+def test_conversation_without_tool_calls_gets_no_call_gold(tmp_path):
+    row = {"messages": [{"role": "user", "content": "hi"}, assistant(content="hello!")],
+           "tools": [PRICE_TOOL]}
+    episode, = import_openai(write(tmp_path / "c.jsonl", [row])).episodes
+    assert episode.gold.turn().no_call and episode.gold.turn().at == 1
+
+
+def test_bad_lines_are_rejected_and_counted(tmp_path):
+    bad_schema = json.loads(json.dumps(PRICE_TOOL))
+    bad_schema["function"]["parameters"]["properties"]["link"]["type"] = "int"
+    bad_args = chat()
+    bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = "{oops"
+    rows = [chat(), "{not json", chat(tools=[bad_schema, HISTORY_TOOL]), bad_args,
+            {"messages": [{"role": "user", "content": "hi"}], "tools": []},
+            chat(tools=[HISTORY_TOOL]), chat()]
+    path = write(tmp_path / "c.jsonl", rows)
+    result = import_openai(path)
+    assert (result.lines, len(result.episodes), len(result.rejects)) == (7, 2, 5)
+    reasons = {r.line: (r.field, r.reason) for r in result.rejects}
+    assert "not valid JSON" in reasons[2][1]
+    assert reasons[3][0].startswith("tools[0].function.parameters")
+    assert reasons[4][0] == "messages[2].tool_calls[0].function.arguments"
+    assert "no assistant message" in reasons[5][1]
+    assert "unknown tool 'get_price'" in reasons[6][1]
+
+
+def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
+    path = write(tmp_path / "c.jsonl", [chat(), "{broken"])
+    out = tmp_path / "episodes.jsonl"
+    assert main(["import", "openai", str(path), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "2 lines -> 1 episodes, 1 rejected" in printed.out
+    assert len(out.read_text().splitlines()) == 1
+    reject, = [json.loads(x) for x in (tmp_path / "episodes.rejects.jsonl").read_text().splitlines()]
+    assert reject["line"] == 2 and reject["source"] == str(path)
