@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,10 @@ class Episode:
     gold: Gold
     meta: dict = field(default_factory=dict)
     harness_ref: str | None = None  # the reference it was loaded by, kept for the round trip
+
+    def with_harness(self, harness: Harness) -> Episode:
+        """This episode under another harness (no longer the folder it was loaded by)."""
+        return replace(self, harness=harness, harness_ref=None)
 
     def to_dict(self) -> dict:
         return {"id": self.id,

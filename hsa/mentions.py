@@ -1,0 +1,71 @@
+"""Find and rewrite mentions of identifiers in free text, respecting identifier boundaries.
+
+An identifier may contain letters, digits, ``_``, ``-`` and inner dots (``math.factorial``,
+``item-qa``, ``shop.item_qa``). A mention of ``get_price`` is one not glued to more identifier
+characters: ``get_price_history`` and ``get-price-x`` are other names and are neither matched nor
+rewritten, while ``get_price.`` at the end of a sentence and ``\`get_price\``` are mentions.
+
+Names that are plain words (``search``) would match ordinary prose; for them only code spans
+count (``\`search\```): see :func:`find_code_mentions` and :func:`replace_code_mentions`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+# Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
+# not followed by an identifier character, nor by ".<identifier char>".
+_BEFORE = r"(?<![\w\-])(?<!\w\.)"
+_AFTER = r"(?![\w\-])(?!\.\w)"
+
+
+@lru_cache(maxsize=4096)
+def _pattern(names: tuple[str, ...]) -> re.Pattern:
+    # Longest first, so that "a.b" wins over "a" where both could start at one place.
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(f"{_BEFORE}(?:{alternatives}){_AFTER}")
+
+
+def find_mentions(text: str, names) -> list[str]:
+    """The names (from ``names``) mentioned in ``text``, in order of appearance."""
+    names = tuple(sorted(set(names)))
+    if not names or not text:
+        return []
+    return _pattern(names).findall(text)
+
+
+def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
+    """Rewrite every mention of a key of ``mapping`` to its value, all in one pass (so a rename
+    chain a->b, b->c never turns a into c)."""
+    if not mapping or not text:
+        return text
+    names = tuple(sorted(k for k, v in mapping.items() if k != v))
+    if not names:
+        return text
+    return _pattern(names).sub(lambda m: mapping[m.group(0)], text)
+
+
+@lru_cache(maxsize=4096)
+def _code_pattern(names: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(f"`({alternatives})`")
+
+
+def find_code_mentions(text: str, names) -> list[str]:
+    """Names mentioned as inline code (between backticks) in ``text``."""
+    names = tuple(sorted(set(names)))
+    if not names or not text or "`" not in text:
+        return []
+    return _code_pattern(names).findall(text)
+
+
+def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
+    """Rewrite inline-code mentions (`` `old` `` -> `` `new` ``) of the keys of ``mapping``."""
+    if not mapping or not text or "`" not in text:
+        return text
+    names = tuple(sorted(k for k, v in mapping.items() if k != v))
+    if not names:
+        return text
+    return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)

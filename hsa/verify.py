@@ -1,0 +1,168 @@
+"""Per-variant proof that a variant still poses its source episode's task.
+
+Checks, in order (the first failure rejects the variant, naming the check):
+
+* ``gold_preserved`` — the variant's gold, mapped back through the inverse identifier mapping, is
+  the original gold (turn positions may move; what each turn expects may not);
+* ``gold_consistent`` — the variant's gold only names tools, parameters and skills its harness has,
+  at assistant turns (the same rules as loading an episode);
+* ``gold_schema`` — every acceptable value of every gold call validates against the variant's
+  schema for that parameter, whenever it validated against the original's;
+* ``stale_identifier`` — no renamed skill, tool or hook name survives in the variant's harness
+  or messages, and no renamed parameter in its schemas, calls or gold. Mentions respect identifier
+  boundaries (``get_price`` never matches ``get_price_history``). Plain-word names (``search``)
+  are ordinary words in prose, so there they count only as code (`` `search` ``); they are always
+  checked where they are identifiers (tool-call names, skill-loader arguments, schema keys).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from functools import lru_cache
+
+import jsonschema
+import orjson
+
+from hsa.episode import Episode, check_gold
+from hsa.errors import HsaError
+from hsa.gold import Gold
+from hsa.mapping import Mapping
+from hsa.mentions import find_code_mentions, find_mentions
+
+_IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
+
+
+def identifier_like(name: str) -> bool:
+    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps."""
+    return bool(_IDENTIFIER_LIKE.search(name))
+
+
+class VerificationFailed(HsaError):
+    def __init__(self, check: str, reason: str):
+        self.check = check
+        super().__init__(reason)
+
+
+def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> None:
+    """Raise :class:`VerificationFailed` unless ``variant`` preserves ``original``'s task."""
+    _gold_preserved(original.gold, variant.gold, mapping)
+    try:
+        check_gold(variant.gold, variant.messages, variant.harness)
+    except HsaError as exc:
+        raise VerificationFailed("gold_consistent", f"{exc.field}: {exc.reason}") from None
+    _gold_schema(original, variant, mapping)
+    _no_stale_identifiers(variant, mapping)
+
+
+def _without_positions(gold: Gold) -> tuple:
+    return tuple(replace(turn, at=0) for turn in gold.turns)
+
+
+def _gold_preserved(original: Gold, variant: Gold, mapping: Mapping) -> None:
+    restored = mapping.inverse().apply_to_gold(variant)
+    if _without_positions(restored) != _without_positions(original):
+        raise VerificationFailed("gold_preserved", "the variant's gold mapped back through the "
+                                 "inverse mapping differs from the original gold")
+
+
+@lru_cache(maxsize=8192)
+def _validator(schema_json: bytes):
+    schema = orjson.loads(schema_json)
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+
+
+def _valid(value, schema: dict) -> bool:
+    # Dict values in gold are BFCL patterns ({key: [acceptable values]}), checked key by key.
+    if isinstance(value, dict) and schema.get("type") == "object" and all(
+            isinstance(v, list) for v in value.values()):
+        properties = schema.get("properties") or {}
+        return all(_valid(v, properties[k]) for k, options in value.items()
+                   if k in properties for v in options if v != "")
+    return _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)).is_valid(value)
+
+
+def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
+    for turn_o, turn_v in zip(original.gold.turns, variant.gold.turns):
+        for call_o, call_v in zip(turn_o.calls, turn_v.calls):
+            props_o = original.harness.tool(call_o.name).properties
+            props_v = variant.harness.tool(call_v.name).properties
+            for param, values in call_o.arguments.items():
+                new_param = mapping.parameter(call_o.name, param)
+                for value in values:
+                    if _valid(value, props_o[param]) and not _valid(value, props_v[new_param]):
+                        raise VerificationFailed(
+                            "gold_schema", f"gold value {orjson.dumps(value).decode()[:60]} of "
+                            f"{call_v.name}.{new_param} no longer fits its schema")
+
+
+def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
+    renamed = mapping.renamed()
+    # A name that is also some identifier's new name (a swap) is legitimately still there.
+    names = ({old for kind in ("skills", "tools", "hooks") for old in renamed[kind]}
+             - {new for kind in ("skills", "tools", "hooks") for new in renamed[kind].values()})
+    if names:
+        prose_names = sorted(n for n in names if identifier_like(n))
+        code_names = sorted(n for n in names if not identifier_like(n))
+        harness = variant.harness
+        structural = set(harness.tool_names) | set(harness.skill_ids) | {
+            h.name for h in harness.hooks}
+        for name in names & structural:
+            raise VerificationFailed("stale_identifier", f"renamed {name!r} is still a name in "
+                                     f"the variant's harness")
+        for where, text in _prose(variant):
+            found = find_mentions(text, prose_names) + find_code_mentions(text, code_names)
+            if found:
+                raise VerificationFailed("stale_identifier", f"renamed {found[0]!r} survives in "
+                                         f"{where}")
+        for i, message in enumerate(variant.messages):
+            for j, call in enumerate(message.get("tool_calls") or ()):
+                fn = call["function"]
+                loaded = fn["name"] == harness.skill_loader and orjson.loads(
+                    fn["arguments"]).get("name")
+                for value in (fn["name"], loaded):
+                    if value in names:
+                        raise VerificationFailed("stale_identifier", f"renamed {value!r} "
+                                                 f"survives in messages[{i}].tool_calls[{j}]")
+    _no_stale_parameters(variant, mapping)
+
+
+def _prose(episode: Episode):
+    """(where, text) for every free text the model reads: harness texts and messages."""
+    harness = episode.harness
+    for name, text in harness.prompt.text.items():
+        yield f"prompt.text.{name}", text
+    for skill in harness.skills:
+        yield f"skill {skill.id}", skill.description + "\n" + skill.content
+    for tool in harness.tools:
+        yield f"tool {tool.name}", orjson.dumps(tool.to_openai()).decode()
+    for hook in harness.hooks:
+        yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
+    for i, message in enumerate(episode.messages):
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", "") for p in content)
+        if content:
+            yield f"messages[{i}].content", content
+        for j, call in enumerate(message.get("tool_calls") or ()):
+            yield f"messages[{i}].tool_calls[{j}].function", call["function"]["arguments"]
+
+
+def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
+    for tool_old, renames in mapping.parameters.items():
+        tool = variant.harness.tool(mapping.tool(tool_old))
+        if tool is None:
+            continue
+        stale = set(renames) & set(tool.properties)
+        stale -= set(renames.values())  # a swap (a->b, b->a) leaves both names present
+        if stale:
+            raise VerificationFailed("stale_identifier", f"renamed parameter(s) {sorted(stale)} "
+                                     f"still in the schema of {tool.name!r}")
+        for i, message in enumerate(variant.messages):
+            for call in message.get("tool_calls") or ():
+                if call["function"]["name"] == tool.name:
+                    args = orjson.loads(call["function"]["arguments"])
+                    left = (set(renames) & set(args)) - set(renames.values())
+                    if left:
+                        raise VerificationFailed("stale_identifier", f"renamed parameter(s) "
+                                                 f"{sorted(left)} still used in messages[{i}]")

@@ -1,0 +1,22 @@
+"""The identity transform: the reference point of every contract test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hsa.episode import Episode
+from hsa.registry import register
+from hsa.transform import Transform
+
+
+@register
+@dataclass(frozen=True)
+class Identity(Transform):
+    """Changes nothing; keeps everything (a baseline for recipes and tests)."""
+
+    name = "identity"
+    version = "1"
+    family = "core"
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        return episode
