@@ -219,6 +219,64 @@ def score(
                   + ", ".join(report.unknown_ids[:10]), markup=False, highlight=False)
 
 
+# ---- augment -------------------------------------------------------------------------------
+
+@app.command()
+def augment(
+    recipe: Annotated[str, typer.Option(help="Recipe YAML file, or the name of a shipped recipe (see transforms/recipes).")],
+    episodes: Annotated[Path, typer.Option(help="Episodes JSONL.")],
+    out_path: Annotated[Path, typer.Option("--out", help="Variants JSONL to write: one {source_id, variant, episode, lineage, mapping} per line.")],
+    harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")] = 256,
+    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+) -> None:
+    """Run a recipe over episodes: make, verify and write every variant, with lineage.
+
+    Each variant is reproducible from (recipe seed, episode id, variant index) alone, so the
+    output does not depend on input order or batch size. Variants that fail verification go to
+    the rejects file with the failed check and their lineage.
+
+        hsa augment --recipe tools-basic --episodes parallel.jsonl --out variants.jsonl
+    """
+    from hsa.episode import read_episodes
+    from hsa.harness import load_harness
+    from hsa.importers import rejects_path_for
+    from hsa.jsonl import write_jsonl
+    from hsa.pipeline import augment as run_augment
+    from hsa.progress import count_lines, track
+    from hsa.recipe import load_recipe
+    from hsa.variant import Variant, VariantReject
+
+    parsed = load_recipe(recipe)  # every recipe error surfaces before any work
+    default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
+    rejects_path = rejects or rejects_path_for(out_path)
+    counts: Counter = Counter()
+    reject_rows: list[dict] = []
+
+    def variants():
+        items = track(read_episodes(episodes, harness=default, trust_hooks=trust_hooks),
+                      "augment", total=count_lines(episodes), unit="episodes")
+        for item in run_augment(parsed, items, batch_size=batch_size):
+            if isinstance(item, Variant):
+                counts["variants"] += 1
+                yield item.to_dict()
+            elif isinstance(item, VariantReject):
+                counts[item.stage] += 1
+                reject_rows.append({"kind": "variant", **item.to_dict()})
+            else:
+                counts["load"] += 1
+                reject_rows.append({"kind": "episode", **item.to_dict()})
+
+    write_jsonl(out_path, variants())
+    write_jsonl(rejects_path, reject_rows)
+    rejected = {k: v for k, v in counts.items() if k != "variants"}
+    out.print(f"recipe {parsed.name} (seed {parsed.seed}): {counts['variants']} variants written, "
+              f"{sum(rejected.values())} rejected"
+              + (f" ({', '.join(f'{k} {v}' for k, v in sorted(rejected.items()))})" if rejected else ""))
+    out.print(f"wrote {out_path} and {rejects_path}")
+
+
 # ---- transforms ----------------------------------------------------------------------------
 
 @app.command()
@@ -229,8 +287,8 @@ def transforms(
     from hsa.jsonl import dumps
     from hsa.registry import registered
 
-    rows = [{"name": name, "version": cls.version, "family": getattr(cls, "family", ""),
-             "promise": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""}
+    rows = [{"name": name, "version": cls.version, "family": cls.family,
+             "promise": cls.promise(), "options": cls.options()}
             for name, cls in registered().items()]
     if as_json:
         print(dumps(rows))
@@ -239,10 +297,11 @@ def transforms(
         out.print("no transforms registered yet")
         return
     table = Table()
-    for column in ("name", "version", "family", "promise"):
+    for column in ("name", "version", "family", "options", "promise"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row["name"], row["version"], row["family"], row["promise"])
+        options = ", ".join(f"{k}={v!r}" for k, v in row["options"].items())
+        table.add_row(row["name"], row["version"], row["family"], options, row["promise"])
     out.print(table)
 
 

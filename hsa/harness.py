@@ -180,6 +180,16 @@ class Harness:
             if section not in BUILTIN_SECTIONS and section not in self.prompt.text:
                 raise fail(f"section {section!r} has no text and is not one of the built-in "
                            f"sections {list(BUILTIN_SECTIONS)}", f"prompt.sections[{i}]")
+        # One namespace across kinds: a mention of a name in prose must say what it refers to,
+        # and renaming a tool must never touch a hook or skill that happens to share its name.
+        owners: dict[str, str] = {}
+        for kind, names in (("tool", self.tool_names), ("skill", self.skill_ids),
+                            ("hook", [h.name for h in self.hooks])):
+            for name in names:
+                if name in owners and owners[name] != kind:
+                    raise fail(f"{kind} {name!r} has the same name as a {owners[name]}; tool, "
+                               f"skill and hook names must be distinct", f"{kind}s")
+                owners[name] = kind
         seen = set()
         functions = (defined_functions(self.hooks_source, file=f"{file or self.name}/hooks.py")
                      if self.hooks_source is not None else set())

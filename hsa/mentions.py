@@ -1,4 +1,4 @@
-"""Find and rewrite mentions of identifiers in free text, respecting identifier boundaries.
+r"""Find and rewrite mentions of identifiers in free text, respecting identifier boundaries.
 
 An identifier may contain letters, digits, ``_``, ``-`` and inner dots (``math.factorial``,
 ``item-qa``, ``shop.item_qa``). A mention of ``get_price`` is one not glued to more identifier

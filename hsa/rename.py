@@ -52,6 +52,23 @@ class _Prose:
         return value
 
 
+def _rewrite_descriptions(schema, prose: _Prose):
+    """The schema with every nested ``description`` rewritten (see verify.schema_descriptions)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if isinstance(out.get("description"), str):
+        out["description"] = prose(out["description"])
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _rewrite_descriptions(v, prose) for k, v in out["properties"].items()}
+    for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [_rewrite_descriptions(v, prose) for v in out[key]]
+        elif isinstance(out.get(key), dict):
+            out[key] = _rewrite_descriptions(out[key], prose)
+    return out
+
+
 def _rename_schema(schema: dict, renames: dict) -> dict:
     if not renames:
         return schema
@@ -67,7 +84,8 @@ def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = No
     prose = prose or _Prose(mapping)
     tools = tuple(
         replace(t, name=mapping.tool(t.name), description=prose(t.description),
-                parameters=_rename_schema(t.parameters, mapping.parameters.get(t.name, {})))
+                parameters=_rename_schema(_rewrite_descriptions(t.parameters, prose),
+                                          mapping.parameters.get(t.name, {})))
         for t in harness.tools)
     skills = tuple(
         replace(s, id=mapping.skill(s.id), description=prose(s.description),

@@ -59,8 +59,9 @@ class Transform:
 
     @classmethod
     def promise(cls) -> str:
+        """The docstring's first paragraph, on one line: what it changes and what it keeps."""
         doc = (cls.__doc__ or "").strip()
-        return doc.splitlines()[0] if doc else ""
+        return " ".join(doc.split("\n\n")[0].split())
 
 
 def _default(f: dataclasses.Field) -> Any:

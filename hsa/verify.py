@@ -135,7 +135,9 @@ def _prose(episode: Episode):
     for skill in harness.skills:
         yield f"skill {skill.id}", skill.description + "\n" + skill.content
     for tool in harness.tools:
-        yield f"tool {tool.name}", orjson.dumps(tool.to_openai()).decode()
+        yield f"tool {tool.name}", tool.description
+        for text in schema_descriptions(tool.parameters):
+            yield f"tool {tool.name} parameters", text
     for hook in harness.hooks:
         yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
     for i, message in enumerate(episode.messages):
@@ -144,8 +146,21 @@ def _prose(episode: Episode):
             content = " ".join(p.get("text", "") for p in content)
         if content:
             yield f"messages[{i}].content", content
-        for j, call in enumerate(message.get("tool_calls") or ()):
-            yield f"messages[{i}].tool_calls[{j}].function", call["function"]["arguments"]
+    # Tool-call argument values are the task's data (the gold compares them): never prose.
+
+
+def schema_descriptions(schema):
+    """Every ``description`` string inside a JSON Schema, depth first."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("description"), str):
+            yield schema["description"]
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, dict):
+                for sub in value.values():
+                    yield from schema_descriptions(sub)
+            elif key in ("items", "additionalProperties") or key in ("anyOf", "oneOf", "allOf"):
+                for sub in value if isinstance(value, list) else [value]:
+                    yield from schema_descriptions(sub)
 
 
 def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:

@@ -94,3 +94,17 @@ def assistant(*calls: dict, content: str | None = None) -> dict:
     if calls:
         message["tool_calls"] = list(calls)
     return message
+
+
+# Hypothesis budgets: "ci" for make test; HSA_HYPOTHESIS_PROFILE=deep for a long bug hunt.
+import os  # noqa: E402
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("ci", max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=1000, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                 HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HSA_HYPOTHESIS_PROFILE", "ci"))

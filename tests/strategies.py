@@ -84,8 +84,11 @@ def skills(draw, skill_id: str | None = None, kinds=("reply", "strategy")) -> Sk
 @st.composite
 def harnesses(draw, min_tools: int = 0, max_tools: int = 6) -> Harness:
     tool_names = draw(unique_names(identifiers(), min_size=min_tools, max_size=max_tools))
-    skill_names = draw(unique_names(skill_ids, max_size=4, sep="-"))
-    hook_names = draw(st.lists(identifiers(), max_size=3, unique=True))
+    skill_names = [n for n in draw(unique_names(skill_ids, max_size=4, sep="-"))
+                   if n not in tool_names]
+    hook_names = draw(st.lists(identifiers().filter(lambda n: n not in tool_names
+                                                     and n not in skill_names),
+                               max_size=3, unique=True))
     hooks = tuple(Hook(name=n, event=draw(st.sampled_from(HOOK_EVENTS)), function=f"check_{i}",
                        description=draw(unicode_text)) for i, n in enumerate(hook_names))
     source = "".join(f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
@@ -152,3 +155,66 @@ def episodes_dicts(draw) -> dict:
     return {"id": draw(identifiers()), "harness": harness.to_dict(),
             "messages": [{"role": "user", "content": question}], "gold": gold,
             "meta": {"arguments": [json.dumps(a) for _, a in calls]}}
+
+
+@st.composite
+def harnesses_with_mentions(draw, min_tools: int = 1) -> Harness:
+    """A harness whose texts mention its own names: skill content names tools and other skills,
+    tool descriptions name other tools (often a prefix of their own name)."""
+    harness = draw(harnesses(min_tools=min_tools))
+    tool_names = list(harness.tool_names)
+    skill_names = list(harness.skill_ids)
+
+    def mention(names):
+        if not names:
+            return ""
+        name = draw(st.sampled_from(names))
+        return draw(st.sampled_from([f" Use `{name}` here.", f" Call {name}.", f" ({name})"]))
+
+    from dataclasses import replace
+    tools_ = tuple(replace(t, description=t.description + mention(tool_names))
+                   for t in harness.tools)
+    skills_ = tuple(replace(s, content=s.content + mention(tool_names) + mention(skill_names))
+                    for s in harness.skills)
+    return replace(harness, tools=tools_, skills=skills_)
+
+
+@st.composite
+def rich_episode_dicts(draw) -> dict:
+    """A full episode: question, an assistant turn loading skills and calling tools, tool
+    results that echo tool names, and a final reply; gold for both assistant turns."""
+    harness = draw(harnesses_with_mentions())
+    chosen = draw(st.lists(st.sampled_from(harness.tools), max_size=3))
+    calls = [draw(gold_calls(t)) for t in chosen]
+    loaded = draw(st.lists(st.sampled_from(harness.skill_ids), max_size=2, unique=True)) \
+        if harness.skills else []
+    messages = [{"role": "user", "content": draw(unicode_text.filter(str.strip))}]
+    if not calls and not loaded:
+        gold = {"no_call": True}
+        if draw(st.booleans()):
+            messages.append({"role": "assistant", "content": draw(unicode_text) or "ok"})
+            gold["at"] = 1
+        return {"id": draw(identifiers()), "harness": harness.to_dict(), "messages": messages,
+                "gold": gold, "meta": {}}
+    tool_calls = [{"id": f"s{i}", "type": "function",
+                   "function": {"name": harness.skill_loader, "arguments": json.dumps({"name": s})}}
+                  for i, s in enumerate(loaded)]
+    tool_calls += [{"id": f"c{i}", "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(args)}}
+                   for i, (c, args) in enumerate(calls)]
+    messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
+    for call in tool_calls:
+        name = call["function"]["name"]
+        messages.append({"role": "tool", "tool_call_id": call["id"],
+                         "content": json.dumps({"tool": name, "ok": True})})
+    names = [c.name for c, _ in calls] or loaded
+    messages.append({"role": "assistant", "content": f"Done with {names[0]}: "
+                     + draw(unicode_text)})
+    first = {"at": 1, "ordered": False}
+    if calls:
+        first["calls"] = [c.to_dict() for c, _ in calls]
+    if loaded:
+        first["skills"] = loaded
+    gold = {"turns": [first, {"at": len(messages) - 1, "no_call": True}]}
+    return {"id": draw(identifiers()), "harness": harness.to_dict(), "messages": messages,
+            "gold": gold, "meta": {}}
