@@ -16,9 +16,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 # Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
-# not followed by an identifier character, nor by ".<identifier char>".
-_BEFORE = r"(?<![\w\-])(?<!\w\.)"
-_AFTER = r"(?![\w\-])(?!\.\w)"
+# not followed by an identifier character, nor by ".<identifier char>". Identifier characters are
+# ASCII on purpose: Python's \w includes CJK, and Chinese prose glues identifiers to words
+# ("请调用get_price查询") without any space.
+_ID = "A-Za-z0-9_"
+_BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
+_AFTER = rf"(?![{_ID}\-])(?!\.[{_ID}])"
 
 
 @lru_cache(maxsize=4096)

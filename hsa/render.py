@@ -56,8 +56,21 @@ def render_system_prompt(harness: Harness) -> str:
     options = harness.prompt.options
     headings = {**DEFAULT_HEADINGS, **options.get("headings", {})}
     phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
+    # Generated sections carry uniform entries (name, tag, description) so every layout can list
+    # skills, tools and hooks with one loop.
+    generated = {
+        "skills": [{"name": s.id, "tag": s.kind, "description": s.description}
+                   for s in harness.skills],
+        "tools": [{"name": t.name, "tag": None, "description": t.description}
+                  for t in harness.all_tools()],
+        "hooks": [{"name": h.name, "tag": h.event, "description": h.description}
+                  for h in harness.hooks],
+    }
     sections = [{"name": name, "heading": headings.get(name, name.replace("_", " ").title()),
-                 "text": harness.prompt.text.get(name, "")} for name in harness.prompt.sections]
+                 "text": harness.prompt.text.get(name, ""), "entries": generated.get(name, []),
+                 "intro": phrases.get(f"{name}_intro", "")}
+                for name in harness.prompt.sections
+                if name in generated or harness.prompt.text.get(name)]
     context = {
         "sections": sections, "headings": headings, "phrases": phrases, "options": options,
         "skills": [{"id": s.id, "kind": s.kind, "description": s.description}

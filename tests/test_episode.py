@@ -131,3 +131,15 @@ def test_bad_row_is_rejected_with_line_id_and_field(harness_dir, tmp_path, mutat
 def test_missing_harness_is_an_error():
     with pytest.raises(EpisodeError, match="no harness"):
         Episode.from_dict(good_row())
+
+
+def test_written_files_get_ordinary_permissions(tmp_path):
+    import os
+    import stat
+
+    from hsa.jsonl import write_jsonl
+    path = tmp_path / "x.jsonl"
+    write_jsonl(path, [{"a": 1}])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask

@@ -1,0 +1,100 @@
+"""The command line as a user meets it: help that teaches, one-line errors, the demo, packaging."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hsa.cli import main
+from tests.conftest import write_harness
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_hsa(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The installed console script, as a user runs it."""
+    return subprocess.run([str(Path(sys.executable).with_name("hsa")), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_every_command():
+    result = run_hsa("--help")
+    assert result.returncode == 0
+    for command in ("demo", "import", "score", "harness", "transforms"):
+        assert command in result.stdout
+
+
+def test_user_error_is_one_line_without_traceback(tmp_path):
+    result = run_hsa("harness", "validate", str(tmp_path / "missing"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().startswith("error: ") and "missing" in result.stderr
+
+
+def test_bad_episode_file_names_line_and_field(tmp_path, capsys):
+    harness = write_harness(tmp_path / "h")
+    episodes = tmp_path / "e.jsonl"
+    episodes.write_text('{"id": "a", "messages": [{"role": "robot", "content": "x"}], '
+                        '"gold": {"no_call": true}}\n')
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    assert main(["score", "--episodes", str(episodes), "--predictions", str(preds),
+                 "--harness", str(harness)]) == 2
+    message = capsys.readouterr().err
+    assert f"{episodes}:1 id=a messages[0].role: unknown role 'robot'" in message
+
+
+def test_harness_validate_reports_and_trusts_only_on_request(tmp_path, capsys):
+    harness = write_harness(tmp_path / "h")
+    assert main(["harness", "validate", str(harness)]) == 0
+    printed = capsys.readouterr().out
+    assert "1 skills, 2 tools, 1 hooks" in printed and "--trust-hooks" in printed
+    assert main(["harness", "validate", str(harness), "--trust-hooks"]) == 0
+    assert "hooks.py imported" in capsys.readouterr().out
+
+
+def test_transforms_json_is_a_list(capsys):
+    assert main(["transforms", "--json"]) == 0
+    assert capsys.readouterr().out.strip().startswith("[")
+
+
+def test_wheel_carries_templates_and_example(tmp_path):
+    """Assets are found from an installed wheel, not only from the checkout."""
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "-w", str(dist), str(ROOT)], check=True,
+                   capture_output=True, timeout=300)
+    wheel, = dist.glob("hsa-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "hsa/_assets/templates/layouts/markdown.j2" in names
+    assert "hsa/example/harness/harness.yaml" in names
+    assert "hsa/example/episodes.jsonl" in names
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
+                    str(site), str(wheel)], check=True, capture_output=True, timeout=300)
+    probe = ("import hsa, hsa.assets, hsa.example as ex, hsa.render as r;"
+             "print(hsa.__file__); print(hsa.assets.templates_dir());"
+             "print(len(r.render_system_prompt(ex.load_example_harness())) > 0);"
+             "print(len(ex.load_example_episodes()))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                            text=True, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    module, templates, rendered, count = result.stdout.split()
+    assert module.startswith(str(site)) and templates.startswith(str(site))
+    assert rendered == "True" and int(count) >= 200
+
+
+def test_demo_summarises_the_example(capsys):
+    assert main(["demo"]) == 0
+    printed = capsys.readouterr().out
+    assert "live-commerce-host" in printed
+    assert "skills: 12 (reply: 7, strategy: 5)" in printed
+    assert "Episodes: 240 valid, 0 rejected" in printed
+    for category in ("single_call", "multi_step", "skill_use", "hook_retry", "no_tool"):
+        assert category in printed
+    assert "小暖" in printed  # the rendered system prompt starts with the persona

@@ -1,0 +1,120 @@
+"""Verification catches variants that changed the task, and only those."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from hsa.episode import Episode
+from hsa.mapping import Mapping
+from hsa.mentions import find_mentions, replace_mentions
+from hsa.rename import rename_episode
+from hsa.verify import VerificationFailed, verify_variant
+from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
+
+
+def original() -> Episode:
+    return Episode.from_dict({
+        "id": "e", "harness": {"name": "h", "tools": [PRICE_TOOL, HISTORY_TOOL], "skills": [
+            {"id": "price-reply", "description": "d",
+             "content": "Call get_price first; get_price_history only for trends. See `price-reply-v2`."}]},
+        "messages": [{"role": "user", "content": "What does link 2 cost? Please search."},
+                     assistant(call("load_skill", {"name": "price-reply"}, "s"),
+                               call("get_price", {"link": 2})),
+                     {"role": "tool", "tool_call_id": "s", "content": "..."},
+                     {"role": "tool", "tool_call_id": "c1", "content": '{"tool": "get_price", "price": 5}'},
+                     assistant(content="get_price says 5.")],
+        "gold": {"turns": [{"at": 1, "skills": ["price-reply"],
+                            "calls": [{"name": "get_price", "arguments": {"link": [2]}}]},
+                           {"at": 4, "no_call": True}]}})
+
+
+RENAME = Mapping(tools={"get_price": "fetch_cost"}, parameters={"get_price": {"link": "item"}},
+                 skills={"price-reply": "answer-price"})
+
+
+def test_mentions_respect_identifier_boundaries():
+    text = "get_price, get_price_history, get_price., `get_price`, shop.get_price, get_price-x"
+    assert find_mentions(text, ["get_price"]) == ["get_price"] * 3
+    assert replace_mentions(text, {"get_price": "f"}) == \
+        "f, get_price_history, f., `f`, shop.get_price, get_price-x"
+
+
+def test_rename_moves_every_mention_and_verifies():
+    source = original()
+    variant = rename_episode(source, RENAME)
+    verify_variant(source, variant, RENAME)
+    skill = variant.harness.skills[0]
+    assert skill.id == "answer-price"
+    assert "fetch_cost first; get_price_history only" in skill.content  # prefix name untouched
+    assert variant.harness.tool("fetch_cost").required == ["item"]
+    calls = variant.messages[1]["tool_calls"]
+    assert calls[0]["function"]["arguments"] == '{"name":"answer-price"}'
+    assert calls[1]["function"] == {"name": "fetch_cost", "arguments": '{"item":2}'}
+    assert variant.messages[3]["content"] == '{"tool": "fetch_cost", "price": 5}'
+    assert variant.messages[4]["content"] == "fetch_cost says 5."
+    assert variant.gold.turns[0].calls[0].arguments == {"item": [2]}
+    assert variant.messages[0] == source.messages[0]  # the user's words are the user's
+
+
+def test_a_mention_left_behind_is_caught():
+    source = original()
+    variant = rename_episode(source, RENAME)
+    stale = replace(variant, messages=variant.messages[:4] + (
+        assistant(content="I used get_price."),))
+    with pytest.raises(VerificationFailed, match="renamed 'get_price' survives in messages"):
+        verify_variant(source, stale, RENAME)
+
+
+def test_a_changed_gold_value_is_caught():
+    source = original()
+    variant = rename_episode(source, RENAME)
+    turns = variant.gold.turns
+    bad_call = replace(turns[0].calls[0], arguments={"item": [3]})
+    changed = replace(variant, gold=replace(variant.gold, turns=(
+        replace(turns[0], calls=(bad_call,)), turns[1])))
+    with pytest.raises(VerificationFailed) as info:
+        verify_variant(source, changed, RENAME)
+    assert info.value.check == "gold_preserved"
+
+
+def test_a_schema_that_no_longer_admits_the_gold_is_caught():
+    source = original()
+    variant = rename_episode(source, RENAME)
+    tool = variant.harness.tool("fetch_cost")
+    narrowed = replace(tool, parameters={**tool.parameters, "properties": {
+        **tool.properties, "item": {"type": "integer", "maximum": 1}}})
+    harness = replace(variant.harness, tools=(narrowed,) + variant.harness.tools[1:])
+    with pytest.raises(VerificationFailed) as info:
+        verify_variant(source, variant.with_harness(harness), RENAME)
+    assert info.value.check == "gold_schema"
+
+
+def test_a_missing_skill_is_caught():
+    source = original()
+    variant = rename_episode(source, RENAME)
+    without = variant.with_harness(replace(variant.harness, skills=()))
+    with pytest.raises(VerificationFailed) as info:
+        verify_variant(source, without, RENAME)
+    assert info.value.check == "gold_consistent"
+
+
+def test_plain_word_names_count_only_as_code_in_prose():
+    source = Episode.from_dict({
+        "id": "w", "harness": {"name": "h", "tools": [
+            {"name": "search", "description": "Find items. Prefer `search` over browsing.",
+             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]},
+        "messages": [{"role": "user", "content": "Please search for shoes."}],
+        "gold": {"calls": [{"name": "search", "arguments": {"q": ["shoes"]}}]}})
+    mapping = Mapping(tools={"search": "lookup"})
+    variant = rename_episode(source, mapping)
+    verify_variant(source, variant, mapping)
+    assert variant.harness.tools[0].description == "Find items. Prefer `lookup` over browsing."
+    assert variant.messages[0]["content"] == "Please search for shoes."
+
+
+def test_mentions_glued_to_chinese_text_are_found():
+    text = "请调用get_price查询，不要用get_price_history。"
+    assert find_mentions(text, ["get_price"]) == ["get_price"]
+    assert replace_mentions(text, {"get_price": "f"}) == "请调用f查询，不要用get_price_history。"
