@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-BFCL_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
+# The shared data lies beside the checkout (../shared), in development and in CI alike.
+BFCL_DIR = Path(os.environ.get("HSA_BFCL_DIR")
+                or Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl")
 BFCL_FILES = ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json",
               "BFCL_v4_live_simple.json", "BFCL_v4_irrelevance.json"]
 
@@ -97,8 +100,6 @@ def assistant(*calls: dict, content: str | None = None) -> dict:
 
 
 # Hypothesis budgets: "ci" for make test; HSA_HYPOTHESIS_PROFILE=deep for a long bug hunt.
-import os  # noqa: E402
-
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("ci", max_examples=60, deadline=None,
