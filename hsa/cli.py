@@ -277,6 +277,54 @@ def augment(
     out.print(f"wrote {out_path} and {rejects_path}")
 
 
+@app.command()
+def replay(
+    variants: Annotated[Path, typer.Argument(help="Variants JSONL written by `hsa augment`.")],
+    row: Annotated[str, typer.Option("--id", help="The variant to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")],
+    episodes: Annotated[Path, typer.Option(help="The episodes JSONL the variants were made from.")],
+    harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+) -> None:
+    """Rebuild one variant from its source episode and lineage (no sampling) and compare.
+
+    Exits 0 and prints the lineage when the rebuilt variant equals the stored one, 1 otherwise.
+
+        hsa replay variants.jsonl --episodes parallel.jsonl --id parallel_3#2
+    """
+    from hsa.episode import Episode, read_episodes
+    from hsa.harness import load_harness
+    from hsa.jsonl import dumps, read_lines
+    from hsa.lineage import Step, replay as replay_lineage
+
+    source_id, _, index = row.rpartition("#")
+    if not source_id or not index.isdigit():
+        raise HsaError(f"--id must look like SOURCE_ID#INDEX, got {row!r}")
+    stored = next((line.value for line in read_lines(variants) if isinstance(line.value, dict)
+                   and line.value.get("source_id") == source_id
+                   and line.value.get("variant") == int(index)), None)
+    if stored is None:
+        raise HsaError(f"no variant {row} in {variants}")
+    default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
+    original = next((e for e in read_episodes(episodes, harness=default, trust_hooks=trust_hooks)
+                     if isinstance(e, Episode) and e.id == source_id), None)
+    if original is None:
+        raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
+    lineage = [Step.from_dict(s) for s in stored["lineage"]]
+    rebuilt, mapping = replay_lineage(original, lineage)
+    same = (dumps(rebuilt.to_dict()) == dumps(stored["episode"])
+            and dumps(mapping.to_dict()) == dumps(stored["mapping"]))
+    for step in lineage:
+        mark = "fired" if step.fired else "skipped"
+        out.print(f"  {step.path:>6}  {step.transform}@{step.version}  {mark}  "
+                  f"{dumps(step.params)[:100] if step.params is not None else ''}",
+                  markup=False, highlight=False)
+    if not same:
+        err.print(f"{row}: the rebuilt variant DIFFERS from the stored one")
+        raise typer.Exit(1)
+    out.print(f"{row}: rebuilt from {source_id} + {len(lineage)} lineage steps: identical to the "
+              f"stored variant")
+
+
 # ---- transforms ----------------------------------------------------------------------------
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -98,3 +99,26 @@ def test_demo_summarises_the_example(capsys):
     for category in ("single_call", "multi_step", "skill_use", "hook_retry", "no_tool"):
         assert category in printed
     assert "小暖" in printed  # the rendered system prompt starts with the persona
+
+
+def test_augment_then_replay_a_variant(tmp_path, capsys):
+    from hsa.example import EPISODES_PATH
+    variants = tmp_path / "v.jsonl"
+    assert main(["augment", "--recipe", "tools-basic", "--episodes", str(EPISODES_PATH),
+                 "--out", str(variants), "--trust-hooks"]) == 0
+    assert "960 variants written, 0 rejected" in capsys.readouterr().out
+    first = next(json.loads(line) for line in variants.read_text().splitlines()
+                 if json.loads(line)["variant"] == 2)
+    row = f"{first['source_id']}#2"
+    assert main(["replay", str(variants), "--episodes", str(EPISODES_PATH), "--id", row,
+                 "--trust-hooks"]) == 0
+    assert "identical to the stored variant" in capsys.readouterr().out
+    # Tamper with the stored variant: replay must notice.
+    lines = [json.loads(line) for line in variants.read_text().splitlines()]
+    for line in lines:
+        if line["source_id"] == first["source_id"] and line["variant"] == 2:
+            line["episode"]["messages"][0]["content"] += "!"
+    variants.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert main(["replay", str(variants), "--episodes", str(EPISODES_PATH), "--id", row,
+                 "--trust-hooks"]) == 1
+    assert "DIFFERS" in capsys.readouterr().err
