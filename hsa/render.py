@@ -14,6 +14,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from hsa.assets import templates_dir
 from hsa.errors import HarnessError
+from hsa.episode import Episode
 from hsa.harness import Harness
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
@@ -51,8 +52,29 @@ def _template(harness: Harness) -> jinja2.Template:
                            field="prompt.layout") from None
 
 
-def render_system_prompt(harness: Harness) -> str:
-    """The system prompt for ``harness``: its sections, in order, through its layout."""
+PLACEMENTS = ("system", "first_user")
+
+
+def placement(harness: Harness) -> dict[str, str]:
+    """Where each prompt section goes: the system prompt (default) or the first user turn.
+
+    Set by ``prompt.options.placement`` (``{"skills": "first_user"}``), which the prompt-structure
+    transforms vary; chat templates that only honour one system message still see every section."""
+    chosen = harness.prompt.options.get("placement") or {}
+    for section, where in chosen.items():
+        if where not in PLACEMENTS or section not in harness.prompt.sections:
+            raise HarnessError(f"placement of {section!r} must be one of {list(PLACEMENTS)} for "
+                               f"a section of the prompt, got {where!r}",
+                               field="prompt.options.placement")
+    return {name: chosen.get(name, "system") for name in harness.prompt.sections}
+
+
+def render_system_prompt(harness: Harness, sections: list[str] | None = None) -> str:
+    """The sections of ``harness`` (default: those placed in the system prompt), in order,
+    through its layout; empty text when none is left."""
+    if sections is None:
+        where = placement(harness)
+        sections = [name for name in harness.prompt.sections if where[name] == "system"]
     options = harness.prompt.options
     headings = {**DEFAULT_HEADINGS, **options.get("headings", {})}
     phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
@@ -70,7 +92,9 @@ def render_system_prompt(harness: Harness) -> str:
                  "text": harness.prompt.text.get(name, ""), "entries": generated.get(name, []),
                  "intro": phrases.get(f"{name}_intro", "")}
                 for name in harness.prompt.sections
-                if name in generated or harness.prompt.text.get(name)]
+                if name in sections and (name in generated or harness.prompt.text.get(name))]
+    if not sections:
+        return ""
     context = {
         "sections": sections, "headings": headings, "phrases": phrases, "options": options,
         "skills": [{"id": s.id, "kind": s.kind, "description": s.description}
@@ -90,3 +114,32 @@ def render_system_prompt(harness: Harness) -> str:
         raise HarnessError(f"layout {harness.prompt.layout!r} uses an undefined value: "
                            f"{exc.message}", field="prompt.layout") from None
     return text.strip() + "\n"
+
+
+def render_messages(episode: Episode) -> list[dict]:
+    """What the model reads: the harness's system prompt, then the conversation.
+
+    Sections placed in the first user turn are rendered by the same layout and put before that
+    turn's text. A system message already in the conversation (some BFCL rows have one) is kept,
+    after the harness's prompt, in the single leading system message chat templates expect."""
+    harness = episode.harness
+    where = placement(harness)
+    system = render_system_prompt(harness).rstrip("\n")
+    to_user = [name for name in harness.prompt.sections if where[name] == "first_user"]
+    preface = render_system_prompt(harness, to_user).rstrip("\n") if to_user else ""
+    messages = list(episode.messages)
+    while messages and messages[0].get("role") in ("system", "developer"):
+        own = messages.pop(0).get("content") or ""
+        system = f"{system}\n\n{own}" if system else own
+    if preface:
+        first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+        if first is None:
+            system = f"{system}\n\n{preface}" if system else preface
+        else:
+            content = messages[first].get("content") or ""
+            if isinstance(content, list):
+                content = [{"type": "text", "text": preface}] + content
+            else:
+                content = f"{preface}\n\n{content}"
+            messages[first] = {**messages[first], "content": content}
+    return ([{"role": "system", "content": system}] if system else []) + messages

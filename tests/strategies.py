@@ -202,6 +202,16 @@ def rich_episode_dicts(draw) -> dict:
     tool_calls += [{"id": f"c{i}", "type": "function",
                     "function": {"name": c.name, "arguments": json.dumps(args)}}
                    for i, (c, args) in enumerate(calls)]
+    if calls and harness.hooks and draw(st.booleans()):
+        # A hook-retry sequence: a failing call, the hook's feedback as its result, then the
+        # correct turn (the one the gold judges).
+        hook = draw(st.sampled_from(harness.hooks))
+        bad = {"id": "bad0", "type": "function",
+               "function": {"name": calls[0][0].name, "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [bad]})
+        messages.append({"role": "tool", "tool_call_id": "bad0", "name": f"hook.{hook.name}",
+                         "content": f"[{hook.name}] {calls[0][0].name} needs its arguments."})
+    judged = len(messages)
     messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
     for call in tool_calls:
         name = call["function"]["name"]
@@ -210,7 +220,7 @@ def rich_episode_dicts(draw) -> dict:
     names = [c.name for c, _ in calls] or loaded
     messages.append({"role": "assistant", "content": f"Done with {names[0]}: "
                      + draw(unicode_text)})
-    first = {"at": 1, "ordered": False}
+    first = {"at": judged, "ordered": False}
     if calls:
         first["calls"] = [c.to_dict() for c, _ in calls]
     if loaded:

@@ -140,3 +140,31 @@ def test_layout_cannot_reach_python_internals(harness_dir):
                                 "prompt": {"layout": "evil", "sections": ["tools"]}})
     with pytest.raises(HarnessError, match="unsafe"):
         render_system_prompt(sneaky)
+
+
+def test_sections_can_move_to_the_first_user_turn(harness_dir):
+    from dataclasses import replace
+
+    from hsa.episode import Episode
+    from hsa.render import render_messages
+    harness = load_harness(harness_dir)
+    moved = replace(harness, prompt=replace(harness.prompt,
+                                            options={"placement": {"skills": "first_user"}}))
+    episode = Episode.from_dict({"id": "e", "messages": [
+        {"role": "system", "content": "Row's own system text."},
+        {"role": "user", "content": "hi"}], "gold": {"no_call": True}}, harness=moved)
+    system, user = render_messages(episode)
+    assert "`price-reply`" not in system["content"] and "`get_price`" in system["content"]
+    assert system["content"].endswith("Row's own system text.")
+    assert user["content"].startswith("## Skills") and user["content"].endswith("\n\nhi")
+    bad = replace(harness, prompt=replace(harness.prompt, options={"placement": {"skills": "footer"}}))
+    with pytest.raises(HarnessError, match="placement of 'skills' must be one of"):
+        render_messages(replace(episode, harness=bad))
+
+
+def test_skill_text_is_data_not_template(harness_dir):
+    from dataclasses import replace
+    harness = load_harness(harness_dir)
+    skill = replace(harness.skills[0], description="{{ ''.__class__.__mro__ }}")
+    prompt = render_system_prompt(replace(harness, skills=(skill,)))
+    assert "{{ ''.__class__.__mro__ }}" in prompt
