@@ -277,20 +277,111 @@ def augment(
     out.print(f"wrote {out_path} and {rejects_path}")
 
 
+# ---- datasets ------------------------------------------------------------------------------
+
 @app.command()
-def replay(
-    variants: Annotated[Path, typer.Argument(help="Variants JSONL written by `hsa augment`.")],
-    row: Annotated[str, typer.Option("--id", help="The variant to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")],
-    episodes: Annotated[Path, typer.Option(help="The episodes JSONL the variants were made from.")],
+def generate(
+    recipe: Annotated[str, typer.Option(help="Recipe YAML file, or a shipped recipe's name (hat-train, hat-heldout, tools-basic, ...).")],
+    episodes: Annotated[Path, typer.Option(help="Episodes JSONL.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Output root; the version lands in OUT/RECIPE-NAME/VERSION/.")],
     harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data; pip install 'hsa[ray]').")] = "local",
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes (local) or CPUs (ray).")] = 1,
+    batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch; memory is bounded by it. Output never depends on it.")] = 256,
+    split: Annotated[str, typer.Option(help="Split name of the shards (data/<split>-*.parquet).")] = "train",
     trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
 ) -> None:
-    """Rebuild one variant from its source episode and lineage (no sampling) and compare.
+    """Make a versioned, verified, TRL-ready dataset: shards, rejects, manifest and card.
 
-    Exits 0 and prints the lineage when the rebuilt variant equals the stored one, 1 otherwise.
+    The version is a hash of the canonical recipe, the input fingerprint, the hsa version and the
+    transform versions: same inputs, same version, byte-identical shards, whatever the worker
+    count or engine. The version folder appears only when complete. The last line printed is its
+    path.
 
-        hsa replay variants.jsonl --episodes parallel.jsonl --id parallel_3#2
+        hsa generate --recipe hat-train --episodes episodes.jsonl --out out --workers 2
     """
+    from hsa.generate import generate as run_generate
+    from hsa.progress import count_lines, progress_bar
+    from hsa.recipe import load_recipe
+
+    parsed = load_recipe(recipe)
+    with progress_bar("generate", total=count_lines(episodes) if episodes.is_file() else None,
+                      unit="episodes") as advance:
+        result = run_generate(parsed, episodes, out_dir, harness=harness, engine=engine,
+                              workers=workers, batch_size=batch_size, split=split,
+                              trust_hooks=trust_hooks, on_progress=advance)
+    counts = result.manifest["counts"]
+    if result.reused:
+        out.print(f"version {result.manifest['version']} already exists (same inputs); nothing to do")
+    out.print(f"{counts['input_lines']} input lines -> {counts['rows']} rows from "
+              f"{counts['sources_out']} sources; rejected: {counts['load_rejects']} on load, "
+              f"{counts['variant_rejects']} variants"
+              + (f" ({', '.join(f'{k} {v}' for k, v in result.manifest['statistics']['rejects_by_stage'].items())})"
+                 if result.manifest['statistics']['rejects_by_stage'] else ""))
+    print(result.path)
+
+
+@app.command()
+def verify(
+    version_dir: Annotated[Path, typer.Argument(help="A version folder made by `hsa generate`.")],
+    episodes: Annotated[Path | None, typer.Option(help="Source episodes; default: the path recorded in the manifest.")] = None,
+    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+) -> None:
+    """Recompute shard hashes, check the counts, rebuild and re-verify every row.
+
+    Exits non-zero and lists what is wrong on any mismatch.
+    """
+    from hsa.audit import audit_version
+
+    report = audit_version(version_dir, episodes=episodes, trust_hooks=trust_hooks)
+    if not report.ok:
+        for problem in report.problems:
+            err.print(f"  {problem}", markup=False, highlight=False)
+        err.print(f"FAILED: {version_dir}: {len(report.problems)} problem(s)")
+        raise typer.Exit(1)
+    out.print(f"ok: {version_dir}: hashes and counts match; {report.rows_checked} rows rebuilt "
+              f"from lineage and verified")
+
+
+@app.command()
+def replay(
+    target: Annotated[Path, typer.Argument(help="A version folder (hsa generate) or a variants JSONL (hsa augment).")],
+    row: Annotated[str, typer.Option("--id", help="The row to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")],
+    episodes: Annotated[Path | None, typer.Option(help="Source episodes (needed for a variants JSONL; a version records its own).")] = None,
+    harness: Annotated[Path | None, typer.Option(help="Default harness folder (variants JSONL only).")] = None,
+    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+) -> None:
+    """Rebuild one row from its source episode and lineage (no sampling) and compare.
+
+    Exits 0 and prints the lineage when the rebuild equals the stored row, 1 otherwise.
+
+        hsa replay out/hat-train/3f2a9c1b7d4e --id lc-single-call-002#1
+    """
+    from hsa.jsonl import dumps
+    from hsa.lineage import Step
+
+    if target.is_dir():
+        from hsa.audit import replay_row
+        stored, differing = replay_row(target, row, episodes=episodes, trust_hooks=trust_hooks)
+        lineage = [Step.from_dict(s) for s in __import__("orjson").loads(stored["hsa_lineage"])]
+    else:
+        if episodes is None:
+            raise HsaError("replaying from a variants JSONL needs --episodes")
+        lineage, differing = _replay_variant_line(target, row, episodes, harness, trust_hooks)
+    for step in lineage:
+        mark = "fired" if step.fired else "skipped"
+        out.print(f"  {step.path:>6}  {step.transform}@{step.version}  {mark}  "
+                  f"{dumps(step.params)[:100] if step.params is not None else ''}",
+                  markup=False, highlight=False)
+    if differing:
+        err.print(f"{row}: the rebuilt row DIFFERS from the stored one in {', '.join(differing)}")
+        raise typer.Exit(1)
+    out.print(f"{row}: rebuilt from its source + {len(lineage)} lineage steps: identical to the "
+              f"stored row")
+
+
+def _replay_variant_line(variants: Path, row: str, episodes: Path, harness: Path | None,
+                         trust_hooks: bool):
     from hsa.episode import Episode, read_episodes
     from hsa.harness import load_harness
     from hsa.jsonl import dumps, read_lines
@@ -311,18 +402,42 @@ def replay(
         raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
     lineage = [Step.from_dict(s) for s in stored["lineage"]]
     rebuilt, mapping = replay_lineage(original, lineage)
-    same = (dumps(rebuilt.to_dict()) == dumps(stored["episode"])
-            and dumps(mapping.to_dict()) == dumps(stored["mapping"]))
-    for step in lineage:
-        mark = "fired" if step.fired else "skipped"
-        out.print(f"  {step.path:>6}  {step.transform}@{step.version}  {mark}  "
-                  f"{dumps(step.params)[:100] if step.params is not None else ''}",
-                  markup=False, highlight=False)
-    if not same:
-        err.print(f"{row}: the rebuilt variant DIFFERS from the stored one")
-        raise typer.Exit(1)
-    out.print(f"{row}: rebuilt from {source_id} + {len(lineage)} lineage steps: identical to the "
-              f"stored variant")
+    differing = [name for name, a, b in (("episode", rebuilt.to_dict(), stored["episode"]),
+                                         ("mapping", mapping.to_dict(), stored["mapping"]))
+                 if dumps(a) != dumps(b)]
+    return lineage, differing
+
+
+@app.command()
+def card(
+    version_dir: Annotated[Path, typer.Argument(help="A version folder.")],
+    license: Annotated[str, typer.Option(help="License id for the card's front matter (that of your source data).")] = "other",
+) -> None:
+    """(Re)write a version's README.md: a Hugging Face dataset card with statistics."""
+    from hsa.card import write_card
+
+    path = write_card(version_dir, license=license)
+    out.print(f"wrote {path}")
+
+
+@app.command()
+def push(
+    version_dir: Annotated[Path, typer.Argument(help="A version folder.")],
+    repo_id: Annotated[str, typer.Option(help="Dataset repository, ORG/NAME.")],
+    private: Annotated[bool, typer.Option("--private", help="Create the repository private.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the operations; send nothing.")] = False,
+) -> None:
+    """Publish a version to the Hugging Face Hub in one commit (shards, card, manifest, rejects).
+
+    The token comes from HF_TOKEN or `hf auth login` and is never written anywhere.
+    """
+    from hsa.hub import push_version
+
+    lines = push_version(version_dir, repo_id, private=private, dry_run=dry_run)
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
+    if not dry_run:
+        out.print(f"pushed: https://huggingface.co/datasets/{repo_id}")
 
 
 # ---- transforms ----------------------------------------------------------------------------

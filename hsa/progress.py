@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -55,3 +56,19 @@ def track(items: Iterable[T], description: str, *, total: int | None = None,
         for item in items:
             yield item
             progress.advance(task)
+
+
+@contextmanager
+def progress_bar(description: str, *, total: int | None, unit: str = "rows"):
+    """A bar for work that reports (done, rows) through a callback; silent off a terminal.
+
+    Yields ``advance(done, rows)``: ``done`` input items so far, ``rows`` output rows so far."""
+    if not sys.stderr.isatty():
+        yield lambda done, rows: None
+        return
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               RateColumn(unit), TextColumn("{task.fields[rows]:,} rows"), TimeElapsedColumn(),
+               TimeRemainingColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(description, total=total, rows=0)
+        yield lambda done, rows: progress.update(task, completed=done, rows=rows)

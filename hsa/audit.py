@@ -1,0 +1,162 @@
+"""Audit a dataset version: shard hashes, counts, and every row rebuilt and re-verified.
+
+``audit_version`` is what ``hsa verify DIR`` runs; ``replay_row`` is ``hsa replay DIR --id ROW``.
+Rows are rebuilt from their source episode and lineage (no sampling), verified again, rendered
+again, and compared with what is stored, so a version that passes is exactly what its recipe,
+seed and inputs make.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+
+from hsa.episode import Episode, read_episodes
+from hsa.errors import HsaError
+from hsa.fingerprint import file_sha256
+from hsa.harness import load_harness
+from hsa.lineage import Step, replay
+from hsa.registry import registered
+from hsa.rows import variant_row
+from hsa.variant import Variant
+from hsa.verify import VerificationFailed, verify_variant
+from hsa.writer import sha256
+
+_COMPARED = ("messages", "tools", "hsa_lineage", "hsa_mapping", "hsa_gold", "hsa_families",
+             "hsa_version")
+
+
+@dataclass
+class AuditReport:
+    version_dir: Path
+    rows_checked: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def read_manifest(version_dir: Path) -> dict:
+    try:
+        return orjson.loads((version_dir / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise HsaError(f"not a dataset version: manifest.json unreadable ({exc})",
+                       file=str(version_dir)) from None
+
+
+def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
+                     trust_hooks: bool) -> Iterator[Episode]:
+    path = Path(episodes or manifest["input"]["episodes"])
+    if not path.is_file():
+        raise HsaError("the source episodes are needed to re-verify rows; pass --episodes",
+                       file=str(path))
+    if file_sha256(path) != manifest["input"]["episodes_sha256"]:
+        raise HsaError("these episodes are not the ones the version was made from (sha256 "
+                       "differs)", file=str(path))
+    harness_dir = manifest["input"].get("harness")
+    default = load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
+    return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks)
+            if isinstance(e, Episode))
+
+
+def _rows(version_dir: Path, manifest: dict) -> Iterator[dict]:
+    for shard in manifest["shards"]:
+        for batch in pq.ParquetFile(version_dir / shard["path"]).iter_batches(batch_size=1024):
+            yield from batch.to_pylist()
+
+
+def rebuild(original: Episode, row: dict, families: dict[str, str], version: str) -> dict:
+    """The row rebuilt from its source episode and lineage; raises VerificationFailed."""
+    lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
+    episode, mapping = replay(original, lineage)
+    verify_variant(original, episode, mapping)
+    variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping)
+    return variant_row(variant, families, version)
+
+
+def _differences(stored: dict, rebuilt: dict) -> list[str]:
+    return [column for column in _COMPARED if stored[column] != rebuilt[column]]
+
+
+def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike | None = None,
+                  trust_hooks: bool = False) -> AuditReport:
+    root = Path(version_dir)
+    manifest = read_manifest(root)
+    report = AuditReport(root)
+    problems = report.problems
+    for shard in manifest["shards"] + [manifest["rejects"]]:
+        path = root / shard["path"]
+        if not path.is_file():
+            problems.append(f"{shard['path']}: missing")
+            continue
+        if sha256(path) != shard["sha256"]:
+            problems.append(f"{shard['path']}: sha256 differs from the manifest")
+        rows = pq.ParquetFile(path).metadata.num_rows
+        if rows != shard["rows"]:
+            problems.append(f"{shard['path']}: {rows} rows, manifest says {shard['rows']}")
+    counts = manifest["counts"]
+    accounted = counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"]
+    if accounted != counts["input_lines"]:
+        problems.append(f"counts: {counts['input_lines']} input lines but {accounted} accounted for")
+    if sum(s["rows"] for s in manifest["shards"]) != counts["rows"]:
+        problems.append("counts: shard rows do not add up to the manifest's rows")
+    if manifest["rejects"]["rows"] != counts["load_rejects"] + counts["variant_rejects"]:
+        problems.append("counts: rejects.parquet rows differ from load + variant rejects")
+    if problems:
+        return report  # do not re-verify rows of files that are already known to be wrong
+
+    families = {name: cls.family for name, cls in registered().items()}
+    sources = _source_episodes(manifest, episodes, trust_hooks)
+    current: Episode | None = None
+    seen_ids: set[str] = set()
+    for row in _rows(root, manifest):
+        report.rows_checked += 1
+        if row["id"] in seen_ids:
+            problems.append(f"{row['id']}: duplicate row id")
+        seen_ids.add(row["id"])
+        while current is None or current.id != row["hsa_source_id"]:
+            current = next(sources, None)  # rows follow the input order; skip sources without rows
+            if current is None:
+                problems.append(f"{row['id']}: source {row['hsa_source_id']!r} not found in order "
+                                f"in the episodes")
+                return report
+        try:
+            rebuilt = rebuild(current, row, families, manifest["version"])
+        except VerificationFailed as exc:
+            problems.append(f"{row['id']}: verify:{exc.check}: {exc.reason}")
+            continue
+        except HsaError as exc:
+            problems.append(f"{row['id']}: cannot rebuild: {exc}")
+            continue
+        differing = _differences(row, rebuilt)
+        if differing:
+            problems.append(f"{row['id']}: stored row differs from its rebuild in "
+                            f"{', '.join(differing)}")
+        if len(problems) > 50:
+            problems.append("... stopping after 50 problems")
+            break
+    return report
+
+
+def replay_row(version_dir: str | os.PathLike, row_id: str, *,
+               episodes: str | os.PathLike | None = None, trust_hooks: bool = False
+               ) -> tuple[dict, list[str]]:
+    """The stored row and the columns where its rebuild differs (empty: identical)."""
+    root = Path(version_dir)
+    manifest = read_manifest(root)
+    stored = next((r for r in _rows(root, manifest) if r["id"] == row_id), None)
+    if stored is None:
+        raise HsaError(f"no row {row_id!r} in this version", file=str(root))
+    source = next((e for e in _source_episodes(manifest, episodes, trust_hooks)
+                   if e.id == stored["hsa_source_id"]), None)
+    if source is None:
+        raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
+    families = {name: cls.family for name, cls in registered().items()}
+    rebuilt = rebuild(source, stored, families, manifest["version"])
+    return stored, _differences(stored, rebuilt)

@@ -1,0 +1,225 @@
+"""``hsa generate``: stream episodes through a recipe into a versioned, verified dataset.
+
+    <out>/<recipe name>/<version>/
+      data/<split>-00000-of-000NN.parquet   rendered rows (hsa.rows.ROW_SCHEMA)
+      rejects.parquet                       every input line or variant that did not become a row
+      manifest.json                         recipe, input fingerprint, versions, counts, shard sha256
+      README.md                             the Hugging Face dataset card
+
+Every input line is accounted for: ``input_lines = sources_out + sources_all_rejected +
+load_rejects``, and every variant is a row or a reject.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hsa import __version__
+from hsa.batch import INPUT_SCHEMA, BatchJob
+from hsa.engines import ENGINES, run_engine
+from hsa.errors import HsaError
+from hsa.fingerprint import input_fingerprint, version_id
+from hsa.jsonl import atomic_path
+from hsa.recipe import Recipe
+from hsa.lineage import COMPOSITIONS
+from hsa.rows import REJECT_SCHEMA, ROW_SCHEMA
+from hsa.writer import ShardWriter, finalize_shards, publish, sha256, staging_dir
+
+MANIFEST_VERSION = 1
+DEFAULT_BATCH = 256
+
+
+@dataclass
+class Result:
+    path: Path
+    manifest: dict
+    reused: bool = False
+
+
+@dataclass
+class _Counts:
+    input_lines: int = 0
+    rows: int = 0
+    load_rejects: int = 0
+    variant_rejects: int = 0
+    sources_out: int = 0
+    sources_all_rejected: int = 0
+    rejects_by_stage: Counter = field(default_factory=Counter)
+    rows_by_family: Counter = field(default_factory=Counter)
+    rows_by_transform: Counter = field(default_factory=Counter)
+
+
+def read_batches(path: Path, batch_size: int, counts: _Counts) -> Iterator[pa.RecordBatch]:
+    """Non-blank lines of the episodes file with their 1-based numbers, ``batch_size`` a batch."""
+    lines, texts = [], []
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise HsaError(f"cannot read episodes: {exc.strerror}", file=str(path)) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            counts.input_lines += 1
+            lines.append(number)
+            texts.append(raw.rstrip(b"\r\n"))
+            if len(lines) == batch_size:
+                yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()),
+                                                  pa.array(texts, pa.binary())], schema=INPUT_SCHEMA)
+                lines, texts = [], []
+    if lines:
+        yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()), pa.array(texts, pa.binary())],
+                                         schema=INPUT_SCHEMA)
+
+
+def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike, *,
+             harness: str | os.PathLike | None = None, engine: str = "local", workers: int = 1,
+             batch_size: int = DEFAULT_BATCH, split: str = "train", trust_hooks: bool = False,
+             on_progress: Callable[[int, int], None] | None = None) -> Result:
+    """Make (or find) the version of ``recipe`` over ``episodes``; return its folder."""
+    if engine not in ENGINES:
+        raise HsaError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    episodes = Path(episodes)
+    if not episodes.is_file():
+        raise HsaError("episodes file does not exist", file=str(episodes))
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise HsaError("output path exists and is a file, expected a directory", file=str(out))
+    if harness is not None and not Path(harness).is_dir():
+        raise HsaError("harness folder does not exist or is not a directory", file=str(harness))
+
+    canonical = recipe.to_dict()
+    transforms = recipe.transform_versions()
+    fingerprint = input_fingerprint(episodes, harness)
+    version = version_id(canonical, fingerprint, __version__, transforms, split)
+    final = out / recipe.name / version
+    if (final / "manifest.json").is_file():
+        return Result(final, orjson.loads((final / "manifest.json").read_bytes()), reused=True)
+
+    staging = staging_dir(final)
+    try:
+        manifest = _write(recipe, episodes, harness, staging, engine=engine, workers=workers,
+                          batch_size=batch_size, split=split, trust_hooks=trust_hooks,
+                          version=version, fingerprint=fingerprint, transforms=transforms,
+                          on_progress=on_progress)
+        from hsa.card import write_card
+        write_card(staging)
+        published = publish(staging, final)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if exc.errno == errno.ENOSPC:
+            raise HsaError(f"disk full while writing version {version}; nothing was published",
+                           file=str(out)) from None
+        raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return Result(final, manifest, reused=not published)
+
+
+def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: str, workers: int,
+           batch_size: int, split: str, trust_hooks: bool, version: str, fingerprint: dict,
+           transforms: dict, on_progress) -> dict:
+    job = BatchJob(recipe=recipe.to_dict(), source=str(episodes),
+                   harness_dir=None if harness is None else str(harness), trust_hooks=trust_hooks,
+                   version=version)
+    (staging / "data").mkdir()
+    rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
+    rejects = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
+    counts = _Counts()
+    line_state: dict[int, str] = {}  # the last line seen: "row" once it has a row, else "reject"
+    for batch in run_engine(engine, job, read_batches(episodes, batch_size, counts),
+                            workers=workers, staging=staging):
+        table = pa.Table.from_batches([batch])
+        is_reject = pc.invert(pc.is_null(table.column("hsa_reject")))
+        _count_sources(table, is_reject, line_state, counts)
+        kept = table.filter(pc.invert(is_reject)).select(ROW_SCHEMA.names)
+        rows.add(kept)
+        counts.rows += kept.num_rows
+        for name, n in _value_counts(kept.column("hsa_families")):
+            counts.rows_by_family[name] += n
+        for lineage in kept.column("hsa_lineage").to_pylist():
+            for step in orjson.loads(lineage):
+                if step["fired"] and step["transform"] not in COMPOSITIONS:
+                    counts.rows_by_transform[step["transform"]] += 1
+        records = [orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()]
+        for record in records:
+            if record["stage"] == "load":
+                counts.load_rejects += 1
+            else:
+                counts.variant_rejects += 1
+            counts.rejects_by_stage[record["stage"]] += 1
+        if records:
+            rejects.add(pa.Table.from_pylist(records, schema=REJECT_SCHEMA))
+        if on_progress:
+            on_progress(counts.input_lines, counts.rows)
+    _close_sources(line_state, counts)
+    shards = finalize_shards(rows.close(), split)
+    (reject_path, _), = rejects.close()
+    reject_path.rename(staging / "rejects.parquet")
+    accounted = counts.sources_out + counts.sources_all_rejected + counts.load_rejects
+    if accounted != counts.input_lines:
+        raise HsaError(f"internal error: {counts.input_lines} input lines but {accounted} "
+                       f"accounted for; nothing was published")
+    manifest = {
+        "manifest_version": MANIFEST_VERSION, "name": recipe.name, "version": version,
+        "split": split, "recipe": recipe.to_dict(), "seed": recipe.seed,
+        "input": {"episodes": str(episodes), **fingerprint,
+                  "harness": None if harness is None else str(harness)},
+        "hsa_version": __version__, "transform_versions": transforms,
+        "counts": {"input_lines": counts.input_lines, "sources_out": counts.sources_out,
+                   "sources_all_rejected": counts.sources_all_rejected,
+                   "load_rejects": counts.load_rejects, "rows": counts.rows,
+                   "variant_rejects": counts.variant_rejects},
+        "statistics": {"rows_by_family": dict(sorted(counts.rows_by_family.items())),
+                       "rows_by_transform": dict(sorted(counts.rows_by_transform.items())),
+                       "rejects_by_stage": dict(sorted(counts.rejects_by_stage.items()))},
+        "shards": shards,
+        "rejects": {"path": "rejects.parquet", "rows": counts.load_rejects + counts.variant_rejects,
+                    "sha256": sha256(staging / "rejects.parquet")},
+    }
+    with atomic_path(staging / "manifest.json") as tmp:
+        tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    return manifest
+
+
+def _value_counts(column: pa.ChunkedArray):
+    flat = pc.list_flatten(column)
+    if len(flat) == 0:
+        return []
+    return [(item["values"].as_py(), item["counts"].as_py()) for item in pc.value_counts(flat)]
+
+
+def _count_sources(table: pa.Table, is_reject: pa.ChunkedArray, state: dict, counts: _Counts) -> None:
+    """Each input line ends as a source with rows, a source whose variants were all rejected, or a
+    load reject. Output is in line order, so only the current line needs remembering."""
+    for line, rejected, reject in zip(table.column("hsa_line").to_pylist(), is_reject.to_pylist(),
+                                      table.column("hsa_reject").to_pylist()):
+        if line not in state:
+            _close_sources(state, counts)
+            state[line] = "pending"
+        if not rejected:
+            state[line] = "row"
+        elif b'"stage":"load"' in (reject.encode() if isinstance(reject, str) else reject):
+            state[line] = "load"
+
+
+def _close_sources(state: dict, counts: _Counts) -> None:
+    for status in state.values():
+        if status == "row":
+            counts.sources_out += 1
+        elif status == "pending":
+            counts.sources_all_rejected += 1
+    state.clear()

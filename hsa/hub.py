@@ -1,0 +1,85 @@
+"""Publish a dataset version to the Hugging Face Hub in one commit, with retries.
+
+The token comes from the environment (``HF_TOKEN``) or the Hub login (``hf auth login``) through
+``huggingface_hub``; ``hsa`` never reads it into its own files, logs or manifests. The repository
+keeps the version's layout (``data/``, ``rejects.parquet``, ``manifest.json``, ``README.md``), so
+``load_dataset("ORG/NAME")`` reads the card's ``configs``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from hsa.audit import read_manifest
+from hsa.errors import HsaError
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+RETRIES = 4
+
+
+def version_files(version_dir: Path) -> list[Path]:
+    """The files a version publishes, in a stable order (card and manifest first)."""
+    manifest = read_manifest(version_dir)
+    paths = ["README.md", "manifest.json", "rejects.parquet"] + [s["path"] for s in manifest["shards"]]
+    missing = [p for p in paths if not (version_dir / p).is_file()]
+    if missing:
+        raise HsaError(f"version is incomplete, missing: {', '.join(missing)}", file=str(version_dir))
+    return [version_dir / p for p in paths]
+
+
+def _retryable(exc: BaseException) -> bool:
+    from huggingface_hub.errors import HfHubHTTPError
+    if isinstance(exc, HfHubHTTPError):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        return status is None or status == 429 or status >= 500
+    return isinstance(exc, (ConnectionError, TimeoutError, OSError))
+
+
+def _with_retries(what: str, call, *, sleep=time.sleep):
+    for attempt in range(1, RETRIES + 1):
+        try:
+            return call()
+        except Exception as exc:  # classified below: only transient failures are retried
+            if attempt == RETRIES or not _retryable(exc):
+                raise HsaError(f"{what} failed after {attempt} attempt(s): "
+                               f"{type(exc).__name__}: {exc}") from exc
+            sleep(2 ** (attempt - 1))
+
+
+def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool = False,
+                 dry_run: bool = False, api: Any = None, sleep=time.sleep) -> list[str]:
+    """Create the dataset repo if needed and upload the version in one commit.
+
+    Returns the operations as lines (``add data/train-00000-of-00001.parquet (123 bytes)``);
+    with ``dry_run`` nothing is sent. ``api`` defaults to ``huggingface_hub.HfApi()``."""
+    root = Path(version_dir)
+    if not _REPO_ID.match(repo_id):
+        raise HsaError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
+    files = version_files(root)
+    manifest = read_manifest(root)
+    lines = [f"add {p.relative_to(root).as_posix()} ({p.stat().st_size} bytes)" for p in files]
+    header = (f"create dataset repo {repo_id} ({'private' if private else 'public'}) if missing; "
+              f"commit 'hsa {manifest['name']} {manifest['version']}' with {len(files)} files")
+    if dry_run:
+        return [header] + lines
+    from huggingface_hub import CommitOperationAdd, HfApi, get_token
+
+    if api is None:
+        if not get_token():
+            raise HsaError("no Hugging Face token: set HF_TOKEN or run `hf auth login`")
+        api = HfApi()
+    operations = [CommitOperationAdd(path_in_repo=p.relative_to(root).as_posix(),
+                                     path_or_fileobj=str(p)) for p in files]
+    _with_retries("creating the repository", lambda: api.create_repo(
+        repo_id, repo_type="dataset", private=private, exist_ok=True), sleep=sleep)
+    _with_retries("the upload commit", lambda: api.create_commit(
+        repo_id, operations, repo_type="dataset",
+        commit_message=f"hsa {manifest['name']} {manifest['version']}",
+        commit_description=f"Dataset version {manifest['version']} made by hsa "
+                           f"{manifest['hsa_version']} (recipe {manifest['name']}, seed "
+                           f"{manifest['seed']})."), sleep=sleep)
+    return [header] + lines

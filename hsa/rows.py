@@ -1,0 +1,75 @@
+"""Rendered rows: what trainers read, one per variant, and their Arrow schema.
+
+``messages`` (system prompt rendered from the variant's harness, then the conversation) and
+``tools`` (OpenAI tool objects, the skill loader included) are stored as Arrow's JSON extension
+type: Arrow never sees their inner structure, so heterogeneous dicts (tool-call arguments, JSON
+schemas) are never merged into one struct with ``null`` keys, and ``datasets`` decodes them back
+to Python objects (its ``Json`` feature). The ``hsa_*`` columns say where the row came from.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pyarrow as pa
+
+from hsa.render import render_messages
+from hsa.variant import Variant, VariantReject
+
+JSON = pa.json_()
+
+ROW_SCHEMA = pa.schema([
+    ("id", pa.string()),                 # "<source id>#<variant index>", unique in a version
+    ("messages", JSON),
+    ("tools", JSON),
+    ("hsa_source_id", pa.string()),
+    ("hsa_variant", pa.int32()),
+    ("hsa_lineage", JSON),
+    ("hsa_mapping", JSON),
+    ("hsa_gold", JSON),
+    ("hsa_families", pa.list_(pa.string())),  # families whose transforms fired, for statistics
+    ("hsa_version", pa.string()),
+])
+
+REJECT_SCHEMA = pa.schema([
+    ("source", pa.string()),
+    ("line", pa.int64()),
+    ("id", pa.string()),
+    ("variant", pa.int32()),
+    ("stage", pa.string()),     # "load", "transform:<name>", "verify:<check>", "render"
+    ("field", pa.string()),
+    ("reason", pa.string()),
+    ("lineage", JSON),
+])
+
+
+def row_id(source_id: str, index: int) -> str:
+    return f"{source_id}#{index}"
+
+
+def _json(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+def variant_row(variant: Variant, families: dict[str, str], version: str) -> dict:
+    """The rendered row of one variant; ``families`` maps transform name -> family."""
+    episode = variant.episode
+    fired = sorted({families[s.transform] for s in variant.lineage
+                    if s.fired and s.transform in families})
+    return {
+        "id": row_id(variant.source_id, variant.index),
+        "messages": _json(render_messages(episode)),
+        "tools": _json(episode.harness.openai_tools()),
+        "hsa_source_id": variant.source_id,
+        "hsa_variant": variant.index,
+        "hsa_lineage": _json([s.to_dict() for s in variant.lineage]),
+        "hsa_mapping": _json(variant.mapping.to_dict()),
+        "hsa_gold": _json(episode.gold.to_dict()),
+        "hsa_families": fired,
+        "hsa_version": version,
+    }
+
+
+def reject_row(reject: VariantReject, *, source: str, line: int | None) -> dict:
+    return {"source": source, "line": line, "id": reject.source_id, "variant": reject.index,
+            "stage": reject.stage, "field": None, "reason": reject.reason,
+            "lineage": _json([s.to_dict() for s in reject.lineage])}
