@@ -97,7 +97,11 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
             continue
         if sha256(path) != shard["sha256"]:
             problems.append(f"{shard['path']}: sha256 differs from the manifest")
-        rows = pq.ParquetFile(path).metadata.num_rows
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except Exception as exc:  # a truncated or foreign file: report it, keep checking others
+            problems.append(f"{shard['path']}: not a readable Parquet file ({exc})")
+            continue
         if rows != shard["rows"]:
             problems.append(f"{shard['path']}: {rows} rows, manifest says {shard['rows']}")
     counts = manifest["counts"]

@@ -1,6 +1,7 @@
 """Rendered rows: what trainers read, one per variant, and their Arrow schema.
 
-``messages`` (system prompt rendered from the variant's harness, then the conversation) and
+``messages`` (system prompt rendered from the variant's harness, then the conversation, with
+tool-call arguments as objects, as chat templates expect) and
 ``tools`` (OpenAI tool objects, the skill loader included) are stored as Arrow's JSON extension
 type: Arrow never sees their inner structure, so heterogeneous dicts (tool-call arguments, JSON
 schemas) are never merged into one struct with ``null`` keys, and ``datasets`` decodes them back
@@ -50,6 +51,23 @@ def _json(value) -> str:
     return orjson.dumps(value).decode()
 
 
+def chat_template_messages(messages: list[dict]) -> list[dict]:
+    """Messages as chat templates and TRL expect them: tool-call arguments as objects.
+
+    Episodes keep OpenAI's JSON-string arguments; templates (Qwen's among them) apply ``tojson``
+    to the arguments, which would double-encode a string."""
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if calls:
+            message = {**message, "tool_calls": [
+                {**call, "function": {**call["function"],
+                                      "arguments": orjson.loads(call["function"]["arguments"])}}
+                for call in calls]}
+        out.append(message)
+    return out
+
+
 def variant_row(variant: Variant, families: dict[str, str], version: str) -> dict:
     """The rendered row of one variant; ``families`` maps transform name -> family."""
     episode = variant.episode
@@ -57,7 +75,7 @@ def variant_row(variant: Variant, families: dict[str, str], version: str) -> dic
                     if s.fired and s.transform in families})
     return {
         "id": row_id(variant.source_id, variant.index),
-        "messages": _json(render_messages(episode)),
+        "messages": _json(chat_template_messages(render_messages(episode))),
         "tools": _json(episode.harness.openai_tools()),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,

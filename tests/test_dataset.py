@@ -1,0 +1,295 @@
+"""Dataset versions end to end: layout, determinism across workers and engines, atomicity,
+rejects, audit, replay, card, Hub publishing (up to the HTTP boundary) and TRL training."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from hsa.audit import audit_version, replay_row
+from hsa.cli import main
+from hsa.errors import HsaError
+from hsa.example import EPISODES_PATH
+from hsa.generate import generate
+from hsa.pipeline import augment
+from hsa.episode import read_episodes
+from hsa.recipe import load_recipe
+from hsa.registry import registered
+from hsa.rows import variant_row
+from hsa.variant import Variant
+
+RECIPE = "tools-basic"
+
+
+@pytest.fixture(scope="module")
+def version(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    return generate(load_recipe(RECIPE), EPISODES_PATH, out, trust_hooks=True)
+
+
+def shard_hashes(result) -> list[str]:
+    return [s["sha256"] for s in result.manifest["shards"]] + [result.manifest["rejects"]["sha256"]]
+
+
+def test_version_layout_and_counts(version):
+    root = version.path
+    assert root.parent.name == RECIPE and root.name == version.manifest["version"]
+    assert sorted(p.name for p in root.iterdir()) == ["README.md", "data", "manifest.json",
+                                                      "rejects.parquet"]
+    assert [p.name for p in (root / "data").iterdir()] == ["train-00000-of-00001.parquet"]
+    counts = version.manifest["counts"]
+    assert counts == {"input_lines": 240, "sources_out": 240, "sources_all_rejected": 0,
+                      "load_rejects": 0, "rows": 960, "variant_rejects": 0}
+    assert not list(root.parent.glob(".*partial*"))  # no staging folder left behind
+
+
+def test_rows_load_with_datasets_and_decode_to_what_was_written(version):
+    import datasets
+    ds = datasets.load_dataset("parquet", data_files={
+        "train": str(version.path / "data" / "train-*.parquet")})["train"]
+    assert len(ds) == 960
+    families = {name: cls.family for name, cls in registered().items()}
+    expected = [variant_row(v, families, version.manifest["version"])
+                for v in augment(load_recipe(RECIPE), read_episodes(EPISODES_PATH, trust_hooks=True))
+                if isinstance(v, Variant)]
+    for row, want in zip(ds, expected, strict=True):
+        assert row["id"] == want["id"]
+        assert row["messages"] == json.loads(want["messages"])
+        assert row["tools"] == json.loads(want["tools"])
+        # Heterogeneous schemas stay exactly as written: no keys merged in from other rows.
+        assert all(set(t["function"]) == {"name", "description", "parameters"} for t in row["tools"])
+
+
+def test_same_inputs_same_bytes_whatever_the_workers_or_batch_size(version, tmp_path):
+    two = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "w2", workers=2, batch_size=7,
+                   trust_hooks=True)
+    assert two.path.name == version.path.name
+    assert shard_hashes(two) == shard_hashes(version)
+    again = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "w2", trust_hooks=True)
+    assert again.reused and again.path == two.path
+
+
+def test_ray_engine_writes_the_same_bytes(version, tmp_path):
+    pytest.importorskip("ray")
+    ray_result = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "ray", engine="ray",
+                          workers=2, batch_size=50, trust_hooks=True)
+    assert shard_hashes(ray_result) == shard_hashes(version)
+
+
+def test_version_changes_with_the_seed(version, tmp_path):
+    recipe = load_recipe(RECIPE)
+    recipe.seed += 1
+    other = generate(recipe, EPISODES_PATH, tmp_path, trust_hooks=True)
+    assert other.path.name != version.path.name
+
+
+def test_bad_lines_become_rejects_and_every_line_is_accounted_for(tmp_path):
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:10]
+    broken = json.loads(lines[3])
+    broken["messages"][0]["role"] = "robot"
+    rows = lines[:3] + ["{not json"] + [json.dumps(broken)] + lines[4:] + [""]
+    source = tmp_path / "episodes.jsonl"
+    source.write_text("\n".join(rows), encoding="utf-8")
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    counts = result.manifest["counts"]
+    assert counts["input_lines"] == 11 and counts["load_rejects"] == 2
+    assert counts["sources_out"] == 9 and counts["rows"] == 36
+    rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert [(r["line"], r["stage"]) for r in rejects] == [(4, "load"), (5, "load")]
+    assert "not valid JSON" in rejects[0]["reason"]
+    assert rejects[1]["field"] == "messages[0].role" and "unknown role" in rejects[1]["reason"]
+
+
+def test_output_path_that_is_a_file_is_refused(tmp_path):
+    target = tmp_path / "out"
+    target.write_text("x")
+    with pytest.raises(HsaError, match="is a file"):
+        generate(load_recipe(RECIPE), EPISODES_PATH, target, trust_hooks=True)
+
+
+def test_unreadable_harness_is_refused(tmp_path):
+    with pytest.raises(HsaError, match="harness folder does not exist"):
+        generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, harness=tmp_path / "nope")
+
+
+def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypatch):
+    import hsa.writer
+    real_add = hsa.writer.ShardWriter.add
+    calls = {"n": 0}
+
+    def failing_add(self, table):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C mid-run
+        return real_add(self, table)
+
+    monkeypatch.setattr(hsa.writer.ShardWriter, "add", failing_add)
+    with pytest.raises(KeyboardInterrupt):
+        generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True, batch_size=32)
+    assert list((tmp_path / RECIPE).iterdir()) == []
+    monkeypatch.setattr(hsa.writer.ShardWriter, "add", real_add)
+    # A run killed outright leaves its staging folder; the next run clears it and completes.
+    stale = tmp_path / RECIPE / ".0000.partial-999999"
+    stale.mkdir()
+    done = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True)
+    assert done.path.is_dir() and audit_version(done.path, trust_hooks=True).ok
+
+
+def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch):
+    import hsa.writer
+
+    def no_space(self, table):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(hsa.writer.ShardWriter, "add", no_space)
+    with pytest.raises(HsaError, match="disk full"):
+        generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True)
+    assert list((tmp_path / RECIPE).iterdir()) == []
+
+
+def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
+    import hsa.batch
+    real_call = hsa.batch.BatchFunction.__call__
+
+    def dies_on_line_100(self, batch):
+        if 100 in batch.column("line").to_pylist():
+            os._exit(9)  # the worker process vanishes, as under the OOM killer
+        return real_call(self, batch)
+
+    monkeypatch.setattr(hsa.batch.BatchFunction, "__call__", dies_on_line_100)
+    with pytest.raises(HsaError, match="worker process died"):
+        generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, workers=2, batch_size=16,
+                 trust_hooks=True)
+    assert list((tmp_path / RECIPE).iterdir()) == []
+
+
+def test_verify_passes_and_catches_tampering(version, tmp_path):
+    assert main(["verify", str(version.path), "--trust-hooks"]) == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(version.path, copy)
+    shard = copy / "data" / "train-00000-of-00001.parquet"
+    # 1. Change a row and rewrite the shard with a manifest that matches the new bytes: only
+    #    rebuilding the row from its lineage can notice.
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    messages = json.loads(rows[5]["messages"])
+    messages[-1]["content"] = (messages[-1]["content"] or "") + " (edited)"
+    rows[5]["messages"] = json.dumps(messages)
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), shard)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    from hsa.writer import sha256
+    manifest["shards"][0]["sha256"] = sha256(shard)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    report = audit_version(copy, trust_hooks=True)
+    assert [p.split(":")[0] for p in report.problems] == [rows[5]["id"]]
+    assert "differs from its rebuild in messages" in report.problems[0]
+    # 2. Bytes that no longer match the manifest.
+    shard.write_bytes(shard.read_bytes()[:-10])
+    assert main(["verify", str(copy), "--trust-hooks"]) == 1
+    assert any("sha256 differs" in p for p in audit_version(copy, trust_hooks=True).problems)
+
+
+def test_replay_rebuilds_a_stored_row(version, capsys):
+    row_id = pq.read_table(version.path / "data" / "train-00000-of-00001.parquet",
+                           columns=["id"]).column("id")[7].as_py()
+    stored, differing = replay_row(version.path, row_id, trust_hooks=True)
+    assert stored["id"] == row_id and differing == []
+    assert main(["replay", str(version.path), "--id", row_id, "--trust-hooks"]) == 0
+    assert "identical to the stored row" in capsys.readouterr().out
+
+
+def test_card_has_front_matter_configs_and_statistics(version):
+    text = (version.path / "README.md").read_text(encoding="utf-8")
+    _, front, body = text.split("---\n", 2)
+    meta = yaml.safe_load(front)
+    assert meta["configs"][0]["data_files"][0] == {"split": "train", "path": "data/train-*.parquet"}
+    assert "text-generation" in meta["task_categories"] and meta["license"] == "other"
+    assert "Variants per source: min 4, median 4, mean 4.00, max 4." in body
+    assert "| `tool_order_permutation` | 720 |" in body
+    assert "load_dataset(" in body and "SFTTrainer" in body
+
+
+class FakeHub:
+    """Stands in for huggingface_hub.HfApi: the Hub's HTTP API cannot be reached from here."""
+
+    def __init__(self, failures: list[Exception] | None = None):
+        self.calls = []
+        self.failures = list(failures or [])
+
+    def create_repo(self, repo_id, **kwargs):
+        self.calls.append(("create_repo", repo_id, kwargs))
+
+    def create_commit(self, repo_id, operations, **kwargs):
+        if self.failures:
+            raise self.failures.pop(0)
+        self.calls.append(("create_commit", repo_id, [op.path_in_repo for op in operations], kwargs))
+
+
+def _http_error(status: int):
+    import httpx2 as httpx  # huggingface_hub 2 ships its HTTP client as httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+    response = httpx.Response(status, request=httpx.Request("POST", "https://hub.invalid/x"))
+    return HfHubHTTPError(f"{status} error", response=response)
+
+
+def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
+    from hsa.hub import push_version
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token_value")
+    hub = FakeHub(failures=[_http_error(503), _http_error(429)])
+    sleeps = []
+    push_version(version.path, "org/live-commerce-hsa", private=True, api=hub, sleep=sleeps.append)
+    (_, repo, repo_kwargs), (_, _, paths, commit_kwargs) = hub.calls
+    assert repo == "org/live-commerce-hsa"
+    assert repo_kwargs == {"repo_type": "dataset", "private": True, "exist_ok": True}
+    assert paths == ["README.md", "manifest.json", "rejects.parquet",
+                     "data/train-00000-of-00001.parquet"]
+    assert commit_kwargs["repo_type"] == "dataset" and sleeps == [1, 2]
+    for path in version.path.rglob("*"):  # the token is never written anywhere
+        if path.is_file():
+            assert b"hf_secret_token_value" not in path.read_bytes()
+
+
+def test_push_gives_up_on_auth_errors_and_dry_run_sends_nothing(version, capsys):
+    from hsa.hub import push_version
+    hub = FakeHub(failures=[_http_error(401)])
+    with pytest.raises(HsaError, match="upload commit failed after 1 attempt"):
+        push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
+    assert main(["push", str(version.path), "--repo-id", "org/name", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "add data/train-00000-of-00001.parquet" in printed and "pushed" not in printed
+    with pytest.raises(HsaError, match="ORG/NAME"):
+        push_version(version.path, "not-a-repo-id", dry_run=True)
+
+
+def test_two_sft_steps_on_a_generated_version(version, tmp_path):
+    """The rows are TRL-ready: SFTTrainer trains on them with assistant-only loss."""
+    pytest.importorskip("trl")
+    import datasets
+    from trl import SFTConfig, SFTTrainer
+
+    from tests.tiny_models import build_model, build_tokenizer
+    ds = datasets.load_dataset("parquet", data_files={
+        "train": str(version.path / "data" / "train-*.parquet")})["train"]
+    ds = ds.select(range(0, 960, 60)).select_columns(["messages", "tools"])
+    tokenizer = build_tokenizer((json.dumps(r["messages"], ensure_ascii=False)
+                                 + json.dumps(r["tools"]) for r in ds), vocab_size=4096)
+    model = build_model(tokenizer)
+    args = SFTConfig(output_dir=str(tmp_path / "sft"), max_steps=2, per_device_train_batch_size=1,
+                     max_length=6144, assistant_only_loss=True, use_cpu=True, bf16=False,
+                     report_to="none", logging_steps=1, save_strategy="no", learning_rate=1e-3)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
+    sample = trainer.train_dataset[0]
+    trained = sum(label != -100 for label in sample["labels"])
+    assert 0 < trained < len(sample["labels"]) / 2  # the loss sees the assistant's tokens only
+    result = trainer.train()
+    assert result.global_step == 2
+    losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
+    assert len(losses) == 2 and all(loss == loss and loss > 0 for loss in losses)
