@@ -1,0 +1,387 @@
+"""The prompt-structure family: layouts, section order, wording and placement keep every
+section's information in what the model reads (example-based and hypothesis)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+from dataclasses import replace
+
+import pytest
+from hypothesis import example as known_case
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hsa.episode import Episode
+from hsa.errors import HarnessError, HsaError
+from hsa.example import load_example_episodes, load_example_harness
+from hsa.harness import Harness, PromptSpec
+from hsa.hook import Hook
+from hsa.pipeline import augment_episode
+from hsa.recipe import Recipe
+from hsa.render import (DEFAULT_HEADINGS, DEFAULT_PHRASES, available_layouts, render_messages,
+                        render_system_prompt)
+from hsa.skill import Skill
+from hsa.tool import Tool
+from hsa.variant import Variant
+from tests.strategies import harnesses, unicode_text
+from transforms.prompt_structure import (HEADINGS, LAYOUTS, PHRASES, PromptLayout,
+                                         PromptPlacement, PromptSectionOrder, PromptWording,
+                                         order_split, rendered_sections)
+
+TRANSFORMS = ("prompt_layout", "prompt_section_order", "prompt_wording", "prompt_placement")
+ALL_STYLES = [c for part in LAYOUTS.values() for c in part]
+
+
+def with_layout(harness: Harness, layout: str, style: dict | None = None, **options) -> Harness:
+    opts = {**harness.prompt.options, **options}
+    if style:
+        opts["layout_style"] = style
+    return replace(harness, prompt=replace(harness.prompt, layout=layout, options=opts))
+
+
+def model_reads(episode: Episode) -> str:
+    """The system prompt and the first user turn: where every section must be found."""
+    messages = render_messages(episode)
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    user = next((m.get("content") or "" for m in messages if m["role"] == "user"), "")
+    if isinstance(user, list):
+        user = "".join(p["text"] for p in user)
+    return system + "\n" + user
+
+
+def present(text: str, read: str) -> bool:
+    """``text`` is in ``read`` as written, or as the JSON layouts write a string."""
+    text = text.strip()
+    return text in read or json.dumps(text, ensure_ascii=False)[1:-1] in read
+
+
+def missing_information(episode: Episode) -> list[str]:
+    harness, read = episode.harness, model_reads(episode)
+    sections = harness.prompt.sections
+    wanted = []
+    if "skills" in sections:
+        wanted += [x for s in harness.skills for x in (s.id, s.description)]
+    if "tools" in sections:
+        wanted += [x for t in harness.all_tools() for x in (t.name, t.description)]
+    if "hooks" in sections:
+        wanted += [x for h in harness.hooks for x in (h.name, h.description)]
+    wanted += [harness.prompt.text[s] for s in sections if harness.prompt.text.get(s)]
+    return [w for w in wanted if not present(w, read)]
+
+
+@pytest.fixture(scope="module")
+def example():
+    return load_example_episodes()
+
+
+# ---- option tables ---------------------------------------------------------------------------
+
+def test_layout_tables_split_whole_layouts():
+    train = {c["layout"] for c in LAYOUTS["train"]}
+    heldout = {c["layout"] for c in LAYOUTS["heldout"]}
+    assert not train & heldout
+    assert train | heldout == {"markdown", "xml", "json", "prose"} <= set(available_layouts())
+    assert min(len(LAYOUTS["train"]), len(LAYOUTS["heldout"])) >= 3
+    keys = [json.dumps(c, sort_keys=True) for c in ALL_STYLES]
+    assert len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("table", [HEADINGS, PHRASES], ids=["headings", "phrases"])
+def test_wording_tables_are_split_and_never_the_default(table):
+    defaults = set(DEFAULT_HEADINGS.values()) | set(DEFAULT_PHRASES.values())
+    for key, languages in table.items():
+        assert set(languages) == {"en", "zh"}
+        for language, parts in languages.items():
+            train, heldout = set(parts["train"]), set(parts["heldout"])
+            assert not train & heldout, (key, language)
+            assert min(len(train), len(heldout)) >= 3, (key, language)
+            assert not (train | heldout) & defaults
+            if language == "zh":
+                assert all(re.search("[\u4e00-\u9fff]", w) for w in train | heldout)
+    if table is HEADINGS:  # headings of one language never coincide across sections
+        for language in ("en", "zh"):
+            words = [w for parts in table.values() for p in parts[language].values() for w in p]
+            assert len(set(words)) == len(words)
+
+
+def test_section_orders_split_by_parity():
+    names = ["persona", "instructions", "skills", "tools", "hooks"]
+    parts = [order_split(list(p)) for p in itertools.permutations(names)]
+    assert parts.count("train") == parts.count("heldout") == 60
+    assert order_split(["b", "a"]) == "heldout" and order_split(["a", "b"]) == "train"
+
+
+# ---- layouts ---------------------------------------------------------------------------------
+
+TINY = Harness(
+    name="tiny", skills=(Skill(id="price-reply", description="Price answers.", content="x",
+                               kind="reply"),),
+    tools=(Tool(name="get_price", description="Price of a link.",
+                parameters={"type": "object", "properties": {"link": {"type": "integer"}},
+                            "required": ["link"]}),),
+    prompt=PromptSpec(layout="markdown", sections=("persona", "skills", "tools", "hooks"),
+                      text={"persona": "You sell."}),
+    hooks=(Hook(name="reply_length", event="reply", function="f", description="Short."),),
+    hooks_source="def f(payload, config):\n    return {'ok': True}\n")
+
+
+def test_markdown_default_output_is_unchanged():
+    assert render_system_prompt(TINY) == (
+        "## Persona\nYou sell.\n\n"
+        "## Skills\nLoad a skill with the skill loader tool before you act on it.\n\n"
+        "- `price-reply` (reply): Price answers.\n\n"
+        "## Tools\nCall these tools when the request needs their data.\n\n"
+        "- `get_price`: Price of a link.\n"
+        "- `load_skill`: Load a skill's full instructions by its id before acting on them.\n\n"
+        "## Checks\nThese checks run around your actions; follow their feedback.\n\n"
+        "- `reply_length` (reply): Short.\n")
+    styled = render_system_prompt(with_layout(TINY, "markdown", {"heading": "#", "bullet": "*"}))
+    assert styled.startswith("# Persona\n") and "\n* `get_price`: Price of a link.\n" in styled
+
+
+@pytest.mark.parametrize("choice", ALL_STYLES, ids=lambda c: json.dumps(c))
+def test_every_layout_renders_every_section_of_the_example(example, choice):
+    episode = example[0]
+    harness = with_layout(episode.harness, choice["layout"], choice["style"])
+    variant = episode.with_harness(harness)
+    assert missing_information(variant) == []
+    prompt = render_system_prompt(harness)
+    headings = [DEFAULT_HEADINGS.get(s, s.title()) for s in harness.prompt.sections]
+    positions = [prompt.index(h) for h in headings]
+    assert positions == sorted(positions)
+    if choice["layout"] == "json":
+        assert list(json.loads(prompt)) == headings
+
+
+@pytest.mark.parametrize("shape", ["openai", "mcp"])
+def test_json_and_xml_layouts_show_each_tool_whole_in_its_shape(example, shape):
+    harness = example[0].harness
+
+    def expected(tool):
+        if shape == "mcp":
+            return {"name": tool.name, "description": tool.description,
+                    "inputSchema": tool.parameters}
+        return {"type": "function", "function": {"name": tool.name,
+                                                 "description": tool.description,
+                                                 "parameters": tool.parameters}}
+
+    want = [expected(t) for t in harness.all_tools()]
+    options = {} if shape == "openai" else {"tool_shape": shape}
+    document = json.loads(render_system_prompt(with_layout(harness, "json", **options)))
+    assert document["Tools"]["tools"] == want
+    assert document["Skills"]["skills"][0] == {"id": "after-sales-reply", "kind": "reply",
+                                               "description": harness.skills[0].description}
+    assert [c["name"] for c in document["Checks"]["checks"]] == [h.name for h in harness.hooks]
+    xml = render_system_prompt(with_layout(harness, "xml", **options))
+    shown = re.findall(r'<tool name="([^"]+)">(.*?)</tool>', xml)
+    assert [(name, json.loads(body)) for name, body in shown] == \
+        [(t.name, w) for t, w in zip(harness.all_tools(), want, strict=True)]
+
+
+def test_unknown_tool_shape_fails_clearly():
+    with pytest.raises(HarnessError, match="options_tool_shape_must_be_openai_or_mcp"):
+        render_system_prompt(with_layout(TINY, "json", tool_shape="anthropic"))
+
+
+@given(persona=unicode_text.filter(bool), description=unicode_text.filter(str.strip),
+       indent=st.sampled_from([0, 2, 4]), flat_from=st.sampled_from([1, 2, 3, 99]))
+@known_case(persona="".join(map(chr, range(32))) + '"\\/\x7f\u2028你', description="a\tb\x1f",
+         indent=2, flat_from=99)
+def test_json_layout_is_json_that_keeps_every_character(persona, description, indent, flat_from):
+    tool = replace(TINY.tools[0], description=description,
+                   parameters={"type": "object", "properties": {
+                       "q": {"type": "string", "description": description, "default": None,
+                             "examples": [1.5, True, [], {}]}}})
+    harness = replace(TINY, tools=(tool,), prompt=replace(TINY.prompt, text={"persona": persona}))
+    document = json.loads(render_system_prompt(
+        with_layout(harness, "json", {"indent": indent, "flat_from": flat_from})))
+    assert document["Persona"] == persona
+    assert document["Tools"]["tools"][0]["function"] == {
+        "name": "get_price", "description": description, "parameters": tool.parameters}
+
+
+@pytest.mark.parametrize("choice", ALL_STYLES, ids=lambda c: json.dumps(c))
+def test_template_syntax_in_harness_text_is_rendered_literally(choice):
+    sneaky = "{{ 7 * 7 }} {% if true %}yes{% endif %} {{ ''.__class__ }}"
+    harness = replace(TINY, skills=(replace(TINY.skills[0], description=sneaky),),
+                      tools=(replace(TINY.tools[0], description=sneaky),),
+                      prompt=replace(TINY.prompt, text={"persona": sneaky}))
+    prompt = render_system_prompt(with_layout(harness, choice["layout"], choice["style"]))
+    assert prompt.count(sneaky) == 3 and "49" not in prompt
+
+
+@pytest.mark.parametrize("source", [
+    "{{ sections.__class__.__mro__ }}",
+    "{{ ''.__class__.__base__.__subclasses__() }}",
+    "{{ cycler.__init__.__globals__ }}",
+    "{% for s in sections %}{{ s.entries.append(1) }}{% endfor %}",
+    "{{ options.update({'layout': 'x'}) }}",
+])
+def test_a_layout_reaching_for_python_internals_fails_with_a_harness_error(source):
+    evil = replace(TINY, layouts={"evil": source}, prompt=replace(TINY.prompt, layout="evil"))
+    with pytest.raises(HarnessError, match="layout 'evil' tried an unsafe operation"):
+        render_system_prompt(evil)
+
+
+def test_a_custom_layout_can_use_the_json_macros():
+    custom = '{% from "json.j2" import json_value, tool_object %}' \
+             '{% for t in tools %}{{ tool_object(t, "mcp") }}\n{% endfor %}{{ json_value(skills) }}'
+    harness = replace(TINY, layouts={"mine": custom}, prompt=replace(TINY.prompt, layout="mine"))
+    *tools, skills = render_system_prompt(harness).strip().split("\n")
+    assert [json.loads(t)["name"] for t in tools] == ["get_price", "load_skill"]
+    assert json.loads(skills) == [{"id": "price-reply", "kind": "reply",
+                                   "description": "Price answers."}]
+
+
+# ---- the transforms, one by one --------------------------------------------------------------
+
+def draw(transform, episode: Episode, seed: int = 0) -> tuple[dict, Episode]:
+    params = transform.sample_params(episode, random.Random(seed))
+    return params, transform.apply(episode, params)
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_layout_draws_from_its_split_and_always_changes(example, split):
+    episode = example[0]
+    seen = set()
+    for seed in range(40):
+        params, out = draw(PromptLayout(split=split), episode, seed)
+        assert {"layout": params["layout"], "style": params["style"]} in LAYOUTS[split]
+        assert out.harness.prompt.layout == params["layout"]
+        assert render_messages(out)[0] != render_messages(episode)[0]
+        seen.add(json.dumps(params, sort_keys=True))
+    assert len(seen) >= 3
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_section_order_draws_from_its_split(example, split):
+    episode = example[0]
+    orders = set()
+    for seed in range(40):
+        params, out = draw(PromptSectionOrder(split=split), episode, seed)
+        assert order_split(params["order"]) == split
+        assert params["order"] != list(episode.harness.prompt.sections)
+        prompt = render_system_prompt(out.harness)
+        positions = [prompt.index("## " + DEFAULT_HEADINGS.get(s, s.title()))
+                     for s in params["order"]]
+        assert positions == sorted(positions)
+        orders.add(tuple(params["order"]))
+    assert len(orders) >= 10
+
+
+def test_section_order_moves_only_sections_that_render():
+    bare = replace(TINY, skills=(), hooks=(), hooks_source=None)  # persona and tools render
+    episode = Episode.from_dict({"id": "e", "messages": [{"role": "user", "content": "hi"}],
+                                 "gold": {"no_call": True}}, harness=bare)
+    assert rendered_sections(bare) == ["persona", "tools"]
+    for split, expected in (("train", ["persona", "skills", "tools", "hooks"]),
+                            ("heldout", ["tools", "skills", "persona", "hooks"])):
+        params, _ = draw(PromptSectionOrder(split=split), episode)
+        assert params["order"] == expected
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_wording_uses_one_language_from_its_split(example, language):
+    episode = example[0]
+    for split in ("train", "heldout"):
+        params, out = draw(PromptWording(split=split, language=language), episode)
+        assert params["language"] == language
+        assert set(params["headings"]) == {"persona", "instructions", "skills", "tools", "hooks"}
+        assert set(params["phrases"]) == {"skills_intro", "tools_intro", "hooks_intro"}
+        for key, text in params["headings"].items():
+            assert text in HEADINGS[key][language][split]
+        for key, text in params["phrases"].items():
+            assert text in PHRASES[key][language][split]
+        prompt = render_system_prompt(out.harness)
+        assert all(f"## {h}\n" in prompt for h in params["headings"].values())
+        assert all(p in prompt for p in params["phrases"].values())
+        assert not any(d in prompt for d in DEFAULT_PHRASES.values())
+
+
+def test_placement_moves_the_catalogue_and_tool_list_to_the_first_user_turn(example):
+    episode = example[0]
+    seen = set()
+    for seed in range(20):
+        params, out = draw(PromptPlacement(), episode, seed)
+        moved = {s for s, w in params["placement"].items() if w == "first_user"}
+        assert moved and moved <= {"skills", "tools"}
+        system, user = render_messages(out)[:2]
+        for section, entry in (("skills", "`after-sales-reply`"), ("tools", "`check_stock`")):
+            assert (entry in user["content"]) == (section in moved)
+            assert (entry in system["content"]) == (section not in moved)
+        assert user["content"].endswith("\n\n" + episode.messages[0]["content"])
+        seen.add(frozenset(moved))
+        back, _ = draw(PromptPlacement(), out, seed)  # from there, it can move them back
+        assert back["placement"] != params["placement"]
+    assert len(seen) == 3
+
+
+def test_bad_params_are_refused(example):
+    episode = example[0]
+    with pytest.raises(HsaError, match="layout 'yaml' does not exist"):
+        PromptLayout().apply(episode, {"layout": "yaml", "style": {}})
+    with pytest.raises(HsaError, match="not a permutation"):
+        PromptSectionOrder().apply(episode, {"order": ["tools", "persona"]})
+    with pytest.raises(HsaError, match="placement of 'hooks' must be one of"):
+        PromptPlacement().apply(episode, {"placement": {"hooks": "footer"}})
+    with pytest.raises(HsaError, match="headings must map names to strings"):
+        PromptWording().apply(episode, {"language": "en", "headings": {"tools": 3},
+                                        "phrases": {}})
+
+
+# ---- the family's promise over whole pipelines -----------------------------------------------
+
+def pipeline_recipe(steps: list[tuple[str, str]], seed: int) -> Recipe:
+    pipeline = [{name: {} if name == "prompt_placement" else {"split": split}}
+                for name, split in steps]
+    return Recipe.from_dict({"recipe_version": 1, "name": "prompt", "seed": seed,
+                             "variants_per_episode": 2, "keep_original": False,
+                             "pipeline": pipeline})
+
+
+def test_every_variant_of_the_example_keeps_every_section(example):
+    for k, episode in enumerate(example[::8]):
+        for split in ("train", "heldout"):
+            recipe = pipeline_recipe([(name, split) for name in TRANSFORMS], seed=k)
+            for variant in augment_episode(recipe, episode):
+                assert isinstance(variant, Variant), str(variant)
+                assert missing_information(variant.episode) == [], variant.lineage
+
+
+@st.composite
+def prompt_episodes(draw_) -> Episode:
+    """Generated harnesses with instructions and hooks sections too, and conversations with or
+    without a user turn (then the moved sections join the system prompt)."""
+    harness = draw_(harnesses())
+    sections = list(harness.prompt.sections)
+    text = dict(harness.prompt.text)
+    if draw_(st.booleans()):
+        sections.append("hooks")
+    if draw_(st.booleans()):
+        text["instructions"] = draw_(unicode_text)
+        sections.insert(draw_(st.integers(0, len(sections))), "instructions")
+    harness = replace(harness, prompt=replace(harness.prompt, sections=tuple(sections), text=text))
+    messages = draw_(st.sampled_from([
+        [{"role": "user", "content": "hello"}],
+        [{"role": "system", "content": "Row system text."}, {"role": "user", "content": "hi"}],
+        [{"role": "system", "content": "Only a system turn."}]]))
+    return Episode.from_dict({"id": "p", "messages": messages, "gold": {"no_call": True}},
+                             harness=harness)
+
+
+@given(episode=prompt_episodes(),
+       steps=st.lists(st.tuples(st.sampled_from(TRANSFORMS),
+                                st.sampled_from(["train", "heldout"])), min_size=1, max_size=5),
+       seed=st.integers(0, 2**32))
+def test_every_variant_keeps_every_section_in_what_the_model_reads(episode, steps, seed):
+    for variant in augment_episode(pipeline_recipe(steps, seed), episode):
+        assert isinstance(variant, Variant), str(variant)
+        out = variant.episode
+        assert missing_information(out) == []
+        # Only the prompt changes; what it shows, and the conversation, are the same.
+        assert (out.messages, out.gold, out.harness.skills, out.harness.tools,
+                out.harness.hooks) == (episode.messages, episode.gold, episode.harness.skills,
+                                       episode.harness.tools, episode.harness.hooks)

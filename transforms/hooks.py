@@ -1,0 +1,228 @@
+"""Hooks: change how the harness's checks look and how much of their retries a trajectory shows.
+
+Changes: hook names (with every mention: ``hook.<name>`` message names, hook descriptions and
+configuration, skill and prompt texts), the format each hook's feedback is wrapped in
+(``hook.config["feedback_format"]``, see :mod:`hsa.hook_feedback`), and, for the retry policy, the
+fail -> hook feedback -> recover sequences of a trajectory, most of which are cut down to the
+recovering turn.
+Keeps: what every hook decides (its function, event and the rest of its configuration), the core
+text of every hook feedback message (up to the renaming), every gold turn's expectation, and the
+assistant message each gold turn judges.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from hsa.episode import Episode
+from hsa.errors import HsaError
+from hsa.gold import Gold
+from hsa.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_format,
+                               parse_feedback, split_format)
+from hsa.mapping import Mapping
+from hsa.registry import register
+from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
+from hsa.transform import Transform
+
+# How a swapped-in hook implementation names itself, built from the words of the old name
+# ({snake}: tool_arguments, {kebab}: tool-arguments, {camel}: toolArguments). The parts never
+# overlap, so held-out variants use naming styles no training variant has.
+NAMING_STYLES: dict[str, tuple[str, ...]] = {
+    "train": ("{snake}_check", "check_{snake}", "{camel}Guard", "{snake}_hook"),
+    "heldout": ("{snake}_guard", "validate_{snake}", "{kebab}-check", "{camel}Validator"),
+}
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\x00-\x7f]+")
+
+
+def hook_name_in(style: str, old: str) -> str:
+    """``old`` (any hook name) written in naming ``style``."""
+    words = [w.lower() for w in _WORDS.findall(old)] or ["hook"]
+    camel = words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+    return style.format(snake="_".join(words), kebab="-".join(words), camel=camel)
+
+
+def _hook_of(message: dict) -> str | None:
+    name = message.get("name")
+    if isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX):
+        return name[len(HOOK_MESSAGE_PREFIX):]
+    return None
+
+
+def _text(content) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content)
+    return content or ""
+
+
+@register
+@dataclass(frozen=True)
+class HookImplementationSwap(Transform):
+    """Swaps every hook for an equivalent implementation: same decision, a new name and a new
+    feedback format (tag, XML, JSON or a worded sentence, EN or ZH); every hook feedback message is
+    rewritten into the new format around the same core feedback."""
+
+    name = "hook_implementation_swap"
+    version = "1"
+    family = "hooks"
+
+    split: Literal["train", "heldout"] = "train"
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        harness = episode.harness
+        if not harness.hooks:
+            return {"renames": {}, "format": None}
+        style = rng.choice(NAMING_STYLES[self.split])
+        # One namespace across tools, skills and hooks, plus the skill loader.
+        taken = (set(harness.tool_names) | set(harness.skill_ids) | {harness.skill_loader}
+                 | {h.name for h in harness.hooks})
+        renames = {}
+        for hook in harness.hooks:
+            base = new = hook_name_in(style, hook.name)
+            suffix = 2
+            while new in taken:
+                new, suffix = f"{base}_{suffix}", suffix + 1
+            taken.add(new)
+            renames[hook.name] = new
+        current = {hook_format(h.config) for h in harness.hooks}
+        choices = [f for f in FORMAT_SPLITS[self.split] if f not in current]
+        return {"renames": renames, "format": rng.choice(choices)}
+
+    def mapping(self, episode: Episode, params: dict) -> Mapping:
+        renames = params["renames"]
+        names = {h.name for h in episode.harness.hooks}
+        unknown = set(renames) - names
+        if unknown:
+            raise HsaError(f"renames unknown hook(s) {sorted(unknown)}; the harness has "
+                           f"{sorted(names) or 'no hooks'}")
+        harness = episode.harness
+        others = set(harness.tool_names) | set(harness.skill_ids) | {harness.skill_loader}
+        new = list(renames.values())
+        clash = set(new) & (others | (names - set(renames)))
+        clash |= {n for n in new if new.count(n) > 1}
+        if clash:
+            raise HsaError(f"new hook name(s) {sorted(clash)} collide with other names of the "
+                           f"harness or with each other")
+        return Mapping(hooks=renames)
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        mapping = self.mapping(episode, params)
+        harness = episode.harness
+        if not harness.hooks:
+            return episode
+        fmt = params["format"]
+        if not isinstance(fmt, str):
+            raise HsaError(f"format must be a feedback format id for a harness with hooks, got "
+                           f"{fmt!r}")
+        style, wording = split_format(fmt)
+        formats = {h.name: hook_format(h.config) for h in harness.hooks}
+        cores: dict[int, tuple[str, str]] = {}
+        for i, message in enumerate(episode.messages):
+            hook = _hook_of(message)
+            if hook is None:
+                continue
+            if hook not in formats:
+                raise HsaError(f"messages[{i}] is named hook.{hook}, a hook the harness does not "
+                               f"define (hooks: {', '.join(sorted(formats))})")
+            # Read with the format the hook declares: a plain core that looks like a wrapper
+            # ("[x] ...") must stay whole.
+            core = parse_feedback(_text(message.get("content")), formats[hook], hook=hook).feedback
+            cores[i] = (hook, core)
+        out = rename_episode(episode, mapping)
+        hooks = tuple(replace(h, config={**h.config, FORMAT_KEY: fmt}) for h in out.harness.hooks)
+        out = out.with_harness(replace(out.harness, hooks=hooks))
+        if not cores:
+            return out
+        # The core moves with the renaming exactly as any other message text does.
+        renamed = rename_messages(tuple({"role": "user", "content": core}
+                                        for _, core in cores.values()), harness, mapping)
+        messages = list(out.messages)
+        for (i, (hook, _)), moved in zip(cores.items(), renamed, strict=True):
+            text = format_feedback(mapping.hooks.get(hook, hook), moved["content"] or "", style,
+                                   wording)
+            content = messages[i].get("content")
+            messages[i] = {**messages[i], "content": [{"type": "text", "text": text}]
+                           if isinstance(content, list) else text}
+        return replace(out, messages=tuple(messages))
+
+
+def retry_sequences(episode: Episode) -> list[dict]:
+    """Every fail -> hook feedback -> recover sequence that can be cut out whole.
+
+    A sequence is an assistant message the gold does not judge, then hook messages about it, then
+    an assistant message (the recovery). The hook messages are either ``tool`` results named
+    ``hook.<name>`` that answer every one of its tool calls (a call the hook let through would be
+    lost with it, so such a message is no sequence), or ``user`` messages named ``hook.<name>``
+    after it (a reply a hook rejected), or the former followed by the latter."""
+    messages = episode.messages
+    judged = {turn.at for turn in episode.gold.turns}
+    found = []
+    for i, message in enumerate(messages):
+        if message.get("role") != "assistant" or i in judged:
+            continue
+        j, hook_messages = i + 1, []
+        calls = message.get("tool_calls") or []
+        if calls:
+            ids = [call.get("id") for call in calls]
+            if not all(isinstance(x, str) for x in ids) or len(set(ids)) != len(ids):
+                continue
+            pending = set(ids)
+            while (j < len(messages) and pending and messages[j].get("role") == "tool"
+                   and messages[j].get("tool_call_id") in pending and _hook_of(messages[j])):
+                pending.discard(messages[j]["tool_call_id"])
+                hook_messages.append(j)
+                j += 1
+            if pending:
+                continue
+        while j < len(messages) and messages[j].get("role") == "user" and _hook_of(messages[j]):
+            hook_messages.append(j)
+            j += 1
+        if not hook_messages or j >= len(messages) or messages[j].get("role") != "assistant":
+            continue
+        found.append({"at": i, "hook_messages": hook_messages,
+                      "hooks": [_hook_of(messages[k]) for k in hook_messages], "recovery": j})
+    return found
+
+
+@register
+@dataclass(frozen=True)
+class HookRetryPolicy(Transform):
+    """Cuts most fail -> hook feedback -> recover sequences down to the recovering turn, keeping a
+    share (``keep_share``) whole; each gold turn still judges the same assistant message."""
+
+    name = "hook_retry_policy"
+    version = "1"
+    family = "hooks"
+
+    keep_share: float = 0.2  # chance that one sequence is kept whole
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.keep_share <= 1.0:
+            raise HsaError(f"transform 'hook_retry_policy': keep_share must be in [0, 1], got "
+                           f"{self.keep_share!r}")
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        stripped, kept = [], []
+        for sequence in retry_sequences(episode):
+            (kept if rng.random() < self.keep_share else stripped).append(sequence)
+        return {"stripped": stripped, "kept": kept}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        stripped = params["stripped"]
+        if not stripped:
+            return episode
+        found = retry_sequences(episode)
+        removed: set[int] = set()
+        for sequence in stripped:
+            if sequence not in found:
+                raise HsaError(f"no strippable hook-retry sequence {sequence} in this episode "
+                               f"(found: {found})")
+            removed.update([sequence["at"], *sequence["hook_messages"]])
+        messages = tuple(m for i, m in enumerate(episode.messages) if i not in removed)
+        gold = Gold(turns=tuple(replace(turn, at=turn.at - sum(1 for r in removed if r < turn.at))
+                                for turn in episode.gold.turns))
+        return replace(episode, messages=messages, gold=gold)
