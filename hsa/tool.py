@@ -9,9 +9,11 @@ round trip.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
+import orjson
 
 from hsa.errors import HarnessError
 
@@ -75,17 +77,29 @@ class Tool:
         return cls(name=name, description=description, parameters=parameters, extra=extra)
 
 
-def check_parameters_schema(schema: Any, *, where: str) -> None:
-    """Raise unless ``schema`` is a valid JSON Schema (meta-schema check) describing an object."""
-    if not isinstance(schema, dict):
-        raise HarnessError(f"parameters must be a JSON Schema object, got {type(schema).__name__}",
-                           field=where)
+@lru_cache(maxsize=65536)
+def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
+    """(message, path) of the first meta-schema violation, or None. Cached by content: the same
+    parameter schemas recur across thousands of episodes, and the meta-schema check is slow."""
+    schema = orjson.loads(schema_json)
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         path = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in exc.path)
-        raise HarnessError(f"not a valid JSON Schema: {exc.message}", field=f"{where}{path}") from None
+        return exc.message, path
+    return None
+
+
+def check_parameters_schema(schema: Any, *, where: str) -> None:
+    """Raise unless ``schema`` is a valid JSON Schema (meta-schema check) describing an object."""
+    if not isinstance(schema, dict):
+        raise HarnessError(f"parameters must be a JSON Schema object, got {type(schema).__name__}",
+                           field=where)
+    problem = _schema_problem(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+    if problem is not None:
+        message, path = problem
+        raise HarnessError(f"not a valid JSON Schema: {message}", field=f"{where}{path}")
     if schema.get("type", "object") != "object":
         raise HarnessError(f"parameters must describe an object (type 'object'), "
                            f"got type {schema.get('type')!r}", field=where)
