@@ -3,6 +3,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+PIP    := $(BIN)/pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test clean
 
@@ -11,11 +12,15 @@ $(BIN)/python:
 
 # Core dependencies only: `make demo` stays quick on a fresh clone.
 $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	$(PIP) -e .
 	touch $@
 
+# The test suite trains tiny models with TRL and runs Ray locally. torch==2.13.0 goes first: it
+# is the CPU wheel this machine kind has on disk, and installing it first keeps the `train`
+# extra from pulling a multi-GB CUDA build.
 $(VENV)/.test-installed: pyproject.toml $(VENV)/.core-installed
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[test,train,ray]'
 	touch $@
 
 demo: $(VENV)/.core-installed

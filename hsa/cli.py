@@ -46,44 +46,65 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 # ---- demo ----------------------------------------------------------------------------------
 
+DEMO_RECIPE = "hat-train"
+
+
 @app.command()
-def demo() -> None:
-    """Load the embedded live-commerce example, validate it, and summarise what it holds.
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the version is written.")] = Path("out"),
+    recipe: Annotated[str, typer.Option(help="Recipe to run on the example.")] = DEMO_RECIPE,
+) -> None:
+    """The main job on the embedded example: generate a verified dataset version with its card.
 
     The example is a digital-avatar host of a live-stream shop answering viewers' questions
-    (Chinese and English) with skills, tools and hooks; its episodes are generated from a product
-    catalogue by `python -m hsa.example.make_episodes`.
+    (Chinese and English) with 12 skills, 10 tools and 4 hooks; its 240 episodes are generated
+    from a product catalogue by `python -m hsa.example.make_episodes`. The demo augments them with
+    the `hat-train` recipe (all five transform families, training split), verifies every row,
+    writes the Hugging Face card, and shows how to load and train on the result.
     """
-    from hsa.example import EPISODES_PATH, HARNESS_DIR, load_example_episodes, load_example_harness
-    from hsa.render import render_system_prompt
+    from hsa.audit import audit_version
+    from hsa.example import EPISODES_PATH, load_example_episodes, load_example_harness
+    from hsa.generate import generate as run_generate
+    from hsa.progress import count_lines, progress_bar
+    from hsa.recipe import load_recipe
 
     harness = load_example_harness()
     episodes = load_example_episodes()
-    hooks = harness.hook_functions()
-    out.print(f"[bold]Harness[/bold] {harness.name} v{harness.version}  ({HARNESS_DIR})")
-    kinds = Counter(s.kind or "-" for s in harness.skills)
-    out.print(f"  skills: {len(harness.skills)} ({', '.join(f'{k}: {n}' for k, n in sorted(kinds.items()))})"
-              f"  tools: {len(harness.tools)} (+ skill loader {harness.skill_loader!r})"
-              f"  hooks: {len(hooks)}  layout: {harness.prompt.layout}")
-    table = Table(title=f"Episodes: {len(episodes)} valid, 0 rejected ({EPISODES_PATH.name})")
-    table.add_column("category")
-    table.add_column("zh", justify="right")
-    table.add_column("en", justify="right")
-    table.add_column("judged turns", justify="right")
-    by_category: dict[str, Counter] = {}
-    for episode in episodes:
-        row = by_category.setdefault(str(episode.meta.get("category")), Counter())
-        row[str(episode.meta.get("language"))] += 1
-        row["turns"] += len(episode.gold.turns)
-    for category, row in sorted(by_category.items()):
-        table.add_row(category, str(row["zh"]), str(row["en"]), str(row["turns"]))
-    out.print(table)
-    prompt = render_system_prompt(harness)
-    head = "\n".join(prompt.splitlines()[:12])
-    out.print(f"[bold]System prompt[/bold] ({len(prompt)} chars, first lines):")
-    out.print(head, markup=False, highlight=False)
-    out.print("Next: `hsa score --episodes ... --predictions ...` judges model answers against this "
-              "gold; `hsa harness validate DIR` checks your own harness.")
+    out.print(f"[bold]Example[/bold]: harness {harness.name} ({len(harness.skills)} skills, "
+              f"{len(harness.tools)} tools, {len(harness.hooks)} hooks), {len(episodes)} episodes "
+              f"in {EPISODES_PATH}")
+    parsed = load_recipe(recipe)
+    with progress_bar("generate", total=count_lines(EPISODES_PATH), unit="episodes") as advance:
+        result = run_generate(parsed, EPISODES_PATH, out_dir, trust_hooks=True,
+                              license="apache-2.0", on_progress=advance)
+    manifest = result.manifest
+    counts = manifest["counts"]
+    out.print(f"[bold]Generated[/bold] {parsed.name} version {manifest['version']}"
+              + (" (already there: same inputs, same version)" if result.reused else "")
+              + f": {counts['rows']} rows from {counts['sources_out']} episodes, "
+              f"{counts['load_rejects'] + counts['variant_rejects']} rejected")
+    by_family = manifest["statistics"]["rows_by_family"]
+    out.print("  rows changed per family: "
+              + ", ".join(f"{k} {v}" for k, v in by_family.items() if k != "core"))
+    report = audit_version(result.path, trust_hooks=True)
+    if not report.ok:
+        for problem in report.problems[:10]:
+            err.print(f"  {problem}", markup=False, highlight=False)
+        raise HsaError(f"the version did not verify: {len(report.problems)} problem(s)")
+    out.print(f"[bold]Verified[/bold]: shard hashes and counts match; {report.rows_checked} rows "
+              f"rebuilt from their lineage and re-verified")
+    out.print(f"[bold]Files[/bold] in {result.path}:")
+    for path in sorted(p for p in result.path.rglob("*") if p.is_file()):
+        out.print(f"  {path.relative_to(result.path)}  ({path.stat().st_size:,} bytes)")
+    out.print("[bold]Load it[/bold]:\n"
+              f"  from datasets import load_dataset\n"
+              f"  ds = load_dataset('parquet', data_files={{'train': '{result.path}/data/train-*.parquet'}})['train']\n"
+              f"  ds[0]['messages'], ds[0]['tools']\n"
+              "[bold]Train on it[/bold]: trl.SFTTrainer(model=..., train_dataset=ds.select_columns(['messages', 'tools']), "
+              "args=SFTConfig(assistant_only_loss=True))  -- see README.md in the version folder\n"
+              f"[bold]Check it[/bold]: hsa verify {result.path} --trust-hooks; "
+              f"hsa replay {result.path} --id <row id> --trust-hooks", highlight=False)
+    print(result.path)
 
 
 # ---- harness -------------------------------------------------------------------------------
@@ -288,7 +309,8 @@ def generate(
     engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data; pip install 'hsa[ray]').")] = "local",
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (local) or CPUs (ray).")] = 1,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch; memory is bounded by it. Output never depends on it.")] = 256,
-    split: Annotated[str, typer.Option(help="Split name of the shards (data/<split>-*.parquet).")] = "train",
+    split: Annotated[str, typer.Option(help="Split name of the shards (data/SPLIT-*.parquet).")] = "train",
+    license: Annotated[str, typer.Option(help="License id for the data card (that of your source episodes).")] = "other",
     trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
 ) -> None:
     """Make a versioned, verified, TRL-ready dataset: shards, rejects, manifest and card.
@@ -309,7 +331,7 @@ def generate(
                       unit="episodes") as advance:
         result = run_generate(parsed, episodes, out_dir, harness=harness, engine=engine,
                               workers=workers, batch_size=batch_size, split=split,
-                              trust_hooks=trust_hooks, on_progress=advance)
+                              trust_hooks=trust_hooks, license=license, on_progress=advance)
     counts = result.manifest["counts"]
     if result.reused:
         out.print(f"version {result.manifest['version']} already exists (same inputs); nothing to do")

@@ -87,7 +87,8 @@ def read_batches(path: Path, batch_size: int, counts: _Counts) -> Iterator[pa.Re
 def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike, *,
              harness: str | os.PathLike | None = None, engine: str = "local", workers: int = 1,
              batch_size: int = DEFAULT_BATCH, split: str = "train", trust_hooks: bool = False,
-             on_progress: Callable[[int, int], None] | None = None) -> Result:
+             license: str = "other", on_progress: Callable[[int, int], None] | None = None
+             ) -> Result:
     """Make (or find) the version of ``recipe`` over ``episodes``; return its folder."""
     if engine not in ENGINES:
         raise HsaError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
@@ -115,7 +116,7 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
                           version=version, fingerprint=fingerprint, transforms=transforms,
                           on_progress=on_progress)
         from hsa.card import write_card
-        write_card(staging)
+        write_card(staging, license=license)
         published = publish(staging, final)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
