@@ -24,19 +24,35 @@ _BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
 _AFTER = rf"(?![{_ID}\-])(?!\.[{_ID}])"
 
 
+# One tokenizer for every name set: a whole identifier (with inner dots) at the boundaries above.
+# Looking tokens up in a dict gives the same matches as an alternation of the names, without
+# compiling a pattern per name set (names differ from row to row).
+_TOKEN = re.compile(rf"{_BEFORE}[{_ID}\-]+(?:\.[{_ID}\-]+)*")
+_TOKEN_SHAPED = re.compile(rf"[{_ID}\-]+(?:\.[{_ID}\-]+)*")
+
+
 @lru_cache(maxsize=4096)
 def _pattern(names: tuple[str, ...]) -> re.Pattern:
+    """For names the tokenizer cannot see whole (spaces, non-ASCII): an explicit alternation."""
     # Longest first, so that "a.b" wins over "a" where both could start at one place.
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(f"{_BEFORE}(?:{alternatives}){_AFTER}")
 
 
+def _token_shaped(names) -> bool:
+    return all(_TOKEN_SHAPED.fullmatch(n) for n in names)
+
+
 def find_mentions(text: str, names) -> list[str]:
     """The names (from ``names``) mentioned in ``text``, in order of appearance."""
-    names = tuple(sorted(set(names)))
-    if not names or not text:
+    if not text:
         return []
-    return _pattern(names).findall(text)
+    present = {n for n in names if n in text}  # a cheap substring test rules most texts out
+    if not present:
+        return []
+    if _token_shaped(present):
+        return [t for t in _TOKEN.findall(text) if t in present]
+    return _pattern(tuple(sorted(present))).findall(text)
 
 
 def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
@@ -44,10 +60,12 @@ def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
     chain a->b, b->c never turns a into c)."""
     if not mapping or not text:
         return text
-    names = tuple(sorted(k for k, v in mapping.items() if k != v))
-    if not names:
+    present = {k: v for k, v in mapping.items() if k != v and k in text}
+    if not present:
         return text
-    return _pattern(names).sub(lambda m: mapping[m.group(0)], text)
+    if _token_shaped(present):
+        return _TOKEN.sub(lambda m: present.get(m.group(0), m.group(0)), text)
+    return _pattern(tuple(sorted(present))).sub(lambda m: present[m.group(0)], text)
 
 
 @lru_cache(maxsize=4096)
@@ -58,8 +76,10 @@ def _code_pattern(names: tuple[str, ...]) -> re.Pattern:
 
 def find_code_mentions(text: str, names) -> list[str]:
     """Names mentioned as inline code (between backticks) in ``text``."""
-    names = tuple(sorted(set(names)))
-    if not names or not text or "`" not in text:
+    if not text or "`" not in text:
+        return []
+    names = tuple(sorted(n for n in set(names) if f"`{n}`" in text))
+    if not names:
         return []
     return _code_pattern(names).findall(text)
 
@@ -68,7 +88,7 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     """Rewrite inline-code mentions (`` `old` `` -> `` `new` ``) of the keys of ``mapping``."""
     if not mapping or not text or "`" not in text:
         return text
-    names = tuple(sorted(k for k, v in mapping.items() if k != v))
+    names = tuple(sorted(k for k, v in mapping.items() if k != v and f"`{k}`" in text))
     if not names:
         return text
     return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)

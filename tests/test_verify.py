@@ -118,3 +118,22 @@ def test_mentions_glued_to_chinese_text_are_found():
     text = "请调用get_price查询，不要用get_price_history。"
     assert find_mentions(text, ["get_price"]) == ["get_price"]
     assert replace_mentions(text, {"get_price": "f"}) == "请调用f查询，不要用get_price_history。"
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["get_price", "get_price_history", "math.factorial", "item-qa", "a",
+                           ".", "-", "_", " ", "`", "调用", "x.", "shop.", "2"])
+
+
+@given(text=st.lists(_PIECES, max_size=12).map("".join),
+       names=st.sets(st.sampled_from(["get_price", "math.factorial", "item-qa", "a", "x"]),
+                     min_size=1))
+def test_tokenized_mentions_equal_the_explicit_pattern(text, names):
+    """The fast path (one tokenizer + lookup) finds exactly what the explicit alternation finds."""
+    from hsa.mentions import _pattern
+    assert find_mentions(text, names) == _pattern(tuple(sorted(names))).findall(text)
+    mapping = {n: f"<{n}>" for n in names}
+    assert replace_mentions(text, mapping) == _pattern(tuple(sorted(names))).sub(
+        lambda m: mapping[m.group(0)], text)
