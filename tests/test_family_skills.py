@@ -1,0 +1,598 @@
+"""The skill families: skill ids (synonyms, case, namespace, opaque) and skill content (rule-based
+rewrite and LLM paraphrase), on the embedded example and on generated harnesses and bodies."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hsa.episode import Episode
+from hsa.errors import HsaError
+from hsa.example import load_example_episodes
+from hsa.harness import Harness
+from hsa.lineage import replay
+from hsa.mentions import find_mentions
+from hsa.paraphrase import invariants, lost_invariants, normalise_space
+from hsa.pipeline import augment_episode
+from hsa.recipe import Recipe
+from hsa.render import render_messages
+from hsa.skill import Skill
+from hsa.tool import Tool
+from hsa.variant import Variant
+from hsa.verify import identifier_like, verify_variant
+from tests.strategies import rich_episode_dicts
+from transforms import skill_content as content
+from transforms import skill_ids as ids
+from transforms.skill_content import (SkillContentLlmParaphrase, SkillContentRewrite, essentials,
+                                      rewrite_body, rules_of)
+from transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
+
+ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
+
+
+@pytest.fixture(scope="module")
+def example() -> dict[str, Episode]:
+    return {e.id: e for e in load_example_episodes()}
+
+
+def run(transform, episode: Episode, seed: int = 0) -> tuple[Episode, dict]:
+    params = transform.sample_params(episode, random.Random(seed))
+    assert json.loads(json.dumps(params)) == params
+    return transform.apply(episode, params), params
+
+
+def loads(episode: Episode) -> list[tuple[str, str]]:
+    """(loaded skill id, tool result content) for every skill-loader call of the episode."""
+    calls, out = {}, []
+    for message in episode.messages:
+        for call in message.get("tool_calls") or ():
+            if call["function"]["name"] == episode.harness.skill_loader:
+                calls[call["id"]] = orjson.loads(call["function"]["arguments"])["name"]
+        if message.get("role") == "tool" and message.get("tool_call_id") in calls:
+            out.append((calls[message["tool_call_id"]], message["content"]))
+    return out
+
+
+# ---- option splits ---------------------------------------------------------------------------
+
+def _words(values) -> set[str]:
+    return {w for v in values for w in v.split("_")}
+
+
+def test_synonym_table_parts_are_disjoint_and_non_trivial():
+    train = [v for parts in ids.SKILL_WORD_SYNONYMS.values() for v in parts["train"]]
+    heldout = [v for parts in ids.SKILL_WORD_SYNONYMS.values() for v in parts["heldout"]]
+    assert len(set(train)) > 20 and len(set(heldout)) > 20
+    # Not even a word is shared: held-out ids use vocabulary no training variant has.
+    assert not _words(train) & _words(heldout)
+    for key, parts in ids.SKILL_WORD_SYNONYMS.items():
+        assert parts["train"] and parts["heldout"], key
+        assert key not in parts["train"] + parts["heldout"], key
+    for word in ("reply", "qa", "price", "coupon", "stock", "shipping", "size", "advice",
+                 "greeting", "chitchat", "refusal", "off_topic", "strategy", "comparison",
+                 "complaint", "upsell", "bundle", "after_sales", "product", "item"):
+        assert word in ids.SKILL_WORD_SYNONYMS, word
+
+
+@pytest.mark.parametrize("table", [ids.CASE_STYLES, ids.SKILL_NAMESPACES, ids.OPAQUE_PREFIXES,
+                                   content.HEADING_STYLES, content.LIST_STYLES,
+                                   content.WHITESPACE_STYLES, content.EMPHASIS_STYLES,
+                                   content.PARAPHRASE_STYLES])
+def test_option_tables_are_split_disjoint_and_non_trivial(table):
+    assert set(table) == {"train", "heldout"}
+    assert len(table["train"]) >= 2 and len(table["heldout"]) >= 2
+    assert not set(table["train"]) & set(table["heldout"])
+
+
+def test_list_styles_differ_between_parts():
+    train = set(content.LIST_STYLES["train"].values())
+    assert not train & set(content.LIST_STYLES["heldout"].values())
+
+
+def test_phrase_groups_are_split_and_cannot_touch_an_invariant():
+    seen: set[str] = set()
+    for group in content.SKILL_PHRASES:
+        assert group["train"] and group["heldout"], group
+        members = [p.lower() for p in group["train"] + group["heldout"]]
+        assert not seen & set(members), members  # a phrase belongs to one group only
+        seen |= set(members)
+        for phrase in members:
+            assert not invariants(phrase), phrase  # no number, quote, identifier, negation
+            assert not set(phrase) & set("*_`#>|[]()\"“”「」'0123456789"), phrase
+    train = {p for g in content.SKILL_PHRASES for p in g["train"]}
+    heldout = {p for g in content.SKILL_PHRASES for p in g["heldout"]}
+    assert len(train) > 30 and len(heldout) > 30 and not train & heldout
+    assert any(not p.isascii() for p in train) and any(not p.isascii() for p in heldout)
+
+
+# ---- skill ids on the example ----------------------------------------------------------------
+
+def test_synonym_rename_moves_every_mention(example):
+    episode = example["lc-single-call-001"]  # loads product-qa-reply, whose body names another
+    variant, params = run(SkillIdSynonym(), episode, seed=3)
+    renames = params["renames"]
+    assert set(renames) == set(episode.harness.skill_ids)  # every example id has table words
+    new = renames["product-qa-reply"]
+    assert new.startswith("item-") or new.startswith("goods-")  # kebab kept, a synonym drawn
+    # The rendered system prompt, the loader's enum, the call, the loaded body and the gold.
+    system = render_messages(variant)[0]["content"]
+    assert all(n in system for n in renames.values())
+    assert not find_mentions(system, list(renames))
+    enum = variant.harness.loader_tool().parameters["properties"]["name"]["enum"]
+    assert sorted(enum) == sorted(renames.values())
+    call = variant.messages[1]["tool_calls"][0]["function"]
+    assert orjson.loads(call["arguments"]) == {"name": new}
+    assert variant.gold.skills == (new,)
+    body = variant.harness.skill(new).content
+    assert f"`{renames['price-coupon-reply']}`" in body and "price-coupon-reply" not in body
+    assert loads(variant) == [(new, body)]  # the loaded body is the variant's body
+    verify_variant(episode, variant, SkillIdSynonym().mapping(episode, params))
+
+
+def test_heldout_synonyms_use_only_heldout_vocabulary(example):
+    episode = example["lc-single-call-001"]
+    train_words = _words(v for p in ids.SKILL_WORD_SYNONYMS.values() for v in p["train"])
+    for seed in range(20):
+        _, params = run(SkillIdSynonym(split="heldout"), episode, seed)
+        for old, new in params["renames"].items():
+            introduced = set(ids.id_words(new)) - set(ids.id_words(old))
+            assert introduced and not introduced & train_words, (old, new)
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_case_rename_uses_one_style_of_its_split(example, split):
+    episode = example["lc-single-call-001"]
+    for seed in range(10):
+        _, params = run(SkillIdCase(split=split), episode, seed)
+        styles = {ids.case_of(new) for new in params["renames"].values()}
+        assert len(params["renames"]) == 12 and len(styles) == 1
+        assert styles <= set(ids.CASE_STYLES[split])
+        for old, new in params["renames"].items():
+            assert ids.id_words(new) == ids.id_words(old)
+
+
+def test_namespace_and_mask(example):
+    episode = example["lc-single-call-001"]
+    _, params = run(SkillIdNamespace(split="heldout"), episode)
+    namespaces = {new.split(".")[0] for new in params["renames"].values()}
+    assert len(namespaces) == 1 and namespaces <= set(ids.SKILL_NAMESPACES["heldout"])
+    assert all(new.split(".", 1)[1] == old for old, new in params["renames"].items())
+    variant, params = run(SkillIdMask(), episode)
+    pattern = "|".join(re.escape(p) for p in ids.OPAQUE_PREFIXES["train"])
+    assert all(re.fullmatch(f"({pattern})[0-9a-f]{{4}}", n) for n in params["renames"].values())
+    assert loads(variant)[0][1] == variant.harness.skill(variant.gold.skills[0]).content
+
+
+def test_new_ids_never_take_a_name_in_use():
+    # Every case style of "item-qa" is already taken by a tool, a hook or a text mention.
+    harness = Harness(
+        name="h", skills=(Skill("item-qa", "Answers item questions.", "Use `itemQa`."),
+                          Skill("ITEM.QA", "Other.", "Mention: Item_Qa and ITEM-QA.")),
+        tools=(Tool("item_qa"), Tool("ITEM_QA"), Tool("ItemQa")))
+    episode = Episode("e", harness, ({"role": "user", "content": "hi item.qa"},),
+                      Episode.from_dict({"id": "x", "harness": {"name": "h"}, "messages": [
+                          {"role": "user", "content": "q"}], "gold": {"no_call": True}}).gold)
+    for seed in range(30):
+        for split in ("train", "heldout"):
+            _, params = run(SkillIdCase(split=split), episode, seed)
+            taken = set(harness.tool_names) | set(harness.skill_ids) | {"itemQa", "item.qa",
+                                                                       "Item_Qa", "ITEM-QA"}
+            assert not set(params["renames"].values()) & taken
+            assert "item-qa" not in params["renames"]  # no free style left for it
+
+
+def test_bad_rename_params_are_rejected(example):
+    episode = example["lc-single-call-001"]
+    with pytest.raises(HsaError, match="unknown skill"):
+        SkillIdMask().apply(episode, {"renames": {"no-such-skill": "x_1"}})
+    with pytest.raises(HsaError, match="same id"):
+        SkillIdMask().apply(episode, {"renames": {"product-qa-reply": "price-coupon-reply"}})
+    with pytest.raises(HsaError, match="tool, hook or skill-loader"):
+        SkillIdMask().apply(episode, {"renames": {"product-qa-reply": "check_stock"}})
+
+
+@settings(max_examples=25)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), which=st.sampled_from(ID_TRANSFORMS),
+       split=st.sampled_from(["train", "heldout"]))
+def test_renamed_ids_are_fresh_identifiers_and_old_ones_are_gone(row, seed, which, split):
+    episode = Episode.from_dict(row)
+    transform = which(split=split)
+    variant, params = run(transform, episode, seed)
+    renames = params["renames"]
+    new_ids = list(variant.harness.skill_ids)
+    assert len(set(new_ids)) == len(new_ids)
+    others = set(episode.harness.tool_names) | {h.name for h in episode.harness.hooks}
+    for old, new in renames.items():
+        assert identifier_like(new) and new not in others | set(episode.harness.skill_ids)
+    Harness.from_dict(variant.harness.to_dict())  # still a valid harness
+    verify_variant(episode, variant, transform.mapping(episode, params))
+    rendered = json.dumps(render_messages(variant), ensure_ascii=False)
+    assert not find_mentions(rendered, [o for o in renames if identifier_like(o)])
+
+
+# ---- skill content: the rule-based rewrite ----------------------------------------------------
+
+def ordered_items(body: str, *, words: bool = True) -> list:
+    """The numbered items of ``body`` in order (numbers only, or with their normalised text)."""
+    items: list[list[str]] = []
+    current = None
+    for line in body.split("\n"):
+        match = re.match(r"^ {0,3}(\d+)[.)] +(.*)$", line)
+        if match:
+            current = [match.group(1), match.group(2)]
+            items.append(current)
+        elif current and line.strip() and not re.match(r"^\s*([-*+#]|\d+[.)])\s", line):
+            current[1] += " " + line.strip()
+        else:
+            current = None
+    if not words:
+        return [number for number, _ in items]
+    return [(number, normalise_space(text.replace("*", "")).lower()) for number, text in items]
+
+
+def first_line(body: str) -> str:
+    return next(line for line in body.split("\n") if line.strip()).strip("# ")
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_example_skills_keep_every_invariant_and_rule(example, split):
+    episode = next(iter(example.values()))
+    names = content.harness_names(episode.harness)
+    changed = Counter()
+    for seed in range(8):
+        for flag in (True, False):
+            transform = SkillContentRewrite(split=split, rephrase=flag)
+            variant, params = run(transform, episode, seed)
+            for skill in episode.harness.skills:
+                new = variant.harness.skill(skill.id).content
+                changed[skill.id] += new != skill.content
+                assert not lost_invariants(essentials(skill.content), new, names), skill.id
+                assert first_line(new) == first_line(skill.content)  # the title stays first
+                # Numbered steps keep their order (and, without synonyms, their words).
+                assert ordered_items(new, words=not flag) == ordered_items(skill.content,
+                                                                           words=not flag)
+                assert re.search(r"(Viewer|Calls): ", new)  # at least one example is left
+                if not flag:
+                    assert not Counter(rules_of(skill.content)) - Counter(rules_of(new))
+    assert all(changed[s.id] >= 12 for s in episode.harness.skills), changed
+
+
+def test_loaded_bodies_follow_the_rewrite(example):
+    for episode in list(example.values())[::40]:
+        variant, _ = run(SkillContentRewrite(), episode, seed=1)
+        assert loads(episode) and all(body == variant.harness.skill(skill).content
+                                      for skill, body in loads(variant))
+        assert variant.gold == episode.gold
+        # Only loaded-skill results change; every other message is untouched.
+        loaded_results = {i for i, m in enumerate(episode.messages) if m.get("role") == "tool"
+                          and any(m["content"] == body for _, body in loads(episode))}
+        for i, (a, b) in enumerate(zip(episode.messages, variant.messages)):
+            assert a == b or i in loaded_results
+
+
+def test_dependent_lists_and_step_sections_keep_their_order(example):
+    episode = next(iter(example.values()))
+    price = episode.harness.skill("price-coupon-reply").content
+    rules = re.findall(r"^- (\S+ \S+)", price, re.M)  # "- Then say..." ties this list's order
+    for seed in range(10):
+        plan = content.draw_plan(price, [], random.Random(seed), "train", restyle=False,
+                                 rephrase=False)
+        assert "lists" not in plan
+        new = rewrite_body(price, plan)
+        assert re.findall(r"^- (\S+ \S+)", new, re.M) == rules
+    body = ("# Refunds\n\n## 流程\n\n- 先查政策\n- 再开工单\n\n## Rules\n\n- Be calm.\n"
+            "- Never blame the viewer.\n- 不要 promise 200 yuan.\n")
+    moved = set()
+    for seed in range(20):
+        new = rewrite_body(body, content.draw_plan(body, [], random.Random(seed), "train"))
+        assert new.index("先查政策") < new.index("再开工单")
+        assert new.index("流程") < new.index("Rules")  # the 流程 section keeps its place
+        moved.add(tuple(re.findall(r"Be calm|Never blame|不要 promise", new, re.I)))
+    assert len(moved) > 1  # while the rules list does move
+
+
+def test_tampered_plans_are_refused(example):
+    episode = next(iter(example.values()))
+    strategy = episode.harness.skill("coupon-price-strategy").content
+    with pytest.raises(HsaError, match="order carries meaning"):
+        rewrite_body(strategy, {"lists": {"0": [1, 0, 2, 3, 4]}})  # the numbered steps
+    with pytest.raises(HsaError, match="may not be dropped"):
+        rewrite_body(strategy, {"lists": {"1": [0, 1, 2]}})  # a rule is not an example
+    with pytest.raises(HsaError, match="not one of"):
+        rewrite_body(strategy, {"headings": "fancy"})
+    with pytest.raises(HsaError, match="one synonym group"):
+        rewrite_body(strategy, {"phrases": [["make sure", "never"]]})
+    with pytest.raises(HsaError, match="skill 'coupon-price-strategy'"):
+        SkillContentRewrite().apply(episode, {"plans": {"coupon-price-strategy": {
+            "sections": [1, 0, 2]}}})  # "Steps" keeps its place
+
+
+def test_styles_render_as_promised():
+    body = ("# Title\n\nIntro paragraph that is\nwrapped over two lines.\n\n## Rules\n\n"
+            "- Never quote 3 prices.\n- Keep `code_span` as is\n  across lines.\n\n"
+            "## Examples\n\nViewer: a\nReply: b\n\nViewer: c\nReply: d\n")
+    assert rewrite_body(body, {}) == body  # an empty plan changes nothing, byte for byte
+    setext = rewrite_body(body, {"headings": "setext"})
+    assert setext.startswith("Title\n=====") and "\nRules\n-----\n" in setext
+    bold = rewrite_body(body, {"headings": "bold"})
+    assert "\n**Rules**\n\n- Never" in bold and bold.startswith("# Title")
+    assert "## Rules ##" in rewrite_body(body, {"headings": "atx_closed"})
+    wide = rewrite_body(body, {"list_style": "dash_wide"})
+    assert "-   Keep `code_span` as is\n    across lines." in wide
+    unwrapped = rewrite_body(body, {"whitespace": "unwrap"})
+    assert "Intro paragraph that is wrapped over two lines." in unwrapped
+    assert "- Keep `code_span` as is across lines." in unwrapped
+    assert "Viewer: a\nReply: b" in unwrapped  # examples are quoted as written
+    assert "- **Never** quote" in rewrite_body(body, {"emphasis": "strong_negations"})
+    assert "- NEVER quote" in rewrite_body(body, {"emphasis": "caps_negations"})
+    dropped = rewrite_body(body, {"examples": {"1": [1]}})
+    assert "Viewer: c" in dropped and "Viewer: a" not in dropped
+    # A rewrite of a rewrite parses the same structure again.
+    again = rewrite_body(bold, {"sections": [1, 0]})
+    assert again.index("**Examples**") < again.index("**Rules**")
+
+
+def test_example_bullets_may_go_but_rules_stay():
+    body = ("# Sizes\n\n- Give the size from `recommend_size`.\n- 例如：身高160穿M码。\n"
+            "- For example, 52 kg fits M.\n- Never guess a size.\n")
+    seen = set()
+    for seed in range(30):
+        plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
+        new = rewrite_body(body, plan)
+        assert "`recommend_size`" in new and "Never guess a size." in new
+        seen.add(("身高160" in new, "52 kg" in new))
+    assert any(not (zh and en) for zh, en in seen)  # some variants drop an example bullet
+
+
+def test_invariant_checker_finds_what_was_lost():
+    original = ('Say "直播间专属价" and 「宝子」; call `get_price` with link_number 3.\n'
+                "Never promise 96.2 yuan; do not round. 不要夸大，禁止承诺。")
+    assert lost_invariants(original, original.replace("\n", "\n  "), ["get_price"]) == []
+    assert lost_invariants(original, original.replace("do not", "don't")) == []
+    assert lost_invariants(original, original.replace("96.2", "96")) == ["96.2"]
+    assert lost_invariants(original, original.replace("Never", "Always")) == ["never"]
+    assert lost_invariants(original, original.replace("不要", "要")) == ["不"]
+    assert lost_invariants(original, original.replace("「宝子」", "宝子")) == ["“宝子”"]
+    assert lost_invariants(original, original.replace("`get_price`", "it"),
+                           ["get_price"]) == ["`get_price`", "get_price"]
+    assert lost_invariants(original, original.replace("link_number", "link")) == ["link_number"]
+
+
+_CHUNK = st.sampled_from([
+    "the viewer", "make sure", "in parallel", "然后", "商品", "库存", "exactly as", "give",
+    "never", "do not", "不要", "禁止", "no", "`check_stock`", "`recommend_size(link_number=3)`",
+    '"hello there"', "「宝子」", "link_number", "price-coupon-reply", "50%", "1-10", "3号",
+    "and", "stock", "answer", "reply", "**important**", "(see this)", "ok", "tonight"])
+
+
+@st.composite
+def sentences(draw) -> str:
+    words = draw(st.lists(_CHUNK, min_size=2, max_size=8))
+    words.insert(0, draw(st.sampled_from(["Say", "Use", "Check", "请", "Then", "Also", "Keep"])))
+    words.append(str(draw(st.integers(0, 999))))
+    return " ".join(words) + draw(st.sampled_from([".", "。", "", ";"]))
+
+
+@st.composite
+def bullet_lists(draw, ordered: bool = False) -> str:
+    items = draw(st.lists(sentences(), min_size=1, max_size=5))
+    marker = draw(st.sampled_from(["-", "*", "+"]))
+    lines = []
+    for i, text in enumerate(items):
+        head = f"{i + 1}. " if ordered else f"{marker} "
+        if draw(st.booleans()) and " " in text:
+            cut = text.index(" ", len(text) // 2) if " " in text[len(text) // 2:] else None
+            if cut:
+                text = text[:cut] + "\n" + " " * len(head) + text[cut + 1:]
+        lines.append(head + text)
+    return "\n".join(lines)
+
+
+@st.composite
+def skill_bodies(draw) -> str:
+    parts = []
+    if draw(st.booleans()):
+        parts.append("# " + draw(st.sampled_from(["Price reply", "价格回复", "Size strategy"])))
+    if draw(st.booleans()):
+        parts.append(draw(sentences()))
+    style = draw(st.sampled_from(["atx", "setext", "closed"]))
+    for heading in draw(st.lists(st.sampled_from(["Rules", "Tone", "Steps", "流程", "Examples",
+                                                  "示例", "Notes"]), max_size=4, unique=True)):
+        if style == "setext":
+            parts.append(f"{heading}\n{'-' * 5}")
+        else:
+            parts.append(f"## {heading}" + (" ##" if style == "closed" else ""))
+        if heading in ("Examples", "示例"):
+            parts += [f"Viewer: {draw(sentences())}\nReply: {draw(sentences())}"
+                      for _ in range(draw(st.integers(1, 3)))]
+        else:
+            ordered = heading in ("Steps", "流程")
+            if draw(st.booleans()):
+                parts.append(draw(sentences()) + ":")
+            parts.append(draw(bullet_lists(ordered=ordered)))
+    return "\n\n".join(parts) + draw(st.sampled_from(["", "\n"]))
+
+
+def skill_episode(bodies: list[str]) -> Episode:
+    skills = [{"id": f"skill-{i}", "description": "d", "content": b} for i, b in enumerate(bodies)]
+    tools = [{"type": "function", "function": {"name": "check_stock", "parameters": {
+        "type": "object", "properties": {"link_number": {"type": "integer"}}}}}]
+    calls = [{"id": f"s{i}", "type": "function", "function": {
+        "name": "load_skill", "arguments": json.dumps({"name": s["id"]})}}
+        for i, s in enumerate(skills)]
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None,
+                                                   "tool_calls": calls}]
+    messages += [{"role": "tool", "tool_call_id": c["id"], "content": s["content"]}
+                 for c, s in zip(calls, skills)]
+    messages.append({"role": "assistant", "content": "done"})
+    return Episode.from_dict({"id": "g", "harness": {"name": "h", "skills": skills,
+                                                     "tools": tools},
+                              "messages": messages,
+                              "gold": {"turns": [{"at": 1, "skills": [s["id"] for s in skills]},
+                                                 {"at": len(messages) - 1, "no_call": True}]}})
+
+
+@settings(max_examples=40)
+@given(bodies=st.lists(skill_bodies(), min_size=1, max_size=2), seed=st.integers(0, 2**32),
+       split=st.sampled_from(["train", "heldout"]), rephrase=st.booleans())
+def test_rewrite_keeps_invariants_rules_title_and_steps(bodies, seed, split, rephrase):
+    episode = skill_episode(bodies)
+    names = content.harness_names(episode.harness)
+    transform = SkillContentRewrite(split=split, rephrase=rephrase)
+    variant, params = run(transform, episode, seed)
+    for skill in episode.harness.skills:
+        new = variant.harness.skill(skill.id).content
+        assert not lost_invariants(essentials(skill.content), new, names)
+        assert ordered_items(new, words=not rephrase) == ordered_items(skill.content,
+                                                                       words=not rephrase)
+        if skill.content.startswith("# "):
+            assert first_line(new) == first_line(skill.content)
+        if not rephrase:
+            assert not Counter(rules_of(skill.content)) - Counter(rules_of(new))
+        # A second rewrite of the rewrite keeps the first one's invariants.
+        again = rewrite_body(new, content.draw_plan(new, names, random.Random(seed + 1), split),
+                             names)
+        assert not lost_invariants(essentials(new), again, names)
+    assert [body for _, body in loads(variant)] == [s.content for s in variant.harness.skills]
+
+
+@settings(max_examples=60)
+@given(text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200))
+def test_empty_plan_is_exact_on_any_text(text):
+    assert rewrite_body(text, {}) == text
+    plan = content.draw_plan(text, [], random.Random(0), "train")
+    try:
+        rewrite_body(text, plan)
+    except HsaError as exc:  # a plan may be refused for losing an invariant, never crash
+        assert "loses" in exc.reason
+
+
+# ---- skill content: the LLM paraphrase -------------------------------------------------------
+
+BODY = ("# Price reply\n\nAnswer with the final price from `get_price` first.\n\n"
+        "- Never round 96.2 down.\n- Say \"直播间专属价\", 不要 say cheapest.\n")
+
+
+class _Endpoint(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint whose model name picks its behaviour."""
+
+    hits: list[str] = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).hits.append(request["model"])
+        text = request["messages"][-1]["content"]
+        if request["model"] == "slow":
+            time.sleep(1.5)
+        output = {"faithful": text.replace("Answer with", "Reply with"),
+                  "garbage": "Lorem ipsum dolor sit amet."}.get(request["model"], text)
+        data = json.dumps({"id": "c1", "object": "chat.completion", "created": 0,
+                           "model": request["model"], "choices": [{
+                               "index": 0, "finish_reason": "stop",
+                               "message": {"role": "assistant", "content": output}}],
+                           "usage": {"prompt_tokens": 1, "completion_tokens": 1,
+                                     "total_tokens": 2}}).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up (the timeout case)
+            pass
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def paraphrase(endpoint, tmp_path, model, **options):
+    transform = SkillContentLlmParaphrase(base_url=endpoint, model=model,
+                                          cache_dir=str(tmp_path / "cache"), **options)
+    episode = skill_episode([BODY])
+    variant, params = run(transform, episode)
+    return episode, variant, params["skills"]["skill-0"]
+
+
+def test_faithful_paraphrase_is_accepted_and_replays_without_the_endpoint(endpoint, tmp_path):
+    episode, variant, record = paraphrase(endpoint, tmp_path, "faithful")
+    assert record["backend"] == "llm" and "Reply with the final price" in record["text"]
+    assert variant.harness.skills[0].content == record["text"]
+    assert loads(variant) == [("skill-0", record["text"])]
+    before = len(_Endpoint.hits)
+    recipe = Recipe.from_dict({"recipe_version": 1, "name": "p", "seed": 1,
+                               "variants_per_episode": 1, "pipeline": [{
+                                   "skill_content_llm_paraphrase": {
+                                       "base_url": endpoint, "model": "faithful",
+                                       "cache_dir": str(tmp_path / "cache")}}]})
+    [out] = augment_episode(recipe, episode)
+    assert isinstance(out, Variant)
+    hits = len(_Endpoint.hits)
+    replayed, _ = replay(episode, out.lineage)
+    assert replayed == out.episode and len(_Endpoint.hits) == hits >= before
+
+
+def test_garbage_is_refused_for_the_rules_with_the_reason(endpoint, tmp_path):
+    episode, variant, record = paraphrase(endpoint, tmp_path, "garbage")
+    assert record["backend"] == "rules"
+    assert record["fallback_reason"].startswith("lost: [")
+    assert "96.2" in record["fallback_reason"] and "never" in record["fallback_reason"]
+    new = variant.harness.skills[0].content
+    assert not lost_invariants(BODY, new, content.harness_names(episode.harness))
+
+
+def test_a_slow_endpoint_times_out_to_the_rules(endpoint, tmp_path):
+    start = time.monotonic()
+    _, _, record = paraphrase(endpoint, tmp_path, "slow", timeout_s=0.3)
+    assert record == {**record, "backend": "rules", "fallback_reason": "timeout"}
+    assert time.monotonic() - start < 1.4
+
+
+def test_the_cache_answers_the_second_call(endpoint, tmp_path):
+    _, _, first = paraphrase(endpoint, tmp_path, "faithful", samples=1)
+    hits = len(_Endpoint.hits)
+    _, _, second = paraphrase(endpoint, tmp_path, "faithful", samples=1)
+    assert len(_Endpoint.hits) == hits and second == first
+    entries = list((tmp_path / "cache").rglob("*.json"))
+    assert len(entries) == 1 and not list((tmp_path / "cache").rglob("*.tmp"))
+
+
+def test_no_endpoint_and_no_client(example, monkeypatch, tmp_path):
+    episode = next(iter(example.values()))
+    _, params = run(SkillContentLlmParaphrase(), episode)
+    assert {r["fallback_reason"] for r in params["skills"].values()} == {
+        "no endpoint configured (set base_url and model)"}
+    monkeypatch.setitem(sys.modules, "openai", None)
+    transform = SkillContentLlmParaphrase(base_url="http://127.0.0.1:9/v1", model="m",
+                                          cache_dir=str(tmp_path))
+    with pytest.raises(HsaError, match=r"pip install 'hsa\[llm\]'"):
+        transform.sample_params(skill_episode([BODY]), random.Random(0))
+
+
+def test_a_tampered_paraphrase_is_refused():
+    episode = skill_episode([BODY])
+    with pytest.raises(HsaError, match="loses"):
+        SkillContentLlmParaphrase().apply(episode, {"skills": {"skill-0": {
+            "backend": "llm", "text": BODY.replace("Never", "Always")}}})
+    with pytest.raises(HsaError, match="backend must be"):
+        SkillContentLlmParaphrase().apply(episode, {"skills": {"skill-0": {"backend": "x"}}})
