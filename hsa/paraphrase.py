@@ -73,6 +73,11 @@ def _negation(word: str) -> str:
 
 def invariants(text: str, names: Iterable[str] = ()) -> Counter:
     """What a rewrite of ``text`` must keep, as a multiset of display strings (see module doc)."""
+    return Counter(_invariants(text, tuple(names)))
+
+
+@lru_cache(maxsize=16384)
+def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     found: Counter = Counter()
     for match in _CODE.finditer(text):
         found[f"`{normalise_space(match.group(2))}`"] += 1

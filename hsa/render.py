@@ -7,6 +7,7 @@ internals fails with :class:`~hsa.errors.HarnessError` instead of running.
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 
 import jinja2
@@ -25,11 +26,47 @@ DEFAULT_PHRASES = {
 }
 
 
+def json_string_of(value: str) -> str:
+    """A JSON string literal that keeps every character (no ASCII escaping, no HTML escaping)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_value_of(value, indent: int = 0, depth: int = 0, flat_from: int = 99) -> str:
+    """JSON for a layout: ``indent`` spaces per level (0: one line, ", " between items), values
+    at ``depth >= flat_from`` on one line."""
+    pretty = indent > 0 and depth < flat_from
+    inner = "\n" + " " * (indent * (depth + 1)) if pretty else ""
+    outer = "\n" + " " * (indent * depth) if pretty else ""
+    comma = "," if pretty else ", "
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return json_string_of(value)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = (f"{json_string_of(str(k))}: {json_value_of(v, indent, depth + 1, flat_from)}"
+                 for k, v in value.items())
+        return "{" + inner + (comma + inner).join(items) + outer + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        items = (json_value_of(v, indent, depth + 1, flat_from) for v in value)
+        return "[" + inner + (comma + inner).join(items) + outer + "]"
+    return json_string_of(str(value))
+
+
 @lru_cache(maxsize=1)
 def _environment() -> ImmutableSandboxedEnvironment:
-    return ImmutableSandboxedEnvironment(
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(templates_dir() / "layouts")),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
+    env.globals.update(json_string_of=json_string_of, json_value_of=json_value_of)
+    return env
 
 
 def available_layouts() -> list[str]:

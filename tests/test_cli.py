@@ -90,15 +90,19 @@ def test_wheel_carries_templates_and_example(tmp_path):
     assert rendered == "True" and int(count) >= 200
 
 
-def test_demo_summarises_the_example(capsys):
-    assert main(["demo"]) == 0
+def test_demo_generates_and_verifies_a_version(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "live-commerce-host" in printed
-    assert "skills: 12 (reply: 7, strategy: 5)" in printed
-    assert "Episodes: 240 valid, 0 rejected" in printed
-    for category in ("single_call", "multi_step", "skill_use", "hook_retry", "no_tool"):
-        assert category in printed
-    assert "小暖" in printed  # the rendered system prompt starts with the persona
+    version_dir = Path(printed.strip().splitlines()[-1])
+    assert version_dir.parent == tmp_path / "hat-train"
+    assert "live-commerce-host (12 skills, 10 tools, 4 hooks), 240 episodes" in printed
+    assert "1200 rows from 240 episodes, 0 rejected" in printed
+    assert "1200 rows rebuilt from their lineage and re-verified" in printed
+    assert sorted(p.name for p in version_dir.iterdir()) == ["README.md", "data", "manifest.json",
+                                                             "rejects.parquet"]
+    # The committed card of the example dataset is this version's card.
+    shipped = ROOT / "data_cards" / "live-commerce-hat-train.md"
+    assert shipped.read_text(encoding="utf-8") == (version_dir / "README.md").read_text(encoding="utf-8")
 
 
 def test_augment_then_replay_a_variant(tmp_path, capsys):

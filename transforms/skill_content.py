@@ -500,11 +500,19 @@ def _found_phrases(blocks, structure, names) -> list[str]:
     return sorted(found)
 
 
+@lru_cache(maxsize=4096)
+def _analysis(body: str, names: tuple[str, ...]):
+    """What drawing a plan reads of a body, computed once per body (read-only afterwards: the
+    same skill bodies recur in every episode of a harness)."""
+    blocks, _ = _parse(body)
+    structure = _structure(blocks)
+    return blocks, structure, _found_phrases(blocks, structure, names)
+
+
 def draw_plan(body: str, names, rng: random.Random, split: str, *, reorder: bool = True,
               restyle: bool = True, rephrase: bool = True, drop_examples: bool = True) -> dict:
     """A rewrite plan for ``body``: JSON-only, every choice :func:`rewrite_body` needs."""
-    blocks, _ = _parse(body)
-    structure = _structure(blocks)
+    blocks, structure, found = _analysis(body, tuple(names))
     plan: dict = {}
     if reorder and structure.reorder_sections and rng.random() < 0.7:
         order = list(range(len(structure.sections)))
@@ -548,7 +556,7 @@ def draw_plan(body: str, names, rng: random.Random, split: str, *, reorder: bool
                 plan[key] = rng.choice(sorted(table[split]))
     if rephrase:
         phrases = []
-        for phrase in _found_phrases(blocks, structure, names):
+        for phrase in found:
             group = SKILL_PHRASES[_PHRASES[phrase][0]]
             choices = [p for p in group[split] if p.lower() != phrase]
             if choices and rng.random() < 0.7:
@@ -883,10 +891,27 @@ def _apply_plan(body: str, plan: dict, names, *, drops_only: bool = False) -> st
 def rewrite_body(body: str, plan: dict, names=()) -> str:
     """``body`` rewritten by ``plan`` (from :func:`draw_plan`); HsaError if the plan does not fit
     the body or the rewrite would lose an invariant of the body outside dropped examples."""
-    rewrite = _apply_plan(body, plan, names)
-    lost = lost_invariants(_apply_plan(body, plan, names, drops_only=True), rewrite, names)
+    if not isinstance(plan, dict):
+        raise HsaError(f"a rewrite plan must be an object, got {plan!r:.100}")
+    # Memoised: sampling checks a plan with the same call that apply then makes, and the same
+    # skill bodies recur in every episode of a harness.
+    outcome = _rewrite_memo(body, orjson.dumps(plan, option=orjson.OPT_SORT_KEYS),
+                            tuple(names))
+    if isinstance(outcome, HsaError):
+        raise HsaError(outcome.reason)
+    return outcome
+
+
+@lru_cache(maxsize=8192)
+def _rewrite_memo(body: str, plan_json: bytes, names: tuple) -> str | HsaError:
+    plan = orjson.loads(plan_json)
+    try:
+        rewrite = _apply_plan(body, plan, names)
+        lost = lost_invariants(_apply_plan(body, plan, names, drops_only=True), rewrite, names)
+    except HsaError as exc:
+        return exc
     if lost:
-        raise HsaError(f"the rewrite loses {lost[:5]}")
+        return HsaError(f"the rewrite loses {lost[:5]}")
     return rewrite
 
 
