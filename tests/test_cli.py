@@ -116,7 +116,7 @@ def test_augment_then_replay_a_variant(tmp_path, capsys):
     row = f"{first['source_id']}#2"
     assert main(["replay", str(variants), "--episodes", str(EPISODES_PATH), "--id", row,
                  "--trust-hooks"]) == 0
-    assert "identical to the stored variant" in capsys.readouterr().out
+    assert "identical to the stored row" in capsys.readouterr().out
     # Tamper with the stored variant: replay must notice.
     lines = [json.loads(line) for line in variants.read_text().splitlines()]
     for line in lines:
