@@ -52,20 +52,21 @@ class _Prose:
         return value
 
 
-def _rewrite_descriptions(schema, prose: _Prose):
-    """The schema with every nested ``description`` rewritten (see verify.schema_descriptions)."""
+def rewrite_descriptions(schema, prose):
+    """The schema with every nested ``description`` passed through ``prose`` (a str -> str
+    function); the same places :func:`hsa.verify.schema_descriptions` reads."""
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)
     if isinstance(out.get("description"), str):
         out["description"] = prose(out["description"])
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: _rewrite_descriptions(v, prose) for k, v in out["properties"].items()}
+        out["properties"] = {k: rewrite_descriptions(v, prose) for k, v in out["properties"].items()}
     for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
         if isinstance(out.get(key), list):
-            out[key] = [_rewrite_descriptions(v, prose) for v in out[key]]
+            out[key] = [rewrite_descriptions(v, prose) for v in out[key]]
         elif isinstance(out.get(key), dict):
-            out[key] = _rewrite_descriptions(out[key], prose)
+            out[key] = rewrite_descriptions(out[key], prose)
     return out
 
 
@@ -84,7 +85,7 @@ def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = No
     prose = prose or _Prose(mapping)
     tools = tuple(
         replace(t, name=mapping.tool(t.name), description=prose(t.description),
-                parameters=_rename_schema(_rewrite_descriptions(t.parameters, prose),
+                parameters=_rename_schema(rewrite_descriptions(t.parameters, prose),
                                           mapping.parameters.get(t.name, {})))
         for t in harness.tools)
     skills = tuple(

@@ -35,7 +35,7 @@ from hsa.harness import Harness
 from hsa.mapping import Mapping
 from hsa.mentions import replace_code_mentions, replace_mentions
 from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode
+from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
 from hsa.tool import Tool, check_parameters_schema
 from hsa.transform import Transform
 from hsa.verify import identifier_like
@@ -777,23 +777,6 @@ def _parameter_prose(renames: dict[str, str]) -> Callable[[str], str]:
     return rewrite
 
 
-def _rewrite_schema_descriptions(schema: Any, prose: Callable[[str], str]) -> Any:
-    if not isinstance(schema, dict):
-        return schema
-    out = dict(schema)
-    if isinstance(out.get("description"), str):
-        out["description"] = prose(out["description"])
-    if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: _rewrite_schema_descriptions(v, prose)
-                             for k, v in out["properties"].items()}
-    for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
-        if isinstance(out.get(key), list):
-            out[key] = [_rewrite_schema_descriptions(v, prose) for v in out[key]]
-        elif isinstance(out.get(key), dict):
-            out[key] = _rewrite_schema_descriptions(out[key], prose)
-    return out
-
-
 def _config_values(value: Any, renames: dict[str, str]) -> Any:
     """Hook configuration with every string value equal to a renamed parameter renamed (a hook
     such as ``link_params: [link_number]`` names the parameters it checks)."""
@@ -855,7 +838,7 @@ def _rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     prose = _parameter_prose({k: v for k, v in names.items() if k not in ambiguous})
     h = out.harness
     tools = tuple(replace(t, description=prose(t.description),
-                          parameters=_rewrite_schema_descriptions(t.parameters, prose))
+                          parameters=rewrite_descriptions(t.parameters, prose))
                   for t in h.tools)
     skills = tuple(replace(s, description=prose(s.description), content=prose(s.content))
                    for s in h.skills)
