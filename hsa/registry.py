@@ -41,7 +41,6 @@ def load_plugins() -> None:
     global _plugins_loaded
     if _plugins_loaded:
         return
-    _plugins_loaded = True
     import transforms  # noqa: F401 - importing the package registers the built-in families
 
     for entry in entry_points(group=ENTRY_POINT_GROUP):
@@ -50,6 +49,9 @@ def load_plugins() -> None:
         except Exception as exc:
             raise HsaError(f"transform plugin {entry.name!r} ({entry.value}) failed to load: "
                            f"{type(exc).__name__}: {exc}") from exc
+    # Only now: a family or plugin that fails to import must fail every lookup, not leave a
+    # silently partial registry behind for the next caller.
+    _plugins_loaded = True
 
 
 def registered() -> dict[str, type]:

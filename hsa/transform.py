@@ -16,11 +16,17 @@ import dataclasses
 import random
 import types
 import typing
-from typing import Any, ClassVar, Literal, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
 from hsa.episode import Episode
 from hsa.errors import HsaError
 from hsa.mapping import EMPTY, Mapping
+
+
+# An option that is a probability or a share: checked to lie in [0, 1] for every transform, so
+# transforms declare `fraction: Share = 1.0` instead of checking it themselves.
+UNIT_INTERVAL = "in [0, 1]"
+Share = Annotated[float, UNIT_INTERVAL]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +37,7 @@ class Transform:
     version: ClassVar[str]
     family: ClassVar[str] = "core"
 
-    p: float = 1.0
+    p: Share = 1.0
 
     def __post_init__(self) -> None:
         check_options(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
@@ -82,15 +88,20 @@ def _jsonable(value: Any) -> Any:
 
 def check_options(cls: type, values: dict[str, Any]) -> None:
     """Raise a clear error for an option of the wrong type or a probability outside [0, 1]."""
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     for key, value in values.items():
         expected = hints.get(key)
-        if expected is not None and not _fits(value, expected):
+        if expected is None:
+            continue
+        bounds = ()
+        if get_origin(expected) is Annotated:
+            expected, *bounds = get_args(expected)
+        if not _fits(value, expected):
             raise HsaError(f"transform {cls.name!r}: option {key!r} must be "
                            f"{_describe(expected)}, got {value!r}")
-    p = values.get("p", 1.0)
-    if not 0.0 <= p <= 1.0:
-        raise HsaError(f"transform {cls.name!r}: probability p must be in [0, 1], got {p!r}")
+        if UNIT_INTERVAL in bounds and not 0.0 <= value <= 1.0:
+            what = "probability p" if key == "p" else key
+            raise HsaError(f"transform {cls.name!r}: {what} must be in [0, 1], got {value!r}")
 
 
 def _fits(value: Any, expected: Any) -> bool:

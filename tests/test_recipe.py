@@ -166,3 +166,24 @@ def test_every_listed_transform_works_from_an_empty_recipe_entry(capsys):
     rows = json.loads(capsys.readouterr().out)
     recipe = Recipe.from_dict({**ENVELOPE, "pipeline": [{r["name"]: {}} for r in rows]})
     assert yaml.safe_load(recipe.to_yaml())["pipeline"][0] == {rows[0]["name"]: rows[0]["options"]}
+
+
+def test_a_family_that_fails_to_import_fails_every_lookup(monkeypatch):
+    """A broken family module must not leave a silently partial registry behind."""
+    import builtins
+
+    import hsa.registry as registry
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
+    real_import = builtins.__import__
+
+    def broken(name, *args, **kwargs):
+        if name == "transforms":
+            raise SyntaxError("a family module does not parse")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", broken)
+    for _ in range(2):
+        with pytest.raises(SyntaxError):
+            registry.registered()
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    assert "identity" in registry.registered()

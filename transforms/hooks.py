@@ -25,7 +25,7 @@ from hsa.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_
 from hsa.mapping import Mapping
 from hsa.registry import register
 from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
-from hsa.transform import Transform
+from hsa.transform import Share, Transform
 
 # How a swapped-in hook implementation names itself, built from the words of the old name
 # ({snake}: tool_arguments, {kebab}: tool-arguments, {camel}: toolArguments). The parts never
@@ -197,13 +197,8 @@ class HookRetryPolicy(Transform):
     version = "1"
     family = "hooks"
 
-    keep_share: float = 0.2  # chance that one sequence is kept whole
+    keep_share: Share = 0.2  # chance that one sequence is kept whole
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0.0 <= self.keep_share <= 1.0:
-            raise HsaError(f"transform 'hook_retry_policy': keep_share must be in [0, 1], got "
-                           f"{self.keep_share!r}")
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         stripped, kept = [], []

@@ -32,7 +32,7 @@ from hsa.harness import Harness
 from hsa.paraphrase import Endpoint, ParaphraseUnavailable, invariant_spans, llm_paraphrase
 from hsa.paraphrase import lost_invariants, normalise_space
 from hsa.registry import register
-from hsa.transform import Transform
+from hsa.transform import Share, Transform
 
 Split = Literal["train", "heldout"]
 
@@ -995,11 +995,6 @@ def with_skill_bodies(episode: Episode, bodies: dict[str, str]) -> Episode:
                    messages=tuple(messages))
 
 
-def _options_check(name: str, **fractions: float) -> None:
-    for key, value in fractions.items():
-        if not 0.0 <= value <= 1.0:
-            raise HsaError(f"transform {name!r}: {key} must be in [0, 1], got {value!r}")
-
 
 @register
 @dataclass(frozen=True)
@@ -1019,15 +1014,12 @@ class SkillContentRewrite(Transform):
     family = "skill_content"
 
     split: Split = "train"
-    fraction: float = 1.0
+    fraction: Share = 1.0
     reorder: bool = True
     restyle: bool = True
     rephrase: bool = True
     drop_examples: bool = True
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _options_check(self.name, fraction=self.fraction)
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = harness_names(episode.harness)
@@ -1101,11 +1093,10 @@ class SkillContentLlmParaphrase(Transform):
     cache_dir: str = "~/.cache/hsa/paraphrase"
     temperature: float = 0.7
     samples: int = 4
-    fraction: float = 1.0
+    fraction: Share = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _options_check(self.name, fraction=self.fraction)
         if self.samples < 1 or self.timeout_s <= 0:
             raise HsaError(f"transform {self.name!r}: samples must be at least 1 and timeout_s "
                            f"positive, got {self.samples!r} and {self.timeout_s!r}")

@@ -32,7 +32,7 @@ from hsa.mapping import Mapping
 from hsa.mentions import find_code_mentions, find_mentions
 from hsa.registry import register
 from hsa.rename import rename_episode
-from hsa.transform import Transform
+from hsa.transform import Share, Transform
 from hsa.verify import identifier_like
 
 Split = Literal["train", "heldout"]
@@ -292,13 +292,8 @@ class SkillIdSynonym(_SkillRename):
     version = "1"
 
     split: Split = "train"
-    rate: float = 0.8
+    rate: Share = 0.8
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0.0 <= self.rate <= 1.0:
-            raise HsaError(f"transform 'skill_id_synonym': rate must be in [0, 1], got "
-                           f"{self.rate!r}")
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         skills = episode.harness.skill_ids
@@ -409,13 +404,8 @@ class SkillIdMask(_SkillRename):
     version = "1"
 
     split: Split = "train"
-    fraction: float = 1.0
+    fraction: Share = 1.0
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0.0 <= self.fraction <= 1.0:
-            raise HsaError(f"transform 'skill_id_mask': fraction must be in [0, 1], got "
-                           f"{self.fraction!r}")
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         namer = _Namer(episode)

@@ -37,7 +37,7 @@ from hsa.mentions import replace_code_mentions, replace_mentions
 from hsa.registry import register
 from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
 from hsa.tool import Tool
-from hsa.transform import Transform
+from hsa.transform import Share, Transform
 from hsa.verify import identifier_like
 
 SPLITS = ("train", "heldout")
@@ -626,10 +626,6 @@ def _namespace(harness: Harness) -> set[str]:
             | {harness.skill_loader})
 
 
-def _check_fraction(fraction: float, transform: str) -> None:
-    if not 0.0 <= fraction <= 1.0:
-        raise HsaError(f"transform {transform!r}: fraction must be in [0, 1], got {fraction!r}")
-
 
 # =============================================================================================
 # Schema walking (JSON pointers to object nodes, their descriptions, their instances)
@@ -1081,13 +1077,10 @@ class ToolNameMask(Transform):
     version = "1"
     family = "tool_schema"
 
-    fraction: float = 1.0  # share of the tools whose names are masked
+    fraction: Share = 1.0  # share of the tools whose names are masked
     prefix: str | None = None  # a fixed prefix; None draws one from the split's prefixes
     split: Literal["train", "heldout"] = "train"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_fraction(self.fraction, self.name)
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
@@ -1126,12 +1119,9 @@ class ToolNameParaphrase(Transform):
     version = "1"
     family = "tool_schema"
 
-    fraction: float = 1.0  # share of the tools that are renamed
+    fraction: Share = 1.0  # share of the tools that are renamed
     split: Literal["train", "heldout"] = "train"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_fraction(self.fraction, self.name)
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
@@ -1201,12 +1191,9 @@ class ParameterNameParaphrase(_ParameterRename):
     version = "1"
     family = "tool_schema"
 
-    fraction: float = 1.0  # share of the distinct parameter names that are renamed
+    fraction: Share = 1.0  # share of the distinct parameter names that are renamed
     split: Literal["train", "heldout"] = "train"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_fraction(self.fraction, self.name)
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         taken = self._taken(episode)
@@ -1233,12 +1220,9 @@ class ParameterNameMask(_ParameterRename):
     version = "1"
     family = "tool_schema"
 
-    fraction: float = 1.0  # share of the distinct parameter names that are masked
+    fraction: Share = 1.0  # share of the distinct parameter names that are masked
     split: Literal["train", "heldout"] = "train"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_fraction(self.fraction, self.name)
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         taken = self._taken(episode)
@@ -1393,12 +1377,7 @@ class ToolSchemaSpelling(Transform):
     version = "1"
     family = "tool_schema"
 
-    rate: float = 0.5  # chance of each possible respelling
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not 0.0 <= self.rate <= 1.0:
-            raise HsaError(f"transform {self.name!r}: rate must be in [0, 1], got {self.rate!r}")
+    rate: Share = 0.5  # chance of each possible respelling
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         options: list[tuple[str, str, dict]] = []
