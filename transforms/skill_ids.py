@@ -328,6 +328,26 @@ class SkillIdSynonym(_SkillRename):
         return {"renames": renames}
 
 
+def _best_renames(episode: Episode, candidates: list[str], new_id) -> dict[str, str]:
+    """The renames made by the first candidate style (in drawn order) that renames the most ids;
+    ``new_id(candidate, skill_id)`` names an id, and every new id is free in the episode."""
+    skills = episode.harness.skill_ids
+    base, best = _Namer(episode), {}
+    for candidate in candidates:
+        namer = base.fork()
+        renames = {}
+        for skill_id in skills:
+            new = new_id(candidate, skill_id)
+            if new != skill_id and namer.free(new):
+                namer.take(new)
+                renames[skill_id] = new
+        if len(renames) > len(best):
+            best = renames
+        if len(best) == len(skills):
+            break
+    return best
+
+
 @register
 @dataclass(frozen=True)
 class SkillIdCase(_SkillRename):
@@ -341,23 +361,10 @@ class SkillIdCase(_SkillRename):
     split: Split = "train"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        skills = episode.harness.skill_ids
         styles = list(CASE_STYLES[self.split])
         rng.shuffle(styles)
-        base, best = _Namer(episode), {}
-        for style in styles:  # the first style (in drawn order) that changes the most ids
-            namer = base.fork()
-            renames = {}
-            for skill_id in skills:
-                new = write_id(id_words(skill_id), style)
-                if new != skill_id and namer.free(new):
-                    namer.take(new)
-                    renames[skill_id] = new
-            if len(renames) > len(best):
-                best = renames
-            if len(best) == len(skills):
-                break
-        return {"renames": best}
+        return {"renames": _best_renames(
+            episode, styles, lambda style, skill_id: write_id(id_words(skill_id), style))}
 
 
 @register
@@ -372,23 +379,10 @@ class SkillIdNamespace(_SkillRename):
     split: Split = "train"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        skills = episode.harness.skill_ids
         namespaces = list(SKILL_NAMESPACES[self.split])
         rng.shuffle(namespaces)
-        base, best = _Namer(episode), {}
-        for namespace in namespaces:
-            namer = base.fork()
-            renames = {}
-            for skill_id in skills:
-                new = f"{namespace}.{skill_id}"
-                if namer.free(new):
-                    namer.take(new)
-                    renames[skill_id] = new
-            if len(renames) > len(best):
-                best = renames
-            if len(best) == len(skills):
-                break
-        return {"renames": best}
+        return {"renames": _best_renames(
+            episode, namespaces, lambda namespace, skill_id: f"{namespace}.{skill_id}")}
 
 
 @register
