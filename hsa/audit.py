@@ -120,6 +120,9 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
     current: Episode | None = None
     seen_ids: set[str] = set()
     for row in _rows(root, manifest):
+        if len(problems) > 50:
+            problems.append("... stopping after 50 problems")
+            break
         report.rows_checked += 1
         if row["id"] in seen_ids:
             problems.append(f"{row['id']}: duplicate row id")
@@ -142,9 +145,6 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
         if differing:
             problems.append(f"{row['id']}: stored row differs from its rebuild in "
                             f"{', '.join(differing)}")
-        if len(problems) > 50:
-            problems.append("... stopping after 50 problems")
-            break
     return report
 
 

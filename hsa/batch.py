@@ -86,9 +86,10 @@ class BatchFunction:
             try:
                 out.append({**variant_row(item, self.families, self.job.version),
                             "hsa_reject": None})
-            except HsaError as exc:  # e.g. a layout that does not render for this variant
+            except Exception as exc:  # e.g. a layout that does not render for this variant
+                reason = str(exc) if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
                 out.append(self._variant_reject(
-                    VariantReject(item.source_id, item.index, "render", str(exc), item.lineage),
+                    VariantReject(item.source_id, item.index, "render", reason, item.lineage),
                     line))
         return out
 

@@ -98,13 +98,16 @@ def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks:
         path = Path(value)
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
-        key = str(path.resolve())
-        if cache is not None and key in cache:
-            return value, cache[key]
         try:
+            key = str(path.resolve())
+            if cache is not None and key in cache:
+                return value, cache[key]
             loaded = load_harness(path, trust_hooks=trust_hooks)
+        except (OSError, ValueError) as exc:  # a name too long, an embedded NUL byte...
+            raise EpisodeError(f"harness reference is not a usable path: "
+                               f"{type(exc).__name__}: {str(exc)[:120]}", field="harness") from None
         except HsaError as exc:
-            raise EpisodeError(f"harness reference {value!r} does not load: {exc}",
+            raise EpisodeError(f"harness reference {value[:120]!r} does not load: {exc}",
                                field="harness") from None
         if cache is not None:
             cache[key] = loaded

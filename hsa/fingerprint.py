@@ -59,9 +59,13 @@ def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | 
         harnesses["--harness"] = folder_sha256(harness)
     for ref in sorted(refs):
         name = orjson.loads(b'"' + ref + b'"')
-        folder = episodes.parent / name
-        if folder.is_dir():
-            harnesses[name] = folder_sha256(folder)
+        try:
+            folder = episodes.parent / name
+            if not folder.is_dir():
+                continue
+        except (OSError, ValueError):  # not a usable path: that row is rejected on load
+            continue
+        harnesses[name] = folder_sha256(folder)
     return {"episodes_sha256": digest.hexdigest(), "harnesses": harnesses}
 
 

@@ -13,6 +13,7 @@ load_rejects``, and every variant is a row or a reject.
 from __future__ import annotations
 
 import errno
+from contextlib import closing
 import os
 import shutil
 import sys
@@ -141,9 +142,12 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
     rejects = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
     counts = _Counts()
     line_state: dict[int, str] = {}  # the last line seen: "row" once it has a row, else "reject"
-    for batch in run_engine(engine, job, read_batches(episodes, batch_size, counts),
-                            workers=workers, staging=staging):
-        table = pa.Table.from_batches([batch])
+    batches = run_engine(engine, job, read_batches(episodes, batch_size, counts),
+                         workers=workers, staging=staging)
+    seen_ids: set[str] = set()
+    # closing(): an error below must stop the engine (its process pool) at once, not at GC.
+    for batch in closing_iterator(batches):
+        table = _reject_duplicate_ids(pa.Table.from_batches([batch]), seen_ids, str(episodes))
         is_reject = pc.invert(pc.is_null(table.column("hsa_reject")))
         _count_sources(table, is_reject, line_state, counts)
         kept = table.filter(pc.invert(is_reject)).select(ROW_SCHEMA.names)
@@ -194,6 +198,49 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest
+
+
+def closing_iterator(iterator):
+    """Iterate, and close the generator however the loop ends."""
+    with closing(iterator):
+        yield from iterator
+
+
+def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Table:
+    """Outputs of a line whose episode id an earlier line already had become one load reject:
+    variants are identified, and their randomness derived, by id."""
+    lines = table.column("hsa_line").to_pylist()
+    ids = table.column("hsa_source_id").to_pylist()
+    rejects = table.column("hsa_reject").to_pylist()
+    keep, duplicates, first_line = [], {}, {}
+    current_line, duplicate = None, False
+    for i, (line, source_id, reject) in enumerate(zip(lines, ids, rejects)):
+        if line != current_line:
+            current_line = line
+            is_load_reject = reject is not None and '"stage":"load"' in reject
+            duplicate = source_id is not None and not is_load_reject and source_id in seen
+            if source_id is not None and not is_load_reject:
+                if duplicate:
+                    duplicates[line] = source_id
+                else:
+                    first_line.setdefault(source_id, line)
+                seen.add(source_id)
+        keep.append(not duplicate)
+    if not duplicates:
+        return table
+    kept = table.filter(pa.array(keep))
+    records = [{**{name: None for name in table.schema.names}, "hsa_source_id": source_id,
+                "hsa_line": line, "hsa_reject": orjson.dumps({
+                    "source": source, "line": line, "id": source_id, "variant": None,
+                    "stage": "load", "field": "id", "lineage": None,
+                    "reason": "duplicate episode id; an earlier line has it (ids must be unique, "
+                              "they key each variant's randomness)"}).decode()}
+               for line, source_id in duplicates.items()]
+    extra = pa.Table.from_pylist(records, schema=table.schema)
+    # Keep line order: the bookkeeping downstream reads lines in sequence.
+    merged = pa.concat_tables([kept, extra])
+    order = sorted(range(merged.num_rows), key=lambda i: merged.column("hsa_line")[i].as_py())
+    return merged.take(pa.array(order))
 
 
 def _value_counts(column: pa.ChunkedArray):

@@ -36,7 +36,8 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, HfHubHTTPError):
         status = getattr(getattr(exc, "response", None), "status_code", None)
         return status is None or status == 429 or status >= 500
-    return isinstance(exc, (ConnectionError, TimeoutError, OSError))
+    # Network trouble is transient; a missing or unreadable local file is not.
+    return isinstance(exc, (ConnectionError, TimeoutError))
 
 
 def _with_retries(what: str, call, *, sleep=time.sleep):

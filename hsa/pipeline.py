@@ -40,6 +40,10 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
             out.append(VariantReject(episode.id, index, f"verify:{exc.check}", exc.reason,
                                      tuple(state.lineage)))
             continue
+        except Exception as exc:  # a check that cannot run on this variant rejects it too
+            out.append(VariantReject(episode.id, index, "verify:error",
+                                     f"{type(exc).__name__}: {exc}", tuple(state.lineage)))
+            continue
         out.append(Variant(episode.id, index, variant, tuple(state.lineage), state.mapping))
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -105,13 +106,12 @@ def staging_dir(final: Path) -> Path:
         raise HsaError("output path exists and is not a directory", file=str(parent))
     parent.mkdir(parents=True, exist_ok=True)
     for stale in parent.glob(f".{final.name}.partial-*"):
-        pid = stale.name.rsplit("-", 1)[-1]
+        pid = stale.name[len(f".{final.name}.partial-"):].split("-", 1)[0]
         if not pid.isdigit() or not _alive(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
-    staging = parent / f".{final.name}.partial-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    return staging
+    # Unique even for two runs of one process (threads); the pid lets a later run tell a dead
+    # run's leftovers from a live one's.
+    return Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-", dir=parent))
 
 
 def _alive(pid: int) -> bool:
@@ -131,7 +131,9 @@ def publish(staging: Path, final: Path) -> bool:
         os.rename(staging, final)
         return True
     except OSError:
-        if final.is_dir():
+        if (final / "manifest.json").is_file():
             shutil.rmtree(staging, ignore_errors=True)
             return False
-        raise
+        shutil.rmtree(staging, ignore_errors=True)
+        raise HsaError("a folder that is not a complete version is in the way; remove it and "
+                       "rerun", file=str(final)) from None

@@ -81,6 +81,9 @@ def test_ray_engine_writes_the_same_bytes(version, tmp_path):
     ray_result = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "ray", engine="ray",
                           workers=2, batch_size=50, trust_hooks=True)
     assert shard_hashes(ray_result) == shard_hashes(version)
+    files = sorted(str(p.relative_to(ray_result.path)) for p in ray_result.path.rglob("*"))
+    assert files == sorted(str(p.relative_to(version.path)) for p in version.path.rglob("*"))
+    assert [p.name for p in (tmp_path / "ray" / RECIPE).iterdir()] == [ray_result.path.name]
 
 
 def test_version_changes_with_the_seed(version, tmp_path):
@@ -106,6 +109,36 @@ def test_bad_lines_become_rejects_and_every_line_is_accounted_for(tmp_path):
     assert [(r["line"], r["stage"]) for r in rejects] == [(4, "load"), (5, "load")]
     assert "not valid JSON" in rejects[0]["reason"]
     assert rejects[1]["field"] == "messages[0].role" and "unknown role" in rejects[1]["reason"]
+
+
+def test_duplicate_ids_and_unusable_harness_paths_become_rejects(tmp_path):
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:4]
+    odd = json.loads(lines[2])
+    odd["id"], odd["harness"] = "odd", "x\u0000y"
+    long = json.loads(lines[2])
+    long["id"], long["harness"] = "long", "a" * 5000
+    source = tmp_path / "episodes.jsonl"
+    source.write_text("\n".join(lines + [lines[1], json.dumps(odd), json.dumps(long)]) + "\n",
+                      encoding="utf-8")
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    counts = result.manifest["counts"]
+    assert (counts["input_lines"], counts["sources_out"], counts["load_rejects"]) == (7, 4, 3)
+    rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert [(r["line"], r["field"]) for r in rejects] == [(5, "id"), (6, "harness"), (7, "harness")]
+    assert "duplicate episode id" in rejects[0]["reason"]
+    assert audit_version(result.path, trust_hooks=True).ok
+
+
+def test_a_folder_in_the_way_is_not_mistaken_for_a_version(tmp_path):
+    from hsa.writer import publish, staging_dir
+    final = tmp_path / "r" / "v1"
+    staging = staging_dir(final)
+    final.mkdir()
+    (final / "stray.txt").write_text("x")
+    with pytest.raises(HsaError, match="not a complete version"):
+        publish(staging, final)
+    assert not staging.exists()
 
 
 def test_output_path_that_is_a_file_is_refused(tmp_path):

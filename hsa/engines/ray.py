@@ -38,14 +38,17 @@ def run_ray(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int, s
         import ray
     except ImportError:
         raise HsaError("the ray engine needs Ray: pip install 'hsa[ray]'") from None
-    # Stage the input as Parquet so Ray reads it like any dataset (and keeps line numbers).
-    staged = staging / "input.parquet"
+    # Stage the input as Parquet so Ray reads it like any dataset (and keeps line numbers). It
+    # lives beside the staging folder, not in it, and is deleted after the run: a version holds
+    # the same files whatever the engine.
+    staged = staging.parent / f"{staging.name}.ray-input.parquet"
     batch_rows = None
     with pq.ParquetWriter(staged, INPUT_SCHEMA) as writer:
         for batch in batches:
             batch_rows = batch_rows or batch.num_rows
             writer.write_batch(batch)
     if batch_rows is None:
+        staged.unlink(missing_ok=True)
         return
     if not ray.is_initialized():
         ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
@@ -56,5 +59,8 @@ def run_ray(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int, s
     # Tasks, not actors: actors would hold every CPU of a small cluster and starve the read tasks.
     dataset = ray.data.read_parquet(str(staged)).map_batches(
         _apply, fn_kwargs={"job": job}, batch_size=batch_rows, batch_format="pyarrow")
-    for table in dataset.iter_batches(batch_format="pyarrow", batch_size=None):
-        yield from table.to_batches()
+    try:
+        for table in dataset.iter_batches(batch_format="pyarrow", batch_size=None):
+            yield from table.to_batches()
+    finally:
+        staged.unlink(missing_ok=True)
