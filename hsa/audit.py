@@ -21,7 +21,7 @@ from hsa.errors import HsaError
 from hsa.fingerprint import file_sha256
 from hsa.harness import load_harness
 from hsa.lineage import Step, replay
-from hsa.registry import registered
+from hsa.registry import families as transform_families
 from hsa.rows import variant_row
 from hsa.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
@@ -115,7 +115,7 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
     if problems:
         return report  # do not re-verify rows of files that are already known to be wrong
 
-    families = {name: cls.family for name, cls in registered().items()}
+    families = transform_families()
     sources = _source_episodes(manifest, episodes, trust_hooks)
     current: Episode | None = None
     seen_ids: set[str] = set()
@@ -161,6 +161,6 @@ def replay_row(version_dir: str | os.PathLike, row_id: str, *,
                    if e.id == stored["hsa_source_id"]), None)
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
-    families = {name: cls.family for name, cls in registered().items()}
+    families = transform_families()
     rebuilt = rebuild(source, stored, families, manifest["version"])
     return stored, _differences(stored, rebuilt)

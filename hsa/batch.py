@@ -21,7 +21,7 @@ from hsa.errors import HsaError, Reject
 from hsa.harness import Harness, load_harness
 from hsa.pipeline import augment_episode
 from hsa.recipe import Recipe
-from hsa.registry import registered
+from hsa.registry import families as transform_families
 from hsa.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.variant import VariantReject
 
@@ -51,7 +51,7 @@ class BatchFunction:
         self.harness: Harness | None = (load_harness(job.harness_dir, trust_hooks=job.trust_hooks)
                                         if job.harness_dir else None)
         self.base_dir = Path(job.source).parent
-        self.families = {name: cls.family for name, cls in registered().items()}
+        self.families = transform_families()
         self.harness_cache: dict = {}
 
     def __call__(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:

@@ -15,6 +15,12 @@ from rich.table import Table
 from hsa import __version__
 from hsa.errors import HsaError
 
+# Options several commands share, declared once.
+TrustHooks = Annotated[bool, typer.Option(
+    "--trust-hooks", help="Allow harnesses' hooks.py to be imported (it is code: read it first).")]
+DefaultHarness = Annotated[Path | None, typer.Option(
+    help="Default harness folder for episodes that name none.")]
+
 app = typer.Typer(
     name="hsa", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
@@ -189,8 +195,8 @@ def import_openai_cmd(
 def score(
     episodes: Annotated[Path, typer.Option(help="Episodes JSONL with gold.")],
     predictions: Annotated[Path, typer.Option(help='Predictions JSONL: {"id": ..., "message": <assistant message>, "at"?: <gold turn index>} per line.')],
-    harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
-    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+    harness: DefaultHarness = None,
+    trust_hooks: TrustHooks = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: accuracy, correct, total, categories, items.")] = False,
 ) -> None:
     """Score model messages against gold with BFCL's AST rules; ids without a prediction are wrong.
@@ -247,10 +253,10 @@ def augment(
     recipe: Annotated[str, typer.Option(help="Recipe YAML file, or the name of a shipped recipe (see transforms/recipes).")],
     episodes: Annotated[Path, typer.Option(help="Episodes JSONL.")],
     out_path: Annotated[Path, typer.Option("--out", help="Variants JSONL to write: one {source_id, variant, episode, lineage, mapping} per line.")],
-    harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    harness: DefaultHarness = None,
     rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")] = 256,
-    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+    trust_hooks: TrustHooks = False,
 ) -> None:
     """Run a recipe over episodes: make, verify and write every variant, with lineage.
 
@@ -305,13 +311,13 @@ def generate(
     recipe: Annotated[str, typer.Option(help="Recipe YAML file, or a shipped recipe's name (hat-train, hat-heldout, tools-basic, ...).")],
     episodes: Annotated[Path, typer.Option(help="Episodes JSONL.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Output root; the version lands in OUT/RECIPE-NAME/VERSION/.")],
-    harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    harness: DefaultHarness = None,
     engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data; pip install 'hsa[ray]').")] = "local",
     workers: Annotated[int, typer.Option(min=1, help="Worker processes (local) or CPUs (ray).")] = 1,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch; memory is bounded by it. Output never depends on it.")] = 256,
     split: Annotated[str, typer.Option(help="Split name of the shards (data/SPLIT-*.parquet).")] = "train",
     license: Annotated[str, typer.Option(help="License id for the data card (that of your source episodes).")] = "other",
-    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+    trust_hooks: TrustHooks = False,
 ) -> None:
     """Make a versioned, verified, TRL-ready dataset: shards, rejects, manifest and card.
 
@@ -347,7 +353,7 @@ def generate(
 def verify(
     version_dir: Annotated[Path, typer.Argument(help="A version folder made by `hsa generate`.")],
     episodes: Annotated[Path | None, typer.Option(help="Source episodes; default: the path recorded in the manifest.")] = None,
-    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+    trust_hooks: TrustHooks = False,
 ) -> None:
     """Recompute shard hashes, check the counts, rebuild and re-verify every row.
 
@@ -371,7 +377,7 @@ def replay(
     row: Annotated[str, typer.Option("--id", help="The row to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")],
     episodes: Annotated[Path | None, typer.Option(help="Source episodes (needed for a variants JSONL; a version records its own).")] = None,
     harness: Annotated[Path | None, typer.Option(help="Default harness folder (variants JSONL only).")] = None,
-    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Allow harnesses' hooks.py to be imported.")] = False,
+    trust_hooks: TrustHooks = False,
 ) -> None:
     """Rebuild one row from its source episode and lineage (no sampling) and compare.
 

@@ -14,7 +14,7 @@ from typing import Any
 from hsa.episode import Episode
 from hsa.errors import HsaError
 from hsa.mapping import EMPTY, Mapping
-from hsa.registry import get, registered
+from hsa.registry import registered
 
 # Composition nodes appear in lineage (their choices explain a variant) but apply nothing.
 COMPOSITIONS = ("sequence", "one_of", "some_of", "maybe")
@@ -53,7 +53,7 @@ def replay(original: Episode, lineage: list[Step] | tuple[Step, ...]) -> tuple[E
         if step.transform not in known:
             raise HsaError(f"lineage step {step.path} names transform {step.transform!r}, which "
                            f"is not installed")
-        cls = get(step.transform)
+        cls = known[step.transform]
         if cls.version != step.version:
             raise HsaError(f"lineage step {step.path} was made by {step.transform} version "
                            f"{step.version}; the installed version is {cls.version}")

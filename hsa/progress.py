@@ -43,15 +43,20 @@ class RateColumn(ProgressColumn):
         return Text(f"{speed:,.0f} {self.unit}/s" if speed else f"- {self.unit}/s", style="cyan")
 
 
+def _progress(unit: str, *extra: ProgressColumn) -> Progress:
+    """The one bar layout: description, bar, count, rate, extra columns, elapsed, time left."""
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    RateColumn(unit), *extra, TimeElapsedColumn(), TimeRemainingColumn(),
+                    console=Console(stderr=True), transient=True)
+
+
 def track(items: Iterable[T], description: str, *, total: int | None = None,
           unit: str = "rows") -> Iterator[T]:
     """Yield ``items`` while drawing a bar with count, rate and time left on a terminal."""
     if not sys.stderr.isatty():
         yield from items
         return
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               RateColumn(unit), TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with _progress(unit) as progress:
         task = progress.add_task(description, total=total)
         for item in items:
             yield item
@@ -66,9 +71,6 @@ def progress_bar(description: str, *, total: int | None, unit: str = "rows"):
     if not sys.stderr.isatty():
         yield lambda done, rows: None
         return
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-               RateColumn(unit), TextColumn("{task.fields[rows]:,} rows"), TimeElapsedColumn(),
-               TimeRemainingColumn()]
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with _progress(unit, TextColumn("{task.fields[rows]:,} rows")) as progress:
         task = progress.add_task(description, total=total, rows=0)
         yield lambda done, rows: progress.update(task, completed=done, rows=rows)

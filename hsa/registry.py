@@ -60,6 +60,11 @@ def registered() -> dict[str, type]:
     return dict(sorted(_REGISTRY.items()))
 
 
+def families() -> dict[str, str]:
+    """Transform name -> family, for every registered transform."""
+    return {name: cls.family for name, cls in registered().items()}
+
+
 def get(name: str) -> Any:
     transforms = registered()
     if name not in transforms:
