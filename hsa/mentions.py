@@ -24,23 +24,14 @@ _BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
 _AFTER = rf"(?![{_ID}\-])(?!\.[{_ID}])"
 
 
-# One tokenizer for every name set: a whole identifier (with inner dots) at the boundaries above.
-# Looking tokens up in a dict gives the same matches as an alternation of the names, without
-# compiling a pattern per name set (names differ from row to row).
-_TOKEN = re.compile(rf"{_BEFORE}[{_ID}\-]+(?:\.[{_ID}\-]+)*")
-_TOKEN_SHAPED = re.compile(rf"[{_ID}\-]+(?:\.[{_ID}\-]+)*")
-
-
 @lru_cache(maxsize=4096)
 def _pattern(names: tuple[str, ...]) -> re.Pattern:
-    """For names the tokenizer cannot see whole (spaces, non-ASCII): an explicit alternation."""
+    """Mentions of ``names``, as one alternation with the boundaries above. Callers pass only the
+    names a cheap substring test found in the text, so the sets are small and recur; scanning in
+    the regex engine is several times faster than tokenising every word in Python."""
     # Longest first, so that "a.b" wins over "a" where both could start at one place.
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(f"{_BEFORE}(?:{alternatives}){_AFTER}")
-
-
-def _token_shaped(names) -> bool:
-    return all(_TOKEN_SHAPED.fullmatch(n) for n in names)
 
 
 def find_mentions(text: str, names) -> list[str]:
@@ -50,8 +41,6 @@ def find_mentions(text: str, names) -> list[str]:
     present = {n for n in names if n in text}  # a cheap substring test rules most texts out
     if not present:
         return []
-    if _token_shaped(present):
-        return [t for t in _TOKEN.findall(text) if t in present]
     return _pattern(tuple(sorted(present))).findall(text)
 
 
@@ -63,8 +52,6 @@ def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
     present = {k: v for k, v in mapping.items() if k != v and k in text}
     if not present:
         return text
-    if _token_shaped(present):
-        return _TOKEN.sub(lambda m: present.get(m.group(0), m.group(0)), text)
     return _pattern(tuple(sorted(present))).sub(lambda m: present[m.group(0)], text)
 
 

@@ -8,7 +8,9 @@ internals fails with :class:`~hsa.errors.HarnessError` instead of running.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
+from json.encoder import encode_basestring
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -27,13 +29,41 @@ DEFAULT_PHRASES = {
 
 
 def json_string_of(value: str) -> str:
-    """A JSON string literal that keeps every character (no ASCII escaping, no HTML escaping)."""
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON string literal that keeps every character (no ASCII escaping, no HTML escaping):
+    exactly what ``json.dumps(value, ensure_ascii=False)`` writes."""
+    return encode_basestring(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+# The standard library's encoders: the one-line one runs in C, the indented one writes strings in
+# C. A layout serialises every tool of every rendered row, so this is on the hot path.
+_ONE_LINE = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=str)
+_INDENTS = re.compile(r"\n( +)")
+
+
+@lru_cache(maxsize=16)
+def _indented(indent: int) -> json.JSONEncoder:
+    return json.JSONEncoder(ensure_ascii=False, indent=indent, default=str)
 
 
 def json_value_of(value, indent: int = 0, depth: int = 0, flat_from: int = 99) -> str:
     """JSON for a layout: ``indent`` spaces per level (0: one line, ", " between items), values
-    at ``depth >= flat_from`` on one line."""
+    at ``depth >= flat_from`` on one line; ``depth`` is the level ``value`` sits at."""
+    try:
+        if indent <= 0 or depth >= flat_from or not isinstance(value, dict | list | tuple):
+            return _ONE_LINE.encode(value)
+        text = _indented(indent).encode(value)
+    except (TypeError, ValueError):  # keys the encoder refuses (a YAML date): the slow path
+        return _nested_json(value, indent, depth, flat_from)
+    # A line indented k levels is an item of a container at depth + k - 1; when that container
+    # should have stayed on one line, write it level by level instead.
+    deepest = max((len(m) for m in _INDENTS.findall(text)), default=0) // indent
+    if depth + deepest - 1 >= flat_from:
+        return _nested_json(value, indent, depth, flat_from)
+    return text.replace("\n", "\n" + " " * (indent * depth)) if depth else text
+
+
+def _nested_json(value, indent: int, depth: int, flat_from: int) -> str:
+    """:func:`json_value_of` one level at a time (for values the encoders cannot write)."""
     pretty = indent > 0 and depth < flat_from
     inner = "\n" + " " * (indent * (depth + 1)) if pretty else ""
     outer = "\n" + " " * (indent * depth) if pretty else ""
@@ -43,19 +73,19 @@ def json_value_of(value, indent: int = 0, depth: int = 0, flat_from: int = 99) -
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return str(value)
+        return _ONE_LINE.encode(value)
     if isinstance(value, str):
         return json_string_of(value)
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = (f"{json_string_of(str(k))}: {json_value_of(v, indent, depth + 1, flat_from)}"
+        items = (f"{json_string_of(str(k))}: {_nested_json(v, indent, depth + 1, flat_from)}"
                  for k, v in value.items())
         return "{" + inner + (comma + inner).join(items) + outer + "}"
     if isinstance(value, list | tuple):
         if not value:
             return "[]"
-        items = (json_value_of(v, indent, depth + 1, flat_from) for v in value)
+        items = (_nested_json(v, indent, depth + 1, flat_from) for v in value)
         return "[" + inner + (comma + inner).join(items) + outer + "]"
     return json_string_of(str(value))
 
@@ -70,7 +100,12 @@ def _environment() -> ImmutableSandboxedEnvironment:
 
 
 def available_layouts() -> list[str]:
-    return sorted(p.name[:-3] for p in (templates_dir() / "layouts").glob("*.j2"))
+    return list(_shipped_layouts())
+
+
+@lru_cache(maxsize=1)
+def _shipped_layouts() -> tuple[str, ...]:
+    return tuple(sorted(p.name[:-3] for p in (templates_dir() / "layouts").glob("*.j2")))
 
 
 def _template(harness: Harness) -> jinja2.Template:

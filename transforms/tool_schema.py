@@ -24,6 +24,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -632,8 +633,12 @@ def _namespace(harness: Harness) -> set[str]:
 # =============================================================================================
 
 
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1") if "~" in part or "/" in part else part
+
+
 def _pointer(parts: list[str]) -> str:
-    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+    return "".join("/" + _escape(p) for p in parts)
 
 
 def _unpointer(pointer: str) -> list[str]:
@@ -646,39 +651,64 @@ def _unpointer(pointer: str) -> list[str]:
 
 def schema_nodes(schema: Any, parts: list[str] | None = None) -> Iterator[tuple[list[str], dict]]:
     """Every sub-schema reachable through ``properties`` and ``items`` (and the schema itself),
-    with its path; these are the nodes a model reads as the tool's parameters."""
-    parts = parts or []
+    with its path, depth first; these are the nodes a model reads as the tool's parameters."""
     if not isinstance(schema, dict):
         return
-    yield parts, schema
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        for key, sub in properties.items():
-            yield from schema_nodes(sub, parts + ["properties", key])
-    if isinstance(schema.get("items"), dict):
-        yield from schema_nodes(schema["items"], parts + ["items"])
+    stack = [(parts or [], schema)]
+    while stack:
+        parts, node = stack.pop()
+        yield parts, node
+        children = []
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            children = [(parts + ["properties", key], sub) for key, sub in properties.items()
+                        if isinstance(sub, dict)]
+        if isinstance(node.get("items"), dict):
+            children.append((parts + ["items"], node["items"]))
+        stack.extend(reversed(children))
+
+
+def _node_at(schema: Any, pointer: str) -> dict | None:
+    """The schema node at ``pointer`` (through ``properties`` and ``items`` only), or None."""
+    try:
+        parts = _unpointer(pointer)
+    except HsaError:
+        return None
+    node, i = schema, 0
+    while isinstance(node, dict) and i < len(parts):
+        if parts[i] == "items":
+            node, i = node.get("items"), i + 1
+        elif parts[i] == "properties" and i + 1 < len(parts) and isinstance(
+                node.get("properties"), dict):
+            node, i = node["properties"].get(parts[i + 1]), i + 2
+        else:
+            return None
+    return node if isinstance(node, dict) else None
 
 
 def _edit_schema(schema: dict, edits: dict[str, Callable[[dict], dict]], tool: str) -> dict:
-    """A copy of ``schema`` with the node at each pointer replaced by ``edit(node)``; nodes are
-    copied along the way, so the input schema is never changed."""
-    def rebuild(node: Any, parts: list[str]) -> Any:
-        if not isinstance(node, dict):
-            return node
-        out = dict(node)
-        if isinstance(node.get("properties"), dict):
-            out["properties"] = {k: rebuild(v, parts + ["properties", k])
-                                 for k, v in node["properties"].items()}
-        if isinstance(node.get("items"), dict):
-            out["items"] = rebuild(node["items"], parts + ["items"])
-        pointer = _pointer(parts)
-        return edits[pointer](out) if pointer in edits else out
-
-    known = {_pointer(parts) for parts, _ in schema_nodes(schema)}
-    unknown = sorted(set(edits) - known)
+    """``schema`` with the node at each pointer replaced by ``edit(node)``. Nodes on the way to an
+    edit are copied, the rest shared: schemas are never changed in place, by anyone."""
+    unknown = sorted(p for p in edits if _node_at(schema, p) is None)
     if unknown:
         raise HsaError(f"tool {tool!r} has no schema node at {unknown[0]!r}")
-    return rebuild(schema, [])
+
+    def touched(pointer: str) -> bool:
+        return any(p == pointer or p.startswith(pointer + "/") for p in edits)
+
+    def rebuild(node: dict, pointer: str) -> dict:
+        out = dict(node)
+        properties = node.get("properties")
+        if isinstance(properties, dict) and touched(pointer + "/properties"):
+            out["properties"] = {
+                k: rebuild(v, f"{pointer}/properties/{_escape(k)}")
+                if isinstance(v, dict) and touched(f"{pointer}/properties/{_escape(k)}") else v
+                for k, v in properties.items()}
+        if isinstance(node.get("items"), dict) and touched(pointer + "/items"):
+            out["items"] = rebuild(node["items"], pointer + "/items")
+        return edits[pointer](out) if pointer in edits else out
+
+    return rebuild(schema, "") if edits else schema
 
 
 def _tool_named(harness: Harness, name: str) -> Tool:
@@ -925,21 +955,39 @@ def _restore(text: str, kept: list[str]) -> str:
     return re.sub(r"[\U000F0000-\U000FFFFD]", lambda m: kept[ord(m.group(0)) - _HOLE], text)
 
 
-def _phrase_patterns() -> tuple[re.Pattern, re.Pattern, dict[str, Phrasing]]:
+def _phrase_members() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, Phrasing]]:
     by_member: dict[str, Phrasing] = {}
-    en, zh = [], []
+    en, zh = set(), set()
     for group in DESCRIPTION_PHRASES:
         for member in group.train + group.heldout:
             by_member[member.lower()] = group
-            (zh if group.lang == "zh" else en).append(member)
-    en_alt = "|".join(re.escape(m) for m in sorted(set(en), key=len, reverse=True))
-    zh_alt = "|".join(re.escape(m) for m in sorted(set(zh), key=len, reverse=True))
-    en_re = re.compile(r"(?:(?<![A-Za-z])(?P<art>[Aa]n?) )?(?<![A-Za-z0-9_\-'])(?P<phrase>"
-                       + en_alt + r")(?![A-Za-z0-9_\-])", re.IGNORECASE)
-    return en_re, re.compile(f"(?P<phrase>{zh_alt})"), by_member
+            (zh if group.lang == "zh" else en).add(member)
+    return tuple(sorted(en)), tuple(sorted(zh)), by_member
 
 
-_EN_PHRASES, _ZH_PHRASES, _PHRASE_OF = _phrase_patterns()
+_EN_MEMBERS, _ZH_MEMBERS, _PHRASE_OF = _phrase_members()
+
+
+@lru_cache(maxsize=4096)
+def _en_phrases(members: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(m) for m in sorted(members, key=lambda m: (-len(m), m)))
+    return re.compile(r"(?:(?<![A-Za-z])(?P<art>[Aa]n?) )?(?<![A-Za-z0-9_\-'])(?P<phrase>"
+                      + alternatives + r")(?![A-Za-z0-9_\-])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _zh_phrases(members: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(m) for m in sorted(members, key=lambda m: (-len(m), m)))
+    return re.compile(f"(?P<phrase>{alternatives})")
+
+
+def _phrases_in(text: str) -> tuple[re.Pattern | None, re.Pattern | None]:
+    """Patterns of just the table phrases that occur in ``text`` (a substring test each): one
+    alternation of every phrase, scanned over every description, was the slow part."""
+    lowered = text.lower()
+    en = tuple(m for m in _EN_MEMBERS if m.lower() in lowered)
+    zh = tuple(m for m in _ZH_MEMBERS if m in text)
+    return (_en_phrases(en) if en else None), (_zh_phrases(zh) if zh else None)
 
 
 def _article(article: str, word: str) -> str:
@@ -973,8 +1021,11 @@ def paraphrase(text: str, split: str, rng: random.Random, names: set[str] = froz
         article = match.groupdict().get("art")
         return f"{_article(article, new)} {new}" if article else new
 
-    masked = _EN_PHRASES.sub(swap, masked)
-    masked = _ZH_PHRASES.sub(swap, masked)
+    en, zh = _phrases_in(masked)
+    if en is not None:
+        masked = en.sub(swap, masked)
+    if zh is not None:
+        masked = zh.sub(swap, masked)
     return _restore(masked, kept)
 
 
@@ -1307,8 +1358,13 @@ def _request_text(episode: Episode) -> str:
 
 def _mentions_keyword(text: str, keyword: str) -> bool:
     if keyword.isascii():
-        return re.search(r"(?<![a-z])" + re.escape(keyword.lower()), text) is not None
+        return keyword.lower() in text and _keyword_pattern(keyword).search(text) is not None
     return keyword in text
+
+
+@lru_cache(maxsize=4096)
+def _keyword_pattern(keyword: str) -> re.Pattern:
+    return re.compile(r"(?<![a-z])" + re.escape(keyword.lower()))
 
 
 @register
@@ -1336,8 +1392,7 @@ class DistractorTools(Transform):
         harness = episode.harness
         taken = _namespace(harness)
         request = _request_text(episode)
-        # Copies, so that no variant's harness shares a schema object with the pool.
-        pool = [orjson.loads(orjson.dumps(d["tool"])) for d in DISTRACTOR_TOOLS[self.split]
+        pool = [d["tool"] for d in DISTRACTOR_TOOLS[self.split]
                 if d["tool"]["function"]["name"] not in taken
                 and not any(_mentions_keyword(request, k) for k in d["keywords"])]
         count = min(rng.randint(self.min_count, self.max_count), len(pool))
@@ -1346,7 +1401,8 @@ class DistractorTools(Transform):
         added = []
         for tool in chosen:
             size += 1
-            added.append({"at": rng.randrange(size), "tool": tool})
+            # A copy, so that no variant's harness shares a schema object with the pool.
+            added.append({"at": rng.randrange(size), "tool": orjson.loads(orjson.dumps(tool))})
         return {"tools": added}
 
     def apply(self, episode: Episode, params: dict) -> Episode:
