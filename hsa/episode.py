@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from hsa.frozen import replace
 from pathlib import Path
 from typing import Any
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from hsa.frozen import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any

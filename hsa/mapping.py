@@ -8,7 +8,8 @@ through the inverse, is the original gold.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from hsa.frozen import replace
 from typing import Any
 
 from hsa.gold import Gold, GoldCall, TurnGold

@@ -15,7 +15,7 @@ implemented once. What moves:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from hsa.frozen import replace
 from typing import Any
 
 import orjson

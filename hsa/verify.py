@@ -18,7 +18,7 @@ Checks, in order (the first failure rejects the variant, naming the check):
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from hsa.frozen import replace
 from functools import lru_cache
 
 import jsonschema

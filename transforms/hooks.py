@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from hsa.frozen import replace
 from typing import Literal
 
 from hsa.episode import Episode

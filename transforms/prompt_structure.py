@@ -13,7 +13,8 @@ untouched. Every option table is split into a ``train`` and a ``heldout`` part t
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from hsa.frozen import replace
 from typing import Literal
 
 from hsa.episode import Episode

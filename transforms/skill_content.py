@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from hsa.frozen import replace
 from functools import lru_cache
 from typing import Literal
 

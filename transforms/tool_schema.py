@@ -25,7 +25,8 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from hsa.frozen import replace
 from typing import Any, Literal
 
 import orjson
@@ -966,6 +967,20 @@ def _phrase_members() -> tuple[tuple[str, ...], tuple[str, ...], dict[str, Phras
 
 
 _EN_MEMBERS, _ZH_MEMBERS, _PHRASE_OF = _phrase_members()
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
+def _by_first_word(members: tuple[str, ...]) -> dict[str, tuple[tuple[str, str], ...]]:
+    index: dict[str, list[tuple[str, str]]] = {}
+    for member in members:
+        index.setdefault(_ASCII_WORD.match(member.lower()).group(0), []).append(
+            (member.lower(), member))
+    return {word: tuple(entries) for word, entries in index.items()}
+
+
+# A phrase the pattern matches starts at a word boundary, so its first word is a whole ASCII
+# word of the text: looking those words up narrows the substring tests to a handful.
+_EN_BY_FIRST_WORD = _by_first_word(_EN_MEMBERS)
 
 
 @lru_cache(maxsize=4096)
@@ -985,7 +1000,8 @@ def _phrases_in(text: str) -> tuple[re.Pattern | None, re.Pattern | None]:
     """Patterns of just the table phrases that occur in ``text`` (a substring test each): one
     alternation of every phrase, scanned over every description, was the slow part."""
     lowered = text.lower()
-    en = tuple(m for m in _EN_MEMBERS if m.lower() in lowered)
+    en = tuple(sorted(member for word in set(_ASCII_WORD.findall(lowered))
+                      for low, member in _EN_BY_FIRST_WORD.get(word, ()) if low in lowered))
     zh = tuple(m for m in _ZH_MEMBERS if m in text)
     return (_en_phrases(en) if en else None), (_zh_phrases(zh) if zh else None)
 
@@ -1069,7 +1085,11 @@ class ToolOrderPermutation(Transform):
 def _shuffled(items: list, rng: random.Random) -> list:
     """A random order of ``items`` that differs from the given one whenever two items differ."""
     out = list(items)
-    if len({json.dumps(i, sort_keys=True) for i in items}) < 2:
+    if all(type(i) is str for i in items):  # the common case: names and enum strings
+        distinct = len(set(items))
+    else:
+        distinct = len({json.dumps(i, sort_keys=True) for i in items})
+    if distinct < 2:
         return out
     while out == items:
         rng.shuffle(out)
