@@ -54,20 +54,37 @@ class _Prose:
 
 def rewrite_descriptions(schema, prose):
     """The schema with every nested ``description`` passed through ``prose`` (a str -> str
-    function); the same places :func:`hsa.verify.schema_descriptions` reads."""
+    function); the same places :func:`hsa.verify.schema_descriptions` reads. Parts where nothing
+    changes are the input's own objects (schemas are never changed in place)."""
     if not isinstance(schema, dict):
         return schema
-    out = dict(schema)
-    if isinstance(out.get("description"), str):
-        out["description"] = prose(out["description"])
-    if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: rewrite_descriptions(v, prose) for k, v in out["properties"].items()}
+    out = None
+    description = schema.get("description")
+    if isinstance(description, str):
+        new = prose(description)
+        if new != description:
+            out = dict(schema)
+            out["description"] = new
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        rewritten = {k: rewrite_descriptions(v, prose) for k, v in properties.items()}
+        if any(rewritten[k] is not v for k, v in properties.items()):
+            out = out if out is not None else dict(schema)
+            out["properties"] = rewritten
     for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
-        if isinstance(out.get(key), list):
-            out[key] = [rewrite_descriptions(v, prose) for v in out[key]]
-        elif isinstance(out.get(key), dict):
-            out[key] = rewrite_descriptions(out[key], prose)
-    return out
+        value = schema.get(key)
+        if isinstance(value, list):
+            rewritten = [rewrite_descriptions(v, prose) for v in value]
+            changed = any(a is not b for a, b in zip(rewritten, value))
+        elif isinstance(value, dict):
+            rewritten = rewrite_descriptions(value, prose)
+            changed = rewritten is not value
+        else:
+            continue
+        if changed:
+            out = out if out is not None else dict(schema)
+            out[key] = rewritten
+    return schema if out is None else out
 
 
 def _rename_schema(schema: dict, renames: dict) -> dict:
@@ -81,13 +98,18 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
     return out
 
 
+def _rename_tool(tool, mapping: Mapping, prose: _Prose):
+    name, description = mapping.tool(tool.name), prose(tool.description)
+    parameters = _rename_schema(rewrite_descriptions(tool.parameters, prose),
+                                mapping.parameters.get(tool.name, {}))
+    if name == tool.name and description == tool.description and parameters is tool.parameters:
+        return tool
+    return replace(tool, name=name, description=description, parameters=parameters)
+
+
 def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = None) -> Harness:
     prose = prose or _Prose(mapping)
-    tools = tuple(
-        replace(t, name=mapping.tool(t.name), description=prose(t.description),
-                parameters=_rename_schema(rewrite_descriptions(t.parameters, prose),
-                                          mapping.parameters.get(t.name, {})))
-        for t in harness.tools)
+    tools = tuple(_rename_tool(t, mapping, prose) for t in harness.tools)
     skills = tuple(
         replace(s, id=mapping.skill(s.id), description=prose(s.description),
                 content=prose(s.content), allowed_tools=tuple(mapping.tool(n) for n in s.allowed_tools))

@@ -1015,12 +1015,27 @@ def _article(article: str, word: str) -> str:
     return new.capitalize() if article[:1].isupper() else new
 
 
+_PLACEHOLDER = re.compile(r"[\U000F0000-\U000FFFFD]")
+
+
+@lru_cache(maxsize=16384)
+def _prepared(text: str, names: tuple[str, ...]):
+    """What a paraphrase of ``text`` reads, computed once per text and the ``names`` in it
+    (descriptions recur in every episode of a harness): the masked text, its protected spans
+    and the patterns of the table phrases it holds."""
+    masked, kept = _protect(text, set(names))
+    en, zh = _phrases_in(masked)
+    return masked, tuple(kept), en, zh
+
+
 def paraphrase(text: str, split: str, rng: random.Random, names: set[str] = frozenset()) -> str:
     """``text`` with every phrase of the tables replaced by another of the split's part; numbers,
     quoted strings, code, identifiers, negations and ``names`` are kept exactly."""
-    if not text or re.search(r"[\U000F0000-\U000FFFFD]", text):
+    if not text or _PLACEHOLDER.search(text):
         return text  # text already using the placeholders' code points is left as it is
-    masked, kept = _protect(text, set(names))
+    masked, kept, en, zh = _prepared(text, tuple(sorted(n for n in names if n in text)))
+    if en is None and zh is None:
+        return text
 
     def swap(match: re.Match) -> str:
         phrase = match.group("phrase")
@@ -1037,7 +1052,6 @@ def paraphrase(text: str, split: str, rng: random.Random, names: set[str] = froz
         article = match.groupdict().get("art")
         return f"{_article(article, new)} {new}" if article else new
 
-    en, zh = _phrases_in(masked)
     if en is not None:
         masked = en.sub(swap, masked)
     if zh is not None:
