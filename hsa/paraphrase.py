@@ -89,7 +89,8 @@ def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     identifiers = sorted(n for n in set(names) if n and identifier_like(n))
     mentioned = find_mentions(text, identifiers)
     found.update(mentioned)
-    found.update(t for t in _TOKEN.findall(text) if t not in identifiers)
+    known = set(identifiers)
+    found.update(t for t in _TOKEN.findall(text) if t not in known)
     found.update(_negation(w) for w in _ENGLISH_NEGATION.findall(prose))
     masked = prose
     for compound in _CHINESE_NOT_NEGATION:

@@ -385,8 +385,16 @@ def _item_text(item: _Item) -> str:
                     + [line.strip() for line in item.lines[1:]])
 
 
+@lru_cache(maxsize=65536)
 def _starts(pattern: re.Pattern, text: str) -> bool:
     return bool(pattern.match(text.lstrip(" *_")))
+
+
+@lru_cache(maxsize=65536)
+def _refers_to_position(text: str) -> bool:
+    """Whether ``text`` points at another place ("above", "下一步"). Cached: the pattern is slow to
+    scan, and a harness's skill texts recur in every variant of every episode."""
+    return _POSITION_REF.search(text) is not None
 
 
 def _structure(blocks: list[_Block]) -> _Structure:
@@ -408,7 +416,7 @@ def _structure(blocks: list[_Block]) -> _Structure:
                              if blocks[k].kind in ("paragraph", "fence", "opaque")
                              and not _block_text(blocks[k]).rstrip().endswith((":", "："))]
         sections.append(section)
-    refers = any(_POSITION_REF.search(_block_text(blocks[k]))
+    refers = any(_refers_to_position(_block_text(blocks[k]))
                  for s in sections if not s.examples for k in range(s.start, s.end))
     movable = [i for i, s in enumerate(sections) if not s.ordered]
     lists = []
@@ -422,7 +430,7 @@ def _structure(blocks: list[_Block]) -> _Structure:
             shuffle = (not block.ordered and len(block.items) >= 2 and not section.ordered
                        and not (intro is not None and intro.kind == "paragraph"
                                 and _ORDER_INTRO.search(_block_text(intro)))
-                       and not any(_starts(_SEQUENCE_START, t) or _POSITION_REF.search(t)
+                       and not any(_starts(_SEQUENCE_START, t) or _refers_to_position(t)
                                    for t in texts))
             if block.ordered:
                 droppable = []
@@ -859,14 +867,11 @@ def _in_place(order):
     return order
 
 
-def _apply_plan(body: str, plan: dict, names, *, drops_only: bool = False) -> str:
+def _apply_plan(body: str, plan: dict, names) -> str:
     if not isinstance(plan, dict):
         raise HsaError(f"a rewrite plan must be an object, got {plan!r:.100}")
     blocks, trailing = _parse(body)
     structure = _structure(blocks)
-    if drops_only:  # what a rewrite is checked against: the body less its dropped examples
-        plan = {key: {k: _in_place(v) for k, v in _orders(plan, key).items()}
-                for key in ("lists", "examples")}
     replacements = _replacements(plan)
     headings = _choice(plan, "headings", HEADING_STYLES)
     list_style = _choice(plan, "list_style", LIST_STYLES)
@@ -908,12 +913,27 @@ def _rewrite_memo(body: str, plan_json: bytes, names: tuple) -> str | HsaError:
     plan = orjson.loads(plan_json)
     try:
         rewrite = _apply_plan(body, plan, names)
-        lost = lost_invariants(_apply_plan(body, plan, names, drops_only=True), rewrite, names)
+        drops = {key: {k: _in_place(v) for k, v in _orders(plan, key).items()}
+                 for key in ("lists", "examples")}
+        reference = _reference(body, orjson.dumps(drops, option=orjson.OPT_SORT_KEYS), names)
+        if isinstance(reference, HsaError):
+            return reference
+        lost = lost_invariants(reference, rewrite, names)
     except HsaError as exc:
         return exc
     if lost:
         return HsaError(f"the rewrite loses {lost[:5]}")
     return rewrite
+
+
+@lru_cache(maxsize=8192)
+def _reference(body: str, drops_json: bytes, names: tuple) -> str | HsaError:
+    """What a rewrite is checked against: the body less its dropped examples, otherwise as
+    written. Few plans differ in their drops, so most variants find it here."""
+    try:
+        return _apply_plan(body, orjson.loads(drops_json), names)
+    except HsaError as exc:
+        return exc
 
 
 def essentials(body: str) -> str:
