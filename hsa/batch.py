@@ -19,6 +19,7 @@ import pyarrow as pa
 from hsa.episode import Episode
 from hsa.errors import HsaError, Reject
 from hsa.harness import Harness, load_harness
+from hsa.lineage import COMPOSITIONS
 from hsa.pipeline import augment_episode
 from hsa.recipe import Recipe
 from hsa.registry import families as transform_families
@@ -26,8 +27,12 @@ from hsa.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.variant import VariantReject
 
 INPUT_SCHEMA = pa.schema([("line", pa.int64()), ("text", pa.binary())])
-# hsa_line (the input line) and hsa_reject are for the writer's bookkeeping, not written as rows.
-OUTPUT_SCHEMA = ROW_SCHEMA.append(pa.field("hsa_reject", JSON)).append(pa.field("hsa_line", pa.int64()))
+# hsa_line (the input line), hsa_reject and hsa_fired (the transforms that fired, one entry per
+# firing, counted in the workers so the writer never parses lineage) are for the writer's
+# bookkeeping, not written as rows.
+OUTPUT_SCHEMA = (ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
+                 .append(pa.field("hsa_line", pa.int64()))
+                 .append(pa.field("hsa_fired", pa.list_(pa.string()))))
 _EMPTY_ROW = {name: None for name in ROW_SCHEMA.names}
 
 
@@ -85,7 +90,9 @@ class BatchFunction:
                 continue
             try:
                 out.append({**variant_row(item, self.families, self.job.version),
-                            "hsa_reject": None})
+                            "hsa_reject": None,
+                            "hsa_fired": [s.transform for s in item.lineage
+                                          if s.fired and s.transform not in COMPOSITIONS]})
             except Exception as exc:  # e.g. a layout that does not render for this variant
                 reason = str(exc) if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
                 out.append(self._variant_reject(

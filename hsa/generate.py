@@ -34,7 +34,6 @@ from hsa.errors import HsaError
 from hsa.fingerprint import input_fingerprint, version_id
 from hsa.jsonl import atomic_path
 from hsa.recipe import Recipe
-from hsa.lineage import COMPOSITIONS
 from hsa.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.writer import ShardWriter, finalize_shards, publish, sha256, staging_dir
 
@@ -150,15 +149,13 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
         table = _reject_duplicate_ids(pa.Table.from_batches([batch]), seen_ids, str(episodes))
         is_reject = pc.invert(pc.is_null(table.column("hsa_reject")))
         _count_sources(table, is_reject, line_state, counts)
-        kept = table.filter(pc.invert(is_reject)).select(ROW_SCHEMA.names)
-        rows.add(kept)
+        kept = table.filter(pc.invert(is_reject))
+        rows.add(kept.select(ROW_SCHEMA.names))
         counts.rows += kept.num_rows
         for name, n in _value_counts(kept.column("hsa_families")):
             counts.rows_by_family[name] += n
-        for lineage in kept.column("hsa_lineage").to_pylist():
-            for step in orjson.loads(lineage):
-                if step["fired"] and step["transform"] not in COMPOSITIONS:
-                    counts.rows_by_transform[step["transform"]] += 1
+        for name, n in _value_counts(kept.column("hsa_fired")):
+            counts.rows_by_transform[name] += n
         records = [orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()]
         for record in records:
             if record["stage"] == "load":

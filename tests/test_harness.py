@@ -168,3 +168,24 @@ def test_skill_text_is_data_not_template(harness_dir):
     skill = replace(harness.skills[0], description="{{ ''.__class__.__mro__ }}")
     prompt = render_system_prompt(replace(harness, skills=(skill,)))
     assert "{{ ''.__class__.__mro__ }}" in prompt
+
+
+def test_fast_replace_matches_dataclasses_replace(harness_dir):
+    """hsa.frozen.replace copies fields only: same value as dataclasses.replace, the old object
+    untouched, no cached property carried over, unknown fields refused."""
+    import dataclasses
+
+    from hsa.frozen import replace
+    from hsa.gold import GoldCall, TurnGold
+
+    harness = load_harness(harness_dir)
+    assert harness.tool_names  # fills any cached property on the old object
+    renamed = (Tool(name="renamed_" + harness.tools[0].name),) + harness.tools[1:]
+    new = replace(harness, tools=renamed)
+    assert new == dataclasses.replace(harness, tools=renamed)
+    assert new.tool_names[0] == "renamed_" + harness.tools[0].name
+    assert harness.tools[0].name != new.tools[0].name
+    turn = TurnGold(at=1, calls=(GoldCall(name="a", arguments={"x": [1]}),))  # slotted
+    assert replace(turn, at=3) == dataclasses.replace(turn, at=3) and turn.at == 1
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        replace(harness, nope=1)
