@@ -77,10 +77,28 @@ def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool 
                                      path_or_fileobj=str(p)) for p in files]
     _with_retries("creating the repository", lambda: api.create_repo(
         repo_id, repo_type="dataset", private=private, exist_ok=True), sleep=sleep)
-    _with_retries("the upload commit", lambda: api.create_commit(
-        repo_id, operations, repo_type="dataset",
-        commit_message=f"hsa {manifest['name']} {manifest['version']}",
-        commit_description=f"Dataset version {manifest['version']} made by hsa "
-                           f"{manifest['hsa_version']} (recipe {manifest['name']}, seed "
-                           f"{manifest['seed']})."), sleep=sleep)
+    message = f"hsa {manifest['name']} {manifest['version']}"
+    head = _with_retries("reading the repository's head", lambda: api.repo_info(
+        repo_id, repo_type="dataset").sha, sleep=sleep)
+
+    def commit():
+        # A retry after a lost response must not commit twice. The commit names its parent, so
+        # the Hub refuses it on top of anything else; and before each attempt, a head that has
+        # moved is either our own earlier attempt (done) or someone else's push (stop).
+        current = api.repo_info(repo_id, repo_type="dataset").sha
+        if current != head:
+            newest = api.list_repo_commits(repo_id, repo_type="dataset")[0]
+            if newest.title == message:
+                return None
+            raise HsaError(f"{repo_id} changed while pushing (its head is now "
+                           f"{current[:12]}, {newest.title!r}); nothing of this version was "
+                           f"committed, push again")
+        return api.create_commit(
+            repo_id, operations, repo_type="dataset", parent_commit=head,
+            commit_message=message,
+            commit_description=f"Dataset version {manifest['version']} made by hsa "
+                               f"{manifest['hsa_version']} (recipe {manifest['name']}, seed "
+                               f"{manifest['seed']}).")
+
+    _with_retries("the upload commit", commit, sleep=sleep)
     return [header] + lines

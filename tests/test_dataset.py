@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -251,19 +252,37 @@ def test_card_has_front_matter_configs_and_statistics(version):
 
 
 class FakeHub:
-    """Stands in for huggingface_hub.HfApi: the Hub's HTTP API cannot be reached from here."""
+    """Stands in for huggingface_hub.HfApi: the Hub's HTTP API cannot be reached from here.
 
-    def __init__(self, failures: list[Exception] | None = None):
+    Keeps a commit list and refuses a commit whose parent is not the head, as the Hub does.
+    ``failures`` are raised by create_commit, before it commits, or after it (``lost=True``:
+    the commit landed but its response did not come back)."""
+
+    def __init__(self, failures: list[Exception] | None = None, lost: bool = False):
         self.calls = []
         self.failures = list(failures or [])
+        self.lost = lost
+        self.commits = [SimpleNamespace(commit_id="c0", title="initial commit")]
 
     def create_repo(self, repo_id, **kwargs):
         self.calls.append(("create_repo", repo_id, kwargs))
 
+    def repo_info(self, repo_id, **kwargs):
+        return SimpleNamespace(sha=self.commits[0].commit_id)
+
+    def list_repo_commits(self, repo_id, **kwargs):
+        return list(self.commits)
+
     def create_commit(self, repo_id, operations, **kwargs):
+        if self.failures and not self.lost:
+            raise self.failures.pop(0)
+        if kwargs.get("parent_commit") not in (None, self.commits[0].commit_id):
+            raise _http_error(412)
+        self.calls.append(("create_commit", repo_id, [op.path_in_repo for op in operations], kwargs))
+        self.commits.insert(0, SimpleNamespace(commit_id=f"c{len(self.commits)}",
+                                               title=kwargs["commit_message"]))
         if self.failures:
             raise self.failures.pop(0)
-        self.calls.append(("create_commit", repo_id, [op.path_in_repo for op in operations], kwargs))
 
 
 def _http_error(status: int):
@@ -288,6 +307,30 @@ def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
     for path in version.path.rglob("*"):  # the token is never written anywhere
         if path.is_file():
             assert b"hf_secret_token_value" not in path.read_bytes()
+
+
+def test_push_retry_after_a_lost_response_does_not_commit_twice(version):
+    from hsa.hub import push_version
+    hub = FakeHub(failures=[_http_error(503)], lost=True)
+    push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
+    assert [c[0] for c in hub.calls].count("create_commit") == 1
+    assert [c.title for c in hub.commits][1:] == ["initial commit"]
+
+
+def test_push_stops_when_someone_else_pushes_meanwhile(version):
+    from hsa.hub import push_version
+    hub = FakeHub(failures=[_http_error(503)])
+    original = hub.create_commit
+
+    def other_push_then_fail(repo_id, operations, **kwargs):
+        hub.commits.insert(0, SimpleNamespace(commit_id="theirs", title="someone else's push"))
+        hub.create_commit = original
+        raise _http_error(503)
+
+    hub.create_commit = other_push_then_fail
+    with pytest.raises(HsaError, match="changed while pushing .*someone else's push"):
+        push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
+    assert "create_commit" not in [c[0] for c in hub.calls]
 
 
 def test_push_gives_up_on_auth_errors_and_dry_run_sends_nothing(version, capsys):
