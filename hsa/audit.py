@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from hsa.episode import Episode, read_episodes
 from hsa.errors import HsaError
-from hsa.fingerprint import file_sha256
+from hsa.fingerprint import input_fingerprint
 from hsa.harness import load_harness
 from hsa.lineage import Step, replay
 from hsa.registry import families as transform_families
@@ -56,10 +56,20 @@ def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
     if not path.is_file():
         raise HsaError("the source episodes are needed to re-verify rows; pass --episodes",
                        file=str(path))
-    if file_sha256(path) != manifest["input"]["episodes_sha256"]:
+    harness_dir = manifest["input"].get("harness")
+    if harness_dir is not None and not Path(harness_dir).is_dir():
+        raise HsaError("the harness folder the version was made with is gone",
+                       file=str(harness_dir))
+    now = input_fingerprint(path, harness_dir)
+    if now["episodes_sha256"] != manifest["input"]["episodes_sha256"]:
         raise HsaError("these episodes are not the ones the version was made from (sha256 "
                        "differs)", file=str(path))
-    harness_dir = manifest["input"].get("harness")
+    then = manifest["input"].get("harnesses", {})
+    for name in sorted(set(then) | set(now["harnesses"])):
+        if then.get(name) != now["harnesses"].get(name):
+            folder = harness_dir if name == "--harness" else str(path.parent / name)
+            raise HsaError("this harness folder is not the one the version was made with "
+                           "(its files' sha256 differs, or it is new or gone)", file=folder)
     default = load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
     return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks)
             if isinstance(e, Episode))

@@ -231,6 +231,22 @@ def test_verify_passes_and_catches_tampering(version, tmp_path):
     assert any("sha256 differs" in p for p in audit_version(copy, trust_hooks=True).problems)
 
 
+def test_verify_refuses_a_harness_that_changed_since_generation(tmp_path):
+    """Rows are rebuilt from the episodes *and* their harness: an edited harness folder is named,
+    not reported as hundreds of differing rows."""
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:6]
+    (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+    made = generate(load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out",
+                    trust_hooks=True)
+    assert audit_version(made.path, trust_hooks=True).ok
+    skill = next((tmp_path / "harness" / "skills").rglob("SKILL.md"))
+    skill.write_text(skill.read_text(encoding="utf-8") + "\nOne more rule.\n", encoding="utf-8")
+    with pytest.raises(HsaError, match="harness folder is not the one the version was made with") as caught:
+        audit_version(made.path, trust_hooks=True)
+    assert caught.value.file == str(tmp_path / "harness")
+
+
 def test_replay_rebuilds_a_stored_row(version, capsys):
     row_id = pq.read_table(version.path / "data" / "train-00000-of-00001.parquet",
                            columns=["id"]).column("id")[7].as_py()
