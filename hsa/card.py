@@ -24,7 +24,43 @@ from hsa.jsonl import atomic_path
 
 def read_table(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
     """A Parquet file as polars, with Arrow JSON columns read as their JSON text."""
-    table = pq.read_table(path, columns=columns)
+    return _plain(pq.read_table(path, columns=columns))
+
+
+def _row_statistics(root: Path, manifest: dict) -> tuple[pl.Series, pl.Series, pl.Series, str]:
+    """Variants per source, messages per row and tools per row, read a batch at a time so memory
+    stays flat however large the version (rows of one source are consecutive: written in input
+    order), and the first source id."""
+    per_source: list[int] = []
+    messages: list[pl.Series] = []
+    tools: list[pl.Series] = []
+    first_id, last_id = None, None
+    for shard in manifest["shards"]:
+        source = pq.ParquetFile(root / shard["path"])
+        for batch in source.iter_batches(batch_size=8192,
+                                         columns=["hsa_source_id", "messages", "tools"]):
+            frame = _plain(pa.Table.from_batches([batch]))
+            if frame.height == 0:
+                continue
+            messages.append(frame["messages"].str.count_matches('"role":').cast(pl.Int32))
+            tools.append(frame["tools"].str.count_matches('"type":"function"').cast(pl.Int32))
+            for source_id in frame["hsa_source_id"].to_list():
+                if source_id == last_id:
+                    per_source[-1] += 1
+                else:
+                    per_source.append(1)
+                    last_id = source_id
+            first_id = first_id if first_id is not None else frame["hsa_source_id"][0]
+
+    def joined(parts: list[pl.Series]) -> pl.Series:
+        return pl.concat(parts) if parts else pl.Series([], dtype=pl.Int32)
+
+    return (pl.Series(per_source, dtype=pl.Int64), joined(messages), joined(tools),
+            first_id if first_id is not None else "SOURCE")
+
+
+def _plain(table: pa.Table) -> pl.DataFrame:
+    """Arrow JSON columns as their JSON text, for polars."""
     plain = [pa.field(f.name, f.type.storage_type) if isinstance(f.type, pa.BaseExtensionType) else f
              for f in table.schema]
     return pl.from_arrow(table.cast(pa.schema(plain)))
@@ -62,12 +98,7 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other") -> str:
         raise HsaError(f"not a dataset version (manifest.json unreadable: {exc})",
                        file=str(root)) from None
     split = manifest["split"]
-    frames = [read_table(root / s["path"], ["hsa_source_id", "messages", "tools"])
-              for s in manifest["shards"]]
-    rows = pl.concat(frames) if frames else pl.DataFrame()
-    per_source = rows.group_by("hsa_source_id").len()["len"] if rows.height else pl.Series([])
-    messages = rows["messages"].str.count_matches('"role":') if rows.height else pl.Series([])
-    tools = rows["tools"].str.count_matches('"type":"function"') if rows.height else pl.Series([])
+    per_source, messages, tools, first_id = _row_statistics(root, manifest)
     rejects = read_table(root / "rejects.parquet", ["stage", "reason"])
     top_rejects = (rejects.with_columns(pl.col("reason").str.slice(0, 120))
                    .group_by(["stage", "reason"]).len()
@@ -82,7 +113,6 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other") -> str:
         "configs": [{"config_name": "default",
                      "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}]}],
     }
-    first_id = rows["hsa_source_id"][0] if rows.height else "SOURCE"
     env = ImmutableSandboxedEnvironment(loader=jinja2.FileSystemLoader(str(templates_dir() / "cards")),
                                         undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.get_template("dataset_card.md.j2").render(
