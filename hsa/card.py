@@ -130,6 +130,17 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other") -> str:
         transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()))
 
 
+def card_license(version_dir: str | os.PathLike) -> str | None:
+    """The license in a version's card front matter, or None without a readable card."""
+    try:
+        text = (Path(version_dir) / "README.md").read_text(encoding="utf-8")
+        _, front, _ = text.split("---\n", 2)
+        meta = yaml.safe_load(front)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    return meta.get("license") if isinstance(meta, dict) else None
+
+
 def write_card(version_dir: str | os.PathLike, *, license: str = "other") -> Path:
     path = Path(version_dir) / "README.md"
     text = card_text(version_dir, license=license)

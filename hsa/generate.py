@@ -107,6 +107,10 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
     version = version_id(canonical, fingerprint, __version__, transforms, split)
     final = out / recipe.name / version
     if (final / "manifest.json").is_file():
+        # The license is the card's, not the data's: same rows, same version, new card.
+        from hsa.card import card_license, write_card
+        if card_license(final) != license:
+            write_card(final, license=license)
         return Result(final, orjson.loads((final / "manifest.json").read_bytes()), reused=True)
 
     staging = staging_dir(final)

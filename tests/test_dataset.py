@@ -247,6 +247,20 @@ def test_verify_refuses_a_harness_that_changed_since_generation(tmp_path):
     assert caught.value.file == str(tmp_path / "harness")
 
 
+def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tmp_path):
+    from hsa.card import card_license
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:3]
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+    first = generate(load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out",
+                     trust_hooks=True)
+    assert card_license(first.path) == "other"
+    again = generate(load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out",
+                     trust_hooks=True, license="apache-2.0")
+    assert again.reused and again.path == first.path
+    assert card_license(first.path) == "apache-2.0"
+
+
 def test_replay_rebuilds_a_stored_row(version, capsys):
     row_id = pq.read_table(version.path / "data" / "train-00000-of-00001.parquet",
                            columns=["id"]).column("id")[7].as_py()
