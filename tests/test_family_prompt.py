@@ -385,3 +385,28 @@ def test_every_variant_keeps_every_section_in_what_the_model_reads(episode, step
         assert (out.messages, out.gold, out.harness.skills, out.harness.tools,
                 out.harness.hooks) == (episode.messages, episode.gold, episode.harness.skills,
                                        episode.harness.tools, episode.harness.hooks)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20)
+
+
+@given(value=_JSON_VALUES, indent=st.sampled_from([0, 1, 2, 4]), depth=st.integers(0, 3),
+       flat_from=st.sampled_from([0, 1, 2, 3, 99]))
+def test_layout_json_reads_back_and_keeps_its_shape(value, indent, depth, flat_from):
+    """What layouts print for tools and schemas: valid JSON equal to the value; one line (as
+    json.dumps with ", " writes it) when unindented or at/after flat_from; otherwise no line
+    deeper than the last level allowed to break, each continuation line shifted by ``depth``."""
+    from hsa.render import json_value_of
+    text = json_value_of(value, indent, depth, flat_from)
+    assert json.loads(text) == value
+    if indent == 0 or depth >= flat_from:
+        assert text == json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+        return
+    pads = [len(line) - len(line.lstrip(" ")) for line in text.split("\n")[1:]]
+    assert all(depth * indent <= pad <= flat_from * indent for pad in pads)
+    if isinstance(value, dict | list) and value:  # a breaking container: a line per item
+        assert text.count("\n") >= len(value)
