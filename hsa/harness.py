@@ -109,6 +109,13 @@ class Harness:
         return tuple(s.id for s in self.skills)
 
     @cached_property
+    def names(self) -> frozenset[str]:
+        """The one namespace of tool, skill and hook names and the skill loader: what a new name
+        must avoid, and what prose may mention (see :meth:`validate`)."""
+        return frozenset((*self.tool_names, *self.skill_ids, *(h.name for h in self.hooks),
+                          self.skill_loader))
+
+    @cached_property
     def _tools_by_name(self) -> dict[str, Tool]:
         return {t.name: t for t in self.tools}
 

@@ -207,7 +207,7 @@ def test_new_tool_names_are_unique_and_unused(row, seed, split, name):
     renames = transform.sample_params(episode, random.Random(seed))["renames"]
     new = list(renames.values())
     assert len(set(new)) == len(new)
-    assert not set(new) & ts._namespace(episode.harness)
+    assert not set(new) & episode.harness.names
     if name == "tool_name_mask":
         assert all(n.startswith(ts.TOOL_MASK_PREFIXES[split]) for n in new)
 

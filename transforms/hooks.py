@@ -77,9 +77,7 @@ class HookImplementationSwap(Transform):
         if not harness.hooks:
             return {"renames": {}, "format": None}
         style = rng.choice(NAMING_STYLES[self.split])
-        # One namespace across tools, skills and hooks, plus the skill loader.
-        taken = (set(harness.tool_names) | set(harness.skill_ids) | {harness.skill_loader}
-                 | {h.name for h in harness.hooks})
+        taken = set(harness.names)
         renames = {}
         for hook in harness.hooks:
             base = new = hook_name_in(style, hook.name)

@@ -978,8 +978,7 @@ def rules_of(body: str) -> list[str]:
 def harness_names(harness: Harness) -> list[str]:
     """Names a skill body may mention as identifiers: tools, their parameters, skills, hooks
     and the skill loader."""
-    names = set(harness.tool_names) | set(harness.skill_ids) | {h.name for h in harness.hooks}
-    names.add(harness.skill_loader)
+    names = set(harness.names)
     for tool in harness.tools:
         names.update(tool.properties)
     return sorted(names)
@@ -1133,8 +1132,9 @@ class SkillContentLlmParaphrase(Transform):
             # Drawn before the endpoint is asked, so the random stream never depends on it.
             style = rng.choice(PARAPHRASE_STYLES[self.split])
             sample = rng.randrange(self.samples)
-            plan = _safe_plan(skill.content, draw_plan(skill.content, names, rng, self.split),
-                              names)
+            # Drawn whatever the endpoint answers (the random stream must not depend on it);
+            # made safe only when the rules are the fallback.
+            plan = draw_plan(skill.content, names, rng, self.split)
             reason = None
             if not (self.base_url and self.model):
                 reason = "no endpoint configured (set base_url and model)"
@@ -1153,7 +1153,8 @@ class SkillContentLlmParaphrase(Transform):
                         skills[skill.id] = {"backend": "llm", "text": text, "style": style,
                                             "sample": sample}
                         continue
-            skills[skill.id] = {"backend": "rules", "fallback_reason": reason, "plan": plan}
+            skills[skill.id] = {"backend": "rules", "fallback_reason": reason,
+                                "plan": _safe_plan(skill.content, plan, names)}
         return {"skills": skills}
 
     def apply(self, episode: Episode, params: dict) -> Episode:

@@ -212,8 +212,7 @@ class _Namer:
 
     def __init__(self, episode: Episode):
         harness = episode.harness
-        self.taken = (set(harness.tool_names) | set(harness.skill_ids)
-                      | {h.name for h in harness.hooks} | {harness.skill_loader})
+        self.taken = set(harness.names)
         texts = [harness.description, *harness.prompt.text.values()]
         texts += [s.description + "\n" + s.content for s in harness.skills]
         texts += [t.description for t in harness.tools]

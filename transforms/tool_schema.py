@@ -622,13 +622,6 @@ def _free_name(candidate: str, taken: set[str]) -> str:
     return f"{candidate}_{n}"
 
 
-def _namespace(harness: Harness) -> set[str]:
-    """Every tool, skill and hook name and the skill loader: one namespace for new names."""
-    return (set(harness.tool_names) | set(harness.skill_ids) | {h.name for h in harness.hooks}
-            | {harness.skill_loader})
-
-
-
 # =============================================================================================
 # Schema walking (JSON pointers to object nodes, their descriptions, their instances)
 # =============================================================================================
@@ -756,14 +749,24 @@ def _objects_at(value: Any, steps: list[str], gold: bool) -> Iterator[Any]:
             yield from _objects_at(value[key], rest, gold)
 
 
-def _closing_is_safe(episode: Episode, tool: str, parts: list[str], node: dict) -> bool:
-    """Whether every call and gold value at this object node only uses its declared keys, so
-    that ``"additionalProperties": false`` rejects nothing the task needs."""
+def _arguments_by_tool(episode: Episode) -> dict[str, list[dict]]:
+    """The decoded arguments of every tool call in the messages, per tool (parsed once, read
+    for every schema node)."""
+    out: dict[str, list[dict]] = {}
+    for name, _, args in _calls(episode):
+        out.setdefault(name, []).append(args)
+    return out
+
+
+def _closing_is_safe(episode: Episode, arguments: dict[str, list[dict]], tool: str,
+                     parts: list[str], node: dict) -> bool:
+    """Whether every call (``arguments``: :func:`_arguments_by_tool`) and gold value at this
+    object node only uses its declared keys, so that ``"additionalProperties": false`` rejects
+    nothing the task needs."""
     allowed = set(node.get("properties") or {})
     instances: list[Any] = []
-    for name, _, args in _calls(episode):
-        if name == tool:
-            instances.extend(_objects_at(args, parts, gold=False))
+    for args in arguments.get(tool, ()):
+        instances.extend(_objects_at(args, parts, gold=False))
     for turn in episode.gold.turns:
         for call in turn.calls:
             if call.name == tool:
@@ -861,7 +864,7 @@ def _rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     # also a tool, skill or hook name, nested property, or the skill loader's own argument.
     nested = {parts[-1] for t in harness.tools for parts, _ in schema_nodes(t.parameters)
               if len(parts) > 2 and parts[-2] == "properties"}
-    ambiguous = _namespace(harness) | nested | ({"name"} if harness.skills else set())
+    ambiguous = harness.names | nested | ({"name"} if harness.skills else set())
     prose = _parameter_prose({k: v for k, v in names.items() if k not in ambiguous})
     h = out.harness
     tools = tuple(replace(t, description=prose(t.description),
@@ -870,7 +873,7 @@ def _rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     skills = tuple(replace(s, description=prose(s.description), content=prose(s.content))
                    for s in h.skills)
     # A configuration value equal to a tool, skill or hook name is that name, not a parameter.
-    config_names = {k: v for k, v in names.items() if k not in _namespace(harness)}
+    config_names = {k: v for k, v in names.items() if k not in harness.names}
     hooks = tuple(replace(k, description=prose(k.description),
                           config=_config_values(k.config, config_names)) for k in h.hooks)
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
@@ -1062,7 +1065,7 @@ def paraphrase(text: str, split: str, rng: random.Random, names: set[str] = froz
 def harness_names(harness: Harness) -> set[str]:
     """Every name in the harness a paraphrase must keep: tools, skills, hooks, the loader and
     every parameter at any depth."""
-    names = _namespace(harness)
+    names = set(harness.names)
     for tool in harness.tools:
         for parts, _ in schema_nodes(tool.parameters):
             if len(parts) >= 2 and parts[-2] == "properties":
@@ -1169,7 +1172,7 @@ class ToolNameMask(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        taken = _namespace(harness)
+        taken = set(harness.names)
         prefix = self.prefix if self.prefix is not None else rng.choice(
             TOOL_MASK_PREFIXES[self.split])
         renames = {}
@@ -1210,7 +1213,7 @@ class ToolNameParaphrase(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        taken = _namespace(harness)
+        taken = set(harness.names)
         renames = {}
         for tool in harness.tools:
             if rng.random() >= self.fraction:
@@ -1229,7 +1232,7 @@ class ToolNameParaphrase(Transform):
         if unknown:
             raise HsaError(f"renames unknown tool(s) {sorted(unknown)}")
         new = list(renames.values())
-        clash = (set(new) & _namespace(harness)) - set(renames)
+        clash = (set(new) & harness.names) - set(renames)
         if clash or len(set(new)) != len(new):
             raise HsaError(f"new tool names must be unique and unused, got {renames}")
         return Mapping(tools=renames)
@@ -1259,7 +1262,7 @@ class _ParameterRename(Transform):
 
     @staticmethod
     def _taken(episode: Episode) -> set[str]:
-        return (_namespace(episode.harness)
+        return (set(episode.harness.names)
                 | {p for t in episode.harness.tools for p in t.properties})
 
 
@@ -1424,7 +1427,7 @@ class DistractorTools(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        taken = _namespace(harness)
+        taken = set(harness.names)
         request = _request_text(episode)
         pool = [d["tool"] for d in DISTRACTOR_TOOLS[self.split]
                 if d["tool"]["function"]["name"] not in taken
@@ -1441,7 +1444,7 @@ class DistractorTools(Transform):
 
     def apply(self, episode: Episode, params: dict) -> Episode:
         harness = episode.harness
-        taken = _namespace(harness)
+        taken = set(harness.names)
         tools = list(harness.tools)
         for i, entry in enumerate(params["tools"]):
             tool = Tool.from_dict(entry["tool"], where=f"params.tools[{i}].tool")
@@ -1471,6 +1474,7 @@ class ToolSchemaSpelling(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         options: list[tuple[str, str, dict]] = []
+        arguments = _arguments_by_tool(episode)
         for tool in episode.harness.tools:
             for parts, node in schema_nodes(tool.parameters):
                 pointer = _pointer(parts)
@@ -1486,7 +1490,8 @@ class ToolSchemaSpelling(Transform):
                     closed = node.get("additionalProperties")
                     if closed is False:
                         options.append((tool.name, pointer, {"additionalProperties": "open"}))
-                    elif closed is None and _closing_is_safe(episode, tool.name, parts, node):
+                    elif closed is None and _closing_is_safe(episode, arguments, tool.name,
+                                                             parts, node):
                         options.append((tool.name, pointer, {"additionalProperties": "close"}))
         chosen = [o for o in options if rng.random() < self.rate]
         if not chosen and options and self.rate > 0:
@@ -1500,6 +1505,7 @@ class ToolSchemaSpelling(Transform):
         harness = episode.harness
         for name in params["edits"]:
             _tool_named(harness, name)
+        arguments = _arguments_by_tool(episode)
 
         def respell(change: dict, tool: str, parts: list[str]) -> Callable[[dict], dict]:
             def edit(node: dict) -> dict:
@@ -1520,7 +1526,7 @@ class ToolSchemaSpelling(Transform):
                 elif closing == "close":
                     if "additionalProperties" in node:
                         raise HsaError(f"{where} already sets additionalProperties")
-                    if not _closing_is_safe(episode, tool, parts, node):
+                    if not _closing_is_safe(episode, arguments, tool, parts, node):
                         raise HsaError(f"{where}: a call or gold value uses an undeclared key, "
                                        f"so the schema cannot be closed")
                     out["additionalProperties"] = False
