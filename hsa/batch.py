@@ -19,7 +19,7 @@ import pyarrow as pa
 from hsa.episode import Episode
 from hsa.errors import HsaError, Reject
 from hsa.harness import Harness, load_harness
-from hsa.lineage import COMPOSITIONS
+from hsa.lineage import fired_steps
 from hsa.pipeline import augment_episode
 from hsa.recipe import Recipe
 from hsa.registry import families as transform_families
@@ -91,8 +91,7 @@ class BatchFunction:
             try:
                 out.append({**variant_row(item, self.families, self.job.version),
                             "hsa_reject": None,
-                            "hsa_fired": [s.transform for s in item.lineage
-                                          if s.fired and s.transform not in COMPOSITIONS]})
+                            "hsa_fired": [s.transform for s in fired_steps(item.lineage)]})
             except Exception as exc:  # e.g. a layout that does not render for this variant
                 reason = str(exc) if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
                 out.append(self._variant_reject(

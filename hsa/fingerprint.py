@@ -31,14 +31,6 @@ def folder_sha256(folder: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def file_sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | None) -> dict:
     """What the run reads: the episodes file's sha256 and each harness folder's."""
     episodes = Path(episodes)

@@ -32,7 +32,7 @@ from hsa.batch import INPUT_SCHEMA, BatchJob
 from hsa.engines import ENGINES, run_engine
 from hsa.errors import HsaError
 from hsa.fingerprint import input_fingerprint, version_id
-from hsa.jsonl import atomic_path
+from hsa.jsonl import atomic_path, raw_lines
 from hsa.recipe import Recipe
 from hsa.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.writer import ShardWriter, finalize_shards, publish, sha256, staging_dir
@@ -64,21 +64,14 @@ class _Counts:
 def read_batches(path: Path, batch_size: int, counts: _Counts) -> Iterator[pa.RecordBatch]:
     """Non-blank lines of the episodes file with their 1-based numbers, ``batch_size`` a batch."""
     lines, texts = [], []
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise HsaError(f"cannot read episodes: {exc.strerror}", file=str(path)) from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            counts.input_lines += 1
-            lines.append(number)
-            texts.append(raw.rstrip(b"\r\n"))
-            if len(lines) == batch_size:
-                yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()),
-                                                  pa.array(texts, pa.binary())], schema=INPUT_SCHEMA)
-                lines, texts = [], []
+    for number, raw in raw_lines(path, what="episodes"):
+        counts.input_lines += 1
+        lines.append(number)
+        texts.append(raw.rstrip(b"\r\n"))
+        if len(lines) == batch_size:
+            yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()),
+                                              pa.array(texts, pa.binary())], schema=INPUT_SCHEMA)
+            lines, texts = [], []
     if lines:
         yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()), pa.array(texts, pa.binary())],
                                          schema=INPUT_SCHEMA)
@@ -212,19 +205,15 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
     variants are identified, and their randomness derived, by id."""
     lines = table.column("hsa_line").to_pylist()
     ids = table.column("hsa_source_id").to_pylist()
-    rejects = table.column("hsa_reject").to_pylist()
-    keep, duplicates, first_line = [], {}, {}
+    keep, duplicates = [], {}
     current_line, duplicate = None, False
-    for i, (line, source_id, reject) in enumerate(zip(lines, ids, rejects)):
+    for line, source_id, is_load_reject in zip(lines, ids, _load_rejects(table)):
         if line != current_line:
             current_line = line
-            is_load_reject = reject is not None and '"stage":"load"' in reject
             duplicate = source_id is not None and not is_load_reject and source_id in seen
             if source_id is not None and not is_load_reject:
                 if duplicate:
                     duplicates[line] = source_id
-                else:
-                    first_line.setdefault(source_id, line)
                 seen.add(source_id)
         keep.append(not duplicate)
     if not duplicates:
@@ -239,9 +228,14 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
                for line, source_id in duplicates.items()]
     extra = pa.Table.from_pylist(records, schema=table.schema)
     # Keep line order: the bookkeeping downstream reads lines in sequence.
-    merged = pa.concat_tables([kept, extra])
-    order = sorted(range(merged.num_rows), key=lambda i: merged.column("hsa_line")[i].as_py())
-    return merged.take(pa.array(order))
+    return pa.concat_tables([kept, extra]).sort_by("hsa_line")  # a stable sort
+
+
+def _load_rejects(table: pa.Table) -> list[bool]:
+    """Per output row: is it a load reject (its input line never became an episode)? Those are
+    the rejects without a variant index."""
+    return pc.and_(pc.is_valid(table.column("hsa_reject")),
+                   pc.is_null(table.column("hsa_variant"))).to_pylist()
 
 
 def _value_counts(column: pa.ChunkedArray):
@@ -254,14 +248,14 @@ def _value_counts(column: pa.ChunkedArray):
 def _count_sources(table: pa.Table, is_reject: pa.ChunkedArray, state: dict, counts: _Counts) -> None:
     """Each input line ends as a source with rows, a source whose variants were all rejected, or a
     load reject. Output is in line order, so only the current line needs remembering."""
-    for line, rejected, reject in zip(table.column("hsa_line").to_pylist(), is_reject.to_pylist(),
-                                      table.column("hsa_reject").to_pylist()):
+    for line, rejected, load in zip(table.column("hsa_line").to_pylist(), is_reject.to_pylist(),
+                                    _load_rejects(table)):
         if line not in state:
             _close_sources(state, counts)
             state[line] = "pending"
         if not rejected:
             state[line] = "row"
-        elif b'"stage":"load"' in (reject.encode() if isinstance(reject, str) else reject):
+        elif load:
             state[line] = "load"
 
 

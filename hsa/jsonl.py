@@ -37,21 +37,28 @@ class Line:
     error: str | None = None
 
 
-def read_lines(path: str | os.PathLike) -> Iterator[Line]:
-    """Yield every non-blank line of ``path``; a line that is not JSON carries its error instead."""
+def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int, bytes]]:
+    """Every non-blank line of ``path`` as (1-based number, bytes as read, line end included);
+    ``what`` names the file in the error when it cannot be opened."""
     path = Path(path)
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from exc
+        raise HsaError(f"cannot read{' ' + what if what else ''}: {exc.strerror}",
+                       file=str(path)) from exc
     with handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield Line(number, orjson.loads(raw))
-            except orjson.JSONDecodeError as exc:
-                yield Line(number, error=f"not valid JSON: {exc}")
+            if raw.strip():
+                yield number, raw
+
+
+def read_lines(path: str | os.PathLike) -> Iterator[Line]:
+    """Yield every non-blank line of ``path``; a line that is not JSON carries its error instead."""
+    for number, raw in raw_lines(path):
+        try:
+            yield Line(number, orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            yield Line(number, error=f"not valid JSON: {exc}")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ steps with their recorded params; nothing is sampled.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,12 @@ class Step:
                    fired=bool(data["fired"]), params=data.get("params"))
 
 
+def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
+    """The steps of ``lineage`` where a transform (not a composition) fired: what changed the
+    episode, in order."""
+    return (s for s in lineage if s.fired and s.transform not in COMPOSITIONS)
+
+
 def replay(original: Episode, lineage: list[Step] | tuple[Step, ...]) -> tuple[Episode, Mapping]:
     """Apply the fired transform steps of ``lineage`` to ``original``; return it and its mapping.
 
@@ -47,9 +54,7 @@ def replay(original: Episode, lineage: list[Step] | tuple[Step, ...]) -> tuple[E
     could differ, and a silent difference is what lineage exists to prevent."""
     episode, mapping = original, EMPTY
     known = registered()
-    for step in lineage:
-        if step.transform in COMPOSITIONS or not step.fired:
-            continue
+    for step in fired_steps(lineage):
         if step.transform not in known:
             raise HsaError(f"lineage step {step.path} names transform {step.transform!r}, which "
                            f"is not installed")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from importlib.metadata import entry_points
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from hsa.errors import HsaError
 
@@ -64,9 +64,3 @@ def families() -> dict[str, str]:
     """Transform name -> family, for every registered transform."""
     return {name: cls.family for name, cls in registered().items()}
 
-
-def get(name: str) -> Any:
-    transforms = registered()
-    if name not in transforms:
-        raise HsaError(f"unknown transform {name!r}; registered: {', '.join(transforms) or 'none'}")
-    return transforms[name]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
+from hsa.lineage import fired_steps
 from hsa.render import render_messages
 from hsa.variant import Variant, VariantReject
 
@@ -71,8 +72,8 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
 def variant_row(variant: Variant, families: dict[str, str], version: str) -> dict:
     """The rendered row of one variant; ``families`` maps transform name -> family."""
     episode = variant.episode
-    fired = sorted({families[s.transform] for s in variant.lineage
-                    if s.fired and s.transform in families})
+    fired = sorted({families[s.transform] for s in fired_steps(variant.lineage)
+                    if s.transform in families})
     return {
         "id": row_id(variant.source_id, variant.index),
         "messages": _json(chat_template_messages(render_messages(episode))),
