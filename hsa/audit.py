@@ -25,7 +25,7 @@ from hsa.registry import families as transform_families
 from hsa.rows import variant_row
 from hsa.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
-from hsa.writer import sha256
+from hsa.writer import read_manifest, sha256
 
 _COMPARED = ("messages", "tools", "hsa_lineage", "hsa_mapping", "hsa_gold", "hsa_families",
              "hsa_version")
@@ -40,14 +40,6 @@ class AuditReport:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def read_manifest(version_dir: Path) -> dict:
-    try:
-        return orjson.loads((version_dir / "manifest.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise HsaError(f"not a dataset version: manifest.json unreadable ({exc})",
-                       file=str(version_dir)) from None
 
 
 def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,

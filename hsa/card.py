@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 
 import jinja2
-import orjson
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -20,6 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from hsa.assets import templates_dir
 from hsa.errors import HsaError
 from hsa.jsonl import atomic_path
+from hsa.writer import read_manifest
 
 
 def read_table(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
@@ -90,13 +90,11 @@ def _recipe_yaml(recipe: dict) -> str:
         return yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
 
 
-def card_text(version_dir: str | os.PathLike, *, license: str = "other") -> str:
+def card_text(version_dir: str | os.PathLike, *, license: str = "other",
+              manifest: dict | None = None) -> str:
+    """The card of a version; ``manifest`` when the caller holds it already."""
     root = Path(version_dir)
-    try:
-        manifest = orjson.loads((root / "manifest.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise HsaError(f"not a dataset version (manifest.json unreadable: {exc})",
-                       file=str(root)) from None
+    manifest = manifest if manifest is not None else read_manifest(root)
     split = manifest["split"]
     per_source, messages, tools, first_id = _row_statistics(root, manifest)
     rejects = read_table(root / "rejects.parquet", ["stage", "reason"])
@@ -141,9 +139,10 @@ def card_license(version_dir: str | os.PathLike) -> str | None:
     return meta.get("license") if isinstance(meta, dict) else None
 
 
-def write_card(version_dir: str | os.PathLike, *, license: str = "other") -> Path:
+def write_card(version_dir: str | os.PathLike, *, license: str = "other",
+               manifest: dict | None = None) -> Path:
     path = Path(version_dir) / "README.md"
-    text = card_text(version_dir, license=license)
+    text = card_text(version_dir, license=license, manifest=manifest)
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path

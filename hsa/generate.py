@@ -25,7 +25,6 @@ from pathlib import Path
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hsa import __version__
 from hsa.batch import INPUT_SCHEMA, BatchJob
@@ -35,7 +34,8 @@ from hsa.fingerprint import input_fingerprint, version_id
 from hsa.jsonl import atomic_path, raw_lines
 from hsa.recipe import Recipe
 from hsa.rows import REJECT_SCHEMA, ROW_SCHEMA
-from hsa.writer import ShardWriter, finalize_shards, publish, sha256, staging_dir
+from hsa.writer import (ShardWriter, finalize_shards, publish, read_manifest, sha256,
+                        staging_dir)
 
 MANIFEST_VERSION = 1
 DEFAULT_BATCH = 256
@@ -100,11 +100,12 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
     version = version_id(canonical, fingerprint, __version__, transforms, split)
     final = out / recipe.name / version
     if (final / "manifest.json").is_file():
+        manifest = read_manifest(final)
         # The license is the card's, not the data's: same rows, same version, new card.
         from hsa.card import card_license, write_card
         if card_license(final) != license:
-            write_card(final, license=license)
-        return Result(final, orjson.loads((final / "manifest.json").read_bytes()), reused=True)
+            write_card(final, license=license, manifest=manifest)
+        return Result(final, manifest, reused=True)
 
     staging = staging_dir(final)
     try:
@@ -113,7 +114,7 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
                           version=version, fingerprint=fingerprint, transforms=transforms,
                           on_progress=on_progress)
         from hsa.card import write_card
-        write_card(staging, license=license)
+        write_card(staging, license=license, manifest=manifest)
         published = publish(staging, final)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)

@@ -14,16 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hsa.audit import read_manifest
+from hsa.writer import read_manifest
 from hsa.errors import HsaError
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 RETRIES = 4
 
 
-def version_files(version_dir: Path) -> list[Path]:
+def version_files(version_dir: Path, manifest: dict | None = None) -> list[Path]:
     """The files a version publishes, in a stable order (card and manifest first)."""
-    manifest = read_manifest(version_dir)
+    manifest = manifest if manifest is not None else read_manifest(version_dir)
     paths = ["README.md", "manifest.json", "rejects.parquet"] + [s["path"] for s in manifest["shards"]]
     missing = [p for p in paths if not (version_dir / p).is_file()]
     if missing:
@@ -60,8 +60,8 @@ def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool 
     root = Path(version_dir)
     if not _REPO_ID.match(repo_id):
         raise HsaError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
-    files = version_files(root)
     manifest = read_manifest(root)
+    files = version_files(root, manifest)
     lines = [f"add {p.relative_to(root).as_posix()} ({p.stat().st_size} bytes)" for p in files]
     header = (f"create dataset repo {repo_id} ({'private' if private else 'public'}) if missing; "
               f"commit 'hsa {manifest['name']} {manifest['version']}' with {len(files)} files")

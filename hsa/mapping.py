@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hsa.frozen import replace
 from typing import Any
 
-from hsa.gold import Gold, GoldCall, TurnGold
+from hsa.gold import Gold, GoldCall
 
 KINDS = ("skills", "tools", "hooks")
 

@@ -28,7 +28,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from hsa.errors import HsaError
+from hsa.jsonl import atomic_path
 from hsa.mentions import find_mentions
 from hsa.verify import identifier_like
 
@@ -189,16 +189,9 @@ def _read_cache(path: Path | None) -> str | None:
 def _write_cache(path: Path | None, record: dict) -> None:
     if path is None:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target, then rename: readers see the old entry or the whole new one.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # Written beside the target, then renamed: readers see the old entry or the whole new one.
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
 
 
 _FENCED = re.compile(r"\A\s*(`{3,}|~{3,})[^\n]*\n(.*?)\n\1\s*\Z", re.DOTALL)

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -137,3 +138,12 @@ def publish(staging: Path, final: Path) -> bool:
         shutil.rmtree(staging, ignore_errors=True)
         raise HsaError("a folder that is not a complete version is in the way; remove it and "
                        "rerun", file=str(final)) from None
+
+
+def read_manifest(version_dir: Path) -> dict:
+    """A published version's manifest.json; HsaError when there is none to read."""
+    try:
+        return orjson.loads((version_dir / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise HsaError(f"not a dataset version: manifest.json unreadable ({exc})",
+                       file=str(version_dir)) from None
