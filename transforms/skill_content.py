@@ -1065,11 +1065,16 @@ class SkillContentRewrite(Transform):
             skill = episode.harness.skill(skill_id)
             if skill is None:
                 raise HsaError(f"no skill {skill_id!r} in the harness")
-            try:
-                bodies[skill_id] = rewrite_body(skill.content, plan, names)
-            except HsaError as exc:
-                raise HsaError(f"skill {skill_id!r}: {exc.reason}") from None
+            bodies[skill_id] = _rewritten(skill, plan, names)
         return with_skill_bodies(episode, bodies)
+
+
+def _rewritten(skill, plan: dict, names) -> str:
+    """The skill's body rewritten by ``plan``; an error names the skill."""
+    try:
+        return rewrite_body(skill.content, plan, names)
+    except HsaError as exc:
+        raise HsaError(f"skill {skill.id!r}: {exc.reason}") from None
 
 
 def _safe_plan(body: str, plan: dict, names) -> dict:
@@ -1175,10 +1180,7 @@ class SkillContentLlmParaphrase(Transform):
                     raise HsaError(f"skill {skill_id!r}: the recorded paraphrase loses {lost[:5]}")
                 bodies[skill_id] = text
             elif record.get("backend") == "rules":
-                try:
-                    bodies[skill_id] = rewrite_body(skill.content, record.get("plan") or {}, names)
-                except HsaError as exc:
-                    raise HsaError(f"skill {skill_id!r}: {exc.reason}") from None
+                bodies[skill_id] = _rewritten(skill, record.get("plan") or {}, names)
             else:
                 raise HsaError(f"skill {skill_id!r}: backend must be 'llm' or 'rules', got "
                                f"{record.get('backend')!r}")
