@@ -14,6 +14,18 @@ BFCL_DIR = Path(os.environ.get("HSA_BFCL_DIR")
 BFCL_FILES = ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json",
               "BFCL_v4_live_simple.json", "BFCL_v4_irrelevance.json"]
 
+
+@pytest.fixture(scope="session")
+def bfcl_data() -> Path:
+    """The BFCL folder, for tests on real data: without it they fail with one clear message
+    (never skip: a missing folder would silently drop that coverage)."""
+    missing = [name for name in BFCL_FILES if not (BFCL_DIR / name).is_file()]
+    if missing:
+        pytest.fail(f"BFCL test data missing in {BFCL_DIR} ({len(missing)} files, e.g. "
+                    f"{missing[0]}): the tests read shared/data/bfcl beside the checkout, where "
+                    f"CI puts it; or set HSA_BFCL_DIR to the folder", pytrace=False)
+    return BFCL_DIR
+
 PRICE_TOOL = {"type": "function", "function": {
     "name": "get_price", "description": "Price of a product by link number.",
     "parameters": {"type": "object", "properties": {

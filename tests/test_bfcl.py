@@ -12,6 +12,8 @@ from hsa.importers.bfcl import bfcl_category, import_bfcl, normalize_schema
 from hsa.scorer import score_predictions
 from tests.conftest import BFCL_DIR, BFCL_FILES
 
+pytestmark = pytest.mark.usefixtures("bfcl_data")
+
 # Two live_simple answers give a required parameter no acceptable value at all ([]), so no
 # answer can pass BFCL's own checker; hsa rejects them at import (see the README).
 UNSATISFIABLE = {"live_simple_106-63-0", "live_simple_112-68-0"}

@@ -23,6 +23,8 @@ from hsa.render import render_messages
 from hsa.variant import Variant
 from tests.conftest import BFCL_DIR, BFCL_FILES
 
+pytestmark = pytest.mark.usefixtures("bfcl_data")
+
 FAMILIES = ("skill_ids", "skill_content", "tool_schema", "prompt_structure", "hooks")
 # Transforms that need a service this machine does not run (an LLM endpoint) are covered by
 # their own tests; the family recipe uses the rule-based members.

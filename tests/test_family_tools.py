@@ -491,15 +491,12 @@ def _real_data() -> list[Episode]:
     from hsa.importers.bfcl import import_bfcl
     episodes = list(load_example_episodes()[::4])
     for file in BFCL_FILES:
-        path = BFCL_DIR / file
-        if not path.exists():
-            pytest.skip(f"BFCL data not found at {path}")
-        episodes += import_bfcl(path).episodes[::8]
+        episodes += import_bfcl(BFCL_DIR / file).episodes[::8]
     return episodes
 
 
 @pytest.fixture(scope="module")
-def real_data() -> list[Episode]:
+def real_data(bfcl_data) -> list[Episode]:
     return _real_data()
 
 
