@@ -112,6 +112,13 @@ def _shipped_layouts() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-3] for p in (templates_dir() / "layouts").glob("*.j2")))
 
 
+@lru_cache(maxsize=None)
+def _shipped_layout(name: str) -> jinja2.Template:
+    """A shipped layout, compiled once: the loader's own cache would stat its file on every row
+    to see whether it changed, and the package's templates do not change under a running job."""
+    return _environment(sandboxed=False).get_template(f"{name}.j2")
+
+
 @lru_cache(maxsize=256)
 def _harness_layout(source: str) -> jinja2.Template:
     """A harness's own layout, compiled once per text (every row of a harness renders it)."""
@@ -123,7 +130,7 @@ def _template(harness: Harness) -> jinja2.Template:
     try:
         if name in harness.layouts:
             return _harness_layout(harness.layouts[name])
-        return _environment(sandboxed=False).get_template(f"{name}.j2")
+        return _shipped_layout(name)
     except jinja2.TemplateNotFound:
         raise HarnessError(f"unknown prompt layout {name!r}; available: "
                            f"{', '.join(available_layouts() + sorted(harness.layouts))}",
