@@ -16,10 +16,10 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.episode import Episode, read_episodes
+from hsa.episode import Episode, find_episode, read_episodes
 from hsa.errors import HsaError
 from hsa.fingerprint import input_fingerprint
-from hsa.harness import load_harness
+from hsa.harness import Harness, load_harness
 from hsa.lineage import Step, replay
 from hsa.registry import families as transform_families
 from hsa.rows import variant_row
@@ -42,8 +42,10 @@ class AuditReport:
         return not self.problems
 
 
-def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
-                     trust_hooks: bool) -> Iterator[Episode]:
+def _checked_input(manifest: dict, episodes: str | os.PathLike | None,
+                   trust_hooks: bool) -> tuple[Path, Harness | None]:
+    """The episodes file and default harness a version was made from, after checking both are
+    still the ones its manifest fingerprinted."""
     path = Path(episodes or manifest["input"]["episodes"])
     if not path.is_file():
         raise HsaError("the source episodes are needed to re-verify rows; pass --episodes",
@@ -62,7 +64,12 @@ def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
             folder = harness_dir if name == "--harness" else str(path.parent / name)
             raise HsaError("this harness folder is not the one the version was made with "
                            "(its files' sha256 differs, or it is new or gone)", file=folder)
-    default = load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
+    return path, load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
+
+
+def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
+                     trust_hooks: bool) -> Iterator[Episode]:
+    path, default = _checked_input(manifest, episodes, trust_hooks)
     return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks)
             if isinstance(e, Episode))
 
@@ -71,6 +78,15 @@ def _rows(version_dir: Path, manifest: dict) -> Iterator[dict]:
     for shard in manifest["shards"]:
         for batch in pq.ParquetFile(version_dir / shard["path"]).iter_batches(batch_size=1024):
             yield from batch.to_pylist()
+
+
+def _stored_row(version_dir: Path, manifest: dict, row_id: str) -> dict | None:
+    """One row by id, decoding only the row groups whose id statistics can hold it."""
+    for shard in manifest["shards"]:
+        rows = pq.read_table(version_dir / shard["path"], filters=[("id", "==", row_id)])
+        if rows.num_rows:
+            return rows.to_pylist()[0]
+    return None
 
 
 def rebuild(original: Episode, row: dict, families: dict[str, str], version: str) -> dict:
@@ -156,11 +172,11 @@ def replay_row(version_dir: str | os.PathLike, row_id: str, *,
     """The stored row and the columns where its rebuild differs (empty: identical)."""
     root = Path(version_dir)
     manifest = read_manifest(root)
-    stored = next((r for r in _rows(root, manifest) if r["id"] == row_id), None)
+    stored = _stored_row(root, manifest, row_id)
     if stored is None:
         raise HsaError(f"no row {row_id!r} in this version", file=str(root))
-    source = next((e for e in _source_episodes(manifest, episodes, trust_hooks)
-                   if e.id == stored["hsa_source_id"]), None)
+    path, default = _checked_input(manifest, episodes, trust_hooks)
+    source = find_episode(path, stored["hsa_source_id"], harness=default, trust_hooks=trust_hooks)
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
     families = transform_families()

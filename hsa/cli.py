@@ -385,13 +385,15 @@ def replay(
 
         hsa replay out/hat-train/3f2a9c1b7d4e --id lc-single-call-002#1
     """
+    import orjson
+
     from hsa.jsonl import dumps
     from hsa.lineage import Step
 
     if target.is_dir():
         from hsa.audit import replay_row
         stored, differing = replay_row(target, row, episodes=episodes, trust_hooks=trust_hooks)
-        lineage = [Step.from_dict(s) for s in __import__("orjson").loads(stored["hsa_lineage"])]
+        lineage = [Step.from_dict(s) for s in orjson.loads(stored["hsa_lineage"])]
     else:
         if episodes is None:
             raise HsaError("replaying from a variants JSONL needs --episodes")

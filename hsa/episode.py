@@ -273,3 +273,21 @@ def read_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
             yield Reject(source=str(path), line=line.number,
                          id=exc.row if exc.row is not None else (None if row is None else str(row)),
                          field=exc.field, reason=exc.reason)
+
+
+def find_episode(path: str | os.PathLike, episode_id: str, *, harness: Harness | None = None,
+                 trust_hooks: bool = False) -> Episode | None:
+    """The episode a run over ``path`` used for ``episode_id``: the first line with that id that
+    loads (a run skips lines that do not). Only matching lines are validated, so finding one
+    row's source in a large file costs a JSON parse per line, not an episode load per line."""
+    path = Path(path)
+    for line in read_lines(path):
+        value = line.value
+        if not isinstance(value, dict) or str(value.get("id")) != episode_id:
+            continue
+        try:
+            return Episode.from_dict(value, harness=harness, base_dir=path.parent,
+                                     trust_hooks=trust_hooks)
+        except HsaError:
+            continue
+    return None

@@ -270,6 +270,23 @@ def test_replay_rebuilds_a_stored_row(version, capsys):
     assert "identical to the stored row" in capsys.readouterr().out
 
 
+def test_replay_finds_the_line_a_run_used_when_an_earlier_one_with_that_id_failed(tmp_path):
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:3]
+    broken = json.loads(lines[1])
+    broken["messages"][0]["role"] = "robot"  # same id, rejected at load: the run uses the next
+    source = tmp_path / "episodes.jsonl"
+    source.write_text("\n".join([lines[0], json.dumps(broken), lines[1], lines[2]]) + "\n",
+                      encoding="utf-8")
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    assert result.manifest["counts"]["load_rejects"] == 1
+    row_id = f"{broken['id']}#2"
+    stored, differing = replay_row(result.path, row_id, trust_hooks=True)
+    assert stored["id"] == row_id and stored["hsa_variant"] == 2 and differing == []
+    with pytest.raises(HsaError, match="no row 'nowhere#1'"):
+        replay_row(result.path, "nowhere#1", trust_hooks=True)
+
+
 def test_card_has_front_matter_configs_and_statistics(version):
     text = (version.path / "README.md").read_text(encoding="utf-8")
     _, front, body = text.split("---\n", 2)
