@@ -80,7 +80,8 @@ def demo(
               f"{len(harness.tools)} tools, {len(harness.hooks)} hooks), {len(episodes)} episodes "
               f"in {EPISODES_PATH}")
     parsed = load_recipe(recipe)
-    with progress_bar("generate", total=count_lines(EPISODES_PATH), unit="episodes") as advance:
+    with progress_bar("generate", total=lambda: count_lines(EPISODES_PATH),
+                      unit="episodes") as advance:
         result = run_generate(parsed, EPISODES_PATH, out_dir, trust_hooks=True,
                               license="apache-2.0", on_progress=advance)
     manifest = result.manifest
@@ -150,7 +151,8 @@ def _report_import(result, out_path: Path, rejects_path: Path) -> None:
 
 def _line_progress(path: Path, description: str):
     from hsa.progress import count_lines, track
-    return partial(track, description=description, total=count_lines(path), unit="lines")
+    return partial(track, description=description, total=lambda: count_lines(path),
+                   unit="lines")
 
 
 @import_app.command("bfcl")
@@ -283,7 +285,7 @@ def augment(
 
     def variants():
         items = track(read_episodes(episodes, harness=default, trust_hooks=trust_hooks),
-                      "augment", total=count_lines(episodes), unit="episodes")
+                      "augment", total=lambda: count_lines(episodes), unit="episodes")
         for item in run_augment(parsed, items, batch_size=batch_size):
             if isinstance(item, Variant):
                 counts["variants"] += 1
@@ -333,8 +335,8 @@ def generate(
     from hsa.recipe import load_recipe
 
     parsed = load_recipe(recipe)
-    with progress_bar("generate", total=count_lines(episodes) if episodes.is_file() else None,
-                      unit="episodes") as advance:
+    lines = (lambda: count_lines(episodes)) if episodes.is_file() else None
+    with progress_bar("generate", total=lines, unit="episodes") as advance:
         result = run_generate(parsed, episodes, out_dir, harness=harness, engine=engine,
                               workers=workers, batch_size=batch_size, split=split,
                               trust_hooks=trust_hooks, license=license, on_progress=advance)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -17,6 +17,14 @@ from rich.text import Text
 from hsa.errors import HsaError
 
 T = TypeVar("T")
+
+# A bar's total, or how to get it: counting a large file's lines is only worth it when a bar is
+# drawn, so callers pass ``lambda: count_lines(path)`` and it runs on a terminal only.
+Total = int | Callable[[], int | None] | None
+
+
+def _total(total: Total) -> int | None:
+    return total() if callable(total) else total
 
 
 def count_lines(path: str | os.PathLike) -> int:
@@ -50,21 +58,21 @@ def _progress(unit: str, *extra: ProgressColumn) -> Progress:
                     console=Console(stderr=True), transient=True)
 
 
-def track(items: Iterable[T], description: str, *, total: int | None = None,
+def track(items: Iterable[T], description: str, *, total: Total = None,
           unit: str = "rows") -> Iterator[T]:
     """Yield ``items`` while drawing a bar with count, rate and time left on a terminal."""
     if not sys.stderr.isatty():
         yield from items
         return
     with _progress(unit) as progress:
-        task = progress.add_task(description, total=total)
+        task = progress.add_task(description, total=_total(total))
         for item in items:
             yield item
             progress.advance(task)
 
 
 @contextmanager
-def progress_bar(description: str, *, total: int | None, unit: str = "rows"):
+def progress_bar(description: str, *, total: Total, unit: str = "rows"):
     """A bar for work that reports (done, rows) through a callback; silent off a terminal.
 
     Yields ``advance(done, rows)``: ``done`` input items so far, ``rows`` output rows so far."""
@@ -72,5 +80,5 @@ def progress_bar(description: str, *, total: int | None, unit: str = "rows"):
         yield lambda done, rows: None
         return
     with _progress(unit, TextColumn("{task.fields[rows]:,} rows")) as progress:
-        task = progress.add_task(description, total=total, rows=0)
+        task = progress.add_task(description, total=_total(total), rows=0)
         yield lambda done, rows: progress.update(task, completed=done, rows=rows)

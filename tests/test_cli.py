@@ -126,3 +126,20 @@ def test_augment_then_replay_a_variant(tmp_path, capsys):
     assert main(["replay", str(variants), "--episodes", str(EPISODES_PATH), "--id", row,
                  "--trust-hooks"]) == 1
     assert "DIFFERS" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_progress_counts_a_files_lines_only_when_a_bar_is_drawn(terminal, monkeypatch):
+    from hsa import progress
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
+    asked: list[int] = []
+
+    def total() -> int:
+        asked.append(1)
+        return 3
+
+    assert list(progress.track(iter("abc"), "lines", total=total)) == ["a", "b", "c"]
+    with progress.progress_bar("generate", total=total) as advance:
+        advance(3, 15)
+    assert len(asked) == (2 if terminal else 0)
