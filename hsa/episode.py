@@ -49,6 +49,17 @@ class Episode:
         """This episode under another harness (no longer the folder it was loaded by)."""
         return replace(self, harness=harness, harness_ref=None)
 
+    def with_prompt_options(self, **changes: Any) -> Episode:
+        """This episode with prompt options changed; a value of None removes the option."""
+        prompt = self.harness.prompt
+        options = dict(prompt.options)
+        for key, value in changes.items():
+            if value is None:
+                options.pop(key, None)
+            else:
+                options[key] = value
+        return self.with_harness(replace(self.harness, prompt=replace(prompt, options=options)))
+
     def to_dict(self) -> dict:
         return {"id": self.id,
                 "harness": self.harness_ref if self.harness_ref is not None else self.harness.to_dict(),

@@ -29,6 +29,17 @@ from hsa.verify import identifier_like
 HOOK_MESSAGE_PREFIX = "hook."
 
 
+def free_name(candidate: str, taken: set[str]) -> str:
+    """``candidate``, or it with the first free numeric suffix (``_2``, ``_3``, ...) when a name
+    of the harness already has it: renames must never merge two names into one."""
+    if candidate not in taken:
+        return candidate
+    n = 2
+    while f"{candidate}_{n}" in taken:
+        n += 1
+    return f"{candidate}_{n}"
+
+
 class _Prose:
     """Rewrites prose for one mapping (identifier-like names anywhere, plain words as code)."""
 

@@ -25,7 +25,7 @@ from hsa.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_
                                parse_feedback, split_format)
 from hsa.mapping import Mapping
 from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
+from hsa.rename import HOOK_MESSAGE_PREFIX, free_name, rename_episode, rename_messages
 from hsa.transform import Share, Transform
 
 # How a swapped-in hook implementation names itself, built from the words of the old name
@@ -80,10 +80,7 @@ class HookImplementationSwap(Transform):
         taken = set(harness.names)
         renames = {}
         for hook in harness.hooks:
-            base = new = hook_name_in(style, hook.name)
-            suffix = 2
-            while new in taken:
-                new, suffix = f"{base}_{suffix}", suffix + 1
+            new = free_name(hook_name_in(style, hook.name), taken)
             taken.add(new)
             renames[hook.name] = new
         current = {hook_format(h.config) for h in harness.hooks}

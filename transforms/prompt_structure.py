@@ -156,18 +156,6 @@ def order_split(order: list[str]) -> str:
     return "train" if inversions % 2 == 0 else "heldout"
 
 
-def _with_options(episode: Episode, **changes) -> Episode:
-    """The episode with prompt options changed; a value of None removes the option."""
-    prompt = episode.harness.prompt
-    options = dict(prompt.options)
-    for key, value in changes.items():
-        if value is None:
-            options.pop(key, None)
-        else:
-            options[key] = value
-    return episode.with_harness(replace(episode.harness, prompt=replace(prompt, options=options)))
-
-
 @register
 @dataclass(frozen=True)
 class PromptLayout(Transform):
@@ -194,7 +182,7 @@ class PromptLayout(Transform):
             raise HsaError(f"layout {layout!r} does not exist; available: {sorted(known)}")
         if not isinstance(style, dict):
             raise HsaError(f"layout style must be an object, got {style!r}")
-        episode = _with_options(episode, layout_style=style or None)
+        episode = episode.with_prompt_options(layout_style=style or None)
         return episode.with_harness(replace(episode.harness, prompt=replace(
             episode.harness.prompt, layout=layout)))
 
@@ -275,9 +263,9 @@ class PromptWording(Transform):
         if not headings and not phrases:
             return episode
         options = episode.harness.prompt.options
-        return _with_options(episode,
-                             headings={**options.get("headings", {}), **headings} or None,
-                             phrases={**options.get("phrases", {}), **phrases} or None)
+        return episode.with_prompt_options(
+            headings={**options.get("headings", {}), **headings} or None,
+            phrases={**options.get("phrases", {}), **phrases} or None)
 
 
 @register
@@ -319,4 +307,4 @@ class PromptPlacement(Transform):
             return episode
         merged = {**(episode.harness.prompt.options.get("placement") or {}), **chosen}
         moved = {s: w for s, w in merged.items() if w != "system"}
-        return _with_options(episode, placement=moved or None)
+        return episode.with_prompt_options(placement=moved or None)

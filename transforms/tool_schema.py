@@ -37,7 +37,7 @@ from hsa.harness import Harness
 from hsa.mapping import Mapping
 from hsa.mentions import replace_code_mentions, replace_mentions
 from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
+from hsa.rename import HOOK_MESSAGE_PREFIX, free_name, rename_episode, rewrite_descriptions
 from hsa.tool import Tool
 from hsa.transform import Share, Transform
 from hsa.verify import identifier_like
@@ -610,16 +610,6 @@ def _semantic_name(old: str, split: str, styles: tuple[str, ...], suffixes: tupl
         out[-1] = out[-1] + [rng.choice(suffixes)]
         new = ".".join(style_words(w, style) for w in out)
     return new
-
-
-def _free_name(candidate: str, taken: set[str]) -> str:
-    """``candidate``, or it with the first free numeric suffix when the name is taken."""
-    if candidate not in taken:
-        return candidate
-    n = 2
-    while f"{candidate}_{n}" in taken:
-        n += 1
-    return f"{candidate}_{n}"
 
 
 # =============================================================================================
@@ -1220,7 +1210,7 @@ class ToolNameParaphrase(Transform):
                 continue
             new = _semantic_name(tool.name, self.split, TOOL_NAME_STYLES[self.split],
                                  TOOL_NAME_SUFFIXES[self.split], _context_words(tool), rng)
-            new = _free_name(new, taken)
+            new = free_name(new, taken)
             taken.add(new)
             renames[tool.name] = new
         return {"renames": renames}
@@ -1290,7 +1280,7 @@ class ParameterNameParaphrase(_ParameterRename):
             tool = next(t for t in episode.harness.tools if old in t.properties)
             new = _semantic_name(old, self.split, PARAMETER_NAME_STYLES[self.split],
                                  PARAMETER_NAME_SUFFIXES[self.split], _context_words(tool), rng)
-            new = _free_name(new, taken)
+            new = free_name(new, taken)
             taken.add(new)
             renames[old] = new
         return {"renames": renames}
@@ -1575,6 +1565,4 @@ class ToolShape(Transform):
         shape = params["tool_shape"]
         if shape not in TOOL_SHAPES:
             raise HsaError(f"tool_shape must be one of {list(TOOL_SHAPES)}, got {shape!r}")
-        prompt = episode.harness.prompt
-        return episode.with_harness(replace(episode.harness, prompt=replace(
-            prompt, options={**prompt.options, TOOL_SHAPE_OPTION: shape})))
+        return episode.with_prompt_options(**{TOOL_SHAPE_OPTION: shape})
