@@ -195,7 +195,6 @@ class HookRetryPolicy(Transform):
 
     keep_share: Share = 0.2  # chance that one sequence is kept whole
 
-
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         stripped, kept = [], []
         for sequence in retry_sequences(episode):

@@ -1040,7 +1040,6 @@ class SkillContentRewrite(Transform):
     rephrase: bool = True
     drop_examples: bool = True
 
-
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = harness_names(episode.harness)
         plans = {}

@@ -293,7 +293,6 @@ class SkillIdSynonym(_SkillRename):
     split: Split = "train"
     rate: Share = 0.8
 
-
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         skills = episode.harness.skill_ids
         namer = _Namer(episode)
@@ -398,7 +397,6 @@ class SkillIdMask(_SkillRename):
 
     split: Split = "train"
     fraction: Share = 1.0
-
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         namer = _Namer(episode)

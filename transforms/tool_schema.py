@@ -1159,7 +1159,6 @@ class ToolNameMask(Transform):
     prefix: str | None = None  # a fixed prefix; None draws one from the split's prefixes
     split: Literal["train", "heldout"] = "train"
 
-
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         taken = set(harness.names)
@@ -1199,7 +1198,6 @@ class ToolNameParaphrase(Transform):
 
     fraction: Share = 1.0  # share of the tools that are renamed
     split: Literal["train", "heldout"] = "train"
-
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
@@ -1272,7 +1270,6 @@ class ParameterNameParaphrase(_ParameterRename):
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
     split: Literal["train", "heldout"] = "train"
 
-
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         taken = self._taken(episode)
         renames = {}
@@ -1300,7 +1297,6 @@ class ParameterNameMask(_ParameterRename):
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
     split: Literal["train", "heldout"] = "train"
-
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         taken = self._taken(episode)
