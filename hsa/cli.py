@@ -414,7 +414,7 @@ def replay(
 
 def _replay_variant_line(variants: Path, row: str, episodes: Path, harness: Path | None,
                          trust_hooks: bool):
-    from hsa.episode import Episode, read_episodes
+    from hsa.episode import find_episode
     from hsa.harness import load_harness
     from hsa.jsonl import dumps, read_lines
     from hsa.lineage import Step, replay as replay_lineage
@@ -428,8 +428,7 @@ def _replay_variant_line(variants: Path, row: str, episodes: Path, harness: Path
     if stored is None:
         raise HsaError(f"no variant {row} in {variants}")
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
-    original = next((e for e in read_episodes(episodes, harness=default, trust_hooks=trust_hooks)
-                     if isinstance(e, Episode) and e.id == source_id), None)
+    original = find_episode(episodes, source_id, harness=default, trust_hooks=trust_hooks)
     if original is None:
         raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
     lineage = [Step.from_dict(s) for s in stored["lineage"]]
