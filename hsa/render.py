@@ -205,17 +205,23 @@ def render_system_prompt(harness: Harness, sections: list[str] | None = None) ->
 
 
 def render_messages(episode: Episode) -> list[dict]:
+    """What the model reads: the episode's harness rendered around its conversation (see
+    :func:`render_conversation`)."""
+    return render_conversation(episode.harness, episode.messages)
+
+
+def render_conversation(harness: Harness, conversation) -> list[dict]:
     """What the model reads: the harness's system prompt, then the conversation.
 
     Sections placed in the first user turn are rendered by the same layout and put before that
     turn's text. A system message already in the conversation (some BFCL rows have one) is kept,
-    after the harness's prompt, in the single leading system message chat templates expect."""
-    harness = episode.harness
+    after the harness's prompt, in the single leading system message chat templates expect. The
+    runtime renders every request with this, so a model sees what the datasets train on."""
     where = placement(harness)
     system = render_system_prompt(harness).rstrip("\n")
     to_user = [name for name in harness.prompt.sections if where[name] == "first_user"]
     preface = render_system_prompt(harness, to_user).rstrip("\n") if to_user else ""
-    messages = list(episode.messages)
+    messages = list(conversation)
     while messages and messages[0].get("role") in ("system", "developer"):
         own = messages.pop(0).get("content") or ""
         system = f"{system}\n\n{own}" if system else own
