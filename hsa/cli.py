@@ -146,6 +146,10 @@ def _report_import(result, out_path: Path, rejects_path: Path) -> None:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
     if len(result.rejects) > 5:
         err.print(f"  ... {len(result.rejects) - 5} more in {rejects_path}")
+    if result.notices:
+        err.print(f"{len(result.notices)} episode(s) kept with a change:")
+        for notice in result.notices:
+            err.print(f"  {notice}", markup=False, highlight=False)
     out.print(f"wrote {out_path} and {rejects_path}")
 
 

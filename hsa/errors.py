@@ -55,7 +55,18 @@ class HarnessError(HsaError):
 
 
 class EpisodeError(HsaError):
-    """An episode row that does not parse or is inconsistent with its harness."""
+    """An episode row that does not parse or is inconsistent with its harness. ``stage`` names
+    what refused it: ``load`` (it does not parse or names what its harness lacks) or
+    ``check:<name>`` (it parses but is no trustworthy training target; see hsa.episode)."""
+
+    def __init__(self, reason: str, *, stage: str = "load", **where):
+        self.stage = stage
+        super().__init__(reason, **where)
+
+    def at(self, **where) -> EpisodeError:
+        out = super().at(**where)
+        out.stage = self.stage
+        return out
 
 
 class HooksNotTrustedError(HarnessError):
@@ -71,12 +82,14 @@ class Reject:
     id: str | None
     field: str | None
     reason: str
+    stage: str = "load"  # which check refused it (see EpisodeError)
 
     @classmethod
     def from_error(cls, err: HsaError, *, source: str, line: int | None = None,
                    id: str | None = None) -> Reject:
         return cls(source=err.file or source, line=err.line if err.line is not None else line,
-                   id=err.row if err.row is not None else id, field=err.field, reason=err.reason)
+                   id=err.row if err.row is not None else id, field=err.field, reason=err.reason,
+                   stage=getattr(err, "stage", "load"))
 
     def to_dict(self) -> dict:
         return {"source": self.source, "line": self.line, "id": self.id, "field": self.field,
@@ -84,3 +97,8 @@ class Reject:
 
     def __str__(self) -> str:
         return f"{locate(self.source, self.line, self.id, self.field)}: {self.reason}"
+
+
+# A note on a row that was kept but changed (e.g. an importer dropped part of its gold): located and
+# written like a reject, so one reader serves both.
+Notice = Reject

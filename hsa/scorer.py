@@ -9,15 +9,22 @@ Rules, in the order they are checked (the first that fails is the verdict's reas
 * per call (parallel calls matched in any order unless gold is ``ordered``):
   ``wrong_name`` (exact match), ``missing_required`` (schema's required present),
   ``unexpected_param`` (no parameter outside the schema and the gold), ``type_mismatch`` (strict
-  JSON types: int -> float is the only coercion, a bool is never a number),
-  ``value_mismatch`` (strings compared after removing `` ,./-_*^`` and lower-casing, lists in
-  order, dicts matched one level deep against ``{key: [acceptable values]}`` patterns in which
-  ``""`` marks a key that may be left out), ``missing_param`` (a gold parameter that is not
+  JSON types: int -> float is the only coercion, a bool is never a number; array items checked
+  one level deep; a value of the *gold's* type passes when the gold's type differs from the
+  schema's, see :func:`type_check`), ``value_mismatch`` (strings compared after removing
+  `` ,./-_*^``, lower-casing and reading ``'`` as ``"``; lists in order; dicts matched one level
+  deep against ``{key: [acceptable values]}`` patterns in which ``""`` marks a key that may be left
+  out; a gold "variable" compared exactly), ``missing_param`` (a gold parameter that is not
   omittable was left out);
 * ``reply_constraint`` — the text contains what it must, avoids what it must not, is in the
   right language and not too long.
 
-This module is the one scorer: evaluation and RL rewards call it too.
+This module is the one scorer: evaluation and RL rewards call it too. :func:`judge` is its library
+entry: the verdict plus a partial-credit breakdown; :func:`score_turn` is the verdict alone.
+
+Where it deliberately differs from BFCL's checker (``ast_checker.py``): parallel calls are matched
+one to one whenever such a matching exists, while BFCL's greedy pass can miss one when two gold
+calls accept the same value (so any order of a correct set of calls passes here).
 """
 
 from __future__ import annotations
@@ -60,8 +67,8 @@ def _fail(rule: str, detail: str) -> Verdict:
 
 
 def normalize_string(value: str) -> str:
-    """BFCL's string normalisation: drop `` ,./-_*^`` and lower-case."""
-    return _STRIP.sub("", value).lower()
+    """BFCL's string normalisation: drop `` ,./-_*^``, lower-case, read ``'`` as ``"``."""
+    return _STRIP.sub("", value).lower().replace("'", '"')
 
 
 def message_calls(message: dict) -> list[tuple[str, Any]]:
@@ -93,26 +100,68 @@ def _decode(arguments: Any) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """BFCL's verdict on one message, and partial credit for rewards that need a gradient.
+
+    ``partial`` holds shares in [0, 1], or None where the turn does not ask for that part:
+
+    * ``name``: gold calls matched one to one by a call of the right name;
+    * ``arguments``: gold calls matched one to one by a fully correct call;
+    * ``count``: 1.0 when the message makes as many (non-loader) calls as the gold, else 0.0;
+    * ``skills``: 1.0 when exactly the gold's skills are loaded (None: the turn names none);
+    * ``reply``: 1.0 when the text meets the reply constraints (None: the turn has none).
+
+    On a turn that expects no call (or only skills), ``name``, ``arguments`` and ``count`` are 1.0
+    for a message without calls and 0.0 otherwise."""
+
+    verdict: Verdict
+    partial: dict[str, float | None]
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict.correct
+
+
+Calls = list[tuple[Any, Any]]  # (name, arguments) pairs; arguments raw or decoded
+
+
+def judge(message: dict | Calls, turn: TurnGold, harness: Harness) -> Judgement:
+    """Judge one assistant message (an OpenAI message dict, or already-parsed ``(name, arguments)``
+    calls) against one gold turn under ``harness``'s tool schemas."""
+    if isinstance(message, dict):
+        raw, text = message_calls(message), message_text(message)
+    elif isinstance(message, list | tuple):
+        raw, text = list(message), ""
+    else:
+        verdict = _fail("bad_message", f"expected an assistant message object, got "
+                                       f"{type(message).__name__}")
+        return Judgement(verdict, _partial_none(turn))
+    decoded = [(name, _decode(args)) for name, args in raw]
+    loader = harness.skill_loader if harness.skills else None
+    loaded = [args.get("name") if args else None for name, args in decoded if name == loader]
+    calls = [(name, args) for name, args in decoded if name != loader]
+    verdict = _verdict(raw, decoded, loaded, calls, text, turn, harness)
+    partial = _partial(calls, loaded, text, turn, harness)
+    return Judgement(verdict, partial)
+
+
 def score_turn(message: Any, turn: TurnGold, harness: Harness) -> Verdict:
     """Judge one assistant message against one gold turn, under the harness's tool schemas."""
-    if not isinstance(message, dict):
-        return _fail("bad_message", f"expected an assistant message object, got {type(message).__name__}")
-    decoded = []
-    for i, (name, raw) in enumerate(message_calls(message)):
-        args = _decode(raw)
+    return judge(message, turn, harness).verdict
+
+
+def _verdict(raw: Calls, decoded: Calls, loaded: list, calls: Calls, text: str, turn: TurnGold,
+             harness: Harness) -> Verdict:
+    for i, ((name, args), (_, original)) in enumerate(zip(decoded, raw)):
         if args is None or not isinstance(name, str):
             return _fail("arguments_not_json", f"call {i} ({name!r}) has arguments that are not a "
-                                               f"JSON object: {str(raw)[:80]!r}")
-        decoded.append((name, args))
+                                               f"JSON object: {str(original)[:80]!r}")
     if turn.no_call:
         if decoded:
             return _fail("unexpected_call", f"expected no tool call, got "
                                             f"{', '.join(n for n, _ in decoded)}")
-        return check_reply(message_text(message), turn.reply)
-
-    loader = harness.skill_loader if harness.skills else None
-    loaded = [args.get("name") for name, args in decoded if name == loader]
-    calls = [(name, args) for name, args in decoded if name != loader]
+        return check_reply(text, turn.reply)
     if Counter(map(str, loaded)) != Counter(turn.skills):
         return _fail("wrong_skills", f"expected to load {sorted(turn.skills)}, loaded "
                                      f"{sorted(map(str, loaded))}")
@@ -122,41 +171,91 @@ def score_turn(message: Any, turn: TurnGold, harness: Harness) -> Verdict:
     verdict = match_calls(calls, turn.calls, harness, ordered=turn.ordered)
     if not verdict.correct or not turn.reply:
         return verdict
-    return check_reply(message_text(message), turn.reply)
+    return check_reply(text, turn.reply)
+
+
+def _partial_none(turn: TurnGold) -> dict[str, float | None]:
+    return {"name": 0.0, "arguments": 0.0, "count": 0.0,
+            "skills": 0.0 if turn.skills else None, "reply": 0.0 if turn.reply else None}
+
+
+def _partial(calls: Calls, loaded: list, text: str, turn: TurnGold, harness: Harness
+             ) -> dict[str, float | None]:
+    gold = () if turn.no_call else turn.calls
+    if not gold:
+        name = arguments = float(not calls)
+    else:
+        by_name = [[n == g.name for n, _ in calls] for g in gold]
+        correct = [[n == g.name and a is not None
+                    and check_call(n, a, g, harness.tool(g.name)).correct for n, a in calls]
+                   for g in gold]
+        if turn.ordered:  # position k answers gold call k
+            name = sum(row[k] for k, row in enumerate(by_name) if k < len(calls)) / len(gold)
+            arguments = sum(row[k] for k, row in enumerate(correct) if k < len(calls)) / len(gold)
+        else:
+            name = _matching_size(by_name) / len(gold)
+            arguments = _matching_size(correct) / len(gold)
+    return {"name": name, "arguments": arguments, "count": float(len(calls) == len(gold)),
+            "skills": float(Counter(map(str, loaded)) == Counter(turn.skills)) if turn.skills
+            else None,
+            "reply": float(check_reply(text, turn.reply).correct) if turn.reply else None}
+
+
+def _max_matching(fits: list[list[bool]]) -> list[int | None]:
+    """A maximum one-to-one matching of gold calls (rows) to model calls (columns): for each gold
+    call, the index of its model call or None (augmenting paths; n is small)."""
+    owner: dict[int, int] = {}  # model call -> gold call
+
+    def augment(k: int, seen: set[int]) -> bool:
+        for j, fits_kj in enumerate(fits[k]):
+            if fits_kj and j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = k
+                    return True
+        return False
+
+    for k in range(len(fits)):
+        augment(k, set())
+    match: list[int | None] = [None] * len(fits)
+    for j, k in owner.items():
+        match[k] = j
+    return match
+
+
+def _matching_size(fits: list[list[bool]]) -> int:
+    return sum(j is not None for j in _max_matching(fits))
+
+
+# How far a call got through the per-call rules before failing: the closest miss explains best.
+_DEPTH = {"wrong_name": 0, "missing_required": 1, "unexpected_param": 2, "type_mismatch": 3,
+          "value_mismatch": 4, "missing_param": 5}
 
 
 def match_calls(calls: list[tuple[str, dict]], gold: tuple[GoldCall, ...], harness: Harness, *,
                 ordered: bool) -> Verdict:
-    """Match model calls to gold calls one to one: in order, or as any permutation."""
+    """Match model calls to gold calls one to one: in order, or as any permutation.
+
+    In any order, a call set passes when some one-to-one matching makes every pair correct. When
+    none does, the verdict explains the first gold call a maximum matching leaves unmatched, by
+    its closest miss among the model calls left over."""
     if ordered or len(gold) == 1:
         for (name, args), expected in zip(calls, gold):
             verdict = check_call(name, args, expected, harness.tool(expected.name))
             if not verdict.correct:
                 return verdict
         return OK
-    # Parallel calls in any order: find a perfect matching by backtracking (n is small), and
-    # report the first gold call no model call could satisfy.
     fits = [[check_call(n, a, g, harness.tool(g.name)) for n, a in calls] for g in gold]
-    used = [False] * len(calls)
-
-    def assign(k: int) -> bool:
-        if k == len(gold):
-            return True
-        for j, verdict in enumerate(fits[k]):
-            if verdict.correct and not used[j]:
-                used[j] = True
-                if assign(k + 1):
-                    return True
-                used[j] = False
-        return False
-
-    if assign(0):
+    match = _max_matching([[v.correct for v in row] for row in fits])
+    if all(j is not None for j in match):
         return OK
-    for k, row in enumerate(fits):
-        if not any(v.correct for v in row):
-            best = next((v for v in row if v.rule != "wrong_name"), row[0])
-            return _fail(best.rule, f"no call matches gold call {k} ({gold[k].name}): {best.detail}")
-    return _fail("value_mismatch", "calls match gold calls individually but not one to one")
+    left = set(range(len(calls))) - {j for j in match if j is not None}
+    k = match.index(None)
+    best = max((fits[k][j] for j in sorted(left)), key=lambda v: _DEPTH.get(v.rule, -1))
+    alone = [j for j, v in enumerate(fits[k]) if v.correct]
+    why = (f"the call(s) that fit it ({', '.join(map(str, alone))}) are needed by other gold calls; "
+           f"closest remaining: " if alone else "")
+    return _fail(best.rule, f"no call matches gold call {k} ({gold[k].name}): {why}{best.detail}")
 
 
 def check_call(name: str, args: dict, gold: GoldCall, tool: Tool | None) -> Verdict:
@@ -172,11 +271,13 @@ def check_call(name: str, args: dict, gold: GoldCall, tool: Tool | None) -> Verd
             return _fail("unexpected_param", f"{name}: {param!r} is not in the tool's schema")
         if param not in gold.arguments:
             return _fail("unexpected_param", f"{name}: {param!r} is not expected by the gold")
-        problem = type_problem(value, properties[param])
+        acceptable = gold.arguments[param]
+        problem, variable = type_check(value, properties[param], acceptable)
         if problem:
             return _fail("type_mismatch", f"{name}.{param}: {problem}")
-        acceptable = gold.arguments[param]
-        if not any(values_equal(value, ok) for ok in acceptable):
+        # A gold "variable" is compared as it is written (BFCL skips normalisation for it).
+        equal = _exactly_equal if variable else values_equal
+        if not any(equal(value, ok) for ok in acceptable):
             return _fail("value_mismatch", f"{name}.{param}={_show(value)} is not one of "
                                            f"{_show(acceptable)}")
     for param in gold.arguments:
@@ -196,22 +297,57 @@ _JSON_TYPES = {
 }
 
 
-def type_problem(value: Any, schema: Any) -> str | None:
-    """Why ``value`` has the wrong JSON type for ``schema`` (None if it fits); items checked too."""
-    if not isinstance(schema, dict):
-        return None
-    expected = schema.get("type")
+def _schema_types(schema: Any) -> list[str] | None:
+    """The JSON types a schema declares; None for an untyped ("any") schema."""
+    expected = schema.get("type") if isinstance(schema, dict) else None
     if expected is None:
-        return None  # untyped ("any")
-    types = expected if isinstance(expected, list) else [expected]
-    if not any(_JSON_TYPES.get(t, lambda v: True)(value) for t in types):
-        return f"expected {'/'.join(types)}, got {_json_type(value)}"
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            problem = type_problem(item, schema["items"])
-            if problem:
-                return f"item {i}: {problem}"
-    return None
+        return None
+    return expected if isinstance(expected, list) else [expected]
+
+
+def _fits(value: Any, types: list[str]) -> bool:
+    return any(_JSON_TYPES.get(t, lambda v: True)(value) for t in types)
+
+
+def gold_type(acceptable: list) -> str | None:
+    """The JSON type of the gold's first acceptable value (BFCL's "possible answer type")."""
+    return _json_type(acceptable[0]) if acceptable else None
+
+
+def type_check(value: Any, schema: Any, acceptable: list) -> tuple[str | None, bool]:
+    """BFCL's type rule: ``(why value has the wrong type or None, whether the gold is a variable)``.
+
+    The gold is a *variable* when its first acceptable value does not fit the schema's type (BFCL
+    lists ``null`` for an optional string whose default is null, or names a variable for a number):
+    then a value of the gold's own type passes the type check too, and is compared exactly. Array
+    items are checked one level deep, against the schema's ``items`` type or, item by item, the
+    type of an acceptable list's first element."""
+    types = _schema_types(schema)
+    if types is None:
+        return None, False
+    first_type = gold_type(acceptable)
+    variable = bool(acceptable) and not _fits(acceptable[0], types)
+    if _fits(value, types):
+        item_types = _schema_types(schema.get("items")) if isinstance(value, list) else None
+        if item_types is None or all(_fits(item, item_types) for item in value):
+            return None, variable
+        for ok in acceptable:
+            if not isinstance(ok, list):
+                return None, variable  # a variable stands for the whole array
+            if all(_fits(item, item_types) or (ok and _json_type(item) == _json_type(ok[0]))
+                   for item in value):
+                return None, variable
+        bad = next(i for i, item in enumerate(value) if not _fits(item, item_types))
+        return (f"item {bad}: expected {'/'.join(item_types)}, got {_json_type(value[bad])}",
+                variable)
+    if first_type is not None and _json_type(value) == first_type:
+        return None, True
+    return f"expected {'/'.join(types)}, got {_json_type(value)}", variable
+
+
+def type_problem(value: Any, schema: Any) -> str | None:
+    """Why ``value`` has the wrong JSON type for ``schema`` alone (None if it fits)."""
+    return type_check(value, schema, [])[0]
 
 
 def _json_type(value: Any) -> str:
@@ -219,6 +355,10 @@ def _json_type(value: Any) -> str:
         if _JSON_TYPES[name](value):
             return name
     return type(value).__name__
+
+
+def _exactly_equal(value: Any, acceptable: Any) -> bool:
+    return value == acceptable
 
 
 def values_equal(value: Any, acceptable: Any) -> bool:

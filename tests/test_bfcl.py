@@ -162,3 +162,39 @@ def test_cli_import_and_score_json(tmp_path, capsys):
     assert report["missing"] == ids[:2]
     assert len(report["bad_prediction_lines"]) == 1
     assert {i["id"] for i in report["items"] if not i["correct"]} == set(ids[:2])
+
+
+def test_gold_parameter_the_schema_lacks_is_dropped_only_when_omittable(tmp_path, capsys):
+    """BFCL's checker still judges an item whose answer names a parameter the function does not
+    define, when it may be omitted: the import keeps it without that parameter, with a notice."""
+    function = {"name": "weather.get", "description": "Weather for a city.", "parameters": {
+        "type": "dict", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    questions = tmp_path / "BFCL_v4_simple_python.json"
+    answers = tmp_path / "possible_answer" / questions.name
+    answers.parent.mkdir()
+    rows = [("simple_python_1", {"city": ["Rome"], "units": ["", "metric"]}),   # omittable: kept
+            ("simple_python_2", {"city": ["Oslo"], "units": ["metric"]})]      # required: rejected
+    questions.write_text("".join(json.dumps({
+        "id": i, "question": [[{"role": "user", "content": "weather?"}]], "function": [function]})
+        + "\n" for i, _ in rows))
+    answers.write_text("".join(json.dumps({"id": i, "ground_truth": [{"weather.get": gt}]}) + "\n"
+                               for i, gt in rows))
+    result = import_bfcl(questions)
+    (kept,), (rejected,) = result.episodes, result.rejects
+    assert kept.id == "simple_python_1"
+    (gold_call,) = kept.gold.turn().calls
+    assert gold_call.arguments == {"city": ["Rome"]} and gold_call.omittable == ()
+    (notice,) = result.notices
+    assert (notice.line, notice.id, notice.field) == (1, "simple_python_1",
+                                                      "gold.calls[0].arguments.units")
+    assert rejected.id == "simple_python_2" and "'units'" in rejected.reason
+    assert "does not define" in rejected.reason
+    # The kept item is judged as BFCL judges it: only an answer without the parameter passes.
+    assert score_predictions([kept], {kept.id: {"message": first_answer_message(
+        [{"weather.get": {"city": ["Rome"]}}], [function])}}).accuracy == 1.0
+    # The CLI summary shows the notice.
+    assert main(["import", "bfcl", str(questions), "--out", str(tmp_path / "e.jsonl")]) == 0
+    captured = capsys.readouterr()
+    assert "2 lines -> 1 episodes, 1 rejected" in captured.out
+    assert "1 episode(s) kept with a change" in captured.err
+    assert "simple_python_1 gold.calls[0].arguments.units: dropped" in captured.err

@@ -7,6 +7,7 @@ import pytest
 from hsa.episode import Episode
 from hsa.gold import TurnGold
 from hsa.harness import Harness
+from hsa.scorer import judge as judge_full
 from hsa.scorer import normalize_string, score_predictions, score_turn, values_equal
 from tests.conftest import PRICE_TOOL, assistant, call
 
@@ -173,3 +174,164 @@ def test_score_predictions_counts_missing_and_unknown_ids():
     assert data["categories"]["single"] == {"correct": 1, "total": 2, "accuracy": 0.5}
     assert [i["reason"].split(":")[0] for i in data["items"]] == [
         "ok", "value_mismatch", "missing_prediction"]
+
+
+# ---- BFCL parity: acceptable values of another type ("variables") -----------------------------
+
+VARIABLE_TOOLS = [{"type": "function", "function": {"name": "book", "description": "", "parameters": {
+    "type": "object", "properties": {
+        "city": {"type": "string"}, "nights": {"type": "integer"}, "budget": {"type": "number"},
+        "note": {"type": "string"}, "rooms": {"type": "array", "items": {"type": "integer"}},
+        "tags": {"type": "array", "items": {"type": "string"}}},
+    "required": ["city"]}}}]
+VARIABLE_HARNESS = Harness.from_dict({"name": "v", "tools": VARIABLE_TOOLS})
+
+
+def judge_book(args: dict, gold_args: dict, omittable=()) -> object:
+    gold = {"name": "book", "arguments": {"city": ["Rome"], **gold_args},
+            "omittable": list(omittable)}
+    return score_turn(assistant(call("book", {"city": "Rome", **args})), turn(calls=[gold]),
+                      VARIABLE_HARNESS)
+
+
+@pytest.mark.parametrize(("args", "gold_args", "rule"), [
+    # null listed for an optional string whose default is null: null passes, as in BFCL
+    ({"note": None}, {"note": [None]}, None),
+    ({}, {"note": [None]}, "missing_param"),            # listed without "" -> must be given
+    ({"note": "hi"}, {"note": [None]}, "value_mismatch"),
+    ({"note": None}, {"note": ["hi"]}, "type_mismatch"),  # gold of the schema's type: strict
+    ({"budget": None}, {"budget": [None]}, None),
+    # a string "variable" for a number: a string equal to it passes, compared exactly
+    ({"budget": "max_budget"}, {"budget": ["max_budget"]}, None),
+    ({"budget": "MAX_budget"}, {"budget": ["max_budget"]}, "value_mismatch"),
+    ({"budget": 3}, {"budget": ["max_budget"]}, "value_mismatch"),
+    ({"budget": [3]}, {"budget": ["max_budget"]}, "type_mismatch"),
+    # a float gold for an integer: 5 and 5.0 both pass (the float is the gold's own type)
+    ({"nights": 5}, {"nights": [5.0]}, None),
+    ({"nights": 5.0}, {"nights": [5.0]}, None),
+    ({"nights": 5.0}, {"nights": [5]}, "type_mismatch"),
+    # array items one level deep: items of the gold list's type pass for an integer array
+    ({"rooms": ["a", "b"]}, {"rooms": [["a", "b"]]}, None),
+    ({"rooms": ["A", "b"]}, {"rooms": [["a", "b"]]}, None),   # not a variable: normalised
+    ({"rooms": ["a", True]}, {"rooms": [["a", "b"]]}, "type_mismatch"),
+    ({"rooms": [1, "b"]}, {"rooms": [["a", "b"]]}, "value_mismatch"),
+    ({"rooms": [1, 2]}, {"rooms": [[1, 2]]}, None),
+    ({"rooms": [1, "x"]}, {"rooms": [[1, 2]]}, "type_mismatch"),
+    # a non-list gold stands for the whole array (BFCL: a variable name)
+    ({"tags": "my_tags"}, {"tags": ["my_tags"]}, None),
+    ({"tags": [1]}, {"tags": ["my_tags"]}, "value_mismatch"),
+])
+def test_gold_of_another_type_is_a_variable(args, gold_args, rule):
+    verdict = judge_book(args, gold_args)
+    assert verdict.rule == rule, verdict.reason
+
+
+def test_string_normalisation_reads_single_quotes_as_double():
+    assert normalize_string("McDonald's") == normalize_string('McDonald"s')
+    assert judge_book({"note": 'It"s fine'}, {"note": ["It's fine"]}).correct
+
+
+# ---- parallel calls: one-to-one matching in any order -------------------------------------------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+PARALLEL_TOOLS = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
+    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+    "required": ["a"]}}} for name in ("f", "g")]
+PARALLEL_HARNESS = Harness.from_dict({"name": "p", "tools": PARALLEL_TOOLS})
+
+
+@st.composite
+def parallel_turns(draw):
+    """2-5 gold calls (mostly the same function), each with its own a and b values."""
+    n = draw(st.integers(2, 5))
+    names = draw(st.lists(st.sampled_from(["f", "f", "g"]), min_size=n, max_size=n))
+    a_values = draw(st.lists(st.integers(-50, 50), min_size=n, max_size=n, unique=True))
+    b_values = draw(st.lists(st.text("xyz", min_size=1, max_size=4), min_size=n, max_size=n,
+                             unique=True))
+    return list(zip(names, a_values, b_values))
+
+
+def parallel_gold(calls):
+    return turn(calls=[{"name": n, "arguments": {"a": [a], "b": [b]}} for n, a, b in calls])
+
+
+@given(parallel_turns(), st.randoms(use_true_random=False))
+def test_any_permutation_of_correct_parallel_calls_passes(calls, rng):
+    order = list(range(len(calls)))
+    rng.shuffle(order)
+    message = assistant(*(call(calls[k][0], {"a": calls[k][1], "b": calls[k][2]}, f"c{k}")
+                          for k in order))
+    judgement = judge_full(message, parallel_gold(calls), PARALLEL_HARNESS)
+    assert judgement.correct, judgement.verdict.reason
+    assert judgement.partial == {"name": 1.0, "arguments": 1.0, "count": 1.0, "skills": None,
+                                 "reply": None}
+
+
+@given(parallel_turns(), st.data())
+def test_swapping_an_argument_between_same_named_calls_fails(calls, data):
+    pairs = [(i, j) for i in range(len(calls)) for j in range(i + 1, len(calls))
+             if calls[i][0] == calls[j][0]]
+    if not pairs:
+        calls = [("f", a, b) for _, a, b in calls]
+        pairs = [(0, 1)]
+    i, j = data.draw(st.sampled_from(pairs))
+    args = [{"a": a, "b": b} for _, a, b in calls]
+    args[i]["a"], args[j]["a"] = args[j]["a"], args[i]["a"]  # a values differ (drawn unique)
+    message = assistant(*(call(n, args[k], f"c{k}") for k, (n, _, _) in enumerate(calls)))
+    judgement = judge_full(message, parallel_gold(calls), PARALLEL_HARNESS)
+    assert judgement.verdict.rule == "value_mismatch", judgement.verdict.reason
+    assert "no call matches gold call" in judgement.verdict.detail
+    assert judgement.partial["name"] == 1.0 and judgement.partial["count"] == 1.0
+    assert judgement.partial["arguments"] == (len(calls) - 2) / len(calls)
+
+
+def test_unmatched_parallel_call_reports_its_closest_miss():
+    gold = parallel_gold([("f", 1, "x"), ("f", 2, "y")])
+    # Both model calls fit gold call 0 only; gold call 1 is explained by the leftover call's miss.
+    message = assistant(call("f", {"a": 1, "b": "x"}, "c0"), call("f", {"a": 1, "b": "x"}, "c1"))
+    verdict = score_turn(message, gold, PARALLEL_HARNESS)
+    assert verdict.rule == "value_mismatch"
+    assert verdict.detail.startswith("no call matches gold call 1 (f)")
+    # A leftover call of another type is reported by the type rule, not as a generic mismatch.
+    message = assistant(call("f", {"a": 1, "b": "x"}, "c0"), call("f", {"a": "2", "b": "y"}, "c1"))
+    assert score_turn(message, gold, PARALLEL_HARNESS).rule == "type_mismatch"
+
+
+# ---- judge: the verdict with partial credit --------------------------------------------------
+
+def test_judge_partial_credit_breakdown():
+    gold = parallel_gold([("f", 1, "x"), ("g", 2, "y")])
+    one_right = assistant(call("f", {"a": 1, "b": "x"}, "c0"), call("g", {"a": 3, "b": "y"}, "c1"))
+    j = judge_full(one_right, gold, PARALLEL_HARNESS)
+    assert j.verdict.rule == "value_mismatch"
+    assert j.partial == {"name": 1.0, "arguments": 0.5, "count": 1.0, "skills": None,
+                         "reply": None}
+    extra = assistant(call("f", {"a": 1, "b": "x"}, "c0"), call("g", {"a": 2, "b": "y"}, "c1"),
+                      call("g", {"a": 2, "b": "y"}, "c2"))
+    j = judge_full(extra, gold, PARALLEL_HARNESS)
+    assert j.verdict.rule == "wrong_call_count"
+    assert (j.partial["name"], j.partial["arguments"], j.partial["count"]) == (1.0, 1.0, 0.0)
+    assert judge_full(assistant(content="no idea"), gold, PARALLEL_HARNESS).partial["name"] == 0.0
+    broken = assistant({"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{"}})
+    j = judge_full(broken, parallel_gold([("f", 1, "x"), ("g", 2, "y")]), PARALLEL_HARNESS)
+    assert j.verdict.rule == "arguments_not_json"
+    assert (j.partial["name"], j.partial["arguments"]) == (0.5, 0.0)
+
+
+def test_judge_accepts_parsed_calls_and_reports_skills_and_reply():
+    gold = parallel_gold([("f", 1, "x"), ("g", 2, "y")])
+    parsed = [("g", {"a": 2, "b": "y"}), ("f", {"a": 1, "b": "x"})]
+    assert judge_full(parsed, gold, PARALLEL_HARNESS).correct
+    load, price = call("load_skill", {"name": "price-reply"}, "s"), call("get_price", {"link": 1})
+    skills_turn = turn(skills=["price-reply"], calls=[{"name": "get_price",
+                                                       "arguments": {"link": [1]}}])
+    assert judge_full(assistant(load, price), skills_turn, HARNESS).partial["skills"] == 1.0
+    j = judge_full(assistant(price), skills_turn, HARNESS)
+    assert j.verdict.rule == "wrong_skills" and j.partial["skills"] == 0.0
+    assert j.partial["arguments"] == 1.0
+    reply_turn = turn(no_call=True, reply={"contains": ["199"]})
+    assert judge_full(assistant(content="199 yuan"), reply_turn, HARNESS).partial == {
+        "name": 1.0, "arguments": 1.0, "count": 1.0, "skills": None, "reply": 1.0}
+    j = judge_full(assistant(price, content="199"), reply_turn, HARNESS)
+    assert j.verdict.rule == "unexpected_call" and j.partial["count"] == 0.0

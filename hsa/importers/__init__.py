@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hsa.episode import Episode
-from hsa.errors import Reject
+from hsa.errors import Notice, Reject
 from hsa.jsonl import write_jsonl
 
 
@@ -23,6 +23,8 @@ class ImportResult:
     lines: int = 0
     episodes: list[Episode] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
+    # Lines that became episodes with something of theirs dropped, and what (shown in the summary).
+    notices: list[Notice] = field(default_factory=list)
 
     def check_counts(self) -> None:
         assert len(self.episodes) + len(self.rejects) == self.lines, (

@@ -9,6 +9,9 @@ are ``{"id", "ground_truth": [{func_name: {param: [acceptable values]}}]}``. Wha
   ``omittable`` list. Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.scorer).
 * Dotted function names (``math.factorial``) are kept as they are, end to end.
 * Irrelevance files have no answers: their gold is ``no_call``.
+* A gold parameter that the function's schema does not define is dropped when the answer lets it
+  be omitted (BFCL's checker still judges such items: a model can only pass by leaving it out),
+  with a notice in the import summary; one that must be given stays, and the line is rejected.
 
 The episode id is the BFCL id; ``meta`` records the category and the source file.
 """
@@ -22,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hsa.episode import Episode
-from hsa.errors import EpisodeError, HsaError, Reject
+from hsa.errors import EpisodeError, HsaError, Notice, Reject
 from hsa.importers import ImportResult
 from hsa.jsonl import read_lines
 
@@ -100,6 +103,27 @@ def gold_from_ground_truth(ground_truth: Any) -> dict:
     return {"calls": calls, "ordered": False}
 
 
+def drop_undefined_omittable(gold: dict, tools: list[dict]) -> list[tuple[str, str]]:
+    """Remove, in place, omittable gold parameters that the called function's schema lacks;
+    ``(field, reason)`` for each one removed. Non-omittable ones are left for validation."""
+    properties = {t["function"].get("name"): (t["function"].get("parameters") or {})
+                  .get("properties") or {} for t in tools}
+    dropped = []
+    for i, call in enumerate(gold.get("calls", ())):
+        known = properties.get(call["name"])
+        if known is None:
+            continue  # an unknown function is validation's to report
+        for param in [p for p in call.get("omittable", ()) if p not in known]:
+            call["arguments"].pop(param, None)
+            call["omittable"].remove(param)
+            dropped.append((f"gold.calls[{i}].arguments.{param}",
+                            f"dropped: {call['name']!r} does not define {param!r}; the answer "
+                            f"lets it be omitted, so only answers without it can pass"))
+        if not call.get("omittable", True):
+            del call["omittable"]
+    return dropped
+
+
 def _read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """id -> ground_truth, and id -> why its answer line is unusable."""
     answers, broken = {}, {}
@@ -134,7 +158,10 @@ def import_bfcl(questions: str | os.PathLike, answers: str | os.PathLike | None 
         row_id = line.value.get("id") if isinstance(line.value, dict) else None
         try:
             row = _episode_row(line.value, answers_by_id, answers_path, broken)
+            dropped = drop_undefined_omittable(row["gold"], row["harness"]["tools"])
             result.episodes.append(Episode.from_dict(row))
+            result.notices.extend(Notice(str(questions), line.number, row["id"], field, reason)
+                                  for field, reason in dropped)
         except HsaError as exc:
             result.rejects.append(Reject.from_error(exc, source=str(questions), line=line.number,
                                                     id=None if row_id is None else str(row_id)))
