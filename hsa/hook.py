@@ -23,6 +23,8 @@ from hsa.errors import HarnessError, HooksNotTrustedError
 # "tool_call": the model asked for a tool call (before it runs); "tool_result": a tool returned;
 # "reply": the model produced a final reply (before it is shown).
 HOOK_EVENTS = ("user_message", "tool_call", "tool_result", "reply")
+# A message carrying a hook's feedback is named "hook.<hook name>".
+HOOK_MESSAGE_PREFIX = "hook."
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +77,19 @@ def defined_functions(source: str, *, file: str) -> set[str]:
 
 def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Callable[..., Any]]:
     """Import hooks.py and return its top-level callables; refuses unless ``trust_hooks``."""
-    if not trust_hooks:
+    return import_code(source, file=file, trust=trust_hooks)
+
+
+def import_code(source: str, *, file: str, trust: bool) -> dict[str, Callable[..., Any]]:
+    """Import a harness's Python file (hooks.py, tools.py) and return its top-level public
+    callables; refuses unless ``trust``. One opt-in for every file of harness code."""
+    if not trust:
         raise HooksNotTrustedError(
-            "hooks.py is Python code and is not imported without an explicit opt-in: pass "
-            "--trust-hooks on the command line or trust_hooks=True in Python, after reading it",
-            file=file)
+            f"{file.rsplit('/', 1)[-1]} is Python code and is not imported without an explicit "
+            f"opt-in: pass --trust-hooks on the command line or trust_hooks=True in Python, "
+            f"after reading it", file=file)
     digest = hashlib.blake2b(source.encode(), digest_size=8).hexdigest()
-    module_name = f"hsa_harness_hooks_{digest}"
+    module_name = f"hsa_harness_code_{digest}"
     module = sys.modules.get(module_name)
     if module is None:
         spec = importlib.util.spec_from_loader(module_name, loader=None, origin=file)
@@ -90,8 +98,8 @@ def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Call
         try:
             exec(compile(source, file, "exec"), module.__dict__)  # noqa: S102 - trusted by opt-in
         except Exception as exc:
-            raise HarnessError(f"hooks.py failed to import: {type(exc).__name__}: {exc}",
-                               file=file) from exc
+            raise HarnessError(f"{file.rsplit('/', 1)[-1]} failed to import: "
+                               f"{type(exc).__name__}: {exc}", file=file) from exc
         sys.modules[module_name] = module
     return {name: obj for name, obj in vars(module).items()
             if callable(obj) and not name.startswith("_")}
