@@ -2,7 +2,8 @@
 
 The public surface: the harness model (:class:`Harness`, :class:`Skill`, :class:`Tool`,
 :class:`Hook`), episodes and gold (:class:`Episode`, :class:`Gold`), loading (:func:`load_harness`,
-:func:`read_episodes`) and the BFCL-rule scorer (:func:`score_turn`).
+:func:`read_episodes`) and the BFCL-rule scorer (:func:`judge` for the verdict with partial
+credit, :func:`score_turn` for the verdict alone).
 """
 
 __version__ = "0.1.0"
@@ -12,12 +13,13 @@ from hsa.errors import EpisodeError, HarnessError, HooksNotTrustedError, HsaErro
 from hsa.gold import Gold, GoldCall, TurnGold
 from hsa.harness import Harness, PromptSpec, load_harness, save_harness
 from hsa.hook import Hook
-from hsa.scorer import Verdict, score_turn
+from hsa.scorer import Judgement, Verdict, judge, score_turn
 from hsa.skill import Skill
 from hsa.tool import Tool
 
 __all__ = [
     "Episode", "EpisodeError", "Gold", "GoldCall", "Harness", "HarnessError", "Hook",
-    "HooksNotTrustedError", "HsaError", "PromptSpec", "Reject", "Skill", "Tool", "TurnGold",
-    "Verdict", "__version__", "load_harness", "read_episodes", "save_harness", "score_turn",
+    "HooksNotTrustedError", "HsaError", "Judgement", "PromptSpec", "Reject", "Skill", "Tool",
+    "TurnGold", "Verdict", "__version__", "judge", "load_harness", "read_episodes", "save_harness",
+    "score_turn",
 ]
