@@ -42,7 +42,7 @@ class AuditReport:
         return not self.problems
 
 
-def _checked_input(manifest: dict, episodes: str | os.PathLike | None,
+def checked_input(manifest: dict, episodes: str | os.PathLike | None,
                    trust_hooks: bool) -> tuple[Path, Harness | None]:
     """The episodes file and default harness a version was made from, after checking both are
     still the ones its manifest fingerprinted."""
@@ -69,7 +69,7 @@ def _checked_input(manifest: dict, episodes: str | os.PathLike | None,
 
 def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
                      trust_hooks: bool) -> Iterator[Episode]:
-    path, default = _checked_input(manifest, episodes, trust_hooks)
+    path, default = checked_input(manifest, episodes, trust_hooks)
     return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks)
             if isinstance(e, Episode))
 
@@ -175,7 +175,7 @@ def replay_row(version_dir: str | os.PathLike, row_id: str, *,
     stored = _stored_row(root, manifest, row_id)
     if stored is None:
         raise HsaError(f"no row {row_id!r} in this version", file=str(root))
-    path, default = _checked_input(manifest, episodes, trust_hooks)
+    path, default = checked_input(manifest, episodes, trust_hooks)
     source = find_episode(path, stored["hsa_source_id"], harness=default, trust_hooks=trust_hooks)
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
