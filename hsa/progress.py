@@ -75,10 +75,16 @@ def track(items: Iterable[T], description: str, *, total: Total = None,
 def progress_bar(description: str, *, total: Total, unit: str = "rows"):
     """A bar for work that reports (done, rows) through a callback; silent off a terminal.
 
-    Yields ``advance(done, rows)``: ``done`` input items so far, ``rows`` output rows so far."""
+    Yields ``advance(done, rows, total=None)``: ``done`` input items so far, ``rows`` output rows
+    so far, and the total once the caller knows it (it may learn it only after it started)."""
     if not sys.stderr.isatty():
-        yield lambda done, rows: None
+        yield lambda done, rows, total=None: None
         return
     with _progress(unit, TextColumn("{task.fields[rows]:,} rows")) as progress:
         task = progress.add_task(description, total=_total(total), rows=0)
-        yield lambda done, rows: progress.update(task, completed=done, rows=rows)
+        def advance(done: int, rows: int, total: int | None = None) -> None:
+            if total is not None:
+                progress.update(task, total=total)
+            progress.update(task, completed=done, rows=rows)
+
+        yield advance

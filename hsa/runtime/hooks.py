@@ -1,0 +1,69 @@
+"""Run a harness's hooks at their events, with the payloads the runtime promises them.
+
+A hook is ``fn(payload, config) -> {"ok": true}`` or ``{"ok": false, "feedback": "..."}`` (see
+hsa.hook); every hook declared for an event runs, in harness order, and a failing one's feedback is
+wrapped in that hook's feedback format (``config.feedback_format``, see hsa.hook_feedback) into
+the message the model is shown as ``hook.<name>``. Payloads, by event (every payload also has
+``event``; a hook reads the keys it needs):
+
+* ``user_message``: ``text`` (the user's message), ``turn`` (0-based user turn);
+* ``tool_call`` (before the call runs): ``tool_name``, ``arguments`` (the decoded JSON object, or
+  the raw string when it is not one), ``parameters`` (the tool's JSON Schema; None for a tool the
+  harness does not have), ``call_id``;
+* ``tool_result`` (before the model sees it): the ``tool_call`` keys plus ``result`` (text),
+  ``error`` (bool) and ``source`` (who answered: skill, code, replay, fault:<kind>, error);
+* ``reply`` (a message without tool calls): ``reply`` (its text), ``user_message`` (the last user
+  message's text; also as ``viewer_message``, the key the first harnesses' hooks read),
+  ``loaded_skills`` (skills loaded so far, in order), ``skill_kinds`` (every skill id -> kind),
+  ``tools_called`` (domain tools run since that user message, in order), ``skill_loader``.
+
+A hook that raises, or returns anything but a verdict, is a harness bug: :class:`HookError`.
+Hooks get a copy of their config, so one call cannot change the next.
+"""
+
+from __future__ import annotations
+
+from hsa.errors import HsaError
+from hsa.harness import Harness
+from hsa.hook import HOOK_EVENTS
+from hsa.hook_feedback import format_feedback, hook_format, split_format
+from hsa.runtime.records import HookVerdict
+
+
+class HookError(HsaError):
+    """A hook raised, or returned something that is not ``{"ok": bool, "feedback"?: str}``."""
+
+
+class HookRunner:
+    """The hooks of one harness, imported once (only if the harness is trusted: hooks.py is code)."""
+
+    def __init__(self, harness: Harness):
+        self.harness = harness
+        self.functions = harness.hook_functions()  # raises HooksNotTrustedError without trust
+        self.by_event = {event: tuple(h for h in harness.hooks if h.event == event)
+                         for event in HOOK_EVENTS}
+
+    def run(self, event: str, payload: dict) -> tuple[HookVerdict, ...]:
+        """Every hook of ``event`` on ``payload``, in harness order."""
+        verdicts = []
+        for hook in self.by_event[event]:
+            try:
+                result = self.functions[hook.name]({"event": event, **payload}, dict(hook.config))
+            except Exception as exc:
+                raise HookError(f"hook {hook.name!r} (function {hook.function}) raised "
+                                f"{type(exc).__name__}: {exc}") from exc
+            if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
+                raise HookError(f"hook {hook.name!r} (function {hook.function}) returned "
+                                f"{result!r}; expected {{'ok': true}} or {{'ok': false, "
+                                f"'feedback': '...'}}")
+            if result["ok"]:
+                verdicts.append(HookVerdict(hook.name, event, True))
+                continue
+            feedback = result.get("feedback")
+            if not isinstance(feedback, str) or not feedback.strip():
+                raise HookError(f"hook {hook.name!r} (function {hook.function}) failed without "
+                                f"feedback; a failing hook must say what to fix")
+            style, wording = split_format(hook_format(hook.config))
+            verdicts.append(HookVerdict(hook.name, event, False, feedback,
+                                        format_feedback(hook.name, feedback, style, wording)))
+        return tuple(verdicts)

@@ -1,0 +1,136 @@
+"""Tool executors: what answers the model's tool calls in the runtime.
+
+An executor is an async callable ``(name, arguments, context) -> ToolResult | None``; None means
+"not mine", and the next executor of a :class:`ToolBelt` is asked. Three kinds exist:
+
+* :class:`CodeTools`: Python implementations a harness ships in ``tools.py`` (code: imported only
+  with the trust flag, like hooks.py);
+* :class:`hsa.runtime.replay.ReplayTools`: the results recorded in episodes;
+* :class:`hsa.runtime.faults.FaultInjector`: wraps another executor and injects faults on request.
+
+The skill loader is not a tool executor: the conversation answers it from the harness itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from hsa.errors import HsaError
+from hsa.hook import import_code
+from hsa.mapping import EMPTY, Mapping
+from hsa.textfile import read_text
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The text the model sees as the tool's result, who produced it, and whether it is an error."""
+
+    content: str
+    source: str
+    error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Where a call happens: the conversation and the call's 0-based index among its tool calls
+    (skill loads not counted), so that what is drawn for a call (a fault) does not depend on
+    timing or on other conversations."""
+
+    conversation_id: str
+    index: int
+
+
+class ToolExecutor(Protocol):
+    def __call__(self, name: str, arguments: dict, context: CallContext
+                 ) -> Awaitable[ToolResult | None]: ...
+
+
+def error_result(kind: str, message: str, source: str = "error") -> ToolResult:
+    """An error as the model sees it: ``{"error": kind, "message": ...}``."""
+    return ToolResult(orjson.dumps({"error": kind, "message": message}).decode(), source, True)
+
+
+def result_text(value: Any) -> str:
+    """A tool's return value as result text: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+class ToolBelt:
+    """Executors asked in order; a call none of them answers gets an error result."""
+
+    def __init__(self, *executors: ToolExecutor):
+        self.executors = executors
+
+    async def __call__(self, name: str, arguments: dict, context: CallContext) -> ToolResult:
+        for executor in self.executors:
+            result = await executor(name, arguments, context)
+            if result is not None:
+                return result
+        return error_result("unavailable", f"tool {name!r} cannot run here: it has no "
+                                           f"implementation and no recorded result")
+
+
+class CodeTools:
+    """Python implementations of tools, from a harness's ``tools.py``.
+
+    A tool is implemented by a top-level function with its name, or by an entry of a top-level
+    ``TOOLS`` dict (for names that are not Python identifiers, such as ``math.factorial``). It is
+    called with the call's arguments as keyword arguments in a worker thread; a string result is
+    the content as is, anything else is written as JSON; an exception or a run past ``timeout_s``
+    becomes an error result the model sees. Under a harness variant, tool and parameter names are
+    mapped back through the variant's mapping to the names the code knows."""
+
+    def __init__(self, functions: dict[str, Callable[..., Any]], *, mapping: Mapping = EMPTY,
+                 timeout_s: float = 30.0):
+        self.functions = functions
+        self.back = mapping.inverse()
+        self.timeout_s = timeout_s
+
+    @classmethod
+    def load(cls, path: str | Path, *, trust: bool, timeout_s: float = 30.0) -> CodeTools:
+        """Import ``tools.py`` (refused without ``trust``: it is code)."""
+        path = Path(path)
+        if not path.is_file():
+            raise HsaError("tool code file does not exist", file=str(path))
+        found = import_code(read_text(path), file=str(path), trust=trust)
+        table = found.pop("TOOLS", None)
+        functions = {name: fn for name, fn in found.items() if not isinstance(fn, type)}
+        if table is not None:
+            if not isinstance(table, dict) or not all(callable(f) for f in table.values()):
+                raise HsaError("TOOLS must map tool names to functions", file=str(path),
+                               field="TOOLS")
+            functions.update(table)
+        return cls(functions, timeout_s=timeout_s)
+
+    def for_variant(self, mapping: Mapping) -> CodeTools:
+        """The same implementations, called under a variant's names."""
+        return CodeTools(self.functions, mapping=mapping, timeout_s=self.timeout_s)
+
+    async def __call__(self, name: str, arguments: dict, context: CallContext
+                       ) -> ToolResult | None:
+        function = self.functions.get(self.back.tool(name))
+        if function is None:
+            return None
+        kwargs = {self.back.parameter(name, key): value for key, value in arguments.items()}
+        try:
+            value = await asyncio.wait_for(asyncio.to_thread(function, **kwargs), self.timeout_s)
+        except TimeoutError:
+            # The thread cannot be stopped; its late answer is dropped.
+            return error_result("timeout", f"{name} did not answer within {self.timeout_s:g} s",
+                                "code")
+        except Exception as exc:  # the tool's own error is a result the model must handle
+            return error_result("exception", f"{name} failed: {type(exc).__name__}: {exc}", "code")
+        try:
+            return ToolResult(result_text(value), "code")
+        except TypeError as exc:
+            return error_result("exception", f"{name} returned a value that is not JSON: {exc}",
+                                "code")
+
