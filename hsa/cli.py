@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from hsa import __version__
+from hsa.cli_eval import eval_app
+from hsa.cli_runtime import runtime_app
 from hsa.errors import HsaError
 
 # Options several commands share, declared once.
@@ -32,6 +34,8 @@ import_app = typer.Typer(no_args_is_help=True, help="Turn other formats into hsa
 harness_app = typer.Typer(no_args_is_help=True, help="Inspect and check harness folders.")
 app.add_typer(import_app, name="import")
 app.add_typer(harness_app, name="harness")
+app.add_typer(eval_app, name="eval")  # hsa eval, hsa eval compare (hsa.cli_eval)
+app.add_typer(runtime_app)  # rollout, serve, chat (hsa.cli_runtime)
 
 # soft_wrap: long messages (paths, reject reasons) stay on one line, so they can be grepped.
 out = Console(soft_wrap=True)
@@ -534,6 +538,35 @@ def transforms(
         options = ", ".join(f"{k}={v!r}" for k, v in row["options"].items())
         table.add_row(row["name"], row["version"], row["family"], options, row["promise"])
     out.print(table)
+
+
+# ---- command plugins -----------------------------------------------------------------------
+
+COMMANDS_GROUP = "hsa.commands"
+
+
+def _add_plugin_commands() -> None:
+    """Add the command groups other packages register under the ``hsa.commands`` entry-point
+    group (each a typer app, added under the entry point's name): `hsa train` comes from the
+    trainers this way, so hsa never imports a layer above it. A group that fails to load stays
+    listed and says why when it is run, instead of breaking every other command."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=COMMANDS_GROUP):
+        try:
+            group = entry.load()
+        except Exception as exc:  # a broken plugin must not take `hsa --help` down with it
+            reason = f"command group {entry.name!r} ({entry.value}) failed to load: " \
+                     f"{type(exc).__name__}: {exc}"
+            group = typer.Typer(help=f"(unavailable: {reason})")
+
+            @group.callback(invoke_without_command=True)
+            def _unavailable(reason: str = typer.Option(reason, hidden=True)) -> None:
+                raise HsaError(reason)
+        app.add_typer(group, name=entry.name)
+
+
+_add_plugin_commands()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -403,7 +403,7 @@ def test_two_sft_steps_on_a_generated_version(version, tmp_path):
     import datasets
     from trl import SFTConfig, SFTTrainer
 
-    from tests.tiny_models import build_model, build_tokenizer
+    from trainers.tiny import build_model, build_tokenizer
     ds = datasets.load_dataset("parquet", data_files={
         "train": str(version.path / "data" / "train-*.parquet")})["train"]
     ds = ds.select(range(0, 960, 60)).select_columns(["messages", "tools"])

@@ -1,0 +1,113 @@
+"""HSA-SFT: TRL's ``SFTTrainer`` on a dataset version's rows (trajectories under harness
+variants), with the loss on assistant tokens only.
+
+Before any step: the version's shard hashes are checked, the tokenizer must render tools, the
+model must embed every token (embeddings are never resized), and every row is measured under the
+tokenizer so that ``max_length`` is chosen or checked and the rows it truncates are reported.
+``loss_mask.txt`` in the output shows one variant row with the trained text in ⟦...⟧.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from trainers.chat import check_chat_template, check_embeddings, ensure_response_parser
+from trainers.evaluate import evaluate
+from trainers.lengths import choose_max_length, measure, render_loss_mask
+from trainers.output import dataset_entry
+from trainers.recipe import Recipe
+from trainers.rewards import RewardSet
+from trainers.stage import Log, Run, load_model, load_tokenizer, loss_line, losses, means_line, \
+    lora_config, split_eval, trl_config
+from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
+
+
+def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
+            out: str | os.PathLike, *, episodes: str | os.PathLike | None = None,
+            trust_hooks: bool = False, log: Log = print) -> dict:
+    """Train, save to ``out`` with card and record, and return the record."""
+    from trl import SFTTrainer
+
+    run = Run(recipe, out, log)
+    try:
+        manifest = check_provenance(version_dir)
+        rows = load_rows(version_dir, manifest)
+        tokenizer = load_tokenizer(model_path)
+        check_chat_template(tokenizer, model=model_path)
+        model = load_model(model_path, recipe)
+        check_embeddings(model, tokenizer, name=model_path)
+        run.record.update(model=model_path, base_model=model_path,
+                          datasets=[dataset_entry(version_dir, manifest)])
+
+        eval_turns, held_out = [], set()
+        if recipe.get("eval_turns", 0):
+            turns = JudgedTurns(version_dir, manifest, rows, episodes=episodes,
+                                trust_hooks=trust_hooks)
+            eval_turns, held_out = split_eval(turns, recipe)
+            ensure_response_parser(tokenizer)
+            rewards = RewardSet(turns, tokenizer, trust_hooks=trust_hooks)
+        keep = [i for i, source in enumerate(rows["hsa_source_id"]) if source not in held_out]
+        keep = [keep[i] for i in sample_indices(len(keep), recipe.get("rows"), recipe.seed)]
+        train_rows = rows.select(keep)
+        log(f"sft: {len(train_rows)} of {len(rows)} rows of version {manifest['version']}"
+            + (f" ({len(held_out)} source episodes held out for evaluation)" if held_out else ""))
+
+        with run.timed("measure"):
+            report = measure(tokenizer, train_rows.select_columns(["messages", "tools"]))
+            limit = getattr(model.config, "max_position_embeddings", None)
+            report = choose_max_length(report, recipe.get("max_length", "auto"), limit)
+        summary = report.summary()
+        run.record["token_lengths"] = summary
+        log(f"sft: tokens per row min {summary['tokens_min']}, median {summary['tokens_p50']}, "
+            f"p95 {summary['tokens_p95']}, max {summary['tokens_max']}; max_length "
+            f"{report.max_length}: {report.truncated} row(s) truncated (late turns dropped, "
+            f"{report.trained_tokens_lost} assistant tokens lost), {report.emptied} row(s) "
+            f"left with no assistant token (dropped)")
+        for note in report.notes:
+            log(f"sft: {note}")
+
+        if eval_turns:
+            with run.timed("eval_before"):
+                before = evaluate(model, tokenizer, rewards, eval_turns,
+                                  max_new_tokens=recipe.get("eval_max_new_tokens", 64))
+            run.record.setdefault("evaluation", {})["before"] = before
+            log(f"sft: rewards before: {means_line(before)}")
+
+        args = trl_config(recipe, run.staging, max_length=report.max_length,
+                          assistant_only_loss=True)
+        trainer = SFTTrainer(model=model, args=args,
+                             train_dataset=train_rows.select_columns(["messages", "tools"]),
+                             processing_class=tokenizer, peft_config=lora_config(recipe))
+        _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer)
+        with run.timed("train"):
+            result = trainer.train()
+        run.record.update(global_step=result.global_step, losses=losses(trainer))
+        log(f"sft: {result.global_step} steps, loss {loss_line(run.record['losses'])}")
+
+        if eval_turns:
+            with run.timed("eval_after"):
+                after = evaluate(trainer.model, tokenizer, rewards, eval_turns,
+                                 max_new_tokens=recipe.get("eval_max_new_tokens", 64))
+            run.record["evaluation"]["after"] = after
+            log(f"sft: rewards after: {means_line(after)}")
+        path = run.save(trainer, tokenizer)
+    except BaseException:
+        run.abandon()
+        raise
+    log(f"sft: saved to {path}")
+    return run.record
+
+
+def _write_loss_mask(folder: Path, trainer, rows, report, tokenizer) -> None:
+    """Show what the loss covers on the first variant row TRL kept (index maps past dropped rows)."""
+    kept = [i for i, r in enumerate(report.lengths)
+            if r.first_trained is not None and r.first_trained < report.max_length]
+    variants = [k for k, i in enumerate(kept) if rows[i]["hsa_variant"] > 0] or list(range(len(kept)))
+    if not variants:
+        return
+    k = variants[0]
+    example = trainer.train_dataset[k]
+    text = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
+    (folder / "loss_mask.txt").write_text(f"row {rows[kept[k]]['id']}: trained text in ⟦...⟧\n\n"
+                                          f"{text}\n", encoding="utf-8")

@@ -1,0 +1,124 @@
+"""What the three stages share: loading a model as a recipe says, LoRA, the TRL config, the
+evaluation sample, losses, and the output folder with its card and record."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from hsa.errors import HsaError
+from trainers import output
+from trainers.recipe import Recipe, check_machine, trl_config_class
+from trainers.version import JudgedTurn, JudgedTurns, sample_indices
+
+Log = Callable[[str], None]
+
+
+def quiet_hub() -> None:
+    """Trainers ping the Hub with telemetry by default; hsa sends nothing it was not asked to."""
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def load_tokenizer(path: str):
+    from transformers import AutoTokenizer
+    try:
+        return AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        raise HsaError(f"cannot load a tokenizer from {path!r}: {str(exc).splitlines()[0]}") from None
+
+
+def load_model(path: str, recipe: Recipe):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    dtype = recipe.get("dtype", "auto")
+    try:
+        return AutoModelForCausalLM.from_pretrained(
+            path, dtype="auto" if dtype == "auto" else getattr(torch, dtype))
+    except (OSError, ValueError) as exc:
+        raise HsaError(f"cannot load a causal LM from {path!r}: {str(exc).splitlines()[0]}") from None
+
+
+def lora_config(recipe: Recipe):
+    lora = recipe.get("lora")
+    if lora is None:
+        return None
+    from peft import LoraConfig  # import-guarded: check_machine refuses a LoRA recipe without peft
+    return LoraConfig(r=lora.get("r", 16), lora_alpha=lora.get("alpha", 32),
+                      lora_dropout=lora.get("dropout", 0.05),
+                      target_modules=lora.get("target_modules", "all-linear"),
+                      task_type="CAUSAL_LM")
+
+
+def trl_config(recipe: Recipe, output_dir: Path, **fixed: Any):
+    """The stage's TRL config: the recipe's ``trl`` fields, the seed, and what hsa fixes."""
+    cls = trl_config_class(recipe.stage)
+    kwargs = {"report_to": "none", **recipe.trl, **fixed, "output_dir": str(output_dir),
+              "seed": recipe.seed, "data_seed": recipe.seed}
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:  # TRL's own checks: say them as the recipe's error
+        raise HsaError(f"{cls.__name__} refuses this recipe: {exc}", file=recipe.source) from None
+
+
+def split_eval(turns: JudgedTurns, recipe: Recipe) -> tuple[list[JudgedTurn], set[str]]:
+    """A seeded sample of ``eval_turns`` judged turns, and their source ids: rows of those sources
+    (every variant of them) stay out of training, so "after" is measured on unseen episodes."""
+    count = recipe.get("eval_turns", 0)
+    if not count:
+        return [], set()
+    picked = [turns.turns[i] for i in sample_indices(len(turns.turns), count, recipe.seed)]
+    return picked, {t.source_id for t in picked}
+
+
+def losses(trainer) -> list[dict]:
+    return [{"step": entry["step"], "loss": entry["loss"]}
+            for entry in trainer.state.log_history if "loss" in entry and "step" in entry]
+
+
+def means_line(evaluation: dict) -> str:
+    return ", ".join(f"{k} {v:.3f}" for k, v in evaluation["means"].items() if v is not None)
+
+
+def loss_line(entries: list[dict]) -> str:
+    if not entries:
+        return "not logged (lower trl.logging_steps)"
+    return f"first {entries[0]['loss']:.4f}, last {entries[-1]['loss']:.4f}"
+
+
+class Run:
+    """One stage's run: its staging folder, clock and record, published only when complete."""
+
+    def __init__(self, recipe: Recipe, out: str | os.PathLike, log: Log):
+        check_machine(recipe)
+        quiet_hub()
+        self.recipe, self.log = recipe, log
+        self.final, self.staging = output.staging_dir(out)
+        self.started = time.monotonic()
+        self.record: dict[str, Any] = {"stage": recipe.stage, "out": str(self.final.resolve()),
+                                       "recipe": recipe.to_dict(),
+                                       "recipe_source": recipe.source, "seed": recipe.seed}
+
+    @contextmanager
+    def timed(self, name: str):
+        start = time.monotonic()
+        yield
+        self.record.setdefault("seconds", {})[name] = round(time.monotonic() - start, 2)
+
+    def save(self, trainer, tokenizer) -> Path:
+        trainer.save_model(str(self.staging))
+        tokenizer.save_pretrained(str(self.staging))
+        for checkpoint in self.staging.glob("checkpoint-*"):
+            # Intermediate checkpoints stay (resumable); their TRL cards are replaced by ours below.
+            (checkpoint / "README.md").unlink(missing_ok=True)
+        self.record.setdefault("seconds", {})["total"] = round(time.monotonic() - self.started, 2)
+        output.write_record(self.staging, self.record)
+        output.write_card(self.staging, self.record)
+        return output.publish(self.staging, self.final)
+
+    def abandon(self) -> None:
+        output.discard(self.staging)
