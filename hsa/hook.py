@@ -13,6 +13,7 @@ import ast
 import hashlib
 import importlib.util
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,13 @@ def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Call
 def import_code(source: str, *, file: str, trust: bool) -> dict[str, Callable[..., Any]]:
     """Import a harness's Python file (hooks.py, tools.py) and return its top-level public
     callables; refuses unless ``trust``. One opt-in for every file of harness code."""
+    return {name: obj for name, obj in vars(import_module(source, file=file, trust=trust)).items()
+            if callable(obj) and not name.startswith("_")}
+
+
+def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
+    """The module a harness's Python file defines (imported once per text); refuses unless
+    ``trust``."""
     if not trust:
         raise HooksNotTrustedError(
             f"{file.rsplit('/', 1)[-1]} is Python code and is not imported without an explicit "
@@ -101,5 +109,4 @@ def import_code(source: str, *, file: str, trust: bool) -> dict[str, Callable[..
             raise HarnessError(f"{file.rsplit('/', 1)[-1]} failed to import: "
                                f"{type(exc).__name__}: {exc}", file=file) from exc
         sys.modules[module_name] = module
-    return {name: obj for name, obj in vars(module).items()
-            if callable(obj) and not name.startswith("_")}
+    return module

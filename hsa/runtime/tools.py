@@ -14,6 +14,7 @@ The skill loader is not a tool executor: the conversation answers it from the ha
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any, Protocol
 import orjson
 
 from hsa.errors import HsaError
-from hsa.hook import import_code
+from hsa.hook import import_module
 from hsa.mapping import EMPTY, Mapping
 from hsa.textfile import read_text
 
@@ -100,9 +101,11 @@ class CodeTools:
         path = Path(path)
         if not path.is_file():
             raise HsaError("tool code file does not exist", file=str(path))
-        found = import_code(read_text(path), file=str(path), trust=trust)
-        table = found.pop("TOOLS", None)
-        functions = {name: fn for name, fn in found.items() if not isinstance(fn, type)}
+        module = import_module(read_text(path), file=str(path), trust=trust)
+        functions = {name: fn for name, fn in vars(module).items()
+                     if inspect.isfunction(fn) and not name.startswith("_")
+                     and fn.__module__ == module.__name__}
+        table = getattr(module, "TOOLS", None)
         if table is not None:
             if not isinstance(table, dict) or not all(callable(f) for f in table.values()):
                 raise HsaError("TOOLS must map tool names to functions", file=str(path),

@@ -1,0 +1,460 @@
+"""The harness runtime: the agent loop, hooks with feedback and retry, tool executors (code,
+replay, faults), endpoint retries and timings.
+
+The model side is tests/openai_stub.py's scripted server, a boundary stand-in: no real model
+here makes a planned mistake on demand. The real-model path (transformers serve) is in
+test_serve.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from conftest import PRICE_TOOL, SKILL_MD, write_harness
+from hsa.errors import HooksNotTrustedError, HsaError
+from hsa.example import load_example_episodes
+from hsa.harness import load_harness
+from hsa.mapping import Mapping
+from hsa.runtime import (CallContext, ChatClient, CodeTools, Conversation, End, Endpoint,
+                         EndpointError, FaultInjector, FaultPlan, HookError, ReplayTools,
+                         RequestRecord, Sampling, Step, ToolBelt, ToolOutcome, UserTurn,
+                         summarize_requests)
+from hsa.runtime.records import DONE, HOOK_ERROR, STEP_LIMIT, percentile
+from openai_stub import PerConversation, Script, ScriptedServer, calls, status, text
+
+HOOKS = '''
+def no_shouting(payload, config):
+    text = payload["text"]
+    if text.isupper():
+        return {"ok": False, "feedback": "The user is shouting; answer calmly."}
+    return {"ok": True}
+
+
+def link_range(payload, config):
+    args = payload["arguments"]
+    if not isinstance(args, dict):
+        return {"ok": False, "feedback": "arguments must be an object"}
+    if args.get("link", 0) > config["max_link"]:
+        return {"ok": False, "feedback": f"link {args['link']} does not exist"}
+    return {"ok": True}
+
+
+def sane_result(payload, config):
+    if "NaN" in payload["result"]:
+        return {"ok": False, "feedback": f"{payload['tool_name']} returned nonsense; try later"}
+    return {"ok": True}
+
+
+def short_reply(payload, config):
+    if len(payload["reply"]) > config["max_chars"]:
+        return {"ok": False, "feedback": f"at most {config['max_chars']} characters"}
+    if payload["tools_called"] and not payload["loaded_skills"]:
+        return {"ok": False, "feedback": "load a skill before replying with facts"}
+    return {"ok": True}
+
+
+def broken(payload, config):
+    raise RuntimeError("boom")
+'''
+HARNESS = """name: shop
+version: "1"
+skill_kinds: [reply]
+prompt:
+  layout: markdown
+  sections: [persona, skills, tools, hooks]
+  text: {persona: You sell things.}
+hooks:
+  - {name: calm, event: user_message, function: no_shouting}
+  - {name: link_check, event: tool_call, function: link_range, config: {max_link: 10}}
+  - {name: sanity, event: tool_result, function: sane_result}
+  - {name: reply_check, event: reply, function: short_reply,
+     config: {max_chars: 40, feedback_format: "xml:check"}}
+"""
+MODEL = "scripted-teacher"
+
+
+@pytest.fixture
+def shop(tmp_path) -> Path:
+    return write_harness(tmp_path / "shop", harness_yaml=HARNESS, hooks=HOOKS,
+                         tools={"a_price.json": PRICE_TOOL})
+
+
+def user(content: str) -> dict:
+    return {"role": "user", "content": content}
+
+
+def converse(harness, plan, users, *, tools=None, stream=False, max_steps=12, retries=0,
+             conversation_id="c1"):
+    """Run one conversation against a scripted server; return (conversation, records, server)."""
+    async def go(server):
+        endpoint = Endpoint(server.base_url, MODEL, stream=stream, max_retries=retries,
+                            backoff_s=0.01)
+        async with ChatClient(endpoint) as client:
+            conversation = Conversation(harness, client, tools or ToolBelt(),
+                                        conversation_id=conversation_id, max_steps=max_steps)
+            return conversation, [r async for r in conversation.run(users)]
+
+    with ScriptedServer(plan, model=MODEL) as server:
+        conversation, records = asyncio.run(go(server))
+    return conversation, records, server
+
+
+def steps(records):
+    return [r for r in records if isinstance(r, Step)]
+
+
+def test_skill_load_tool_call_and_every_hook_event_with_retry(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    replay = ReplayTools(harness, [("get_price", {"link": 3}, '{"price": 159}'),
+                                   ("get_price", {"link": 4}, '{"price": "NaN"}')])
+    plan = Script([
+        calls(("get_price", {"link": 30})),                    # blocked by link_check
+        calls(("get_price", {"link": 3}), ("get_price", {"link": 4})),  # second result insane
+        text("Link 3 costs 159."),                             # no skill loaded: sent back
+        calls(("load_skill", {"name": "price-reply"})),
+        text("Link 3 is 159 yuan; link 4 is not available right now, sorry."),  # too long
+        text("Link 3: 159 yuan."),
+    ])
+    conversation, records, _ = converse(harness, plan, [user("HOW MUCH ARE 3 AND 4")],
+                                        tools=ToolBelt(replay))
+    messages = conversation.trajectory.messages
+    # the user hook's feedback follows the user message, named after the hook
+    assert messages[1] == {"role": "user", "name": "hook.calm",
+                           "content": "The user is shouting; answer calmly."}
+    accepted = [s.accepted for s in steps(records)]
+    assert accepted == [False, True, False, True, False, True]
+    assert [s.position for s in steps(records)] == [None, 0, None, 1, None, 2]
+    blocked = messages[3]
+    assert blocked["name"] == "hook.link_check" and blocked["content"] == "link 30 does not exist"
+    assert blocked["tool_call_id"] == messages[2]["tool_calls"][0]["id"] == "call_1"
+    ok, insane = messages[5], messages[6]
+    assert ok == {"role": "tool", "tool_call_id": "call_2", "content": '{"price": 159}'}
+    assert insane["name"] == "hook.sanity" and "nonsense" in insane["content"]
+    # a reply hook's feedback comes as a user message, wrapped in the hook's format
+    assert messages[8] == {"role": "user", "name": "hook.reply_check",
+                           "content": '<check name="reply_check">load a skill before replying '
+                                      'with facts</check>'}
+    skill = next(r for r in records if isinstance(r, ToolOutcome) and r.source == "skill")
+    assert skill.content == load_harness(shop).skill("price-reply").content
+    assert messages[-1] == {"role": "assistant", "content": "Link 3: 159 yuan."}
+    assert conversation.trajectory.status == DONE and isinstance(records[-1], End)
+    assert len(conversation.trajectory.requests) == 6
+
+
+def test_the_runtime_reproduces_recorded_episodes_hooks_and_all():
+    """A model that says exactly what the recording says gets exactly the recorded conversation:
+    the same skill bodies, tool results, and hook feedback at the same places."""
+    episodes = [e for e in load_example_episodes() if e.meta.get("hooks")][:12]
+    assert {h for e in episodes for h in e.meta["hooks"]} >= {"tool_arguments",
+                                                                "reply_skill_loaded"}
+    plans = {f"{e.id}#0": [_reply_of(m) for m in e.messages if m["role"] == "assistant"]
+             for e in episodes}
+
+    async def go(server):
+        out = []
+        async with ChatClient(Endpoint(server.base_url, MODEL, max_retries=0)) as client:
+            for e in episodes:
+                users = [m for m in e.messages if m["role"] == "user" and "name" not in m]
+                conversation = Conversation(e.harness, client,
+                                            ToolBelt(ReplayTools.from_episodes([e])),
+                                            conversation_id=f"{e.id}#0")
+                [r async for r in conversation.run(users)]
+                out.append(conversation.trajectory.messages)
+        return out
+
+    with ScriptedServer(PerConversation(plans), model=MODEL) as server:
+        got = asyncio.run(go(server))
+    for episode, messages in zip(episodes, got):
+        assert messages == [dict(m) for m in episode.messages], episode.id
+
+
+def _reply_of(message):
+    from openai_stub import from_message
+    return from_message(message)
+
+
+def test_unknown_skill_unknown_tool_and_bad_arguments_are_error_results(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    plan = Script([calls(("load_skill", {"name": "nope"}), ("teleport", {"to": "mars"}),
+                         ("get_price", '{"link": ')), text("ok")])
+    conversation, records, _ = converse(harness, plan, [user("hi")], tools=ToolBelt())
+    outcomes = {r.name: r for r in records if isinstance(r, ToolOutcome)}
+    assert outcomes["load_skill"].error and "price-reply" in outcomes["load_skill"].content
+    assert outcomes["teleport"].error and "cannot run here" in outcomes["teleport"].content
+    # the malformed call is blocked by the tool_call hook, which sees the raw text
+    assert outcomes["get_price"].source == "hook"
+    assert outcomes["get_price"].content == "arguments must be an object"
+
+
+def test_step_limit_ends_the_conversation(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    plan = Script([text("x" * 100)] * 3)
+    conversation, records, _ = converse(harness, plan, [user("hi")], max_steps=3)
+    assert records[-1] == End(STEP_LIMIT, "the model used all 3 steps without finishing")
+    assert conversation.trajectory.status == STEP_LIMIT
+    assert len(conversation.trajectory.requests) == 3
+
+
+def test_a_hook_that_raises_ends_the_conversation_with_its_name(shop, tmp_path):
+    yaml_text = HARNESS.replace("function: short_reply", "function: broken")
+    harness = load_harness(write_harness(tmp_path / "broken", harness_yaml=yaml_text, hooks=HOOKS,
+                                         tools={"a_price.json": PRICE_TOOL}), trust_hooks=True)
+    conversation, records, _ = converse(harness, Script([text("hello")]), [user("hi")])
+    assert records[-1].status == HOOK_ERROR and "reply_check" in records[-1].reason
+    assert "RuntimeError: boom" in conversation.trajectory.reason
+
+
+def test_hooks_are_code_and_need_trust(shop):
+    with pytest.raises(HooksNotTrustedError):
+        converse(load_harness(shop), Script([text("hi")]), [user("hi")])
+
+
+def test_a_stopped_conversation_ends_with_the_step_it_stopped_at(shop):
+    harness = load_harness(shop, trust_hooks=True)
+
+    async def go(server):
+        async with ChatClient(Endpoint(server.base_url, MODEL, max_retries=0)) as client:
+            conversation = Conversation(harness, client, ToolBelt(), conversation_id="s")
+            records = conversation.run([user("price of 3?")])
+            async for record in records:
+                if isinstance(record, Step):
+                    break
+            await records.aclose()
+            return conversation.trajectory
+
+    with ScriptedServer(Script([calls(("get_price", {"link": 3})), text("159")]),
+                        model=MODEL) as server:
+        trajectory = asyncio.run(go(server))
+    assert trajectory.status == "stopped"
+    assert trajectory.messages[-1]["tool_calls"][0]["function"]["name"] == "get_price"
+    assert trajectory.tools == []  # the step's tools never ran
+
+
+# ---- endpoint --------------------------------------------------------------------------------
+
+def test_retries_429_and_5xx_with_backoff_then_succeeds(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    plan = Script([status(429, retry_after=0.05), status(503), text("fine")])
+    conversation, records, server = converse(harness, plan, [user("hi")], retries=3)
+    request = conversation.trajectory.requests[0]
+    assert request.attempts == 3 and request.waited_s >= 0.05
+    assert [s.status for s in server.seen] == [429, 503, 200]
+
+
+def test_gives_up_after_the_retries_as_a_retryable_error(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    with pytest.raises(EndpointError) as caught:
+        converse(harness, Script([status(500)] * 3), [user("hi")], retries=2)
+    assert caught.value.retryable and "gave up after 3 attempts" in str(caught.value)
+
+
+def test_a_refused_request_is_not_retried_and_a_wrong_model_is_a_setup_error(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    with pytest.raises(EndpointError) as caught:
+        converse(harness, Script([status(400, content="context too long"), text("x")]),
+                 [user("hi")], retries=3)
+    assert not caught.value.retryable and not caught.value.setup
+    assert "context too long" in str(caught.value)
+
+    async def check(server, model):
+        async with ChatClient(Endpoint(server.base_url, model)) as client:
+            await client.check_model()
+
+    with ScriptedServer(Script([]), model=MODEL) as server, pytest.raises(EndpointError) as wrong:
+        asyncio.run(check(server, "another-model"))
+    assert wrong.value.setup
+
+
+def test_the_api_key_comes_from_the_environment_and_is_never_recorded(shop, monkeypatch):
+    harness = load_harness(shop, trust_hooks=True)
+    monkeypatch.setenv("HSA_TEST_KEY", "sk-secret-123")
+    seen_keys = []
+
+    async def go(server):
+        endpoint = Endpoint(server.base_url, MODEL, api_key_env="HSA_TEST_KEY")
+        async with ChatClient(endpoint) as client:
+            seen_keys.append(client._client.api_key)
+            conversation = Conversation(harness, client, ToolBelt())
+            [r async for r in conversation.run([user("hi")])]
+            return endpoint, conversation
+
+    with ScriptedServer(Script([text("hello")]), model=MODEL) as server:
+        endpoint, conversation = asyncio.run(go(server))
+    assert seen_keys == ["sk-secret-123"]
+    written = json.dumps([endpoint.describe(), conversation.trajectory.to_dict()])
+    assert "sk-secret" not in written and "HSA_TEST_KEY" in written
+
+
+def test_streaming_assembles_tool_calls_and_records_ttft_and_tokens(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    replay = ReplayTools(harness, [("get_price", {"link": 3}, '{"price": 159}')])
+    plan = Script([calls(("load_skill", {"name": "price-reply"}), ("get_price", {"link": 3})),
+                   text("Link 3: 159 yuan.")])
+    conversation, records, server = converse(harness, plan, [user("3?")], stream=True,
+                                             tools=ToolBelt(replay))
+    first = steps(records)[0].message["tool_calls"]
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in first] == \
+        [("load_skill", {"name": "price-reply"}), ("get_price", {"link": 3})]
+    assert all(s.body["stream"] for s in server.seen)
+    for request in conversation.trajectory.requests:
+        assert request.ttft_s is not None and 0 < request.ttft_s <= request.latency_s
+        assert request.prompt_tokens > 0 and request.completion_tokens > 0
+    assert conversation.trajectory.messages[-1]["content"] == "Link 3: 159 yuan."
+
+
+def test_requests_carry_a_derived_seed_and_the_conversation_in_their_id(shop):
+    harness = load_harness(shop, trust_hooks=True)
+
+    async def go(server):
+        endpoint = Endpoint(server.base_url, MODEL, sampling=Sampling(temperature=0.7, seed=5,
+                                                                     max_tokens=64))
+        async with ChatClient(endpoint) as client:
+            conversation = Conversation(harness, client, ToolBelt(), conversation_id="ep#2")
+            [r async for r in conversation.run([user("hi")])]
+
+    with ScriptedServer(Script([text("x" * 60), text("ok")]), model=MODEL) as server:
+        asyncio.run(go(server))
+    first, second = server.seen
+    assert (first.request_id, second.request_id) == ("ep#2:0", "ep#2:1")
+    assert first.body["seed"] != second.body["seed"]
+    assert first.body["temperature"] == 0.7 and first.body["max_tokens"] == 64
+    with ScriptedServer(Script([text("x" * 60), text("ok")]), model=MODEL) as again:
+        asyncio.run(go(again))
+    assert [s.body["seed"] for s in again.seen] == [first.body["seed"], second.body["seed"]]
+
+
+# ---- tool executors --------------------------------------------------------------------------
+
+def run(executor, name, arguments, index=0, conversation="c"):
+    return asyncio.run(executor(name, arguments, CallContext(conversation, index)))
+
+
+def test_replay_matches_name_and_arguments_defaults_aside_and_repeats_in_order(shop):
+    harness = load_harness(shop)
+    schema = dict(PRICE_TOOL)
+    schema["function"] = {**PRICE_TOOL["function"], "parameters": {
+        "type": "object", "properties": {"link": {"type": "integer"},
+                                         "currency": {"type": "string", "default": "CNY"}},
+        "required": ["link"]}}
+    from hsa.harness import Harness
+    from hsa.tool import Tool
+    harness = Harness(name="h", tools=(Tool.from_dict(schema),))
+    replay = ReplayTools(harness, [("get_price", {"link": 3}, "first"),
+                                   ("get_price", {"link": 3}, "second"),
+                                   ("get_price", {"link": 4, "currency": "CNY"}, "four")])
+    assert run(replay, "get_price", {"link": 3}).content == "first"
+    assert run(replay, "get_price", {"link": 3, "currency": "CNY"}).content == "second"
+    assert run(replay, "get_price", {"link": 3}).content == "second"  # the last, again
+    assert run(replay, "get_price", {"link": 4}).content == "four"
+    assert run(replay, "get_price", {"link": 3.0}).error  # types kept: 3.0 is not 3
+    missing = run(replay, "get_price", {"link": 5})
+    assert missing.error and "first" not in missing.content and "four" not in missing.content
+    assert run(replay, "not_a_tool", {}) is None
+
+
+def test_recorded_results_skip_hook_feedback_and_skill_loads():
+    episode = next(e for e in load_example_episodes() if e.id == "lc-hook-retry-001")
+    from hsa.runtime import recorded_results
+    found = recorded_results(episode.messages, episode.harness)
+    assert [(name, args) for name, args, _ in found] == [
+        ("get_price_after_coupon", {"link_number": 2}),
+        ("get_price_after_coupon", {"link_number": 8})]
+
+
+TOOLS_PY = '''
+import time
+
+def get_price(link, currency="CNY"):
+    if link < 0:
+        raise ValueError("negative link")
+    return {"link": link, "price": 100 + link, "currency": currency}
+
+def slow(**kwargs):
+    time.sleep(0.3)
+
+TOOLS = {"math.factorial": lambda n: 1 if n <= 1 else n * TOOLS["math.factorial"](n - 1)}
+'''
+
+
+def test_code_tools_run_under_a_variants_names_and_report_failures(tmp_path):
+    path = tmp_path / "tools.py"
+    path.write_text(TOOLS_PY)
+    with pytest.raises(HooksNotTrustedError, match="tools.py is Python code"):
+        CodeTools.load(path, trust=False)
+    code = CodeTools.load(path, trust=True, timeout_s=0.05)
+    assert json.loads(run(code, "get_price", {"link": 3}).content)["price"] == 103
+    assert run(code, "math.factorial", {"n": 5}).content == "120"
+    failed = run(code, "get_price", {"link": -1})
+    assert failed.error and "ValueError: negative link" in failed.content
+    late = run(code, "slow", {})
+    assert late.error and '"timeout"' in late.content
+    assert run(code, "unknown", {}) is None
+    variant = code.for_variant(Mapping(tools={"get_price": "price_of"},
+                                       parameters={"get_price": {"link": "item"}}))
+    assert json.loads(run(variant, "price_of", {"item": 4}).content)["price"] == 104
+
+
+def test_faults_are_reproducible_per_conversation_and_call():
+    belt = ToolBelt(lambda *a: _result('{"price": 159, "currency": "CNY"}'))
+    plan = FaultPlan.parse("timeout=0.2,malformed=0.2,permission_denied=0.2", seed=3)
+    injector = FaultInjector(belt, plan)
+    first = [run(injector, "get_price", {}, i, "conv-a") for i in range(200)]
+    again = [run(injector, "get_price", {}, i, "conv-a") for i in range(200)]
+    assert first == again
+    sources = {r.source for r in first}
+    assert sources == {"fault:timeout", "fault:malformed", "fault:permission_denied", None}
+    malformed = next(r for r in first if r.source == "fault:malformed")
+    with pytest.raises(ValueError):
+        json.loads(malformed.content)
+    share = sum(r.source is not None for r in first) / len(first)
+    assert 0.45 < share < 0.75  # 60% of calls fault
+    other = [run(injector, "get_price", {}, i, "conv-b") for i in range(200)]
+    assert [r.source for r in other] != [r.source for r in first]
+    only = FaultInjector(belt, FaultPlan.parse("timeout", tools=("other_tool",)))
+    assert run(only, "get_price", {}).source is None
+
+
+async def _coro(value):
+    return value
+
+
+def _result(content):
+    from hsa.runtime import ToolResult
+    return _coro(ToolResult(content, None))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("explode=0.1", "unknown fault"), ("timeout=2", "within [0, 1]"),
+    ("timeout=0.7,malformed=0.7", "add up to"), ("timeout=x", "not a number")])
+def test_bad_fault_plans_name_the_problem(spec, message):
+    with pytest.raises(HsaError, match=re.escape(message)):
+        FaultPlan.parse(spec)
+
+
+# ---- records ---------------------------------------------------------------------------------
+
+@given(st.lists(st.floats(min_value=0, max_value=1e4, allow_nan=False), min_size=1,
+                max_size=50), st.sampled_from([0, 50, 95, 99, 100]))
+def test_percentiles_lie_within_the_values_and_follow_the_order(values, q):
+    p = percentile(values, q)
+    assert min(values) <= p <= max(values)
+    assert percentile(values, 0) == min(values) and percentile(values, 100) == max(values)
+    assert percentile(values, 50) <= percentile(values, 95) <= percentile(values, 99)
+
+
+def test_request_summary_follows_the_serving_benchmark_definitions():
+    requests = [RequestRecord(0, latency_s=1.0, ttft_s=0.2, prompt_tokens=10,
+                              completion_tokens=5, attempts=2),
+                RequestRecord(1, latency_s=3.0, ttft_s=0.4, prompt_tokens=20,
+                              completion_tokens=9)]
+    summary = summarize_requests(requests, wall_s=2.0)
+    assert summary["requests"] == 2 and summary["retries"] == 1
+    assert summary["completion_tokens"] == 14 and summary["output_tokens_per_s"] == 7.0
+    assert summary["tpot_s"]["mean"] == pytest.approx(((0.8 / 4) + (2.6 / 8)) / 2)
+    assert summary["e2e_s"]["p50"] == 2.0
