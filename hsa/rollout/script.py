@@ -1,0 +1,104 @@
+"""What a rollout plays from an episode, and which of the teacher's steps its gold judges.
+
+The user side of the episode is replayed: its leading system messages, then its user messages one
+at a time (hook feedback messages are the runtime's to make, so recorded ones are not replayed).
+Everything else is the teacher's. A gold turn judges the recorded assistant message at index
+``at``; in a rollout it judges the step in the same *place*: the same user turn, and the same
+position among the steps the hooks accepted in that turn. A step a hook sent back does not count,
+so a teacher that needs a retry where the recording did not (or the other way round) is judged
+on the step that was accepted. A recorded step counts as sent back when a hook message answers one
+of its calls (a ``tool`` message named ``hook.<name>``) or, for a reply, follows it (a ``user``
+message named ``hook.<name>``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hsa.episode import Episode
+from hsa.errors import HsaError
+from hsa.gold import TurnGold
+from hsa.hook import HOOK_MESSAGE_PREFIX
+
+Place = tuple[int, int]  # (user turn, position among the accepted steps of that turn)
+
+
+class ScriptError(HsaError):
+    """An episode a rollout cannot play (no user message, or gold before any user message)."""
+
+
+@dataclass(frozen=True)
+class Script:
+    """The replayed side of an episode and the places its gold turns judge."""
+
+    prefix: tuple[dict, ...]
+    users: tuple[dict, ...]
+    judged: dict[Place, tuple[int, TurnGold]]  # place -> (index in gold.turns, the turn)
+
+    @property
+    def last(self) -> Place:
+        """The place of the last judged step: the rollout is over once it is judged."""
+        return max(self.judged)
+
+    def unvisited(self, seen: set[Place], before_turn: int | None = None) -> list[Place]:
+        """Judged places not seen, in the user turns before ``before_turn`` (None: all)."""
+        return sorted(p for p in self.judged
+                      if p not in seen and (before_turn is None or p[0] < before_turn))
+
+
+def is_hook_message(message: dict) -> bool:
+    return str(message.get("name") or "").startswith(HOOK_MESSAGE_PREFIX)
+
+
+def is_user_message(message: dict) -> bool:
+    """A message from the user (not a hook's feedback, which also comes as a user message)."""
+    return message.get("role") == "user" and not is_hook_message(message)
+
+
+def sent_back(messages: tuple[dict, ...], i: int) -> bool:
+    """Did a hook send the recorded assistant message ``i`` back?"""
+    ids = {c.get("id") for c in messages[i].get("tool_calls") or []}
+    for message in messages[i + 1:]:
+        role = message.get("role")
+        if ids and role == "tool":
+            if message.get("tool_call_id") in ids and is_hook_message(message):
+                return True
+            continue
+        if not ids and role == "user" and is_hook_message(message):
+            return True
+        break
+    return False
+
+
+def script_of(episode: Episode) -> Script:
+    """The script of ``episode``; :class:`ScriptError` when it cannot be played."""
+    messages = episode.messages
+    start = 0
+    while start < len(messages) and messages[start].get("role") in ("system", "developer"):
+        start += 1
+    users = tuple(m for m in messages[start:] if is_user_message(m))
+    if not users:
+        raise ScriptError("the episode has no user message to play", field="messages")
+    places: dict[int, Place] = {}
+    turn, position = -1, 0
+    for i in range(start, len(messages)):
+        message = messages[i]
+        if is_user_message(message):
+            turn, position = turn + 1, 0
+        elif message.get("role") == "assistant":
+            places[i] = (turn, position)
+            position += not sent_back(messages, i)
+    places[len(messages)] = (turn, position)  # the message the episode awaits, when at == len
+    judged = {}
+    for k, gold_turn in enumerate(episode.gold.turns):
+        place = places.get(gold_turn.at)
+        if place is None or place[0] < 0:
+            raise ScriptError(f"gold turn at={gold_turn.at} does not judge an assistant message "
+                              f"after a user message, so a rollout cannot reach it",
+                              field=f"gold.turns[{k}].at")
+        if place in judged:
+            raise ScriptError(f"gold turns at={judged[place][1].at} and at={gold_turn.at} judge "
+                              f"the same step (one was sent back by a hook)",
+                              field=f"gold.turns[{k}].at")
+        judged[place] = (k, gold_turn)
+    return Script(prefix=tuple(messages[:start]), users=users, judged=judged)

@@ -1,0 +1,253 @@
+"""``hsa serve``: start an OpenAI-compatible model server for the runtime, with tool calling on.
+
+Two engines:
+
+* ``vllm`` (a GPU environment: ``pip install 'hsa[vllm]'``): ``vllm serve MODEL
+  --enable-auto-tool-choice --tool-call-parser P`` (both are needed for tool calls to come back
+  parsed), with the parser of the model's family (:data:`TOOL_CALL_PARSERS`), a chat template
+  when given, and LoRA adapters as ``--enable-lora --lora-modules NAME=PATH`` (with
+  ``--max-lora-rank`` raised to the adapters' rank when a local adapter says it is above vLLM's
+  default). Clients send the model name, or an adapter's name to use that adapter.
+* ``transformers`` (CPU): ``transformers serve MODEL``, pinned to that model: clients must send
+  exactly the string it was started with. It ignores ``n``, ``tool_choice``, ``logprobs`` and
+  ``response_format`` (with a warning), has no LoRA adapters, and without
+  ``--continuous-batching`` generates one request at a time.
+
+:class:`ServerProcess` starts the command, waits until ``GET /health`` answers, and stops it
+(SIGINT, then SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from hsa.errors import HsaError
+
+ENGINES = ("vllm", "transformers")
+ENGINE_LIMITS = {
+    "vllm": "needs a GPU and vllm installed (pip install 'hsa[vllm]'); tool calls are parsed by "
+            "--tool-call-parser, so the parser must match the model family",
+    "transformers": "CPU; ignores n, tool_choice, logprobs and response_format; answers only to "
+                    "the exact model string it was started with; no LoRA adapters; one request "
+                    "at a time unless --continuous-batching is passed through",
+}
+# vLLM tool-call parsers by model family: (substring of the model name or model_type, parser),
+# first match wins. Qwen2.5 and Qwen3 write Hermes-style <tool_call> JSON; Qwen3-Coder writes XML.
+TOOL_CALL_PARSERS: tuple[tuple[str, str], ...] = (
+    ("qwen3-coder", "qwen3_coder"),
+    ("qwen3_coder", "qwen3_coder"),
+    ("qwen3", "hermes"),
+    ("qwen2", "hermes"),
+    ("hermes", "hermes"),
+    ("llama-3", "llama3_json"),
+    ("llama3", "llama3_json"),
+    ("mistral", "mistral"),
+)
+VLLM_DEFAULT_MAX_LORA_RANK = 16
+
+
+@dataclass(frozen=True)
+class ServeSpec:
+    """What to serve, where, and how."""
+
+    model: str
+    engine: str = "vllm"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    tool_call_parser: str | None = None  # vllm; None: from the model family
+    chat_template: str | None = None     # vllm: a Jinja file for models without a usable one
+    lora: tuple[tuple[str, str], ...] = ()  # vllm: (name, adapter path)
+    served_model_name: str | None = None  # vllm
+    extra: tuple[str, ...] = ()           # passed to the engine as they are
+
+    @property
+    def base_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    @property
+    def client_models(self) -> list[str]:
+        """The model names clients may send: the model (or its served name), then adapters."""
+        if self.engine == "transformers":
+            return [self.model]
+        return [self.served_model_name or self.model] + [name for name, _ in self.lora]
+
+
+def _family_text(model: str) -> str:
+    """The model's name, plus its config's model_type and architectures when it is a folder."""
+    text = model.lower()
+    config = Path(model) / "config.json"
+    if config.is_file():
+        try:
+            data = json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        text += " " + str(data.get("model_type", "")).lower()
+        text += " " + " ".join(map(str, data.get("architectures") or [])).lower()
+        text += " " + str(data.get("_name_or_path", "")).lower()
+    return text
+
+
+def tool_call_parser(model: str) -> str:
+    """vLLM's tool-call parser for ``model`` (a hub id or a local folder)."""
+    text = _family_text(model)
+    for needle, parser in TOOL_CALL_PARSERS:
+        if needle in text:
+            return parser
+    raise HsaError(f"cannot tell the tool-call format of {model!r}; pass --tool-call-parser "
+                   f"(e.g. hermes for Qwen2.5/Qwen3, qwen3_coder for Qwen3-Coder, llama3_json, "
+                   f"mistral; `vllm serve --help` lists them)")
+
+
+def _lora_rank(path: str) -> int | None:
+    config = Path(path) / "adapter_config.json"
+    try:
+        return int(json.loads(config.read_text(encoding="utf-8"))["r"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _executable(name: str, module: str) -> list[str]:
+    """The engine's console script beside this interpreter, on PATH, or ``python -m``."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which(name)
+    return [found] if found else [sys.executable, "-m", module]
+
+
+def command(spec: ServeSpec, *, display: bool = False) -> list[str]:
+    """The command line that starts ``spec``; ``display`` names the engine plainly (dry runs)."""
+    if spec.engine not in ENGINES:
+        raise HsaError(f"unknown engine {spec.engine!r}; choose one of {', '.join(ENGINES)}")
+    if spec.engine == "transformers":
+        for what, value in (("LoRA adapters", spec.lora), ("--tool-call-parser",
+                                                           spec.tool_call_parser),
+                            ("--chat-template", spec.chat_template),
+                            ("--served-model-name", spec.served_model_name)):
+            if value:
+                raise HsaError(f"{what}: transformers serve has no such option (it parses tool "
+                               f"calls with the tokenizer's response template and serves the "
+                               f"model under the name given); use --engine vllm, or merge the "
+                               f"adapter into the model first")
+        head = ["transformers"] if display else _executable("transformers",
+                                                            "transformers.cli.transformers")
+        return [*head, "serve", spec.model, "--host", spec.host, "--port", str(spec.port),
+                *spec.extra]
+    head = ["vllm"] if display else _executable("vllm", "vllm.entrypoints.cli.main")
+    argv = [*head, "serve", spec.model, "--host", spec.host, "--port", str(spec.port),
+            "--enable-auto-tool-choice",
+            "--tool-call-parser", spec.tool_call_parser or tool_call_parser(spec.model)]
+    if spec.served_model_name:
+        argv += ["--served-model-name", spec.served_model_name]
+    if spec.chat_template:
+        if not Path(spec.chat_template).is_file():
+            raise HsaError("chat template file does not exist", file=spec.chat_template)
+        argv += ["--chat-template", spec.chat_template]
+    if spec.lora:
+        argv += ["--enable-lora", "--lora-modules",
+                 *(f"{name}={path}" for name, path in spec.lora)]
+        ranks = [r for r in (_lora_rank(path) for _, path in spec.lora) if r is not None]
+        if ranks and max(ranks) > VLLM_DEFAULT_MAX_LORA_RANK:
+            argv += ["--max-lora-rank", str(max(ranks))]
+    return argv + list(spec.extra)
+
+
+def parse_lora(values: list[str]) -> tuple[tuple[str, str], ...]:
+    """``NAME=PATH`` pairs (the form ``--lora-modules`` takes)."""
+    out = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise HsaError(f"--lora {value!r}: expected NAME=PATH")
+        out.append((name, path))
+    return tuple(out)
+
+
+def display(argv: list[str]) -> str:
+    return shlex.join(argv)
+
+
+def healthy(base_url: str, timeout_s: float = 2.0) -> bool:
+    """Does ``GET /health`` (beside the ``/v1`` base URL) answer 200?"""
+    root = base_url[:-len("/v1")] if base_url.endswith("/v1") else base_url
+    try:
+        with urllib.request.urlopen(f"{root}/health", timeout=timeout_s) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+class ServerProcess:
+    """A running server: started by :meth:`start`, ready after :meth:`wait_healthy`, stopped
+    by :meth:`stop` (or the context manager)."""
+
+    def __init__(self, spec: ServeSpec, *, log: str | os.PathLike | None = None):
+        self.spec = spec
+        self.log = log
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> ServerProcess:
+        argv = command(self.spec)
+        if self.spec.engine == "vllm" and not shutil.which(argv[0]) and not Path(argv[0]).is_file():
+            raise HsaError("vllm is not installed in this environment (it needs a GPU: pip "
+                           "install 'hsa[vllm]' there); --dry-run prints the command")
+        env = {**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1"}
+        output = open(self.log, "ab") if self.log is not None else None  # noqa: SIM115
+        try:
+            # Its own session: Ctrl-C reaches this process, which then stops the server in order.
+            self.process = subprocess.Popen(argv, env=env, stdout=output, stderr=output,
+                                            start_new_session=True)
+        finally:
+            if output is not None:
+                output.close()
+        return self
+
+    def wait_healthy(self, timeout_s: float = 600.0) -> None:
+        """Return once ``/health`` answers; HsaError if the server exits or takes too long."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            code = self.process.poll()
+            if code is not None:
+                where = f" (its output: {self.log})" if self.log is not None else ""
+                raise HsaError(f"the {self.spec.engine} server exited with status {code} before "
+                               f"it was healthy{where}")
+            if healthy(self.spec.base_url):
+                return
+            time.sleep(0.25)
+        self.stop()
+        raise HsaError(f"the {self.spec.engine} server was not healthy after {timeout_s:g} s; "
+                       f"stopped it")
+
+    def stop(self, grace_s: float = 10.0) -> int | None:
+        """Stop the server: SIGINT, then SIGTERM, then SIGKILL; return its exit status."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return None if process is None else process.returncode
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                return process.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                continue
+        return process.wait()
+
+    def __enter__(self) -> ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
