@@ -1,0 +1,86 @@
+"""Hook compliance of one judged message: would the harness's hooks accept it?
+
+The runtime runs hooks inside a live conversation (hsa.runtime.conversation); an evaluation item is
+a single message after a recorded prefix, so the payloads are rebuilt from that prefix with the
+keys hsa.runtime.hooks documents: a message with tool calls is checked by the ``tool_call`` hooks
+on every call, a message without by the ``reply`` hooks (``loaded_skills``: skills the loader
+answered in the prefix; ``tools_called``: domain tools called since the last user message, calls a
+hook blocked excluded). The ``user_message`` and ``tool_result`` hooks judge the user and the
+tools, not the model, and are not run. Hooks are code: this runs only for trusted harnesses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from hsa.harness import Harness
+from hsa.hook import HOOK_MESSAGE_PREFIX
+from hsa.runtime.hooks import HookRunner
+from hsa.scorer import message_text
+
+
+def _decoded(raw: Any) -> dict | str:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = orjson.loads(raw)
+    except (orjson.JSONDecodeError, TypeError):
+        return raw if isinstance(raw, str) else str(raw)
+    return value if isinstance(value, dict) else raw
+
+
+def _blocked(conversation: tuple[dict, ...]) -> set[str]:
+    """Ids of calls whose answer was a hook's feedback (the call never ran)."""
+    return {m.get("tool_call_id") for m in conversation
+            if m.get("role") == "tool" and str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)}
+
+
+def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
+    """The ``reply`` payload keys that come from the conversation so far."""
+    blocked = _blocked(conversation)
+    loaded: list[str] = []
+    called: list[str] = []
+    user = ""
+    for message in conversation:
+        role = message.get("role")
+        if role == "user" and not str(message.get("name", "")).startswith(HOOK_MESSAGE_PREFIX):
+            user, called = message_text(message), []
+        for call in message.get("tool_calls") or [] if role == "assistant" else []:
+            if call.get("id") in blocked:
+                continue
+            name = call["function"]["name"]
+            args = _decoded(call["function"]["arguments"])
+            if name == harness.skill_loader and harness.skills:
+                if isinstance(args, dict) and harness.skill(args.get("name")) is not None:
+                    loaded.append(args["name"])
+            elif harness.tool(name) is not None:
+                called.append(name)
+    return {"user_message": user, "viewer_message": user, "loaded_skills": loaded,
+            "skill_kinds": {s.id: s.kind for s in harness.skills}, "tools_called": called,
+            "skill_loader": harness.skill_loader}
+
+
+def complies(runner: HookRunner, conversation: tuple[dict, ...], message: dict) -> bool | None:
+    """True when every hook on the message's event accepts it; None when the harness has no
+    hook for that event (nothing to comply with)."""
+    harness = runner.harness
+    calls = message.get("tool_calls") or []
+    if calls:
+        if not runner.by_event["tool_call"]:
+            return None
+        for i, call in enumerate(calls):
+            fn = call.get("function") or {}
+            name = fn.get("name") or ""
+            tool = harness.loader_tool() if name == harness.skill_loader else harness.tool(name)
+            payload = {"tool_name": name, "arguments": _decoded(fn.get("arguments", "")),
+                       "parameters": None if tool is None else tool.parameters,
+                       "call_id": call.get("id") or f"call_{i}"}
+            if not all(v.ok for v in runner.run("tool_call", payload)):
+                return False
+        return True
+    if not runner.by_event["reply"]:
+        return None
+    payload = {"reply": message_text(message), **reply_context(harness, conversation)}
+    return all(v.ok for v in runner.run("reply", payload))

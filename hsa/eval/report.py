@@ -1,0 +1,172 @@
+"""Write a report folder: ``report.json`` (everything, for machines and ``hsa eval compare``),
+``report.md`` (what a person reads first) and the plots.
+
+The main table has one row per set: the originals, all families together, then each family
+alone, with accuracy on the variants, the originals' accuracy on the same episodes, the drop and
+its 95% interval, consistency and pass^k, skill selection and hook compliance.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from hsa.eval.items import ORIGINAL
+from hsa.jsonl import atomic_path
+
+REPORT_FILE = "report.json"
+MARKDOWN_FILE = "report.md"
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def points(value: float | None) -> str:
+    """A difference of accuracies, in percentage points."""
+    return "–" if value is None else f"{100 * value:+.1f} pp"
+
+
+def interval(ci: list | None) -> str:
+    return "–" if not ci else f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
+
+
+def _rate(entry: dict) -> str:
+    return "–" if entry["rate"] is None else f"{pct(entry['rate'])} (n={entry['n']})"
+
+
+def main_table(report: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the report's main table (strings, ready to print)."""
+    k_max = max((len(s["pass_k"]) for s in report["sets"].values()), default=0)
+    header = (["set", "episodes", "turns", "accuracy", "original (same episodes)", "drop",
+               "95% CI of drop", "consistency"] + [f"pass^{k}" for k in range(1, k_max + 1)]
+              + ["skill selection", "hook compliance"])
+    original = report["original"]
+    rows = [[ORIGINAL, str(original["episodes"]), str(original["turns"]),
+             pct(original["accuracy"]), "", "", "", ""] + [""] * k_max
+            + [_rate(original["skill_selection"]), _rate(original["hook_compliance"])]]
+    for name, s in report["sets"].items():
+        label = name if s["family"] is None else f"{name} (alone)"
+        rows.append([label, str(s["episodes"]), str(s["turns"]), pct(s["accuracy"]),
+                     pct(s["original_accuracy"]), points(s["drop"]), interval(s["drop_ci95"]),
+                     pct(s["consistency"])]
+                    + [pct(s["pass_k"].get(str(k))) for k in range(1, k_max + 1)]
+                    + [_rate(s["skill_selection"]), _rate(s["hook_compliance"])])
+    return header, rows
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _rules_table(report: dict) -> str:
+    sets = {ORIGINAL: report["original"], **report["sets"]}
+    rules = sorted({r for s in sets.values() for r in s["failures_by_rule"]})
+    if not rules:
+        return "No failures."
+    rows = [[rule] + [str(s["failures_by_rule"].get(rule, 0)) for s in sets.values()]
+            for rule in rules]
+    return markdown_table(["failed rule"] + list(sets), rows)
+
+
+def _changed_table(report: dict) -> str:
+    rows = []
+    for name, s in report["sets"].items():
+        if s["family"] is not None:
+            continue
+        for family, entry in s["by_family_changed"].items():
+            rows.append([name, family, str(entry["turns"]), pct(entry["accuracy"])])
+    if not rows:
+        return ""
+    return ("Accuracy on the variants a family changed, among others (a variant of several "
+            "families counts in each):\n\n"
+            + markdown_table(["set", "family changed", "turns", "accuracy"], rows) + "\n")
+
+
+def _ms(value) -> str:
+    return "–" if value is None else f"{1000 * value:.0f} ms"
+
+
+def _latency_table(latency: dict) -> str:
+    rows = []
+    for name, label in (("e2e_s", "end to end"), ("ttft_s", "time to first token"),
+                        ("tpot_s", "time per output token")):
+        d = latency[name]
+        if d["n"]:
+            rows.append([label, str(d["n"]), _ms(d["mean"]), _ms(d["p50"]), _ms(d["p95"]),
+                         _ms(d["p99"])])
+    table = markdown_table(["latency", "requests", "mean", "P50", "P95", "P99"], rows) if rows \
+        else "No request was timed in this run."
+    rate = latency.get("output_tokens_per_s")
+    tail = (f"\n\nOutput throughput: {rate:,.1f} tokens/s ({latency['completion_tokens']:,} "
+            f"output tokens over {latency['wall_s']:.1f} s of asking)." if rate else "")
+    return table + tail
+
+
+def render_markdown(report: dict, plots: list[str]) -> str:
+    run = report["run"]
+    backend = run["backend"]
+    inputs = run["inputs"]
+    header, rows = main_table(report)
+    boot = run["bootstrap"]
+    lines = [
+        "# Harness-robustness evaluation", "",
+        f"Model `{backend['model']}` ({backend['backend']}, temperature "
+        f"{backend['sampling']['temperature']}, max tokens {backend['sampling']['max_tokens']}); "
+        f"{run['episodes']} episodes, {run['items']} judged turns"
+        + (f" from `{inputs['episodes']}`" if inputs.get("episodes") else "")
+        + (f", recipe `{inputs['recipe']}` with {inputs['variants']} variants per episode"
+           if inputs.get("recipe") else "") + ".", "",
+        markdown_table(header, rows), "",
+        f"Accuracy: correct judged turns (BFCL AST rules, `hsa.scorer.judge`). Drop: originals "
+        f"minus variants on the same episodes (positive: the variants are harder), with a {int(100 * boot['level'])}% percentile "
+        f"bootstrap interval over episodes ({boot['resamples']} resamples, seed {boot['seed']}). "
+        f"Consistency: episodes solved (every turn correct) under every variant. pass^k: chance "
+        f"that k variants of an episode, drawn without replacement, are all solved. `(alone)`: "
+        f"the recipe restricted to that family's transforms; variants none of them changed are "
+        f"left out (`unchanged_rows` in report.json).",
+        "",
+    ]
+    if not run["hooks_checked"]:
+        lines += ["Hook compliance was not measured: hooks are code, run with `--trust-hooks`.", ""]
+    lines += ["## Failures by rule", "", _rules_table(report), ""]
+    changed = _changed_table(report)
+    if changed:
+        lines += ["## Families inside the all-families variants", "", changed]
+    lines += ["## Latency", "", _latency_table(report["latency"]), ""]
+    if report["endpoint_errors"]:
+        lines += [f"{len(report['endpoint_errors'])} request(s) were refused by the endpoint and "
+                  f"count as wrong (`endpoint_error`); see report.json.", ""]
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
+    return "\n".join(lines)
+
+
+def write_report(report: dict, out: Path) -> list[str]:
+    """Write report.json, the plots and report.md into ``out``; return the plot file names."""
+    from hsa.eval.plots import write_plots
+
+    with atomic_path(out / REPORT_FILE) as tmp:
+        tmp.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    plots = write_plots(report, out)
+    with atomic_path(out / MARKDOWN_FILE) as tmp:
+        tmp.write_text(render_markdown(report, plots), encoding="utf-8")
+    return plots
+
+
+def read_report(path: str | Path) -> dict:
+    """A report.json, from its file or its folder."""
+    from hsa.errors import HsaError
+
+    path = Path(path)
+    file = path / REPORT_FILE if path.is_dir() else path
+    try:
+        report = orjson.loads(file.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise HsaError(f"not an evaluation report ({exc})", file=str(file)) from None
+    if not isinstance(report, dict) or "results" not in report or "run" not in report:
+        raise HsaError("not an evaluation report (no run or results)", file=str(file))
+    return report
