@@ -106,7 +106,7 @@ class PerConversation:
 
 def _first_int_changed(message: dict, harness) -> dict | None:
     """The message with the first integer argument of its first domain call changed (a wrong
-    link), or None when it has none."""
+    link, still within 1-10 so that no hook catches it), or None when it has none."""
     for i, call in enumerate(message.get("tool_calls") or []):
         if call["function"]["name"] == harness.skill_loader:
             continue
@@ -122,16 +122,17 @@ def _first_int_changed(message: dict, harness) -> dict | None:
 
 
 def replay_plans(episodes_path: str, recipe=None, *, mistake_every: int = 0,
-                 trust_hooks: bool = True) -> dict[str, list[Reply]]:
+                 trust_hooks: bool = True) -> tuple[dict[str, list[Reply]], set[str]]:
     """A replaying teacher: for every variant (``<id>#<index>``) of ``recipe`` over the episodes
-    (the originals only without one), the recorded assistant messages in order. With
-    ``mistake_every`` k, every k-th trajectory (in row order) gets a wrong integer argument in
-    its first domain call instead, so that the scorer discards it."""
+    (the originals only without one), the recorded assistant messages in order; and the ids
+    where it makes a mistake. With ``mistake_every`` k, every k-th trajectory (in row order)
+    gets a wrong integer argument in its last domain call, so that the scorer discards it."""
     from hsa.episode import Episode, read_episodes
     from hsa.pipeline import augment_episode
     from hsa.variant import Variant
 
     plans: dict[str, list[Reply]] = {}
+    mistaken: set[str] = set()
     n = 0
     for episode in read_episodes(episodes_path, trust_hooks=trust_hooks):
         if not isinstance(episode, Episode):
@@ -142,15 +143,19 @@ def replay_plans(episodes_path: str, recipe=None, *, mistake_every: int = 0,
             if not isinstance(variant, Variant):
                 continue
             messages = [m for m in variant.episode.messages if m.get("role") == "assistant"]
+            key = f"{variant.source_id}#{variant.index}"
             n += 1
             if mistake_every and n % mistake_every == 0:
-                for k, message in enumerate(messages):
+                # the last message with a call: an earlier one may be a call a hook blocks
+                for k in reversed(range(len(messages))):
+                    message = messages[k]
                     wrong = _first_int_changed(message, variant.episode.harness)
                     if wrong is not None:
                         messages = messages[:k] + [wrong] + messages[k + 1:]
+                        mistaken.add(key)
                         break
-            plans[f"{variant.source_id}#{variant.index}"] = [from_message(m) for m in messages]
-    return plans
+            plans[key] = [from_message(m) for m in messages]
+    return plans, mistaken
 
 
 @dataclass
@@ -268,7 +273,11 @@ class ScriptedServer:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # a client that went away (a killed rollout) is not the server's problem
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                        daemon=True)
@@ -300,7 +309,7 @@ def main() -> None:
     if args.recipe:
         from hsa.recipe import load_recipe
         recipe = load_recipe(args.recipe)
-    plans = replay_plans(args.replay, recipe, mistake_every=args.mistake_every)
+    plans, _ = replay_plans(args.replay, recipe, mistake_every=args.mistake_every)
     with ScriptedServer(PerConversation(plans), model=args.model) as server:
         print(f"{server.base_url} model={args.model} conversations={len(plans)}", flush=True)
         try:

@@ -168,8 +168,9 @@ def _plan(recipe: Recipe | None, episodes: Path, harness_dir: Path | None,
             raw = line.value.get("id") if isinstance(line.value, dict) else None
             reject = Reject.from_error(exc, source=source, line=number,
                                        id=None if raw is None else str(raw))
+            stage = getattr(exc, "stage", None) or "load"  # a finer check's stage, when named
             plan.rejects.append(((number, -1), _reject(reject.source, number, reject.id, None,
-                                                        "load", reject.reason, reject.field)))
+                                                        stage, reject.reason, reject.field)))
             plan.load_rejects += 1
             continue
         if episode.id in seen:
