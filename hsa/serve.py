@@ -19,6 +19,7 @@ Two engines:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -55,6 +56,9 @@ TOOL_CALL_PARSERS: tuple[tuple[str, str], ...] = (
     ("mistral", "mistral"),
 )
 VLLM_DEFAULT_MAX_LORA_RANK = 16
+ENGINE_MODULES = {"vllm": ("vllm",), "transformers": ("transformers", "fastapi", "uvicorn")}
+ENGINE_INSTALL = {"vllm": "vllm is not installed: it needs a GPU, pip install 'hsa[vllm]' there",
+                  "transformers": "pip install 'hsa[train]' (transformers[serving])"}
 
 
 @dataclass(frozen=True)
@@ -200,9 +204,11 @@ class ServerProcess:
 
     def start(self) -> ServerProcess:
         argv = command(self.spec)
-        if self.spec.engine == "vllm" and not shutil.which(argv[0]) and not Path(argv[0]).is_file():
-            raise HsaError("vllm is not installed in this environment (it needs a GPU: pip "
-                           "install 'hsa[vllm]' there); --dry-run prints the command")
+        missing = [m for m in ENGINE_MODULES[self.spec.engine] if importlib.util.find_spec(m) is None]
+        if missing and not (self.spec.engine == "vllm" and shutil.which("vllm")):
+            raise HsaError(f"{self.spec.engine} serving is not installed in this environment "
+                           f"(missing: {', '.join(missing)}); {ENGINE_INSTALL[self.spec.engine]}; "
+                           f"--dry-run prints the command")
         env = {**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1"}
         output = open(self.log, "ab") if self.log is not None else None  # noqa: SIM115
         try:
