@@ -24,7 +24,6 @@ import argparse
 import json
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,7 +77,7 @@ class Script:
         self.next = 0
         self.lock = threading.Lock()
 
-    def __call__(self, conversation: str, body: dict) -> Reply:
+    def __call__(self, request_id: str, body: dict) -> Reply:
         with self.lock:
             if self.next >= len(self.replies):
                 return status(400, content="the script has no more replies")
@@ -87,18 +86,17 @@ class Script:
 
 
 class PerConversation:
-    """Each conversation's own replies in order; past the end (or unknown): HTTP 400."""
+    """Each conversation's own replies: request ``<conversation>:<n>`` gets reply n (so a
+    request asked again, as a resumed rollout does, gets the same answer, like a deterministic
+    model); past the end (or unknown): HTTP 400."""
 
     def __init__(self, plans: dict[str, list[Reply]]):
         self.plans = plans
-        self.cursor: dict[str, int] = defaultdict(int)
-        self.lock = threading.Lock()
 
-    def __call__(self, conversation: str, body: dict) -> Reply:
-        with self.lock:
-            plan = self.plans.get(conversation, [])
-            n = self.cursor[conversation]
-            self.cursor[conversation] += 1
+    def __call__(self, request_id: str, body: dict) -> Reply:
+        conversation, _, index = request_id.rpartition(":")
+        plan = self.plans.get(conversation, [])
+        n = int(index) if index.isdigit() else len(plan)
         if n >= len(plan):
             return status(400, content=f"no reply planned for request {n} of {conversation!r}")
         return plan[n]
@@ -171,8 +169,8 @@ class Seen:
 class ScriptedServer:
     """The server on 127.0.0.1 (a free port), in a background thread; use as a context manager."""
 
-    def __init__(self, plan, *, model: str = "scripted-teacher"):
-        self.plan, self.model = plan, model
+    def __init__(self, plan, *, model: str = "scripted-teacher", log: str | None = None):
+        self.plan, self.model, self.log = plan, model, log
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
         server = self
@@ -217,7 +215,10 @@ class ScriptedServer:
                     self._send(400, {"detail": f"Server is pinned to {server.model!r}; requested "
                                                f"{body.get('model')!r}."})
                     return
-                reply = server.plan(conversation, body)
+                reply = server.plan(request_id, body)
+                if server.log is not None:
+                    with open(server.log, "a") as handle:
+                        handle.write(request_id + "\n")
                 time.sleep(reply.delay_s)
                 if reply.status != 200:
                     seen.status = reply.status
@@ -304,13 +305,14 @@ def main() -> None:
     parser.add_argument("--replay", required=True, help="episodes JSONL to replay")
     parser.add_argument("--recipe", default=None, help="recipe whose variants to replay")
     parser.add_argument("--mistake-every", type=int, default=0)
+    parser.add_argument("--log", default=None, help="append every request id to this file")
     args = parser.parse_args()
     recipe = None
     if args.recipe:
         from hsa.recipe import load_recipe
         recipe = load_recipe(args.recipe)
     plans, _ = replay_plans(args.replay, recipe, mistake_every=args.mistake_every)
-    with ScriptedServer(PerConversation(plans), model=args.model) as server:
+    with ScriptedServer(PerConversation(plans), model=args.model, log=args.log) as server:
         print(f"{server.base_url} model={args.model} conversations={len(plans)}", flush=True)
         try:
             while True:
