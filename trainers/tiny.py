@@ -38,14 +38,20 @@ def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024):
     return fast
 
 
-def build_model(tokenizer, *, seed: int = 0):
+# The tiny model's shape; build_model(..., **overrides) changes any Qwen2Config field of it.
+TINY_CONFIG = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+               "num_attention_heads": 4, "num_key_value_heads": 2,
+               "max_position_embeddings": 32768, "tie_word_embeddings": True}
+
+
+def build_model(tokenizer, *, seed: int = 0, **overrides):
+    """A randomly initialised Qwen2 model for ``tokenizer``: :data:`TINY_CONFIG`, with any
+    Qwen2Config field overridden (``hidden_size=128, num_hidden_layers=3``)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=32768, tie_word_embeddings=True,
+    config = Qwen2Config(**{**TINY_CONFIG, **overrides}, vocab_size=len(tokenizer),
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
     return Qwen2ForCausalLM(config)
 
