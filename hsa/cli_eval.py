@@ -71,6 +71,8 @@ def evaluate(
     api_key_env: Annotated[str, typer.Option(
         help="Environment variable holding the API key (never written).")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(help="Seconds to wait for one answer.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(
+        help="Retries of a request that failed with 429/5xx or a timeout.")] = 4,
     batch_size: Annotated[int, typer.Option(help="Prompts per batch (in-process).")] = 8,
     datasets_dir: Annotated[Path | None, typer.Option(
         help="Where generated variant versions go (default: OUT/datasets); share one folder "
@@ -120,7 +122,8 @@ def evaluate(
         backend = EndpointBackend(
             Endpoint(base_url, model, Sampling(temperature=temperature, top_p=top_p,
                                                max_tokens=max_tokens),
-                     api_key_env=api_key_env, timeout_s=timeout, stream=stream),
+                     api_key_env=api_key_env, timeout_s=timeout, max_retries=max_retries,
+                     stream=stream),
             concurrency=concurrency, seed=seed)
     else:
         if temperature != 0.0 or top_p is not None:

@@ -146,7 +146,7 @@ def scripted_report(variant_table: dict, name: str = "model") -> dict:
                         "ttft_s": {"n": 0}, "tpot_s": {"n": 0}, "e2e_samples_s": [0.1, 0.3],
                         "ttft_samples_s": [], "completion_tokens": 10, "wall_s": 1.0,
                         "output_tokens_per_s": 10.0},
-            "endpoint_errors": [], "results": [r.to_dict() for r in every]}
+            "no_answer": [], "results": [r.to_dict() for r in every]}
 
 
 def test_main_table_and_markdown_show_the_numbers():

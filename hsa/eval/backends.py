@@ -34,8 +34,9 @@ OnAnswer = Callable[["Answer"], None]
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The model's message for one item (None with ``error``: the endpoint refused the request,
-    e.g. a prompt longer than the model's context) and the request's record."""
+    """The model's message for one item, and the request's record; or None with ``error`` when
+    there is no message to judge (the endpoint refused the request, e.g. a prompt longer than the
+    model's context, or the completion's tool call could not be parsed)."""
 
     key: str
     fingerprint: str
@@ -102,8 +103,11 @@ class EndpointBackend:
                         request_id=f"hsa-eval-{item.fingerprint[:16]}",
                         seed=request_seed(self.seed, item.fingerprint))
                 except EndpointError as exc:
-                    if exc.retryable:  # the endpoint, not the item: stop; a rerun resumes
-                        raise
+                    if exc.status is None:  # no answer at all: the endpoint is down or slow;
+                        raise               # stop, and a rerun resumes
+                    # The server answered with an error for this prompt (a 4xx, or a 5xx after
+                    # every retry: transformers serve answers 500 when it cannot parse the
+                    # model's tool call): the item has no answer, the run goes on.
                     return Answer(item.key, item.fingerprint, None, None, error=exc.reason)
                 return Answer(item.key, item.fingerprint, done.message, done.record.to_dict())
 
@@ -196,8 +200,15 @@ class InProcessBackend:
                 end = next((k + 1 for k, t in enumerate(row) if t in stops), len(row))
                 generated = row[:end]
                 text = tokenizer.decode(generated, skip_special_tokens=True)
-                content, _, calls = parse(tokenizer, model, generated, input_ids=prompt,
-                                          cleaned_content=text, tools=list(item.tools) or None)
+                try:
+                    content, _, calls = parse(tokenizer, model, generated, input_ids=prompt,
+                                              cleaned_content=text,
+                                              tools=list(item.tools) or None)
+                except ValueError as exc:  # where transformers serve answers HTTP 500
+                    on_answer(Answer(item.key, item.fingerprint, None, None,
+                                     error=f"the completion cannot be parsed: "
+                                           f"{str(exc).splitlines()[0]}"))
+                    continue
                 message = assistant_message(content, [(c.name, c.arguments) for c in calls or []])
                 finish = ("tool_calls" if calls else "stop" if end < len(row) or
                           (generated and generated[-1] in stops) else "length")

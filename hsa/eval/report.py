@@ -137,9 +137,10 @@ def render_markdown(report: dict, plots: list[str]) -> str:
     if changed:
         lines += ["## Families inside the all-families variants", "", changed]
     lines += ["## Latency", "", _latency_table(report["latency"]), ""]
-    if report["endpoint_errors"]:
-        lines += [f"{len(report['endpoint_errors'])} request(s) were refused by the endpoint and "
-                  f"count as wrong (`endpoint_error`); see report.json.", ""]
+    if report["no_answer"]:
+        lines += [f"{len(report['no_answer'])} request(s) got no message to judge (refused by "
+                  f"the endpoint, or a tool call that could not be parsed) and count as wrong "
+                  f"(`no_answer`; listed in report.json).", ""]
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     return "\n".join(lines)

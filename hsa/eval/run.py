@@ -24,7 +24,7 @@ from hsa.eval.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, LEVEL, Result,
 from hsa.scorer import judge
 
 REPORT_VERSION = 1
-ENDPOINT_ERROR = "endpoint_error"  # the rule of an item the endpoint refused to answer
+NO_ANSWER = "no_answer"  # the rule of an item without a message (see backends.Answer)
 
 
 @dataclass
@@ -44,7 +44,7 @@ def judge_item(item: Item, answer: dict, runners: dict) -> Result:
             "families": item.families}
     message = answer.get("message")
     if message is None:
-        return Result(**base, correct=False, rule=ENDPOINT_ERROR,
+        return Result(**base, correct=False, rule=NO_ANSWER,
                       skills=False if item.gold.skills else None)
     judgement = judge(message, item.gold, item.harness)
     skills = judgement.partial.get("skills")
@@ -111,7 +111,7 @@ def build_report(itemset: ItemSet, sets: list[VariantSet], results: list[Result]
         "sets": summaries,
         "latency": _latency(answers, wall_s),
         "requests": len(answers),
-        "endpoint_errors": sorted(a["key"] for a in answers if a.get("error")),
+        "no_answer": sorted(a["key"] for a in answers if a.get("error")),
         "results": [r.to_dict() for r in sorted(results, key=lambda r: r.key)],
     }
 
