@@ -11,7 +11,18 @@ JSONL form, one episode per line::
 A harness reference is resolved relative to the episodes file. Parsing checks everything a
 transform or a scorer relies on, so a row that parses is safe to use: roles are known, tool-call
 arguments are JSON objects, every called tool and loaded skill exists in the harness, tool results
-answer an earlier call, and gold refers only to tools, parameters and skills the harness has.
+answer an earlier call, and gold refers only to tools, parameters and skills the harness has
+(stage ``load`` when one of these fails). A row that parses must then be a trustworthy training
+target, each check with its own stage:
+
+* ``check:call_schema`` -- every recorded assistant tool call validates against its tool's schema
+  (jsonschema: types, ranges, enums; no parameter the schema does not define unless it allows
+  more), except a call a hook blocked (its result is a ``hook.<name>`` message): a recorded
+  mistake that the hook caught is part of the lesson;
+* ``check:gold_schema`` -- every gold parameter has an acceptable value its schema accepts (see
+  :func:`check_gold_values` for the BFCL cases that stand);
+* ``check:recorded_turn`` -- each judged turn's recorded assistant message (when the episode has
+  it) passes its own gold under the one scorer.
 """
 
 from __future__ import annotations
@@ -25,10 +36,12 @@ from typing import Any
 
 import orjson
 
-from hsa.errors import EpisodeError, HsaError, Reject
-from hsa.gold import Gold
-from hsa.harness import Harness, load_harness
+from hsa.errors import EpisodeError, HsaError, Reject, locate
+from hsa.gold import Gold, value_fits
+from hsa.harness import Harness, load_harness, referenced_folder
 from hsa.jsonl import read_lines
+from hsa.hook import HOOK_MESSAGE_PREFIX
+from hsa.tool import Tool, schema_problem
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content"}
@@ -68,8 +81,11 @@ class Episode:
     @classmethod
     def from_dict(cls, data: Any, *, harness: Harness | None = None,
                   base_dir: str | os.PathLike | None = None, trust_hooks: bool = False,
-                  harness_cache: dict | None = None) -> Episode:
-        """Parse and validate one episode; ``harness`` is the default when the row names none."""
+                  harness_cache: dict | None = None,
+                  harness_roots: tuple[str | os.PathLike, ...] = ()) -> Episode:
+        """Parse and validate one episode; ``harness`` is the default when the row names none.
+        A harness named by path must lie in ``base_dir`` (default: the working directory) or
+        one of ``harness_roots``."""
         if not isinstance(data, dict):
             raise EpisodeError(f"expected a JSON object, got {type(data).__name__}")
         row_id = data.get("id")
@@ -82,7 +98,7 @@ class Episode:
                 raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: id, harness, "
                                    f"messages, gold, meta")
             ref, resolved = _resolve_harness(data.get("harness"), harness, base_dir, trust_hooks,
-                                             harness_cache)
+                                             harness_cache, harness_roots)
             messages = parse_messages(data.get("messages"), resolved)
             if "gold" not in data:
                 raise EpisodeError("gold is required: what counts as solving this episode",
@@ -92,25 +108,27 @@ class Episode:
             meta = data.get("meta") or {}
             if not isinstance(meta, dict):
                 raise EpisodeError("meta must be an object", field="meta")
+            check_recorded_calls(messages, resolved)
+            check_gold_values(gold, resolved)
+            check_recorded_turns(gold, messages, resolved)
         except HsaError as exc:
             raise EpisodeError(exc.reason, file=exc.file, line=exc.line, row=row_id,
-                               field=exc.field) from None
+                               field=exc.field, stage=getattr(exc, "stage", "load")) from None
         return cls(id=row_id, harness=resolved, messages=messages, gold=gold, meta=meta,
                    harness_ref=ref)
 
 
 def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks: bool,
-                     cache: dict | None) -> tuple[str | None, Harness]:
+                     cache: dict | None, roots: tuple) -> tuple[str | None, Harness]:
     if value is None:
         if default is None:
             raise EpisodeError("no harness: give one inline, by folder path, or as a default "
                                "(--harness DIR)", field="harness")
         return None, default
     if isinstance(value, str):
-        path = Path(value)
-        if not path.is_absolute() and base_dir is not None:
-            path = Path(base_dir) / path
+        base = Path.cwd() if base_dir is None else Path(base_dir)
         try:
+            path = referenced_folder(value, base, roots)
             key = str(path.resolve())
             if cache is not None and key in cache:
                 return value, cache[key]
@@ -119,7 +137,13 @@ def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks:
             raise EpisodeError(f"harness reference is not a usable path: "
                                f"{type(exc).__name__}: {str(exc)[:120]}", field="harness") from None
         except HsaError as exc:
-            raise EpisodeError(f"harness reference {value[:120]!r} does not load: {exc}",
+            if exc.field == "harness" and exc.file is None:  # refused before reading anything
+                raise EpisodeError(exc.reason, field="harness") from None
+            # Name the file relative to the episodes' folder: reasons are written into rejects,
+            # which travel with a dataset and must not carry local absolute paths.
+            where = locate(_shown(exc.file, base), exc.line, None, exc.field)
+            raise EpisodeError(f"harness reference {value[:120]!r} does not load: "
+                               f"{where + ': ' if where else ''}{exc.reason}",
                                field="harness") from None
         if cache is not None:
             cache[key] = loaded
@@ -131,6 +155,17 @@ def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks:
             raise EpisodeError(exc.reason, field=exc.field) from None
     raise EpisodeError("harness must be an object (inline) or a string (folder path)",
                        field="harness")
+
+
+def _shown(file: str | None, base: Path) -> str | None:
+    """``file`` relative to ``base`` when it lies there (it does: harness references are
+    confined to it), else as it is."""
+    if file is None:
+        return None
+    try:
+        return Path(file).resolve().relative_to(base.resolve()).as_posix()
+    except (OSError, ValueError):
+        return file
 
 
 def parse_arguments(raw: Any, *, where: str) -> dict:
@@ -235,10 +270,14 @@ def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[st
     return calls
 
 
+def _turn_field(gold: Gold, i: int) -> str:
+    return f"gold.turns[{i}]" if len(gold.turns) > 1 else "gold"
+
+
 def check_gold(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None:
     """Gold may only name tools, parameters and skills the harness has, at assistant turns."""
     for i, turn in enumerate(gold.turns):
-        where = f"gold.turns[{i}]" if len(gold.turns) > 1 else "gold"
+        where = _turn_field(gold, i)
         if turn.at > len(messages):
             raise EpisodeError(f"at={turn.at} is past the last message ({len(messages)} messages)",
                                field=f"{where}.at")
@@ -267,9 +306,97 @@ def check_gold(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None
                                    field=f"{where}.skills")
 
 
+def _hook_blocked_calls(messages: tuple[dict, ...]) -> set[str]:
+    """Ids of the tool calls whose result is a hook's feedback (``hook.<name>``): calls a hook
+    stopped."""
+    return {m["tool_call_id"] for m in messages
+            if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
+            and isinstance(m.get("name"), str) and m["name"].startswith(HOOK_MESSAGE_PREFIX)}
+
+
+def arguments_schema(tool: Tool) -> dict:
+    """The schema a call's arguments must fit: the tool's parameters, closed to parameters it does
+    not define unless it says otherwise (as the scorer judges them: BFCL's unexpected_param)."""
+    schema = tool.parameters
+    if "additionalProperties" in schema or "patternProperties" in schema:
+        return schema
+    return {**schema, "additionalProperties": False}
+
+
+def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
+    """Every recorded tool call (skill loads aside, checked on parse) fits its tool's schema,
+    unless a hook blocked it; stage ``check:call_schema``."""
+    blocked = _hook_blocked_calls(messages)
+    for i, message in enumerate(messages):
+        for j, call in enumerate(message.get("tool_calls") or ()):
+            fn = call["function"]
+            tool = harness.tool(fn["name"])
+            if tool is None or call.get("id") in blocked:
+                continue  # the skill loader, or a mistake a hook caught
+            problem = schema_problem(orjson.loads(fn["arguments"]), arguments_schema(tool))
+            if problem is not None:
+                raise EpisodeError(f"recorded call to {tool.name!r} does not fit the tool's "
+                                   f"schema: {problem}", stage="check:call_schema",
+                                   field=f"messages[{i}].tool_calls[{j}].function.arguments")
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
+
+
+def check_gold_values(gold: Gold, harness: Harness) -> None:
+    """Every gold parameter has an acceptable value that validates against its schema (types,
+    ranges, enums); stage ``check:gold_schema``.
+
+    As in BFCL's checker, these stand: ``null`` for a parameter that is not required and the
+    schema's own ``default`` (both say "left at its default"), and a parameter whose every
+    acceptable value has another JSON type than the schema's: a BFCL "variable", which the
+    scorer compares exactly. A value of the schema's type that breaks a range or an enum (500
+    where the maximum is 99) has no such excuse."""
+    from hsa.scorer import type_problem  # the one JSON type rule; hsa.scorer builds on Episode
+
+    for i, turn in enumerate(gold.turns):
+        for j, call in enumerate(turn.calls):
+            tool = harness.tool(call.name)
+            for param, values in call.arguments.items():
+                schema = tool.properties[param]
+                if any((v is None and param not in tool.required)
+                       or (isinstance(schema, dict) and "default" in schema
+                           and _same_json(v, schema["default"])) for v in values):
+                    continue
+                if any(value_fits(v, schema) for v in values):
+                    continue
+                typed = [v for v in values if type_problem(v, schema) is None]
+                if not typed:
+                    continue  # a BFCL variable
+                problem = schema_problem(typed[0], schema) or "does not fit"
+                raise EpisodeError(f"no acceptable value of {call.name}.{param} fits its schema: "
+                                   f"{orjson.dumps(typed[0]).decode()[:80]}: {problem}",
+                                   stage="check:gold_schema",
+                                   field=f"{_turn_field(gold, i)}.calls[{j}].arguments.{param}")
+
+
+def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None:
+    """Each judged turn's recorded assistant message passes its own gold under the one scorer: a
+    recording that contradicts its gold would teach the wrong answer; stage
+    ``check:recorded_turn``."""
+    from hsa.scorer import score_turn  # hsa.scorer builds on Episode: imported when used
+
+    for i, turn in enumerate(gold.turns):
+        if turn.at >= len(messages):
+            continue  # a prompt awaiting its message (BFCL): nothing recorded to check
+        verdict = score_turn(messages[turn.at], turn, harness)
+        if not verdict.correct:
+            raise EpisodeError(f"the recorded messages[{turn.at}] fails its own gold: "
+                               f"{verdict.reason}", stage="check:recorded_turn",
+                               field=_turn_field(gold, i))
+
+
 def read_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
-                  trust_hooks: bool = False) -> Iterator[Episode | Reject]:
-    """Parse a JSONL file: one Episode per good line, one Reject (file, line, field) per bad one."""
+                  trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
+                  ) -> Iterator[Episode | Reject]:
+    """Parse a JSONL file: one Episode per good line, one Reject (file, line, field, stage) per
+    bad one. Harness folders are looked up beside the file or under ``harness_roots``."""
     path = Path(path)
     cache: dict = {}
     for line in read_lines(path):
@@ -278,16 +405,18 @@ def read_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
             continue
         try:
             yield Episode.from_dict(line.value, harness=harness, base_dir=path.parent,
-                                    trust_hooks=trust_hooks, harness_cache=cache)
+                                    trust_hooks=trust_hooks, harness_cache=cache,
+                                    harness_roots=harness_roots)
         except HsaError as exc:
             row = line.value.get("id") if isinstance(line.value, dict) else None
             yield Reject(source=str(path), line=line.number,
                          id=exc.row if exc.row is not None else (None if row is None else str(row)),
-                         field=exc.field, reason=exc.reason)
+                         field=exc.field, reason=exc.reason, stage=getattr(exc, "stage", "load"))
 
 
 def find_episode(path: str | os.PathLike, episode_id: str, *, harness: Harness | None = None,
-                 trust_hooks: bool = False) -> Episode | None:
+                 trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
+                 ) -> Episode | None:
     """The episode a run over ``path`` used for ``episode_id``: the first line with that id that
     loads (a run skips lines that do not). Only matching lines are validated, so finding one
     row's source in a large file costs a JSON parse per line, not an episode load per line."""
@@ -298,7 +427,7 @@ def find_episode(path: str | os.PathLike, episode_id: str, *, harness: Harness |
             continue
         try:
             return Episode.from_dict(value, harness=harness, base_dir=path.parent,
-                                     trust_hooks=trust_hooks)
+                                     trust_hooks=trust_hooks, harness_roots=harness_roots)
         except HsaError:
             continue
     return None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsa.errors import EpisodeError
+from hsa.tool import schema_validator
 
 _REPLY_KEYS = {"contains", "not_contains", "language", "max_chars"}
 REPLY_LANGUAGES = ("zh", "en")
@@ -192,3 +193,26 @@ class Gold:
         if ats != sorted(set(ats)):
             raise EpisodeError(f"turn indices {ats} must be strictly increasing", field=where)
         return cls(turns=turns)
+
+
+def is_pattern(value: Any) -> bool:
+    """A dict acceptable value is a BFCL pattern: ``{key: [acceptable values]}``."""
+    return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
+
+
+def value_fits(value: Any, schema: Any) -> bool:
+    """Whether an acceptable gold value validates against a parameter's JSON Schema.
+
+    Patterns (also as items of a list) are checked key by key: every acceptable value of a key
+    the schema defines must fit that key's schema (``""``, "may be left out", is skipped)."""
+    if isinstance(schema, dict):
+        if is_pattern(value) and schema.get("type") == "object":
+            properties = schema.get("properties") or {}
+            return all(value_fits(v, properties[k]) for k, options in value.items()
+                       if k in properties for v in options if v != "")
+        items = schema.get("items")
+        if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
+            shell = {k: v for k, v in schema.items() if k != "items"}
+            return (schema_validator(shell).is_valid(value)
+                    and all(value_fits(item, items) for item in value))
+    return schema_validator(schema).is_valid(value)

@@ -29,7 +29,7 @@ import yaml
 from hsa.errors import HarnessError
 from hsa.hook import Hook, defined_functions, import_hooks
 from hsa.skill import Skill
-from hsa.textfile import dump_yaml, read_text, write_text
+from hsa.textfile import dump_yaml, read_bytes, write_text
 from hsa.tool import Tool
 
 # Sections of the system prompt that are generated from the harness rather than written as text.
@@ -290,17 +290,51 @@ def _list(value: Any, where: str) -> list:
 
 # ---- folders -------------------------------------------------------------------------------
 
+def inside(folder: Path, path: Path) -> bool:
+    """Whether ``path`` resolves (symbolic links followed) to ``folder`` or below it; ``folder``
+    is already resolved."""
+    real = path.resolve()
+    return real == folder or folder in real.parents
+
+
+class _FolderReader:
+    """Reads a harness folder's files, refusing any that a symbolic link leads out of the folder
+    to: a harness's text becomes training data that may be published, so it must be the
+    folder's own, not whatever a link points at."""
+
+    def __init__(self, root: Path):
+        self.root = root.resolve()
+
+    def bytes(self, path: Path) -> bytes:
+        if not inside(self.root, path):
+            raise HarnessError("is a symbolic link that leads outside the harness folder; copy "
+                               "the file into the folder instead", file=str(path))
+        try:
+            return read_bytes(path)
+        except OSError as exc:
+            raise HarnessError(f"cannot read: {exc.strerror}", file=str(path)) from None
+
+    def text(self, path: Path) -> str:
+        try:
+            return self.bytes(path).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise HarnessError(f"not UTF-8 text: {exc.reason} at byte {exc.start}",
+                               file=str(path)) from None
+
+
 def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Harness:
     """Load and validate a harness folder. hooks.py is read as text; it is imported only later,
-    by :meth:`Harness.hook_functions`, and only when ``trust_hooks`` is true."""
+    by :meth:`Harness.hook_functions`, and only when ``trust_hooks`` is true. Files that symbolic
+    links lead out of the folder to are refused."""
     root = Path(folder)
     manifest = root / "harness.yaml"
     if not root.is_dir():
         raise HarnessError("harness folder does not exist or is not a directory", file=str(root))
     if not manifest.is_file():
         raise HarnessError("harness folder has no harness.yaml", file=str(root))
+    read = _FolderReader(root)
     try:
-        data = yaml.safe_load(read_text(manifest)) or {}
+        data = yaml.safe_load(read.text(manifest)) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise HarnessError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=str(manifest),
@@ -321,7 +355,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
             skill_file = sub / "SKILL.md"
             if not skill_file.is_file():
                 raise HarnessError("skill folder has no SKILL.md", file=str(sub))
-            skills.append(Skill.from_markdown(read_text(skill_file),
+            skills.append(Skill.from_markdown(read.text(skill_file),
                                               folder=sub.name, file=str(skill_file)))
     # harness.yaml may list skill ids to fix their order; the list must match the folders exactly.
     order = data.get("skills")
@@ -340,7 +374,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     if tools_dir.is_dir():
         for path in sorted(tools_dir.glob("*.json")):
             try:
-                raw = orjson.loads(path.read_bytes())
+                raw = orjson.loads(read.bytes(path))
             except orjson.JSONDecodeError as exc:
                 raise HarnessError(f"not valid JSON: {exc}", file=str(path)) from None
             try:
@@ -348,12 +382,11 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
             except HarnessError as exc:
                 raise exc.at(file=str(path)) from None
     hooks_file = root / "hooks.py"
-    hooks_source = read_text(hooks_file) if hooks_file.is_file() else None
+    hooks_source = read.text(hooks_file) if hooks_file.is_file() else None
     layouts = {}
     layouts_dir = root / "layouts"
     if layouts_dir.is_dir():
-        layouts = {p.name[:-3]: read_text(p)
-                   for p in sorted(layouts_dir.glob("*.j2"))}
+        layouts = {p.name[:-3]: read.text(p) for p in sorted(layouts_dir.glob("*.j2"))}
 
     data = dict(data)
     data.update(skills=[s.to_dict() for s in skills], tools=[t.to_dict() for t in tools],
@@ -362,6 +395,25 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         data.pop("hooks_source")
     # Tool order in the folder is file-name order; harness.yaml may not reorder it.
     return Harness.from_dict(data, file=str(manifest), trust_hooks=trust_hooks)
+
+
+def referenced_folder(ref: str, base_dir: str | os.PathLike,
+                      roots: tuple[str | os.PathLike, ...] = ()) -> Path:
+    """The harness folder an episode names by ``ref``, relative to the episodes file's folder
+    ``base_dir``. Once symbolic links are followed it must lie inside ``base_dir`` or one of
+    ``roots`` (folders the user names): an episodes file must not pull any folder on disk into a
+    dataset that may be published. Raises HarnessError, or OSError/ValueError for a string that
+    is no usable path."""
+    path = Path(ref)
+    if not path.is_absolute():
+        path = Path(base_dir) / path
+    allowed = [Path(base_dir).resolve(), *(Path(r).resolve() for r in roots)]
+    if not any(inside(folder, path) for folder in allowed):
+        raise HarnessError(f"harness reference {ref[:120]!r} leads outside the episodes file's "
+                           f"folder{' and the --harness-root folders' if roots else ''}; pass "
+                           f"--harness-root DIR to allow harness folders under DIR",
+                           field="harness")
+    return path
 
 
 def save_harness(harness: Harness, folder: str | os.PathLike) -> Path:

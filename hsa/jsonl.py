@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from hsa.errors import HsaError
+from hsa.textfile import strip_bom
 
 
 def dumps(value: Any) -> str:
@@ -48,6 +49,8 @@ def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int,
                        file=str(path)) from exc
     with handle:
         for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = strip_bom(raw)  # an encoding mark, not part of the first row
             if raw.strip():
                 yield number, raw
 

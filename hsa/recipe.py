@@ -24,6 +24,7 @@ serialise the same, and ``from_dict(to_dict(r)) == r``.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,13 @@ import yaml
 from hsa.compose import Maybe, Node, OneOf, SomeOf, Sequence, TransformNode
 from hsa.errors import HsaError
 from hsa.registry import registered
+from hsa.textfile import read_text
 
 RECIPE_VERSION = 1
+# Variants made of each episode, all held in memory while it is augmented.
+MAX_VARIANTS_PER_EPISODE = 1000
+# A recipe's name is the folder its versions go in (<out>/<name>/<version>): one path component.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 COMPOSITION_KEYS = {"sequence": {"pipeline"}, "one_of": {"pipeline", "weights"},
                     "some_of": {"pipeline", "n"}, "maybe": {"pipeline", "p"}}
 _ENVELOPE = ("recipe_version", "name", "seed", "variants_per_episode", "keep_original", "pipeline")
@@ -86,12 +92,16 @@ class Recipe:
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise RecipeError(f"seed must be an integer, got {seed!r}", file=source, field="seed")
         name = data.get("name")
-        if not isinstance(name, str) or not name:
-            raise RecipeError("name must be a non-empty string", file=source, field="name")
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise RecipeError(f"name must be 1-100 letters, digits, '.', '_' or '-', starting "
+                              f"with a letter or digit (it names the output folder), got "
+                              f"{name!r}", file=source, field="name")
         variants = data.get("variants_per_episode", 1)
-        if not isinstance(variants, int) or isinstance(variants, bool) or variants < 1:
-            raise RecipeError(f"variants_per_episode must be an integer >= 1, got {variants!r}",
-                              file=source, field="variants_per_episode")
+        if (not isinstance(variants, int) or isinstance(variants, bool)
+                or not 1 <= variants <= MAX_VARIANTS_PER_EPISODE):
+            raise RecipeError(f"variants_per_episode must be an integer from 1 to "
+                              f"{MAX_VARIANTS_PER_EPISODE}, got {variants!r}", file=source,
+                              field="variants_per_episode")
         keep = data.get("keep_original", False)
         if not isinstance(keep, bool):
             raise RecipeError("keep_original must be true or false", file=source,
@@ -191,7 +201,7 @@ def load_recipe(name_or_path: str | os.PathLike) -> Recipe:
                               f"that name; shipped: {', '.join(shipped_recipes()) or 'none'}")
         path = shipped
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RecipeError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=str(path),

@@ -22,11 +22,10 @@ import orjson
 
 from hsa.episode import Episode
 from hsa.harness import Harness
+from hsa.hook import HOOK_MESSAGE_PREFIX
 from hsa.mapping import Mapping
 from hsa.mentions import replace_code_mentions, replace_mentions
 from hsa.verify import identifier_like
-
-HOOK_MESSAGE_PREFIX = "hook."
 
 
 def free_name(candidate: str, taken: set[str]) -> str:

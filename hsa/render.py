@@ -201,6 +201,16 @@ def render_system_prompt(harness: Harness, sections: list[str] | None = None) ->
     except jinja2.UndefinedError as exc:
         raise HarnessError(f"layout {harness.prompt.layout!r} uses an undefined value: "
                            f"{exc.message}", field="prompt.layout") from None
+    except Exception as exc:
+        if harness.prompt.layout not in harness.layouts:
+            raise  # a shipped layout failing is a bug in hsa, not in the harness
+        # A harness's own layout is the user's code: whatever it raises (a range the sandbox
+        # caps, a template it may not include, a division by zero) is the harness's error.
+        why = (f"it includes {exc.name!r}, which is no shipped layout"
+               if isinstance(exc, jinja2.TemplateNotFound) else f"{type(exc).__name__}: {exc}")
+        raise HarnessError(f"layout {harness.prompt.layout!r} (layouts/"
+                           f"{harness.prompt.layout}.j2) does not render: {why}",
+                           field="prompt.layout") from None
     return text.strip() + "\n"
 
 

@@ -1,7 +1,10 @@
-"""Exact text I/O for harness files: UTF-8, line endings kept byte for byte, YAML that reads back.
+"""Exact text I/O for the files hsa reads: UTF-8, line endings kept byte for byte, YAML that reads
+back.
 
 Path.read_text translates ``\\r\\n`` and ``\\r`` to ``\\n``; a skill whose text carries them would
-not survive a folder round trip, so harness files are read and written as bytes.
+not survive a folder round trip, so harness files are read and written as bytes. A UTF-8 byte order
+mark at the start of a file (editors on Windows write one) is an encoding mark, not text: it is
+dropped on reading, here and in hsa.jsonl.
 """
 
 from __future__ import annotations
@@ -11,9 +14,20 @@ from typing import Any
 
 import yaml
 
+BOM = b"\xef\xbb\xbf"
+
+
+def strip_bom(data: bytes) -> bytes:
+    return data[len(BOM):] if data.startswith(BOM) else data
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes without a leading UTF-8 byte order mark."""
+    return strip_bom(Path(path).read_bytes())
+
 
 def read_text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8")
+    return read_bytes(path).decode("utf-8")
 
 
 def write_text(path: Path, text: str) -> None:

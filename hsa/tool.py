@@ -91,6 +91,32 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
     return None
 
 
+@lru_cache(maxsize=8192)
+def _validator(schema_json: bytes) -> jsonschema.protocols.Validator:
+    schema = orjson.loads(schema_json)
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+
+
+def schema_validator(schema: Any) -> jsonschema.protocols.Validator:
+    """A validator for a (meta-checked) JSON Schema, cached by content: the same schemas recur in
+    every episode and every variant, and building a validator is slow."""
+    return _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+
+
+def schema_problem(value: Any, schema: Any) -> str | None:
+    """Why ``value`` does not validate against ``schema`` (jsonschema's errors, most relevant
+    first, each with its path inside the value; at most three), or None when it does."""
+    validator = schema_validator(schema)
+    if validator.is_valid(value):
+        return None
+    errors = sorted(validator.iter_errors(value), key=jsonschema.exceptions.relevance)
+    shown = []
+    for error in errors[:3]:
+        path = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        shown.append(f"{path.lstrip('.')}: {error.message}" if path else error.message)
+    return "; ".join(shown) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
+
+
 def check_parameters_schema(schema: Any, *, where: str) -> None:
     """Raise unless ``schema`` is a valid JSON Schema (meta-schema check) describing an object."""
     if not isinstance(schema, dict):

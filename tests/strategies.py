@@ -125,6 +125,16 @@ def values_for(schema: dict):
     return st.none()
 
 
+def acceptable(value):
+    """``value`` as an acceptable gold value: every dict in it, however deep, becomes a BFCL
+    pattern ``{key: [acceptable]}`` (a dict in gold is always read as one)."""
+    if isinstance(value, dict):
+        return {k: [acceptable(v)] for k, v in value.items()}
+    if isinstance(value, list):
+        return [acceptable(v) for v in value]
+    return value
+
+
 @st.composite
 def gold_calls(draw, tool: Tool) -> tuple[GoldCall, dict]:
     """A gold call on ``tool`` and the concrete arguments a correct model would send."""
@@ -134,11 +144,9 @@ def gold_calls(draw, tool: Tool) -> tuple[GoldCall, dict]:
         if name in tool.required or draw(st.booleans()):
             value = draw(values_for(schema))
             args[name] = value
-            # Dict values are matched as {key: [acceptable]} patterns, one level deep (BFCL).
-            arguments[name] = [{k: [v] for k, v in value.items()}
-                               if isinstance(value, dict) else value]
+            arguments[name] = [acceptable(value)]
         elif draw(st.booleans()):
-            arguments[name] = [draw(values_for(schema))]
+            arguments[name] = [acceptable(draw(values_for(schema)))]
             omittable.append(name)
     return GoldCall(name=tool.name, arguments=arguments, omittable=tuple(omittable)), args
 

@@ -143,3 +143,168 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+# ---- trustworthy training targets: recorded calls, gold values, recorded turns ------------------
+
+def _check_failure(harness_dir, row) -> EpisodeError:
+    with pytest.raises(EpisodeError) as caught:
+        Episode.from_dict(row, harness=load_harness(harness_dir))
+    return caught.value
+
+
+def test_a_recorded_call_that_breaks_its_schema_is_rejected(harness_dir):
+    """A wrong type and a parameter the schema does not define: the call must never become a
+    training target, even before its gold is looked at."""
+    row = good_row()
+    row["messages"][1]["tool_calls"][1]["function"]["arguments"] = json.dumps(
+        {"link": "four", "colour": "red"})
+    error = _check_failure(harness_dir, row)
+    assert error.stage == "check:call_schema"
+    assert error.field == "messages[1].tool_calls[1].function.arguments"
+    assert "'four' is not of type 'integer'" in error.reason and "'colour'" in error.reason
+
+
+def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
+    """fail -> hook feedback -> recover: the blocked call is the recorded mistake the lesson is
+    about, so it is not held to the schema; the recovery is."""
+    row = good_row()
+    blocked = assistant(call("get_price", {"link": "three"}, "bad"))
+    feedback = {"role": "tool", "tool_call_id": "bad", "name": "hook.reply_length",
+                "content": "link must be a number"}
+    row["messages"][1:1] = [blocked, feedback]
+    row["gold"]["turns"][0]["at"] = 3
+    row["gold"]["turns"][1]["at"] = 6
+    episode = Episode.from_dict(row, harness=load_harness(harness_dir))
+    assert episode.messages[1]["tool_calls"][0]["id"] == "bad"
+    feedback["name"] = "a-viewer"  # not a hook: the wrong call stands unexcused
+    assert _check_failure(harness_dir, row).stage == "check:call_schema"
+
+
+@pytest.mark.parametrize(("values", "param", "accepted"), [
+    ([500], "link", True),                  # an integer >= 1: fits
+    ([0], "link", False),                   # below the minimum of 1
+    ([0, -3], "link", False),
+    ([0, 7], "link", True),                 # one acceptable value fits: enough
+    (["four"], "link", True),               # every value of another type: a BFCL variable
+    ([0, "four"], "link", False),           # an integer that breaks the range has no excuse
+    (["EUR"], "currency", False),           # a string outside the enum
+    ([None], "currency", True),             # null for a parameter that is not required
+    ([None], "link", True),                 # null is another type than integer: a variable
+    (["EUR", "CNY"], "currency", True),
+])
+def test_gold_values_must_fit_their_schema(harness_dir, values, param, accepted):
+    row = good_row()
+    arguments = row["gold"]["turns"][0]["calls"][0]["arguments"]
+    arguments[param] = values
+    if param == "currency":  # the recorded call gives the first valid currency, if any
+        given = next(({"currency": v} for v in values if v in ("CNY", "USD")), {})
+        row["messages"][1]["tool_calls"][1]["function"]["arguments"] = json.dumps(
+            {"link": 3, **given})
+    else:
+        row["gold"]["turns"][0]["calls"][0]["omittable"] = ["currency"]
+        row["messages"] = row["messages"][:1]  # a prompt awaiting its answer (as BFCL)
+        row["gold"] = {"calls": row["gold"]["turns"][0]["calls"]}
+    if accepted:
+        Episode.from_dict(row, harness=load_harness(harness_dir))
+        return
+    error = _check_failure(harness_dir, row)
+    assert error.stage == "check:gold_schema"
+    assert error.field.endswith(f"calls[0].arguments.{param}")
+    assert "fits its schema" in error.reason
+
+
+def test_the_schema_default_is_an_acceptable_gold_value(tmp_path):
+    """BFCL lists a parameter's default ('N/A') among its answers even where the enum lacks it."""
+    tool = {"type": "function", "function": {"name": "run", "parameters": {
+        "type": "object", "required": ["command"], "properties": {
+            "command": {"type": "string"},
+            "unit": {"type": "string", "enum": ["seconds", "milliseconds"], "default": "N/A"}}}}}
+    row = {"id": "b", "harness": {"name": "h", "tools": [tool]},
+           "messages": [{"role": "user", "content": "docker version?"}],
+           "gold": {"calls": [{"name": "run", "arguments": {"command": ["docker --version"],
+                                                             "unit": ["N/A"]},
+                               "omittable": ["unit"]}]}}
+    Episode.from_dict(row)
+    row["gold"]["calls"][0]["arguments"]["unit"] = ["hours"]
+    with pytest.raises(EpisodeError, match="fits its schema") as caught:
+        Episode.from_dict(row)
+    assert caught.value.stage == "check:gold_schema"
+
+
+def test_patterns_inside_lists_are_checked_key_by_key():
+    """BFCL writes an array of objects as a list of {key: [acceptable]} patterns."""
+    people = {"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}}}
+    tool = {"type": "function", "function": {"name": "save", "parameters": {
+        "type": "object", "required": ["data"], "properties": {"data": people}}}}
+    row = {"id": "p", "harness": {"name": "h", "tools": [tool]},
+           "messages": [{"role": "user", "content": "Chester 42, Jane 43"}],
+           "gold": {"calls": [{"name": "save", "arguments": {"data": [[
+               {"name": ["Chester"], "age": [42]}, {"name": ["Jane"], "age": [43]}]]}}]}}
+    Episode.from_dict(row)
+    row["gold"]["calls"][0]["arguments"]["data"][0][1]["age"] = [-43]
+    with pytest.raises(EpisodeError, match="fits its schema"):
+        Episode.from_dict(row)
+
+
+def test_a_recorded_turn_that_fails_its_own_gold_is_rejected(harness_dir):
+    """The recorded call is valid for the schema but is not what the gold expects: copied into
+    every variant it would teach the wrong answer."""
+    row = good_row()
+    row["messages"][1]["tool_calls"][1]["function"]["arguments"] = json.dumps({"link": 4})
+    error = _check_failure(harness_dir, row)
+    assert (error.stage, error.field) == ("check:recorded_turn", "gold.turns[0]")
+    assert "messages[1] fails its own gold: value_mismatch" in error.reason
+    row = good_row()
+    row["messages"][4]["content"] = "Link 3 costs a lot."  # the reply must contain 199
+    error = _check_failure(harness_dir, row)
+    assert (error.stage, error.field) == ("check:recorded_turn", "gold.turns[1]")
+    assert "reply_constraint" in error.reason
+
+
+def test_check_failures_are_rejects_with_their_own_stage(harness_dir, tmp_path):
+    bad = good_row("bad")
+    bad["messages"][1]["tool_calls"][1]["function"]["arguments"] = json.dumps({"link": 0})
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (good_row("ok"), bad)) + "\n")
+    ok, reject = read_episodes(path, harness=load_harness(harness_dir))
+    assert ok.id == "ok"
+    assert (reject.line, reject.id, reject.stage) == (2, "bad", "check:call_schema")
+    assert "minimum of 1" in reject.reason
+
+
+def test_a_byte_order_mark_does_not_cost_the_first_episode(harness_dir, tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(good_row(i)) for i in "ab").encode())
+    assert [e.id for e in read_episodes(path, harness=load_harness(harness_dir))] == ["a", "b"]
+
+
+# ---- harness references stay in their folders ---------------------------------------------------
+
+def test_harness_references_stay_beside_the_episodes(harness_dir, tmp_path):
+    """An episodes file may name harness folders beside it, not any folder on disk: the folder's
+    text becomes training data that push may publish."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "linked").symlink_to(harness_dir, target_is_directory=True)
+    path = data / "episodes.jsonl"
+    rows = [good_row("up", harness="../tiny-shop"), good_row("abs", harness=str(harness_dir)),
+            good_row("link", harness="linked")]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    rejects = list(read_episodes(path))
+    assert all(isinstance(r, Reject) and r.field == "harness" for r in rejects)
+    assert all("leads outside the episodes file's folder" in r.reason
+               and "--harness-root" in r.reason for r in rejects)
+    allowed = list(read_episodes(path, harness_roots=(tmp_path,)))
+    assert [e.id for e in allowed] == ["up", "abs", "link"]
+
+
+def test_a_harness_that_does_not_load_is_named_relative_to_the_episodes(tmp_path):
+    """Reject reasons travel with a dataset: they name files relative to the episodes' folder."""
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "harness.yaml").write_text("name: [unclosed\n")
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(json.dumps(good_row("x", harness="h")) + "\n")
+    reject, = read_episodes(path)
+    assert "h/harness.yaml:" in reject.reason and str(tmp_path) not in reject.reason

@@ -189,3 +189,53 @@ def test_fast_replace_matches_dataclasses_replace(harness_dir):
     assert replace(turn, at=3) == dataclasses.replace(turn, at=3) and turn.at == 1
     with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
         replace(harness, nope=1)
+
+
+@pytest.mark.parametrize("layout", ["{{ range(200000) | list | length }}",
+                                    "{% include '/etc/passwd' %}", "{{ 1 / 0 }}"])
+def test_a_layout_that_fails_to_render_is_a_harness_error(harness_dir, layout):
+    """The sandbox refuses, or the template itself fails: either way the harness is at fault,
+    and the user gets one message naming the layout (no traceback from `harness validate`)."""
+    harness = load_harness(harness_dir)
+    broken = Harness.from_dict({**harness.to_dict(), "layouts": {"mine": layout},
+                                "prompt": {"layout": "mine", "sections": ["tools"]}})
+    with pytest.raises(HarnessError, match=r"layout 'mine' \(layouts/mine.j2\) does not render"):
+        render_system_prompt(broken)
+
+
+@pytest.mark.parametrize("part", ["skills/price-reply/SKILL.md", "tools/a_price.json",
+                                  "hooks.py", "harness.yaml", "skills/price-reply"])
+def test_symlinks_out_of_the_harness_are_refused(tmp_path, part):
+    """A harness's text becomes training data: a link to a file elsewhere on disk must not pull
+    that file into every row."""
+    root = write_harness(tmp_path / "h")
+    outside = tmp_path / "outside"
+    (root / part).rename(outside)
+    (root / part).symlink_to(outside, target_is_directory=outside.is_dir())
+    with pytest.raises(HarnessError, match="symbolic link that leads outside the harness") as info:
+        load_harness(root)
+    assert str(root) in info.value.file
+
+
+def test_symlinks_inside_the_harness_are_followed(tmp_path):
+    root = write_harness(tmp_path / "h")
+    (root / "shared.md").write_text(SKILL_MD, encoding="utf-8")
+    skill = root / "skills" / "price-reply" / "SKILL.md"
+    skill.unlink()
+    skill.symlink_to(root / "shared.md")
+    assert load_harness(root).skill("price-reply").content.startswith("# Price reply")
+
+
+def test_a_byte_order_mark_is_accepted_in_every_harness_file(tmp_path, harness_dir):
+    root = write_harness(tmp_path / "h")
+    (root / "layouts").mkdir()
+    (root / "layouts" / "plain.j2").write_text("{% for s in sections %}{{ s.text }}{% endfor %}")
+    for path in [root / "harness.yaml", root / "skills" / "price-reply" / "SKILL.md",
+                 root / "tools" / "a_price.json", root / "hooks.py",
+                 root / "layouts" / "plain.j2"]:
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    loaded = load_harness(root)
+    assert loaded.tools == load_harness(harness_dir).tools
+    assert loaded.skills == load_harness(harness_dir).skills
+    assert not loaded.layouts["plain"].startswith("\ufeff")
+    assert not loaded.hooks_source.startswith("\ufeff")

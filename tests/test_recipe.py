@@ -49,7 +49,14 @@ def episode(row_id="e1") -> Episode:
     ({"seed": "42"}, "seed must be an integer, got '42'"),
     ({"seed": True}, "seed must be an integer"),
     ({"recipe_version": 2}, "recipe_version must be 1"),
-    ({"variants_per_episode": 0}, "variants_per_episode must be an integer >= 1"),
+    ({"variants_per_episode": 0}, "variants_per_episode must be an integer from 1 to 1000"),
+    # Every variant of an episode is held in memory at once: a run size with a ceiling.
+    ({"variants_per_episode": 1_000_000_000}, "variants_per_episode must be an integer from 1"),
+    # The name is the output folder: one safe path component, so nothing lands outside --out.
+    ({"name": "../../escape"}, "name must be 1-100 letters, digits"),
+    ({"name": "a/b"}, "name must be 1-100 letters"),
+    ({"name": ".hidden"}, "name must be 1-100 letters"),
+    ({"name": "x" * 101}, "name must be 1-100 letters"),
     ({"pipeline": [{"identity": {}, "tool_name_mask": {}}]}, "one-key mapping"),
     ({"extra": 1}, r"unknown keys \['extra'\]"),
 ])
@@ -57,6 +64,12 @@ def test_bad_recipe_is_refused_before_work(change, message):
     data = {**ENVELOPE, "pipeline": [{"identity": {}}], **change}
     with pytest.raises(RecipeError, match=message):
         Recipe.from_dict(data)
+
+
+def test_a_recipe_file_may_start_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + load_recipe("tools-basic").to_yaml().encode())
+    assert load_recipe(path) == load_recipe("tools-basic")
 
 
 def test_recipe_yaml_round_trip_and_shipped_names(tmp_path):

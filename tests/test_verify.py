@@ -137,3 +137,28 @@ def test_tokenized_mentions_equal_the_explicit_pattern(text, names):
     mapping = {n: f"<{n}>" for n in names}
     assert replace_mentions(text, mapping) == _pattern(tuple(sorted(names))).sub(
         lambda m: mapping[m.group(0)], text)
+
+
+def _with_recorded_arguments(episode: Episode, arguments: str) -> Episode:
+    messages = [dict(m) for m in episode.messages]
+    calls = [dict(c) for c in messages[1]["tool_calls"]]
+    calls[1] = {**calls[1], "function": {**calls[1]["function"], "arguments": arguments}}
+    messages[1]["tool_calls"] = calls
+    return replace(episode, messages=tuple(messages))
+
+
+@pytest.mark.parametrize(("arguments", "check"), [
+    ('{"link": "two"}', "call_schema"),    # a type the schema refuses, gold untouched
+    ('{"link": 2, "colour": 1}', "call_schema"),  # a parameter the schema does not define
+    ('{"link": 3}', "recorded_turn"),      # valid for the schema, not what the gold expects
+])
+def test_a_variant_whose_recorded_answer_went_wrong_is_refused(arguments, check):
+    """The gold and the names all survive, but the recorded call, the row's training target,
+    no longer fits: the variant would teach a wrong answer."""
+    source = original()
+    broken = _with_recorded_arguments(source, arguments)
+    with pytest.raises(VerificationFailed) as caught:
+        verify_variant(source, broken, Mapping())
+    assert caught.value.check == check
+    assert caught.value.reason.startswith("messages[1].tool_calls[1]" if check == "call_schema"
+                                          else "gold.turns[0]")
