@@ -9,7 +9,7 @@ seed and inputs make.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from hsa.registry import families as transform_families
 from hsa.rows import variant_row
 from hsa.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
-from hsa.writer import read_manifest, sha256
+from hsa.writer import read_manifest, version_problems
 
 _COMPARED = ("messages", "tools", "hsa_lineage", "hsa_mapping", "hsa_gold", "hsa_families",
              "hsa_version")
@@ -42,35 +42,58 @@ class AuditReport:
         return not self.problems
 
 
-def checked_input(manifest: dict, episodes: str | os.PathLike | None,
-                   trust_hooks: bool) -> tuple[Path, Harness | None]:
+def _located(given: str | os.PathLike | None, noted: str | None, option: str,
+             what: str) -> Path:
+    """An input given by the user, else where the run that made the version noted it (an
+    absolute path: see hsa.writer.read_manifest); a bare name means nothing was noted here."""
+    if given is not None:
+        return Path(given)
+    if noted is None or not Path(noted).is_absolute():
+        raise HsaError(f"{what} ({noted}) are needed, and no run on this machine noted where "
+                       f"they are (the version was made elsewhere or moved); pass {option}")
+    return Path(noted)
+
+
+def checked_input(manifest: dict, episodes: str | os.PathLike | None, trust_hooks: bool, *,
+                  harness: str | os.PathLike | None = None,
+                  harness_roots: tuple[str | os.PathLike, ...] = ()
+                  ) -> tuple[Path, Harness | None]:
     """The episodes file and default harness a version was made from, after checking both are
-    still the ones its manifest fingerprinted."""
-    path = Path(episodes or manifest["input"]["episodes"])
+    still the ones its manifest fingerprinted. Harness folders that episodes reference are
+    looked up as the run did: beside the episodes or under ``harness_roots``."""
+    path = _located(episodes, manifest["input"]["episodes"], "--episodes",
+                    "the source episodes")
     if not path.is_file():
         raise HsaError("the source episodes are needed to re-verify rows; pass --episodes",
                        file=str(path))
-    harness_dir = manifest["input"].get("harness")
-    if harness_dir is not None and not Path(harness_dir).is_dir():
+    then = manifest["input"].get("harnesses", {})
+    harness_dir = (_located(harness, manifest["input"].get("harness"), "--harness",
+                            "the default harness folder the version was made with")
+                   if "--harness" in then or harness is not None else None)
+    if harness_dir is not None and not harness_dir.is_dir():
         raise HsaError("the harness folder the version was made with is gone",
                        file=str(harness_dir))
-    now = input_fingerprint(path, harness_dir)
+    now = input_fingerprint(path, harness_dir, harness_roots)
     if now["episodes_sha256"] != manifest["input"]["episodes_sha256"]:
         raise HsaError("these episodes are not the ones the version was made from (sha256 "
                        "differs)", file=str(path))
-    then = manifest["input"].get("harnesses", {})
     for name in sorted(set(then) | set(now["harnesses"])):
         if then.get(name) != now["harnesses"].get(name):
-            folder = harness_dir if name == "--harness" else str(path.parent / name)
-            raise HsaError("this harness folder is not the one the version was made with "
-                           "(its files' sha256 differs, or it is new or gone)", file=folder)
+            folder = str(harness_dir) if name == "--harness" else str(path.parent / name)
+            hint = ("; if the run was given --harness-root, give the same here"
+                    if name not in now["harnesses"] and name != "--harness" else "")
+            raise HsaError(f"this harness folder is not the one the version was made with "
+                           f"(its files' sha256 differs, or it is new or gone){hint}",
+                           file=folder)
     return path, load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
 
 
-def _source_episodes(manifest: dict, episodes: str | os.PathLike | None,
-                     trust_hooks: bool) -> Iterator[Episode]:
-    path, default = checked_input(manifest, episodes, trust_hooks)
-    return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks)
+def _source_episodes(manifest: dict, episodes: str | os.PathLike | None, trust_hooks: bool,
+                     harness, harness_roots) -> Iterator[Episode]:
+    path, default = checked_input(manifest, episodes, trust_hooks, harness=harness,
+                                  harness_roots=harness_roots)
+    return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks,
+                                     harness_roots=harness_roots)
             if isinstance(e, Episode))
 
 
@@ -103,25 +126,17 @@ def _differences(stored: dict, rebuilt: dict) -> list[str]:
 
 
 def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike | None = None,
-                  trust_hooks: bool = False) -> AuditReport:
+                  trust_hooks: bool = False, harness: str | os.PathLike | None = None,
+                  harness_roots: tuple[str | os.PathLike, ...] = (),
+                  on_progress: Callable[[int], None] | None = None) -> AuditReport:
+    """Check a version: its files are exactly the manifest's (hashes, row counts, nothing
+    extra), its counts add up, and every row rebuilds from its source and lineage to the stored
+    bytes. ``on_progress(rows)`` reports the rows checked so far."""
     root = Path(version_dir)
     manifest = read_manifest(root)
     report = AuditReport(root)
     problems = report.problems
-    for shard in manifest["shards"] + [manifest["rejects"]]:
-        path = root / shard["path"]
-        if not path.is_file():
-            problems.append(f"{shard['path']}: missing")
-            continue
-        if sha256(path) != shard["sha256"]:
-            problems.append(f"{shard['path']}: sha256 differs from the manifest")
-        try:
-            rows = pq.ParquetFile(path).metadata.num_rows
-        except Exception as exc:  # a truncated or foreign file: report it, keep checking others
-            problems.append(f"{shard['path']}: not a readable Parquet file ({exc})")
-            continue
-        if rows != shard["rows"]:
-            problems.append(f"{shard['path']}: {rows} rows, manifest says {shard['rows']}")
+    problems.extend(version_problems(root, manifest))
     counts = manifest["counts"]
     accounted = counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"]
     if accounted != counts["input_lines"]:
@@ -134,7 +149,7 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
         return report  # do not re-verify rows of files that are already known to be wrong
 
     families = transform_families()
-    sources = _source_episodes(manifest, episodes, trust_hooks)
+    sources = _source_episodes(manifest, episodes, trust_hooks, harness, harness_roots)
     current: Episode | None = None
     seen_ids: set[str] = set()
     for row in _rows(root, manifest):
@@ -142,6 +157,8 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
             problems.append("... stopping after 50 problems")
             break
         report.rows_checked += 1
+        if on_progress is not None:
+            on_progress(report.rows_checked)
         if row["id"] in seen_ids:
             problems.append(f"{row['id']}: duplicate row id")
         seen_ids.add(row["id"])
@@ -167,16 +184,19 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
 
 
 def replay_row(version_dir: str | os.PathLike, row_id: str, *,
-               episodes: str | os.PathLike | None = None, trust_hooks: bool = False
-               ) -> tuple[dict, list[str]]:
+               episodes: str | os.PathLike | None = None, trust_hooks: bool = False,
+               harness: str | os.PathLike | None = None,
+               harness_roots: tuple[str | os.PathLike, ...] = ()) -> tuple[dict, list[str]]:
     """The stored row and the columns where its rebuild differs (empty: identical)."""
     root = Path(version_dir)
     manifest = read_manifest(root)
     stored = _stored_row(root, manifest, row_id)
     if stored is None:
         raise HsaError(f"no row {row_id!r} in this version", file=str(root))
-    path, default = checked_input(manifest, episodes, trust_hooks)
-    source = find_episode(path, stored["hsa_source_id"], harness=default, trust_hooks=trust_hooks)
+    path, default = checked_input(manifest, episodes, trust_hooks, harness=harness,
+                                  harness_roots=harness_roots)
+    source = find_episode(path, stored["hsa_source_id"], harness=default, trust_hooks=trust_hooks,
+                          harness_roots=harness_roots)
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
     families = transform_families()

@@ -10,6 +10,7 @@ number of workers give the same rows in the same order.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,14 +42,24 @@ class BatchJob:
     """Everything a worker needs, as plain data (it crosses process and Ray boundaries)."""
 
     recipe: dict
-    source: str               # the episodes file (for reject records and relative harness refs)
+    source: str               # the episodes file (relative harness references start there)
     harness_dir: str | None
     trust_hooks: bool
     version: str
+    harness_roots: tuple[str, ...] = ()  # more folders harness references may lead into
+
+    @property
+    def source_name(self) -> str:
+        """How reject records name the episodes file: its name, never a local path (rejects
+        travel with the dataset)."""
+        return Path(self.source).name
 
 
 class BatchFunction:
-    """Callable on input batches; builds its recipe and harness once per process."""
+    """Callable on input batches; builds its recipe and harness once per process. ``on_line``,
+    when set, is called after each input line is done (progress within a batch)."""
+
+    on_line: Callable[[], None] | None = None
 
     def __init__(self, job: BatchJob):
         self.job = job
@@ -67,21 +78,24 @@ class BatchFunction:
             for row in self.rows_for(line, text):
                 row["hsa_line"] = line
                 out.append(row)
+            if self.on_line is not None:
+                self.on_line()
         return pa.RecordBatch.from_pylist(out, schema=OUTPUT_SCHEMA)
 
     def rows_for(self, line: int, text: bytes) -> list[dict]:
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            return [self._reject(Reject(self.job.source, line, None, None,
+            return [self._reject(Reject(self.job.source_name, line, None, None,
                                         f"not valid JSON: {exc}"), line)]
         try:
             episode = Episode.from_dict(data, harness=self.harness, base_dir=self.base_dir,
                                         trust_hooks=self.job.trust_hooks,
-                                        harness_cache=self.harness_cache)
+                                        harness_cache=self.harness_cache,
+                                        harness_roots=self.job.harness_roots)
         except HsaError as exc:
             row = data.get("id") if isinstance(data, dict) else None
-            return [self._reject(Reject.from_error(exc, source=self.job.source, line=line,
+            return [self._reject(Reject.from_error(exc, source=self.job.source_name, line=line,
                                                    id=None if row is None else str(row)), line)]
         out = []
         for item in augment_episode(self.recipe, episode):
@@ -101,13 +115,13 @@ class BatchFunction:
 
     def _reject(self, reject: Reject, line: int) -> dict:
         record = {"source": reject.source, "line": reject.line if reject.line else line,
-                  "id": reject.id, "variant": None, "stage": "load", "field": reject.field,
+                  "id": reject.id, "variant": None, "stage": reject.stage, "field": reject.field,
                   "reason": reject.reason, "lineage": None}
         return {**_EMPTY_ROW, "hsa_source_id": reject.id,
                 "hsa_reject": orjson.dumps(record).decode()}
 
     def _variant_reject(self, reject: VariantReject, line: int) -> dict:
-        record = reject_row(reject, source=self.job.source, line=line)
+        record = reject_row(reject, source=self.job.source_name, line=line)
         return {**_EMPTY_ROW, "hsa_source_id": reject.source_id, "hsa_variant": reject.index,
                 "hsa_reject": orjson.dumps(record).decode()}
 

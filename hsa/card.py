@@ -19,6 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from hsa.assets import templates_dir
 from hsa.errors import HsaError
 from hsa.jsonl import atomic_path
+from hsa.textfile import read_text
 from hsa.writer import read_manifest
 
 
@@ -90,6 +91,17 @@ def _recipe_yaml(recipe: dict) -> str:
         return yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
 
 
+def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str, str, int]]:
+    """The most frequent (stage, reason, count) of a version's rejects, reasons cut to 120
+    characters so that rejects differing only in a long tail group together."""
+    rejects = read_table(Path(version_dir) / "rejects.parquet", ["stage", "reason"])
+    if not rejects.height:
+        return []
+    return (rejects.with_columns(pl.col("reason").str.slice(0, 120))
+            .group_by(["stage", "reason"]).len()
+            .sort(["len", "stage", "reason"], descending=[True, False, False]).head(limit).rows())
+
+
 def card_text(version_dir: str | os.PathLike, *, license: str = "other",
               manifest: dict | None = None) -> str:
     """The card of a version; ``manifest`` when the caller holds it already."""
@@ -97,11 +109,6 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other",
     manifest = manifest if manifest is not None else read_manifest(root)
     split = manifest["split"]
     per_source, messages, tools, first_id = _row_statistics(root, manifest)
-    rejects = read_table(root / "rejects.parquet", ["stage", "reason"])
-    top_rejects = (rejects.with_columns(pl.col("reason").str.slice(0, 120))
-                   .group_by(["stage", "reason"]).len()
-                   .sort(["len", "stage", "reason"], descending=[True, False, False]).head(20)
-                   if rejects.height else None)
     front = {
         "license": license, "task_categories": ["text-generation"],
         "language": ["en", "zh"], "pretty_name": f"{manifest['name']} ({manifest['version']})",
@@ -122,7 +129,7 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other",
         tools_dist=_distribution(tools),
         by_family=sorted(manifest["statistics"]["rows_by_family"].items()),
         by_transform=sorted(manifest["statistics"]["rows_by_transform"].items()),
-        rejects=[] if top_rejects is None else top_rejects.rows(),
+        rejects=top_rejects(root, limit=20),
         episodes=Path(manifest["input"]["episodes"]).name, example_id=f"{first_id}#1",
         hsa_version=manifest["hsa_version"],
         transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()))
@@ -131,7 +138,7 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other",
 def card_license(version_dir: str | os.PathLike) -> str | None:
     """The license in a version's card front matter, or None without a readable card."""
     try:
-        text = (Path(version_dir) / "README.md").read_text(encoding="utf-8")
+        text = read_text(Path(version_dir) / "README.md")
         _, front, _ = text.split("---\n", 2)
         meta = yaml.safe_load(front)
     except (OSError, ValueError, yaml.YAMLError):

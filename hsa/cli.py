@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from collections import Counter
 from functools import partial
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -22,6 +25,13 @@ TrustHooks = Annotated[bool, typer.Option(
     "--trust-hooks", help="Allow harnesses' hooks.py to be imported (it is code: read it first).")]
 DefaultHarness = Annotated[Path | None, typer.Option(
     help="Default harness folder for episodes that name none.")]
+HarnessRoots = Annotated[list[Path], typer.Option(
+    "--harness-root", help="A folder that harness paths in episodes may lead into, besides the "
+                           "episodes file's own folder (repeatable). Paths leading anywhere else "
+                           "are rejected: a harness's text becomes training data.")]
+MaxRejectShare = Annotated[float, typer.Option(
+    min=0.0, max=1.0, help="Exit 1 when rejects make up more than this share of the output "
+                           "(rejects / (rows + rejects)); a run with no rows always exits 1.")]
 
 app = typer.Typer(
     name="hsa", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -155,6 +165,9 @@ def _report_import(result, out_path: Path, rejects_path: Path) -> None:
         for notice in result.notices:
             err.print(f"  {notice}", markup=False, highlight=False)
     out.print(f"wrote {out_path} and {rejects_path}")
+    # Only an import that keeps nothing fails: dropping lines of a foreign format is its job.
+    _fail_unless_healthy(len(result.episodes), [(r.stage, r.reason) for r in result.rejects],
+                         1.0, what="episodes")
 
 
 def _line_progress(path: Path, description: str):
@@ -208,6 +221,7 @@ def score(
     harness: DefaultHarness = None,
     trust_hooks: TrustHooks = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: accuracy, correct, total, categories, items.")] = False,
+    harness_roots: HarnessRoots = [],
 ) -> None:
     """Score model messages against gold with BFCL's AST rules; ids without a prediction are wrong.
 
@@ -220,7 +234,8 @@ def score(
 
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     loaded, bad_episodes = [], []
-    for item in read_episodes(episodes, harness=default, trust_hooks=trust_hooks):
+    for item in read_episodes(episodes, harness=default, trust_hooks=trust_hooks,
+                              harness_roots=tuple(harness_roots)):
         (loaded if isinstance(item, Episode) else bad_episodes).append(item)
     if bad_episodes:
         raise HsaError(f"{len(bad_episodes)} episode line(s) do not load; first: {bad_episodes[0]}")
@@ -267,12 +282,15 @@ def augment(
     rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")] = 256,
     trust_hooks: TrustHooks = False,
+    harness_roots: HarnessRoots = [],
+    max_reject_share: MaxRejectShare = 0.5,
 ) -> None:
     """Run a recipe over episodes: make, verify and write every variant, with lineage.
 
     Each variant is reproducible from (recipe seed, episode id, variant index) alone, so the
     output does not depend on input order or batch size. Variants that fail verification go to
-    the rejects file with the failed check and their lineage.
+    the rejects file with the failed check and their lineage. Exits 1, with the rejects counted
+    by reason, when no variant is written or rejects exceed --max-reject-share.
 
         hsa augment --recipe tools-basic --episodes parallel.jsonl --out variants.jsonl
     """
@@ -292,7 +310,8 @@ def augment(
     reject_rows: list[dict] = []
 
     def variants():
-        items = track(read_episodes(episodes, harness=default, trust_hooks=trust_hooks),
+        items = track(read_episodes(episodes, harness=default, trust_hooks=trust_hooks,
+                                    harness_roots=tuple(harness_roots)),
                       "augment", total=lambda: count_lines(episodes), unit="episodes")
         for item in run_augment(parsed, items, batch_size=batch_size):
             if isinstance(item, Variant):
@@ -302,8 +321,8 @@ def augment(
                 counts[item.stage] += 1
                 reject_rows.append({"kind": "variant", **item.to_dict()})
             else:
-                counts["load"] += 1
-                reject_rows.append({"kind": "episode", **item.to_dict()})
+                counts[item.stage] += 1
+                reject_rows.append({"kind": "episode", **item.to_dict(), "stage": item.stage})
 
     write_jsonl(out_path, variants())
     write_jsonl(rejects_path, reject_rows)
@@ -312,6 +331,32 @@ def augment(
               f"{sum(rejected.values())} rejected"
               + (f" ({', '.join(f'{k} {v}' for k, v in sorted(rejected.items()))})" if rejected else ""))
     out.print(f"wrote {out_path} and {rejects_path}")
+    _fail_unless_healthy(counts["variants"], [(r["stage"], r["reason"]) for r in reject_rows],
+                         max_reject_share, what="variants")
+
+
+def _fail_unless_healthy(kept: int, rejects: list[tuple[str, str]], max_share: float, *,
+                         what: str) -> None:
+    """Exit 1, after the rejects counted by stage and reason, when nothing was kept or rejects
+    are more than ``max_share`` of the output: a run that made (almost) nothing is no success."""
+    share = len(rejects) / (kept + len(rejects)) if kept + len(rejects) else 0.0
+    if kept and share <= max_share:
+        return
+    _print_reject_summary(Counter((stage, reason[:120]) for stage, reason in rejects).most_common(10),
+                          len(rejects))
+    why = (f"no {what} written" if not kept else
+           f"{share:.1%} of the output was rejected, more than --max-reject-share {max_share:g}")
+    err.print(f"FAILED: {why}", markup=False, highlight=False)
+    raise typer.Exit(1)
+
+
+def _print_reject_summary(top: list, total: int) -> None:
+    """The most frequent reject reasons, ``[((stage, reason), count), ...]``."""
+    if not total:
+        return
+    err.print(f"rejects by reason ({total} in all):", markup=False, highlight=False)
+    for (stage, reason), count in top:
+        err.print(f"  {count:>7,}  {stage}: {reason}", markup=False, highlight=False)
 
 
 # ---- datasets ------------------------------------------------------------------------------
@@ -328,13 +373,17 @@ def generate(
     split: Annotated[str, typer.Option(help="Split name of the shards (data/SPLIT-*.parquet).")] = "train",
     license: Annotated[str, typer.Option(help="License id for the data card (that of your source episodes).")] = "other",
     trust_hooks: TrustHooks = False,
+    harness_roots: HarnessRoots = [],
+    max_reject_share: MaxRejectShare = 0.5,
 ) -> None:
     """Make a versioned, verified, TRL-ready dataset: shards, rejects, manifest and card.
 
     The version is a hash of the canonical recipe, the input fingerprint, the hsa version and the
     transform versions: same inputs, same version, byte-identical shards, whatever the worker
-    count or engine. The version folder appears only when complete. The last line printed is its
-    path.
+    count or engine. The version folder appears only when complete; an existing one is reused
+    only when its files match its manifest (a damaged one is rebuilt). The last line printed is
+    its path. Exits 1, with the rejects counted by reason, when the version has no rows or its
+    rejects exceed --max-reject-share.
 
         hsa generate --recipe hat-train --episodes episodes.jsonl --out out --workers 2
     """
@@ -347,31 +396,56 @@ def generate(
     with progress_bar("generate", total=lines, unit="episodes") as advance:
         result = run_generate(parsed, episodes, out_dir, harness=harness, engine=engine,
                               workers=workers, batch_size=batch_size, split=split,
-                              trust_hooks=trust_hooks, license=license, on_progress=advance)
+                              trust_hooks=trust_hooks, license=license, on_progress=advance,
+                              harness_roots=tuple(harness_roots))
     counts = result.manifest["counts"]
+    if result.repaired:
+        err.print(f"version {result.manifest['version']} existed but was damaged ("
+                  + "; ".join(result.repaired[:3])
+                  + (f"; {len(result.repaired) - 3} more" if len(result.repaired) > 3 else "")
+                  + "): rebuilt", markup=False, highlight=False)
     if result.reused:
-        out.print(f"version {result.manifest['version']} already exists (same inputs); nothing to do")
+        out.print(f"version {result.manifest['version']} already exists (same inputs, files "
+                  f"checked against its manifest); nothing to do")
     out.print(f"{counts['input_lines']} input lines -> {counts['rows']} rows from "
               f"{counts['sources_out']} sources; rejected: {counts['load_rejects']} on load, "
               f"{counts['variant_rejects']} variants"
               + (f" ({', '.join(f'{k} {v}' for k, v in result.manifest['statistics']['rejects_by_stage'].items())})"
                  if result.manifest['statistics']['rejects_by_stage'] else ""))
+    failure = result.failure(max_reject_share)
+    if failure:
+        from hsa.card import top_rejects
+        _print_reject_summary([((stage, reason), count) for stage, reason, count
+                               in top_rejects(result.path, limit=10)], result.rejected)
+        err.print(f"FAILED: {failure}; see {result.path / 'rejects.parquet'}", markup=False,
+                  highlight=False)
     print(result.path)
+    if failure:
+        raise typer.Exit(1)
 
 
 @app.command()
 def verify(
     version_dir: Annotated[Path, typer.Argument(help="A version folder made by `hsa generate`.")],
-    episodes: Annotated[Path | None, typer.Option(help="Source episodes; default: the path recorded in the manifest.")] = None,
+    episodes: Annotated[Path | None, typer.Option(help="Source episodes; default: where the run that made the version on this machine found them.")] = None,
     trust_hooks: TrustHooks = False,
+    harness: Annotated[Path | None, typer.Option(help="The default harness folder the version was made with (--harness of generate); default: where that run found it.")] = None,
+    harness_roots: HarnessRoots = [],
 ) -> None:
     """Recompute shard hashes, check the counts, rebuild and re-verify every row.
 
-    Exits non-zero and lists what is wrong on any mismatch.
+    The version's files must be exactly the ones its manifest lists. Exits non-zero and lists
+    what is wrong on any mismatch.
     """
     from hsa.audit import audit_version
+    from hsa.progress import progress_bar
+    from hsa.writer import read_manifest
 
-    report = audit_version(version_dir, episodes=episodes, trust_hooks=trust_hooks)
+    rows = read_manifest(version_dir)["counts"].get("rows")
+    with progress_bar("verify", total=rows, unit="rows") as advance:
+        report = audit_version(version_dir, episodes=episodes, trust_hooks=trust_hooks,
+                               harness=harness, harness_roots=tuple(harness_roots),
+                               on_progress=lambda n: advance(n, n))
     if not report.ok:
         for problem in report.problems:
             err.print(f"  {problem}", markup=False, highlight=False)
@@ -385,9 +459,10 @@ def verify(
 def replay(
     target: Annotated[Path, typer.Argument(help="A version folder (hsa generate) or a variants JSONL (hsa augment).")],
     row: Annotated[str, typer.Option("--id", help="The row to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")],
-    episodes: Annotated[Path | None, typer.Option(help="Source episodes (needed for a variants JSONL; a version records its own).")] = None,
-    harness: Annotated[Path | None, typer.Option(help="Default harness folder (variants JSONL only).")] = None,
+    episodes: Annotated[Path | None, typer.Option(help="Source episodes (needed for a variants JSONL; for a version, default: where the run that made it found them).")] = None,
+    harness: Annotated[Path | None, typer.Option(help="Default harness folder (for a version, default: the one its run used).")] = None,
     trust_hooks: TrustHooks = False,
+    harness_roots: HarnessRoots = [],
 ) -> None:
     """Rebuild one row from its source episode and lineage (no sampling) and compare.
 
@@ -402,12 +477,14 @@ def replay(
 
     if target.is_dir():
         from hsa.audit import replay_row
-        stored, differing = replay_row(target, row, episodes=episodes, trust_hooks=trust_hooks)
+        stored, differing = replay_row(target, row, episodes=episodes, trust_hooks=trust_hooks,
+                                       harness=harness, harness_roots=tuple(harness_roots))
         lineage = [Step.from_dict(s) for s in orjson.loads(stored["hsa_lineage"])]
     else:
         if episodes is None:
             raise HsaError("replaying from a variants JSONL needs --episodes")
-        lineage, differing = _replay_variant_line(target, row, episodes, harness, trust_hooks)
+        lineage, differing = _replay_variant_line(target, row, episodes, harness, trust_hooks,
+                                                  tuple(harness_roots))
     for step in lineage:
         mark = "fired" if step.fired else "skipped"
         out.print(f"  {step.path:>6}  {step.transform}@{step.version}  {mark}  "
@@ -421,7 +498,7 @@ def replay(
 
 
 def _replay_variant_line(variants: Path, row: str, episodes: Path, harness: Path | None,
-                         trust_hooks: bool):
+                         trust_hooks: bool, harness_roots: tuple[Path, ...]):
     from hsa.episode import find_episode
     from hsa.harness import load_harness
     from hsa.jsonl import dumps, read_lines
@@ -436,7 +513,8 @@ def _replay_variant_line(variants: Path, row: str, episodes: Path, harness: Path
     if stored is None:
         raise HsaError(f"no variant {row} in {variants}")
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
-    original = find_episode(episodes, source_id, harness=default, trust_hooks=trust_hooks)
+    original = find_episode(episodes, source_id, harness=default, trust_hooks=trust_hooks,
+                            harness_roots=harness_roots)
     if original is None:
         raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
     lineage = [Step.from_dict(s) for s in stored["lineage"]]
@@ -569,17 +647,67 @@ def _add_plugin_commands() -> None:
 _add_plugin_commands()
 
 
+_PLACEHOLDER = re.compile(r"(?<!\\)<(?=[A-Za-z])")
+
+
+def _keep_placeholders(text: str | None) -> str | None:
+    """Help is rendered as Markdown, where a placeholder such as ``<row id>`` reads as an HTML tag
+    and vanishes: escape its ``<`` everywhere except in code (backtick spans, indented or fenced
+    blocks), where Markdown keeps it as written."""
+    if not text:
+        return text
+    lines, fenced = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or line.startswith(("    ", "\t")):
+            lines.append(line)
+            continue
+        parts = line.split("`")
+        lines.append("`".join(_PLACEHOLDER.sub(r"\\<", part) if i % 2 == 0 else part
+                              for i, part in enumerate(parts)))
+    return "\n".join(lines)
+
+
+def _command() -> click.Command:
+    """The click command tree of the app, every help text with its placeholders kept."""
+    root = typer.main.get_command(app)
+    stack = [root]
+    while stack:
+        command = stack.pop()
+        command.help = _keep_placeholders(command.help)
+        for param in command.params:
+            if isinstance(getattr(param, "help", None), str):
+                param.help = _keep_placeholders(param.help)
+        stack.extend(getattr(command, "commands", {}).values())
+    return root
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app; an HsaError becomes one line on stderr and exit status 2."""
+    """Entry point: run the app; an HsaError becomes one line on stderr and exit status 2, and
+    nothing else reaches the user as a traceback either."""
     # Click handles its own usage errors (exit 2 with a hint) and exits through SystemExit;
     # only our own user errors reach the except clause.
     try:
-        app(args=argv, prog_name="hsa")
+        _command()(args=argv, prog_name="hsa")
     except HsaError as exc:
         err.print(f"error: {exc}", markup=False, highlight=False)
         return 2
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False, highlight=False)
+        return 130
+    except OSError as exc:  # the machine, not the input: a full disk, a missing permission
+        where = f"{exc.filename}: " if exc.filename else ""
+        err.print(f"error: {where}{exc.strerror or exc}", markup=False, highlight=False)
+        return 2
+    except Exception as exc:
+        if os.environ.get("HSA_DEBUG"):
+            raise
+        err.print(f"error: unexpected {type(exc).__name__}: {exc}\n(a bug in hsa: rerun with "
+                  f"HSA_DEBUG=1 for the traceback and report it)", markup=False, highlight=False)
+        return 1
     return 0
 
 

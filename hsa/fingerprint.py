@@ -15,6 +15,9 @@ from pathlib import Path
 
 import orjson
 
+from hsa.errors import HsaError
+from hsa.harness import inside, referenced_folder
+
 # A string-valued "harness" key: a reference to a harness folder. Inside JSON string values
 # quotes are escaped, so this only matches real keys.
 _HARNESS_REF = re.compile(rb'"harness"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -22,17 +25,36 @@ _CHUNK = 1 << 22
 
 
 def folder_sha256(folder: str | os.PathLike) -> str:
-    """sha256 over every file of a folder: relative path and bytes, in path order."""
+    """sha256 over every file of a folder: relative path and bytes, in path order. A symbolic
+    link that leads out of the folder counts by its target's name, never its bytes: nothing
+    outside is read (loading such a harness fails anyway)."""
     root = Path(folder)
+    real = root.resolve()
     digest = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        if inside(real, path):
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        else:
+            digest.update(b"link\0" + os.fsencode(os.readlink(path)) if path.is_symlink()
+                          else b"outside\0")
     return digest.hexdigest()
 
 
-def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | None) -> dict:
-    """What the run reads: the episodes file's sha256 and each harness folder's."""
+def harness_key(ref: str) -> str:
+    """How the fingerprint (and so the manifest) names a harness folder an episode references:
+    as written when it is a plain relative path, else by a hash of the reference, so that no
+    local absolute path (or path above the episodes' folder) lands in a published manifest."""
+    path = Path(ref)
+    if not path.is_absolute() and ".." not in path.parts:
+        return ref
+    return "ref-" + hashlib.sha256(ref.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | None,
+                      harness_roots: tuple[str | os.PathLike, ...] = ()) -> dict:
+    """What the run reads: the episodes file's sha256 and each harness folder's (the default one,
+    and each one an episode references that it may read: see hsa.harness.referenced_folder)."""
     episodes = Path(episodes)
     digest = hashlib.sha256()
     refs: set[bytes] = set()
@@ -50,14 +72,14 @@ def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | 
     if harness is not None:
         harnesses["--harness"] = folder_sha256(harness)
     for ref in sorted(refs):
-        name = orjson.loads(b'"' + ref + b'"')
         try:
-            folder = episodes.parent / name
+            name = orjson.loads(b'"' + ref + b'"')
+            folder = referenced_folder(name, episodes.parent, harness_roots)
             if not folder.is_dir():
                 continue
-        except (OSError, ValueError):  # not a usable path: that row is rejected on load
+        except (HsaError, OSError, ValueError):  # rows naming it are rejected on load
             continue
-        harnesses[name] = folder_sha256(folder)
+        harnesses[harness_key(name)] = folder_sha256(folder)
     return {"episodes_sha256": digest.hexdigest(), "harnesses": harnesses}
 
 

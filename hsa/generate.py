@@ -7,16 +7,20 @@
       README.md                             the Hugging Face dataset card
 
 Every input line is accounted for: ``input_lines = sources_out + sources_all_rejected +
-load_rejects``, and every variant is a row or a reject.
+load_rejects``, and every variant is a row or a reject. A version that exists already is reused
+only after its files check against its manifest; a damaged one is rebuilt. Nothing is written
+outside ``<out>``: the recipe and split names are single safe path components, and the local
+paths of the inputs are kept beside the version (``.<version>.inputs.json``), never in it.
 """
 
 from __future__ import annotations
 
 import errno
-from contextlib import closing
 import os
+import re
 import shutil
 import sys
+from contextlib import closing
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,11 +38,19 @@ from hsa.fingerprint import input_fingerprint, version_id
 from hsa.jsonl import atomic_path, raw_lines
 from hsa.recipe import Recipe
 from hsa.rows import REJECT_SCHEMA, ROW_SCHEMA
-from hsa.writer import (ShardWriter, finalize_shards, publish, read_manifest, sha256,
-                        staging_dir)
+from hsa.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
+                        sha256, staging_dir, version_problems)
 
 MANIFEST_VERSION = 1
 DEFAULT_BATCH = 256
+MAX_BATCH = 65_536
+MAX_WORKERS = 256
+# Variants held in memory for one batch: the batch is cut smaller when a recipe makes many
+# variants per episode (output never depends on the batch size).
+MAX_BATCH_VARIANTS = 16_384
+# More rejects than rows is a failed run, not a dataset (hsa generate --max-reject-share).
+DEFAULT_MAX_REJECT_SHARE = 0.5
+_SPLIT = re.compile(r"\w+(\.\w+)*")  # Hugging Face's rule for split names
 
 
 @dataclass
@@ -46,11 +58,37 @@ class Result:
     path: Path
     manifest: dict
     reused: bool = False
+    repaired: list[str] = field(default_factory=list)  # what was wrong with the version replaced
+
+    @property
+    def rejected(self) -> int:
+        counts = self.manifest["counts"]
+        return counts["load_rejects"] + counts["variant_rejects"]
+
+    @property
+    def reject_share(self) -> float:
+        """Rejects among everything the run made (rows + rejects)."""
+        total = self.rejected + self.manifest["counts"]["rows"]
+        return self.rejected / total if total else 0.0
+
+    def failure(self, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
+        """Why the run does not count as a success (no rows, or too many rejects), or None."""
+        lines = self.manifest["counts"]["input_lines"]
+        if lines == 0:
+            return "no rows: the episodes file has no lines"
+        if self.manifest["counts"]["rows"] == 0:
+            return f"no rows: every one of the {lines} input line(s) ended as a reject"
+        if self.reject_share > max_reject_share:
+            return (f"{self.reject_share:.1%} of the run was rejected ({self.rejected} rejects, "
+                    f"{self.manifest['counts']['rows']} rows), more than --max-reject-share "
+                    f"{max_reject_share:g}")
+        return None
 
 
 @dataclass
 class _Counts:
     input_lines: int = 0
+    lines_done: int = 0  # input lines whose outputs came back
     rows: int = 0
     load_rejects: int = 0
     variant_rejects: int = 0
@@ -80,11 +118,25 @@ def read_batches(path: Path, batch_size: int, counts: _Counts) -> Iterator[pa.Re
 def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike, *,
              harness: str | os.PathLike | None = None, engine: str = "local", workers: int = 1,
              batch_size: int = DEFAULT_BATCH, split: str = "train", trust_hooks: bool = False,
-             license: str = "other", on_progress: Callable[[int, int], None] | None = None
-             ) -> Result:
-    """Make (or find) the version of ``recipe`` over ``episodes``; return its folder."""
+             license: str = "other", on_progress: Callable[[int, int], None] | None = None,
+             harness_roots: tuple[str | os.PathLike, ...] = ()) -> Result:
+    """Make (or find) the version of ``recipe`` over ``episodes``; return its folder.
+
+    ``on_progress(lines, rows)`` reports the input lines done and rows made so far, within
+    batches too. Harness folders that episodes reference must lie beside the episodes file or
+    under ``harness_roots``."""
     if engine not in ENGINES:
         raise HsaError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise HsaError(f"workers must be from 1 to {MAX_WORKERS}, got {workers}")
+    if not 1 <= batch_size <= MAX_BATCH:
+        raise HsaError(f"batch size must be from 1 to {MAX_BATCH}, got {batch_size}")
+    if not _SPLIT.fullmatch(split):
+        raise HsaError(f"split must be a name like train or validation (letters, digits, _ "
+                       f"and inner dots), got {split!r}")
+    per_episode = recipe.variants_per_episode + recipe.keep_original
+    batch_size = max(1, min(batch_size, MAX_BATCH_VARIANTS // per_episode))
+    harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
     episodes = Path(episodes)
     if not episodes.is_file():
         raise HsaError("episodes file does not exist", file=str(episodes))
@@ -96,26 +148,33 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
 
     canonical = recipe.to_dict()
     transforms = recipe.transform_versions()
-    fingerprint = input_fingerprint(episodes, harness)
+    fingerprint = input_fingerprint(episodes, harness, harness_roots)
     version = version_id(canonical, fingerprint, __version__, transforms, split)
     final = out / recipe.name / version
+    repaired: list[str] = []
     if (final / "manifest.json").is_file():
-        manifest = read_manifest(final)
-        # The license is the card's, not the data's: same rows, same version, new card.
-        from hsa.card import card_license, write_card
-        if card_license(final) != license:
-            write_card(final, license=license, manifest=manifest)
-        return Result(final, manifest, reused=True)
+        try:
+            manifest = read_manifest(final)
+            repaired = version_problems(final, manifest)
+        except HsaError as exc:
+            repaired = [exc.reason]
+        if not repaired:
+            # The license is the card's, not the data's: same rows, same version, new card.
+            from hsa.card import card_license, write_card
+            if card_license(final) != license:
+                write_card(final, license=license, manifest=manifest)
+            record_inputs(final, episodes, None if harness is None else Path(harness))
+            return Result(final, manifest, reused=True)
 
     staging = staging_dir(final)
     try:
         manifest = _write(recipe, episodes, harness, staging, engine=engine, workers=workers,
                           batch_size=batch_size, split=split, trust_hooks=trust_hooks,
                           version=version, fingerprint=fingerprint, transforms=transforms,
-                          on_progress=on_progress)
+                          on_progress=on_progress, harness_roots=harness_roots)
         from hsa.card import write_card
         write_card(staging, license=license, manifest=manifest)
-        published = publish(staging, final)
+        published = publish(staging, final, replace=bool(repaired))
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if exc.errno == errno.ENOSPC:
@@ -125,26 +184,37 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return Result(final, manifest, reused=not published)
+    record_inputs(final, episodes, None if harness is None else Path(harness))
+    if not published:  # an identical version appeared meanwhile: report what it holds
+        manifest = read_manifest(final)
+    return Result(final, manifest, reused=not published, repaired=repaired)
 
 
 def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: str, workers: int,
            batch_size: int, split: str, trust_hooks: bool, version: str, fingerprint: dict,
-           transforms: dict, on_progress) -> dict:
+           transforms: dict, on_progress, harness_roots: tuple[str, ...]) -> dict:
     job = BatchJob(recipe=recipe.to_dict(), source=str(episodes),
                    harness_dir=None if harness is None else str(harness), trust_hooks=trust_hooks,
-                   version=version)
+                   version=version, harness_roots=harness_roots)
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
     rejects = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
     counts = _Counts()
     line_state: dict[int, str] = {}  # the last line seen: "row" once it has a row, else "reject"
+    shown = 0  # the most lines reported done: workers' counts run ahead of the batches back
+
+    def lines_done(n: int) -> None:
+        nonlocal shown
+        shown = max(shown, n)
+        on_progress(shown, counts.rows)
+
     batches = run_engine(engine, job, read_batches(episodes, batch_size, counts),
-                         workers=workers, staging=staging)
+                         workers=workers, staging=staging,
+                         on_lines=lines_done if on_progress else None)
     seen_ids: set[str] = set()
     # closing(): an error below must stop the engine (its process pool) at once, not at GC.
     for batch in closing_iterator(batches):
-        table = _reject_duplicate_ids(pa.Table.from_batches([batch]), seen_ids, str(episodes))
+        table = _reject_duplicate_ids(pa.Table.from_batches([batch]), seen_ids, job.source_name)
         is_reject = pc.invert(pc.is_null(table.column("hsa_reject")))
         _count_sources(table, is_reject, line_state, counts)
         kept = table.filter(pc.invert(is_reject))
@@ -156,7 +226,7 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
             counts.rows_by_transform[name] += n
         records = [orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()]
         for record in records:
-            if record["stage"] == "load":
+            if record["variant"] is None:  # the input line never became a usable episode
                 counts.load_rejects += 1
             else:
                 counts.variant_rejects += 1
@@ -164,7 +234,7 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
         if records:
             rejects.add(pa.Table.from_pylist(records, schema=REJECT_SCHEMA))
         if on_progress:
-            on_progress(counts.input_lines, counts.rows)
+            lines_done(counts.lines_done)
     _close_sources(line_state, counts)
     shards = finalize_shards(rows.close(), split)
     (reject_path, _), = rejects.close()
@@ -176,8 +246,9 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
     manifest = {
         "manifest_version": MANIFEST_VERSION, "name": recipe.name, "version": version,
         "split": split, "recipe": recipe.to_dict(), "seed": recipe.seed,
-        "input": {"episodes": str(episodes), **fingerprint,
-                  "harness": None if harness is None else str(harness)},
+        # Names, not paths: a manifest is published with the version (see hsa.writer.inputs_path).
+        "input": {"episodes": episodes.name, **fingerprint,
+                  "harness": None if harness is None else Path(harness).resolve().name},
         "hsa_version": __version__, "transform_versions": transforms,
         "counts": {"input_lines": counts.input_lines, "sources_out": counts.sources_out,
                    "sources_all_rejected": counts.sources_all_rejected,
@@ -254,6 +325,7 @@ def _count_sources(table: pa.Table, is_reject: pa.ChunkedArray, state: dict, cou
         if line not in state:
             _close_sources(state, counts)
             state[line] = "pending"
+            counts.lines_done += 1
         if not rejected:
             state[line] = "row"
         elif load:

@@ -14,20 +14,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hsa.writer import read_manifest
 from hsa.errors import HsaError
+from hsa.writer import read_manifest, version_problems
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 RETRIES = 4
 
 
 def version_files(version_dir: Path, manifest: dict | None = None) -> list[Path]:
-    """The files a version publishes, in a stable order (card and manifest first)."""
+    """The files a version publishes, in a stable order (card and manifest first), after
+    checking they are exactly the ones its manifest lists, with the bytes it hashed: a damaged
+    version is never published."""
     manifest = manifest if manifest is not None else read_manifest(version_dir)
+    problems = version_problems(version_dir, manifest)
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5
+                                           else "")
+        raise HsaError(f"the version's files do not match its manifest, nothing pushed: {shown} "
+                       f"(hsa verify says more; hsa generate rebuilds a damaged version)",
+                       file=str(version_dir))
     paths = ["README.md", "manifest.json", "rejects.parquet"] + [s["path"] for s in manifest["shards"]]
-    missing = [p for p in paths if not (version_dir / p).is_file()]
-    if missing:
-        raise HsaError(f"version is incomplete, missing: {', '.join(missing)}", file=str(version_dir))
     return [version_dir / p for p in paths]
 
 

@@ -1,9 +1,14 @@
-"""Progress bars for long work, shown on stderr only when it is a terminal (never in logs/CI)."""
+"""Progress of long work on stderr: a live bar on a terminal (redrawn ten times a second), and
+in logs and CI, where a bar would be noise, one plain line every ``HSA_PROGRESS_SECONDS``
+seconds (default 10; 0 prints every update), e.g.
+``generate: 1,024/4,096 episodes (25.0%), 5,120 rows, 341 episodes/s, 0:00:03 elapsed``.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,8 +28,49 @@ T = TypeVar("T")
 Total = int | Callable[[], int | None] | None
 
 
+PROGRESS_SECONDS_ENV = "HSA_PROGRESS_SECONDS"
+DEFAULT_LOG_SECONDS = 10.0
+
+
 def _total(total: Total) -> int | None:
     return total() if callable(total) else total
+
+
+def log_seconds() -> float:
+    """Seconds between progress lines in logs (``HSA_PROGRESS_SECONDS``)."""
+    try:
+        value = float(os.environ.get(PROGRESS_SECONDS_ENV, DEFAULT_LOG_SECONDS))
+    except ValueError:
+        return DEFAULT_LOG_SECONDS
+    return value if value >= 0 else DEFAULT_LOG_SECONDS
+
+
+class LogLines:
+    """Progress as a plain line on stderr at most every :func:`log_seconds` seconds: for logs,
+    where a redrawn bar would be noise. The total is fetched when the first line is written."""
+
+    def __init__(self, description: str, total: Total, unit: str):
+        self.description, self.unit, self._total = description, unit, total
+        self.interval = log_seconds()
+        self.started = self.last = time.monotonic()
+
+    def update(self, done: int, rows: int | None = None, total: int | None = None) -> None:
+        if total is not None:
+            self._total = total
+        now = time.monotonic()
+        if now - self.last < self.interval:
+            return
+        self.last = now
+        self._total = _total(self._total)
+        elapsed = now - self.started
+        count = f"{done:,}/{self._total:,}" if self._total else f"{done:,}"
+        share = f" ({done / self._total:.1%})" if self._total else ""
+        extra = f", {rows:,} rows" if rows is not None else ""
+        rate = f", {done / elapsed:,.0f} {self.unit}/s" if elapsed > 0 else ""
+        clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
+        sys.stderr.write(f"{self.description}: {count} {self.unit}{share}{extra}{rate}, "
+                         f"{clock} elapsed\n")
+        sys.stderr.flush()
 
 
 def count_lines(path: str | os.PathLike) -> int:
@@ -60,9 +106,13 @@ def _progress(unit: str, *extra: ProgressColumn) -> Progress:
 
 def track(items: Iterable[T], description: str, *, total: Total = None,
           unit: str = "rows") -> Iterator[T]:
-    """Yield ``items`` while drawing a bar with count, rate and time left on a terminal."""
+    """Yield ``items`` while drawing a bar with count, rate and time left on a terminal (in logs:
+    a line now and then)."""
     if not sys.stderr.isatty():
-        yield from items
+        lines = LogLines(description, total, unit)
+        for done, item in enumerate(items, start=1):
+            yield item
+            lines.update(done)
         return
     with _progress(unit) as progress:
         task = progress.add_task(description, total=_total(total))
@@ -73,15 +123,17 @@ def track(items: Iterable[T], description: str, *, total: Total = None,
 
 @contextmanager
 def progress_bar(description: str, *, total: Total, unit: str = "rows"):
-    """A bar for work that reports (done, rows) through a callback; silent off a terminal.
+    """A bar for work that reports (done, rows) through a callback (in logs: a line now and
+    then).
 
     Yields ``advance(done, rows, total=None)``: ``done`` input items so far, ``rows`` output rows
     so far, and the total once the caller knows it (it may learn it only after it started)."""
     if not sys.stderr.isatty():
-        yield lambda done, rows, total=None: None
+        yield LogLines(description, total, unit).update
         return
     with _progress(unit, TextColumn("{task.fields[rows]:,} rows")) as progress:
         task = progress.add_task(description, total=_total(total), rows=0)
+
         def advance(done: int, rows: int, total: int | None = None) -> None:
             if total is not None:
                 progress.update(task, total=total)

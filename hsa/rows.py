@@ -37,7 +37,7 @@ REJECT_SCHEMA = pa.schema([
     ("line", pa.int64()),
     ("id", pa.string()),
     ("variant", pa.int32()),
-    ("stage", pa.string()),     # "load", "transform:<name>", "verify:<check>", "render"
+    ("stage", pa.string()),  # load, check:<name>, transform:<name>, verify:<check>, render
     ("field", pa.string()),
     ("reason", pa.string()),
     ("lineage", JSON),

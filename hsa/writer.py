@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hsa.errors import HsaError
+from hsa.textfile import read_bytes
 
 ROW_GROUP_ROWS = 10_000
 SHARD_ROWS = 100_000
@@ -125,9 +126,22 @@ def _alive(pid: int) -> bool:
     return pid != os.getpid()
 
 
-def publish(staging: Path, final: Path) -> bool:
+def publish(staging: Path, final: Path, *, replace: bool = False) -> bool:
     """Rename the complete staging folder to ``final``; False if an identical version won a race
-    (the staging folder is then removed)."""
+    (the staging folder is then removed). With ``replace``, a damaged ``final`` is moved aside
+    first and removed once the new one is in place."""
+    if replace and final.exists():
+        damaged = Path(tempfile.mkdtemp(prefix=f".{final.name}.damaged-{os.getpid()}-",
+                                        dir=final.parent))
+        os.rename(final, damaged / final.name)
+        try:
+            os.rename(staging, final)
+        except OSError:
+            os.rename(damaged / final.name, final)
+            raise
+        finally:
+            shutil.rmtree(damaged, ignore_errors=True)
+        return True
     try:
         os.rename(staging, final)
         return True
@@ -140,10 +154,89 @@ def publish(staging: Path, final: Path) -> bool:
                        "rerun", file=str(final)) from None
 
 
-def read_manifest(version_dir: Path) -> dict:
-    """A published version's manifest.json; HsaError when there is none to read."""
+def version_problems(version_dir: Path, manifest: dict) -> list[str]:
+    """What is wrong with a version's files, by the manifest: a listed file missing, its sha256 or
+    row count differing, a listed path leaving the version, or a file the version does not list
+    (an extra shard would be loaded by the version's ``data/<split>-*.parquet`` pattern). Empty
+    when the files are exactly the ones written."""
+    problems = []
+    listed = manifest.get("shards", []) + [manifest.get("rejects", {})]
+    expected = {"README.md", "manifest.json"}
+    for entry in listed:
+        rel = entry.get("path") if isinstance(entry, dict) else None
+        parts = Path(rel).parts if isinstance(rel, str) else ()
+        if not parts or Path(rel).is_absolute() or ".." in parts:
+            problems.append(f"manifest lists {rel!r}, which is not a path inside the version")
+            continue
+        expected.add(Path(rel).as_posix())
+        path = version_dir / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+            continue
+        if sha256(path) != entry.get("sha256"):
+            problems.append(f"{rel}: sha256 differs from the manifest")
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except Exception as exc:  # a truncated or foreign file: report it, keep checking others
+            problems.append(f"{rel}: not a readable Parquet file ({exc})")
+            continue
+        if rows != entry.get("rows"):
+            problems.append(f"{rel}: {rows} rows, manifest says {entry.get('rows')}")
+    if not (version_dir / "README.md").is_file():
+        problems.append("README.md: missing")
+    for path in sorted(version_dir.rglob("*")):
+        rel = path.relative_to(version_dir).as_posix()
+        if path.is_dir() and not path.is_symlink() and any(e.startswith(rel + "/")
+                                                           for e in expected):
+            continue
+        if rel not in expected or path.is_symlink():
+            problems.append(f"{rel}: not part of this version (the manifest does not list it); "
+                            f"remove it")
+    return problems
+
+
+def inputs_path(version_dir: Path) -> Path:
+    """Where this machine keeps the location of a version's inputs: beside the version, never in
+    it (a version's files may be published; local paths must not travel with them)."""
+    return version_dir.parent / f".{version_dir.name}.inputs.json"
+
+
+def record_inputs(version_dir: Path, episodes: Path, harness: Path | None) -> None:
+    """Note the absolute paths of a version's episodes file and default harness folder, so that
+    ``hsa verify`` and ``hsa replay`` find them from any directory."""
+    data = {"episodes": str(Path(episodes).resolve()),
+            "harness": None if harness is None else str(Path(harness).resolve())}
+    from hsa.jsonl import atomic_path
+    with atomic_path(inputs_path(version_dir)) as tmp:
+        tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+
+
+def recorded_inputs(version_dir: Path) -> dict:
+    """The locations :func:`record_inputs` noted; empty when there are none (a version made
+    elsewhere, downloaded or moved)."""
     try:
-        return orjson.loads((version_dir / "manifest.json").read_bytes())
+        data = orjson.loads(read_bytes(inputs_path(version_dir)))
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_manifest(version_dir: Path) -> dict:
+    """A published version's manifest.json; HsaError when there is none to read.
+
+    On disk, ``input.episodes`` and ``input.harness`` are names (the manifest is published);
+    where a run on this machine noted the inputs' locations (:func:`record_inputs`), they are
+    returned as those absolute paths, so readers find the inputs from any directory."""
+    try:
+        manifest = orjson.loads(read_bytes(version_dir / "manifest.json"))
     except (OSError, orjson.JSONDecodeError) as exc:
         raise HsaError(f"not a dataset version: manifest.json unreadable ({exc})",
                        file=str(version_dir)) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("shards"), list):
+        raise HsaError("not a dataset version: manifest.json has no list of shards",
+                       file=str(version_dir))
+    noted = recorded_inputs(version_dir)
+    if isinstance(manifest.get("input"), dict) and noted.get("episodes"):
+        manifest["input"] = {**manifest["input"], "episodes": noted["episodes"],
+                             "harness": noted.get("harness")}
+    return manifest

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -16,10 +17,12 @@ from tests.conftest import write_harness
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_hsa(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The installed console script, as a user runs it."""
+def run_hsa(*args: str, cwd: Path | None = None, env: dict | None = None
+            ) -> subprocess.CompletedProcess:
+    """The installed console script, as a user runs it (``env``: variables to add)."""
     return subprocess.run([str(Path(sys.executable).with_name("hsa")), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def test_help_lists_every_command():
@@ -143,3 +146,101 @@ def test_progress_counts_a_files_lines_only_when_a_bar_is_drawn(terminal, monkey
     with progress.progress_bar("generate", total=total) as advance:
         advance(3, 15)
     assert len(asked) == (2 if terminal else 0)
+
+
+def _commands(command, path=()):
+    """Every command of the click tree, with its path of names."""
+    yield path, command
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _commands(sub, (*path, name))
+
+
+def test_help_keeps_every_placeholder():
+    """Help is rendered as Markdown, where a bare <row id> is an HTML tag that vanishes."""
+    import re
+
+    import typer
+
+    from hsa.cli import app
+
+    placeholder = re.compile(r"<[A-Za-z][^<>]*>")
+    raw = typer.main.get_command(app)  # the texts as written in the source
+    checked = 0
+    for path, command in _commands(raw):
+        texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params]
+        wanted = {m for text in texts for m in placeholder.findall(text)}
+        if not wanted:
+            continue
+        shown = subprocess.run([str(Path(sys.executable).with_name("hsa")), *path, "--help"],
+                               capture_output=True, text=True, timeout=120,
+                               env={**os.environ, "COLUMNS": "400"}).stdout
+        for text in wanted:
+            assert text in shown, f"hsa {' '.join(path)} --help lost {text}"
+            checked += 1
+    assert checked >= 5
+
+
+def test_a_layout_the_sandbox_refuses_is_one_error_line(tmp_path):
+    harness = write_harness(tmp_path / "h", harness_yaml=(
+        "name: h\nprompt:\n  layout: mine\n  sections: [tools]\n"), hooks=None,
+        skills={})
+    (harness / "layouts").mkdir()
+    (harness / "layouts" / "mine.j2").write_text("{{ range(10 ** 6) | list | length }}")
+    result = run_hsa("harness", "validate", str(harness))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "layout 'mine' (layouts/mine.j2) does not render: OverflowError" in result.stderr
+
+
+def test_an_unexpected_failure_is_one_line_too(tmp_path, monkeypatch, capsys):
+    """A bug still ends with one line (and how to get the traceback), never a dump."""
+    import hsa.harness
+    monkeypatch.setattr(hsa.harness, "load_harness", lambda *a, **k: 1 / 0)
+    assert main(["harness", "validate", str(tmp_path)]) == 1
+    printed = capsys.readouterr().err
+    assert "unexpected ZeroDivisionError" in printed and "HSA_DEBUG=1" in printed
+    monkeypatch.setenv("HSA_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["harness", "validate", str(tmp_path)])
+
+
+def _tour() -> list[list[str]]:
+    """The README tour's commands, as argument lists."""
+    import shlex
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## A short tour of the CLI", 1)[1].split("```bash\n", 1)[1]
+    block = block.split("```", 1)[0]
+    return [shlex.split(line.split("  #", 1)[0]) for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_tour_reads_only_what_exists_or_an_earlier_line_made(bfcl_data):
+    made, checked = {"out"}, 0
+    for args in _tour():
+        assert args[0] == "hsa", args
+        for i, arg in enumerate(args):
+            if arg.startswith("-") or "/" not in arg and not arg.endswith(".jsonl"):
+                continue
+            if args[i - 1] in ("--out", "--repo-id") or "<" in arg:
+                made.add(arg)
+                continue
+            root = arg.split("/", 1)[0]
+            if arg.startswith("../shared/data/bfcl/"):
+                assert (bfcl_data / arg.rsplit("/", 1)[1]).is_file(), arg
+            else:
+                assert (ROOT / arg).exists() or arg in made or root in made, \
+                    f"the tour reads {arg}, which is neither shipped nor made by an earlier line"
+            checked += 1
+    assert checked >= 6
+
+
+def test_the_readme_tour_lines_on_shipped_inputs_run_as_written(tmp_path):
+    """Run from a folder that holds the checkout's hsa/ (as the repository root does)."""
+    (tmp_path / "hsa").symlink_to(ROOT / "hsa", target_is_directory=True)
+    ran = []
+    for args in _tour():
+        reads = [a for a in args[2:] if a.startswith("hsa/")]
+        if not reads or args[1] in ("generate", "demo"):
+            continue
+        result = run_hsa(*[a for a in args[1:] if a != "[--json]"], cwd=tmp_path)
+        assert result.returncode == 0, (args, result.stderr)
+        ran.append(args[1])
+    assert ran == ["harness", "import", "score"]

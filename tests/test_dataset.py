@@ -227,7 +227,8 @@ def test_verify_passes_and_catches_tampering(version, tmp_path):
     from hsa.writer import sha256
     manifest["shards"][0]["sha256"] = sha256(shard)
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    report = audit_version(copy, trust_hooks=True)
+    # A copy elsewhere has no note of where its inputs are: they are given.
+    report = audit_version(copy, trust_hooks=True, episodes=EPISODES_PATH)
     assert [p.split(":")[0] for p in report.problems] == [rows[5]["id"]]
     assert "differs from its rebuild in messages" in report.problems[0]
     # 2. Bytes that no longer match the manifest.
@@ -421,3 +422,250 @@ def test_two_sft_steps_on_a_generated_version(version, tmp_path):
     assert result.global_step == 2
     losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
     assert len(losses) == 2 and all(loss == loss and loss > 0 for loss in losses)
+
+
+# ---- honest outcomes, undamaged versions, nothing outside its folders ---------------------------
+
+def small_source(folder: Path, lines: int = 3, extra: tuple[str, ...] = ()) -> Path:
+    """The first ``lines`` example episodes (plus ``extra`` raw lines) beside a copy of the example
+    harness, in ``folder``; returns the episodes file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(EPISODES_PATH.parent / "harness", folder / "harness")
+    rows = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:lines] + list(extra)
+    path = folder / "episodes.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
+    source = small_source(tmp_path / "none", 0, ("{not json", "[1, 2]", "{also not json"))
+    assert main(["generate", "--recipe", RECIPE, "--episodes", str(source), "--out",
+                 str(tmp_path / "out"), "--trust-hooks"]) == 1
+    printed = capsys.readouterr()
+    assert "rejects by reason (3 in all):" in printed.err
+    assert "2  load: not valid JSON" in printed.err
+    assert "FAILED: no rows: every one of the 3 input line(s) ended as a reject" in printed.err
+    assert Path(printed.out.strip().splitlines()[-1]).is_dir()  # the version is still there
+    # One good episode (4 rows) and two broken lines: 2 of 6 outputs rejected.
+    mixed = small_source(tmp_path / "mixed", 1, ("{not json", "{not json either"))
+    args = ["generate", "--recipe", RECIPE, "--episodes", str(mixed), "--out",
+            str(tmp_path / "out"), "--trust-hooks"]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(args + ["--max-reject-share", "0.25"]) == 1  # reused: the same verdict
+    assert "33.3% of the run was rejected (2 rejects, 4 rows), more than --max-reject-share " \
+           "0.25" in capsys.readouterr().err
+
+
+def test_augment_and_import_that_keep_nothing_exit_1(tmp_path, capsys):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    assert main(["augment", "--recipe", RECIPE, "--episodes", str(broken), "--out",
+                 str(tmp_path / "v.jsonl")]) == 1
+    assert "FAILED: no variants written" in capsys.readouterr().err
+    assert main(["import", "openai", str(broken), "--out", str(tmp_path / "e.jsonl")]) == 1
+    assert "FAILED: no episodes written" in capsys.readouterr().err
+
+
+def test_a_damaged_version_is_rebuilt_instead_of_reused(tmp_path, capsys):
+    source = small_source(tmp_path)
+    first = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    files = {p.relative_to(first.path): p.read_bytes() for p in first.path.rglob("*")
+             if p.is_file()}
+    shard = first.path / "data" / "train-00000-of-00001.parquet"
+    shard.unlink()
+    again = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    assert not again.reused and again.repaired == ["data/train-00000-of-00001.parquet: missing"]
+    assert {p.relative_to(again.path): p.read_bytes() for p in again.path.rglob("*")
+            if p.is_file()} == files
+    # An extra shard is damage too (the version's data/train-*.parquet pattern would load it).
+    shutil.copy(shard, shard.with_name("train-00001-of-00001.parquet"))
+    args = ["generate", "--recipe", RECIPE, "--episodes", str(source), "--out",
+            str(tmp_path / "out"), "--trust-hooks"]
+    assert main(args) == 0
+    printed = capsys.readouterr()
+    assert "existed but was damaged (data/train-00001-of-00001.parquet: not part of this " \
+           "version" in printed.err and "nothing to do" not in printed.out
+    assert sorted(p.name for p in (again.path / "data").iterdir()) == [shard.name]
+    assert main(args) == 0
+    assert "already exists (same inputs, files checked against its manifest); nothing to do" \
+        in capsys.readouterr().out
+    assert not list((tmp_path / "out" / RECIPE).glob(".*damaged*"))
+
+
+def test_verify_refuses_files_the_manifest_does_not_list(version, tmp_path):
+    import datasets
+    copy = tmp_path / "copy"
+    shutil.copytree(version.path, copy)
+    shard = copy / "data" / "train-00000-of-00001.parquet"
+    shutil.copy(shard, shard.with_name("train-00001-of-00002.parquet"))
+    (copy / "notes.txt").write_text("x")
+    loaded = datasets.load_dataset("parquet", data_files={
+        "train": str(copy / "data" / "train-*.parquet")})["train"]
+    assert len(loaded) == 2 * version.manifest["counts"]["rows"]  # why an extra file matters
+    problems = audit_version(copy, trust_hooks=True).problems
+    assert problems == ["data/train-00001-of-00002.parquet: not part of this version (the "
+                        "manifest does not list it); remove it",
+                        "notes.txt: not part of this version (the manifest does not list it); "
+                        "remove it"]
+
+
+def test_push_checks_the_version_before_sending_anything(version, tmp_path):
+    from hsa.hub import push_version
+    copy = tmp_path / "copy"
+    shutil.copytree(version.path, copy)
+    shard = copy / "data" / "train-00000-of-00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:-10])
+    hub = FakeHub()
+    for dry_run in (True, False):
+        with pytest.raises(HsaError, match="sha256 differs from the manifest") as caught:
+            push_version(copy, "org/name", api=hub, dry_run=dry_run, sleep=lambda s: None)
+        assert "nothing pushed" in str(caught.value)
+    assert hub.calls == []
+
+
+def test_manifest_and_rejects_hold_no_local_paths_and_verify_works_anywhere(tmp_path):
+    """Inputs given by relative paths: the manifest names them without any path (it is published
+    with the version), and hsa verify finds them from another directory all the same."""
+    from tests.test_cli import run_hsa
+    work = tmp_path / "work"
+    small_source(work / "data", 2, ("{not json",))
+    made = run_hsa("generate", "--recipe", RECIPE, "--episodes", "data/episodes.jsonl",
+                   "--out", "out", "--trust-hooks", cwd=work)
+    assert made.returncode == 0, made.stderr
+    version_dir = work / made.stdout.strip().splitlines()[-1]
+    manifest = (version_dir / "manifest.json").read_text()
+    assert str(tmp_path) not in manifest and "data/episodes" not in manifest
+    assert json.loads(manifest)["input"]["episodes"] == "episodes.jsonl"
+    rejects = pq.read_table(version_dir / "rejects.parquet").to_pylist()
+    assert [r["source"] for r in rejects] == ["episodes.jsonl"]
+    for path in version_dir.rglob("*"):
+        if path.is_file():
+            assert str(tmp_path).encode() not in path.read_bytes(), path
+    checked = run_hsa("verify", str(version_dir), "--trust-hooks", cwd=tmp_path.parent)
+    assert checked.returncode == 0, checked.stderr
+    moved = tmp_path / "moved"
+    shutil.copytree(version_dir, moved)  # a copy made elsewhere: its inputs must be given
+    lost = run_hsa("verify", str(moved), "--trust-hooks", cwd=tmp_path)
+    assert lost.returncode == 2 and "pass --episodes" in lost.stderr
+    found = run_hsa("verify", str(moved), "--trust-hooks", "--episodes",
+                    str(work / "data" / "episodes.jsonl"), cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+
+
+def test_harness_folders_outside_the_episodes_folder_need_a_root(tmp_path):
+    source = small_source(tmp_path / "data", 2)
+    shutil.move(source.parent / "harness", tmp_path / "shared-harness")
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    source.write_text("".join(json.dumps({**row, "harness": "../shared-harness"}) + "\n"
+                              for row in rows), encoding="utf-8")
+    refused = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    assert refused.failure() == "no rows: every one of the 2 input line(s) ended as a reject"
+    reasons = pq.read_table(refused.path / "rejects.parquet").column("reason").to_pylist()
+    assert all("leads outside the episodes file's folder" in r for r in reasons)
+    allowed = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True,
+                       harness_roots=(tmp_path / "shared-harness",))
+    assert allowed.failure() is None and allowed.path != refused.path
+    manifest = (allowed.path / "manifest.json").read_text()
+    assert "shared-harness" not in manifest  # a path above the episodes is named by its hash
+    with pytest.raises(HsaError, match="give the same here"):
+        audit_version(allowed.path, trust_hooks=True)
+    assert audit_version(allowed.path, trust_hooks=True,
+                         harness_roots=(tmp_path / "shared-harness",)).ok
+
+
+def test_run_sizes_and_names_have_limits(tmp_path):
+    source = small_source(tmp_path, 1)
+    recipe = load_recipe(RECIPE)
+    for options, message in [({"split": "../../escape"}, "split must be a name"),
+                             ({"workers": 0}, "workers must be from 1 to 256"),
+                             ({"workers": 10_000}, "workers must be from 1 to 256"),
+                             ({"batch_size": 10**9}, "batch size must be from 1 to 65536")]:
+        with pytest.raises(HsaError, match=message):
+            generate(recipe, source, tmp_path / "out", trust_hooks=True, **options)
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escape").exists()
+
+
+def test_many_variants_per_episode_cut_the_batch_not_the_bytes(tmp_path, monkeypatch):
+    import hsa.generate
+    source = small_source(tmp_path, 5)
+    recipe = load_recipe(RECIPE)  # 3 variants and the original: 4 rows per episode
+    whole = generate(recipe, source, tmp_path / "a", trust_hooks=True)
+    seen = []
+    real = hsa.generate.read_batches
+
+    def recording(path, batch_size, counts):
+        for batch in real(path, batch_size, counts):
+            seen.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(hsa.generate, "read_batches", recording)
+    monkeypatch.setattr(hsa.generate, "MAX_BATCH_VARIANTS", 8)
+    cut = generate(recipe, source, tmp_path / "b", trust_hooks=True, batch_size=256)
+    assert seen == [2, 2, 1]  # 8 variants at most in one batch
+    assert shard_hashes(cut) == shard_hashes(whole)
+
+
+def test_progress_moves_episode_by_episode_within_a_batch(tmp_path):
+    """One batch of 256 holds the whole demo: progress reported per batch sat at 0 until the
+    end. It must move with every episode done."""
+    source = small_source(tmp_path, 5)
+    seen = []
+    generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True,
+             on_progress=lambda done, rows: seen.append(done))
+    assert seen[:5] == [1, 2, 3, 4, 5] and seen == sorted(seen)
+
+
+def test_logs_get_progress_lines_and_a_byte_order_mark_costs_nothing(tmp_path):
+    from tests.test_cli import run_hsa
+    source = small_source(tmp_path, 3)
+    source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
+    env = {"HSA_PROGRESS_SECONDS": "0"}
+    made = run_hsa("generate", "--recipe", RECIPE, "--episodes", str(source), "--out",
+                   str(tmp_path / "out"), "--trust-hooks", env=env)
+    assert made.returncode == 0, made.stderr
+    assert "3 input lines -> 12 rows from 3 sources; rejected: 0 on load" in made.stdout
+    assert "generate: 1/3 episodes (33.3%)" in made.stderr
+    assert "generate: 3/3 episodes (100.0%), 12 rows" in made.stderr
+    checked = run_hsa("verify", made.stdout.strip().splitlines()[-1], "--trust-hooks", env=env)
+    assert checked.returncode == 0, checked.stderr
+    assert "verify: 1/12 rows" in checked.stderr and "verify: 12/12 rows" in checked.stderr
+
+
+def test_killing_the_parent_kills_its_workers(tmp_path):
+    """kill -9 runs no cleanup: workers must notice their parent is gone and end, not wait on
+    their queue forever holding memory."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    source = small_source(tmp_path, 240)
+    command = [str(Path(sys.executable).with_name("hsa")), "generate", "--recipe", RECIPE,
+               "--episodes", str(source), "--out", str(tmp_path / "out"), "--trust-hooks",
+               "--workers", "2", "--batch-size", "2"]
+    parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children_file = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
+
+    def alive(pid: int) -> bool:  # a zombie has ended; only its exit status waits for a reaper
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return False
+        return state != "Z"
+
+    workers: list[int] = []
+    deadline = time.monotonic() + 120
+    while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
+        workers = [int(pid) for pid in children_file.read_text().split()]
+        time.sleep(0.1)
+    assert len(workers) >= 2, "the workers never started"
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    survivors = [pid for pid in workers if alive(pid)]
+    for pid in survivors:  # leave nothing behind even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []

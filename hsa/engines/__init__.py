@@ -4,7 +4,7 @@ runs the same function under Ray Data for clusters. Both give byte-identical ver
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,12 +16,14 @@ ENGINES = ("local", "ray")
 
 
 def run_engine(name: str, job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int,
-               staging: Path) -> Iterator[pa.RecordBatch]:
+               staging: Path, on_lines: Callable[[int], None] | None = None
+               ) -> Iterator[pa.RecordBatch]:
     """Output batches for ``batches``, in order. ``staging`` is a scratch folder the engine may
-    use (Ray reads its input from there)."""
+    use (Ray reads its input from there). ``on_lines(n)``, where the engine can tell, reports
+    the input lines done so far while a batch is still in work."""
     if name == "local":
         from hsa.engines.local import run_local
-        return run_local(job, batches, workers=workers)
+        return run_local(job, batches, workers=workers, on_lines=on_lines)
     if name == "ray":
         from hsa.engines.ray import run_ray
         return run_ray(job, batches, workers=workers, staging=staging)
