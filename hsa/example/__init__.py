@@ -15,13 +15,16 @@ from hsa.episode import Episode, read_episodes
 from hsa.errors import EpisodeError, Reject
 from hsa.harness import Harness, load_harness
 
-__all__ = ["CATALOGUE_PATH", "EPISODES_PATH", "HARNESS_DIR", "load_example_episodes",
-           "load_example_harness"]
+__all__ = ["CATALOGUE_PATH", "CHATS_PATH", "EPISODES_PATH", "HARNESS_DIR", "PREDICTIONS_PATH",
+           "load_example_episodes", "load_example_harness"]
 
 _HERE = Path(__file__).resolve().parent
 HARNESS_DIR = _HERE / "harness"
 EPISODES_PATH = _HERE / "episodes.jsonl"
 CATALOGUE_PATH = _HERE / "catalogue.yaml"
+# The README tour's inputs (python -m hsa.example.make_tour_inputs writes them).
+CHATS_PATH = _HERE / "chats.jsonl"
+PREDICTIONS_PATH = _HERE / "predictions.jsonl"
 
 
 def load_example_harness() -> Harness:
