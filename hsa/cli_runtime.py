@@ -87,6 +87,7 @@ def rollout(
     tool_code: ToolCode = None,
     split: Annotated[str, typer.Option(help="Split name of the shards.")] = "train",
     license: Annotated[str, typer.Option(help="License id for the data card.")] = "other",
+    max_reject_share: Annotated[float, typer.Option(min=0.0, max=1.0, help="Exit 1 when more than this share of the trajectories is discarded (the version is written all the same); a run that keeps none always exits 1.")] = 0.5,
     trust_hooks: TrustCode = False,
 ) -> None:
     """A teacher model solves episodes under their original harness and the recipe's variants;
@@ -99,7 +100,7 @@ def rollout(
     recorded results (an unrecorded call gets an error result), skills from the harness, and the
     harness's hooks run (--trust-hooks). Finished trajectories are journaled: after a kill, the
     same command resumes without redoing them and writes the same rows. The last line printed
-    is the version's path.
+    is the version's path; the exit status is 1 when no trajectory, or too few, were kept.
 
         hsa serve ./teacher --engine vllm --port 8000 &
         hsa rollout --episodes hsa/example/episodes.jsonl --recipe hat-train --variants 2 \\
@@ -150,9 +151,15 @@ def rollout(
         if requests["ttft_s"]["n"]:
             line += f", TTFT P50 {requests['ttft_s']['p50']:.3f} s"
         out.print(line, highlight=False)
-    if not summary["kept"]:
-        err.print("no trajectory was kept: see rejects.parquet for why", highlight=False)
     print(result.path)
+    share = summary["discarded"] / summary["trajectories"] if summary["trajectories"] else 0.0
+    if not summary["kept"] or share > max_reject_share:
+        why = ("no trajectory was kept" if not summary["kept"] else
+               f"{share:.1%} of the trajectories were discarded, more than --max-reject-share "
+               f"{max_reject_share:g}")
+        err.print(f"FAILED: {why} (reasons in {result.path / 'rejects.parquet'})",
+                  markup=False, highlight=False)
+        raise typer.Exit(1)
 
 
 # ---- serve ---------------------------------------------------------------------------------
@@ -204,8 +211,8 @@ def serve(
         server.wait_healthy(timeout)
         out.print(f"ready: base URL {spec.base_url}; clients send model {clients} "
                   f"(Ctrl-C stops it)", highlight=False)
-        code = server.process.wait()
-    except KeyboardInterrupt:
+        code = server.run_until_stopped()
+    except KeyboardInterrupt:  # during the wait for /health
         code = None
     finally:
         status = server.stop()

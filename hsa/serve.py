@@ -14,11 +14,13 @@ Two engines:
   ``--continuous-batching`` generates one request at a time.
 
 :class:`ServerProcess` starts the command, waits until ``GET /health`` answers, and stops it
-(SIGINT, then SIGTERM, then SIGKILL).
+(SIGINT, then SIGTERM, then SIGKILL) on Ctrl-C or SIGTERM; a server whose ``hsa serve`` dies
+anyway (SIGKILL) is sent SIGTERM by the kernel (Linux).
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -56,6 +58,7 @@ TOOL_CALL_PARSERS: tuple[tuple[str, str], ...] = (
     ("mistral", "mistral"),
 )
 VLLM_DEFAULT_MAX_LORA_RANK = 16
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 ENGINE_MODULES = {"vllm": ("vllm",), "transformers": ("transformers", "fastapi", "uvicorn")}
 ENGINE_INSTALL = {"vllm": "vllm is not installed: it needs a GPU, pip install 'hsa[vllm]' there",
                   "transformers": "pip install 'hsa[train]' (transformers[serving])"}
@@ -183,6 +186,21 @@ def display(argv: list[str]) -> str:
     return shlex.join(argv)
 
 
+def _stop_with_parent(parent: int):
+    """A pre-exec hook: on Linux the kernel sends the server SIGTERM when ``parent`` dies
+    (prctl PR_SET_PDEATHSIG), so a killed ``hsa serve`` leaves no server behind."""
+    def arm() -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:  # it died before we asked
+            os._exit(1)
+    return arm
+
+
 def healthy(base_url: str, timeout_s: float = 2.0) -> bool:
     """Does ``GET /health`` (beside the ``/v1`` base URL) answer 200?"""
     root = base_url[:-len("/v1")] if base_url.endswith("/v1") else base_url
@@ -212,9 +230,11 @@ class ServerProcess:
         env = {**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1"}
         output = open(self.log, "ab") if self.log is not None else None  # noqa: SIM115
         try:
-            # Its own session: Ctrl-C reaches this process, which then stops the server in order.
+            # Its own session: Ctrl-C reaches this process, which then stops the server in order;
+            # and it is told to stop if this process dies without doing so (even by SIGKILL).
             self.process = subprocess.Popen(argv, env=env, stdout=output, stderr=output,
-                                            start_new_session=True)
+                                            start_new_session=True,
+                                            preexec_fn=_stop_with_parent(os.getpid()))
         finally:
             if output is not None:
                 output.close()
@@ -235,6 +255,20 @@ class ServerProcess:
         self.stop()
         raise HsaError(f"the {self.spec.engine} server was not healthy after {timeout_s:g} s; "
                        f"stopped it")
+
+    def run_until_stopped(self) -> int | None:
+        """Wait for the server; Ctrl-C (SIGINT) or SIGTERM stop it in order. Returns its exit
+        status when it ended by itself, None when it was stopped."""
+        def stop_now(signum, frame):
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, stop_now)
+        try:
+            return self.process.wait()
+        except KeyboardInterrupt:
+            return None
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
     def stop(self, grace_s: float = 10.0) -> int | None:
         """Stop the server: SIGINT, then SIGTERM, then SIGKILL; return its exit status."""
