@@ -15,7 +15,13 @@ Checks, in order (the first failure rejects the variant, naming the check):
   or messages, and no renamed parameter in its schemas, calls or gold. Mentions respect identifier
   boundaries (``get_price`` never matches ``get_price_history``). Plain-word names (``search``)
   are ordinary words in prose, so there they count only as code (`` `search` ``); they are always
-  checked where they are identifiers (tool-call names, skill-loader arguments, schema keys).
+  checked where they are identifiers (tool-call names, skill-loader arguments, schema keys);
+* ``meaning_taken`` — no renamed skill, tool, hook or parameter has the meaning
+  (:func:`hsa.names.meaning`: the same words up to case, convention, abbreviation, plural and
+  order) of another identifier of its kind in the harness, under that one's original or new name
+  (identifiers that already meant the same, such as ``item`` and ``items``, take nothing):
+  ``item_ids -> product_ids`` where a ``product_id`` parameter means something else poses another
+  task to a reader, though every identifier still resolves.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from hsa.errors import EpisodeError, HsaError
 from hsa.gold import Gold, value_fits
 from hsa.mapping import Mapping
 from hsa.mentions import find_code_mentions, find_mentions
+from hsa.names import meaning
 
 _IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
 
@@ -60,6 +67,8 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
         raise VerificationFailed(exc.stage.removeprefix("check:"),
                                  f"{exc.field}: {exc.reason}") from None
     _no_stale_identifiers(variant, mapping)
+    if mapping:
+        _no_meaning_taken(original, mapping)
 
 
 def _without_positions(gold: Gold) -> tuple:
@@ -175,3 +184,39 @@ def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
                     if left:
                         raise VerificationFailed("stale_identifier", f"renamed parameter(s) "
                                                  f"{sorted(left)} still used in messages[{i}]")
+
+
+def identifiers_by_kind(harness, mapping: Mapping) -> dict[str, dict[str, set[str]]]:
+    """Per kind (skill, tool, hook, parameter), each identifier of ``harness`` (by its name
+    there) with the names it has after ``mapping``: a parameter of one name in several tools is
+    one identifier, renamed the same in each."""
+    out: dict[str, dict[str, set[str]]] = {
+        "skill": {s: {mapping.skill(s)} for s in harness.skill_ids},
+        "tool": {t: {mapping.tool(t)} for t in harness.tool_names},
+        "hook": {h.name: {mapping.hooks.get(h.name, h.name)} for h in harness.hooks},
+        "parameter": {}}
+    for tool in harness.tools:
+        for param in tool.properties:
+            out["parameter"].setdefault(param, set()).add(mapping.parameter(tool.name, param))
+    return out
+
+
+def _no_meaning_taken(original: Episode, mapping: Mapping) -> None:
+    for kind, identifiers in identifiers_by_kind(original.harness, mapping).items():
+        said_by: dict[tuple[str, ...], dict[str, str]] = {}  # meaning -> identifier -> a name
+        for old, news in identifiers.items():
+            for name in sorted({old} | news):
+                said_by.setdefault(meaning(name), {}).setdefault(old, name)
+        for old, news in identifiers.items():
+            for new in sorted(news - {old}):
+                said, own = meaning(new), meaning(old)
+                if said == own:
+                    continue  # its own meaning, in other words or another convention
+                # An identifier that already said what ``old`` says (``item``, ``items``) has
+                # nothing to take from it.
+                others = {k: v for k, v in said_by[said].items() if meaning(k) != own}
+                if others:
+                    taken = others[min(others)]
+                    raise VerificationFailed(
+                        "meaning_taken", f"renamed {kind} {old!r} -> {new!r} says what {kind} "
+                        f"{taken!r} says (words: {' '.join(said)})")
