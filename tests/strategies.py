@@ -236,3 +236,50 @@ def rich_episode_dicts(draw) -> dict:
     gold = {"turns": [first, {"at": len(messages) - 1, "no_call": True}]}
     return {"id": draw(identifiers()), "harness": harness.to_dict(), "messages": messages,
             "gold": gold, "meta": {}}
+
+
+# Words whose synonyms, abbreviations and plurals are each other (item/product, id/identifier,
+# number/num, list/enumerate...): names made of them collide in meaning, which is where a rename
+# can give one identifier another's meaning.
+CLASHING_WORDS = ("item", "items", "product", "goods", "id", "ids", "identifier", "number",
+                  "num", "get", "fetch", "list", "user", "client", "zorblat")
+
+
+@st.composite
+def clashing_names(draw, sep: str = "_", max_words: int = 3) -> str:
+    return sep.join(draw(st.lists(st.sampled_from(CLASHING_WORDS), min_size=1,
+                                  max_size=max_words)))
+
+
+@st.composite
+def clashing_episode_dicts(draw) -> dict:
+    """An episode whose harness names its tools, parameters, skills and hooks with words that
+    are synonyms, abbreviations or plurals of each other, with a gold call on one tool."""
+    tool_names = draw(st.lists(clashing_names(), min_size=1, max_size=5, unique=True))
+    tools = []
+    for name in tool_names:
+        params = draw(st.lists(clashing_names(max_words=2), max_size=6, unique=True))
+        tools.append(Tool(name=name, description=f"Does {name.replace('_', ' ')}.",
+                          parameters={"type": "object",
+                                      "properties": {p: {"type": "string"} for p in params}}))
+    skill_names = [s for s in draw(st.lists(clashing_names(sep="-"), max_size=4, unique=True))
+                   if s not in tool_names]
+    hook_names = [h for h in draw(st.lists(clashing_names(), max_size=2, unique=True))
+                  if h not in tool_names and h not in skill_names]
+    hooks = tuple(Hook(name=n, event="tool_call", function=f"check_{i}")
+                  for i, n in enumerate(hook_names))
+    harness = Harness(
+        name="clash", skills=tuple(Skill(id=s, description=f"About {s}.", content=f"Use {s}.")
+                                   for s in skill_names),
+        tools=tuple(tools), hooks=hooks,
+        hooks_source="".join(f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
+                             for i in range(len(hooks))) if hooks else None)
+    tool = draw(st.sampled_from(tools))
+    args = {p: "x" for p in tool.properties}
+    messages = [{"role": "user", "content": "please help"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function",
+                     "function": {"name": tool.name, "arguments": json.dumps(args)}}]}]
+    return {"id": "clash", "harness": harness.to_dict(), "messages": messages,
+            "gold": {"at": 1, "calls": [{"name": tool.name,
+                                         "arguments": {k: [v] for k, v in args.items()}}]}}

@@ -23,6 +23,7 @@ from hsa.recipe import Recipe
 from hsa.rename import rename_messages
 from hsa.variant import Variant
 from tests.strategies import gold_calls, harnesses, identifiers, rich_episode_dicts, unicode_text
+from transforms._names import CONVENTION_SPLITS
 from transforms.hooks import (NAMING_STYLES, HookImplementationSwap, HookRetryPolicy,
                               hook_name_in, retry_sequences)
 
@@ -63,13 +64,18 @@ def test_format_and_naming_splits_are_disjoint_and_non_trivial():
         assert any(":en-" in f for f in sentences) and any(":zh-" in f for f in sentences)
     assert not set(NAMING_STYLES["train"]) & set(NAMING_STYLES["heldout"])
     assert min(len(NAMING_STYLES["train"]), len(NAMING_STYLES["heldout"])) >= 3
+    words = {split: {w for p in NAMING_STYLES[split] for w in p.split() if w != "{words}"}
+             for split in ("train", "heldout")}
+    assert not words["train"] & words["heldout"]  # not even a word is shared
 
 
-def test_hook_names_in_each_style():
-    assert hook_name_in("{snake}_check", "tool_arguments") == "tool_arguments_check"
-    assert hook_name_in("{camel}Guard", "tool_arguments") == "toolArgumentsGuard"
-    assert hook_name_in("{kebab}-check", "replySkillLoaded") == "reply-skill-loaded-check"
-    assert hook_name_in("validate_{snake}", "math.check2") == "validate_math_check_2"
+def test_hook_names_in_each_convention():
+    assert hook_name_in("{words} check", "tool_arguments") == "tool_arguments_check"
+    assert hook_name_in("{words} guard", "tool_arguments", "camel") == "toolArgumentsGuard"
+    assert hook_name_in("{words} check", "replySkillLoaded", "kebab") \
+        == "reply-skill-loaded-check"
+    assert hook_name_in("validate {words}", "math.check2") == "validate_math_check_2"
+    assert hook_name_in("enforce {words}", "tool_arguments", "pascal") == "EnforceToolArguments"
 
 
 # ---- formats ---------------------------------------------------------------------------------
@@ -175,7 +181,9 @@ def test_swap_renames_hooks_and_rewraps_every_feedback_message(example, split):
         assert fmt in FORMAT_SPLITS[split]
         renames = variant.mapping.hooks
         assert set(renames) == {h.name for h in original.harness.hooks}
-        assert any(hook_name_in(style, "tool_arguments") == renames["tool_arguments"]
+        naming = out.harness.prompt.options["naming"]  # the variant's one convention
+        assert naming in CONVENTION_SPLITS[split]
+        assert any(hook_name_in(style, "tool_arguments", naming) == renames["tool_arguments"]
                    for style in NAMING_STYLES[split])
         for old, new in zip(original.harness.hooks, out.harness.hooks, strict=True):
             assert (new.name, new.function, new.event) == (renames[old.name], old.function,

@@ -23,6 +23,7 @@ from hsa.example import load_example_episodes
 from hsa.harness import Harness
 from hsa.lineage import replay
 from hsa.mentions import find_mentions
+from hsa.names import abbreviation_groups, convention_of, meaning, name_words, shared_conventions
 from hsa.paraphrase import invariants, lost_invariants, normalise_space
 from hsa.pipeline import augment_episode
 from hsa.recipe import Recipe
@@ -36,6 +37,7 @@ from transforms import skill_content as content
 from transforms import skill_ids as ids
 from transforms.skill_content import (SkillContentLlmParaphrase, SkillContentRewrite, essentials,
                                       rewrite_body, rules_of)
+from transforms._names import CONVENTION_SPLITS, lexicon
 from transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
 
 ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
@@ -66,29 +68,10 @@ def loads(episode: Episode) -> list[tuple[str, str]]:
 
 # ---- option splits ---------------------------------------------------------------------------
 
-def _words(values) -> set[str]:
-    return {w for v in values for w in v.split("_")}
-
-
-def test_synonym_table_parts_are_disjoint_and_non_trivial():
-    train = [v for parts in ids.SKILL_WORD_SYNONYMS.values() for v in parts["train"]]
-    heldout = [v for parts in ids.SKILL_WORD_SYNONYMS.values() for v in parts["heldout"]]
-    assert len(set(train)) > 20 and len(set(heldout)) > 20
-    # Not even a word is shared: held-out ids use vocabulary no training variant has.
-    assert not _words(train) & _words(heldout)
-    for key, parts in ids.SKILL_WORD_SYNONYMS.items():
-        assert parts["train"] and parts["heldout"], key
-        assert key not in parts["train"] + parts["heldout"], key
-    for word in ("reply", "qa", "price", "coupon", "stock", "shipping", "size", "advice",
-                 "greeting", "chitchat", "refusal", "off_topic", "strategy", "comparison",
-                 "complaint", "upsell", "bundle", "after_sales", "product", "item"):
-        assert word in ids.SKILL_WORD_SYNONYMS, word
-
-
-@pytest.mark.parametrize("table", [ids.CASE_STYLES, ids.SKILL_NAMESPACES, ids.OPAQUE_PREFIXES,
-                                   content.HEADING_STYLES, content.LIST_STYLES,
-                                   content.WHITESPACE_STYLES, content.EMPHASIS_STYLES,
-                                   content.PARAPHRASE_STYLES])
+@pytest.mark.parametrize("table", [CONVENTION_SPLITS, ids.SKILL_NAMESPACES, ids.OPAQUE_PREFIXES,
+                                   ids.SKILL_SUFFIXES, content.HEADING_STYLES,
+                                   content.LIST_STYLES, content.WHITESPACE_STYLES,
+                                   content.EMPHASIS_STYLES, content.PARAPHRASE_STYLES])
 def test_option_tables_are_split_disjoint_and_non_trivial(table):
     assert set(table) == {"train", "heldout"}
     assert len(table["train"]) >= 2 and len(table["heldout"]) >= 2
@@ -122,9 +105,9 @@ def test_synonym_rename_moves_every_mention(example):
     episode = example["lc-single-call-001"]  # loads product-qa-reply, whose body names another
     variant, params = run(SkillIdSynonym(), episode, seed=3)
     renames = params["renames"]
-    assert set(renames) == set(episode.harness.skill_ids)  # every example id has table words
+    assert set(renames) == set(episode.harness.skill_ids)  # every id gets new words
     new = renames["product-qa-reply"]
-    assert new.startswith("item-") or new.startswith("goods-")  # kebab kept, a synonym drawn
+    assert meaning(new) != meaning("product-qa-reply")  # other words, not only another spelling
     # The rendered system prompt, the loader's enum, the call, the loaded body and the gold.
     system = render_messages(variant)[0]["content"]
     assert all(n in system for n in renames.values())
@@ -140,38 +123,71 @@ def test_synonym_rename_moves_every_mention(example):
     verify_variant(episode, variant, SkillIdSynonym().mapping(episode, params))
 
 
+def test_every_renamed_id_is_in_the_variants_one_convention(example):
+    episode = example["lc-single-call-001"]
+    for split in ("train", "heldout"):
+        for seed in range(8):
+            variant, params = run(SkillIdSynonym(split=split), episode, seed)
+            assert params["naming"] in CONVENTION_SPLITS[split]
+            assert variant.harness.prompt.options["naming"] == params["naming"]
+            assert params["naming"] in shared_conventions(params["renames"].values())
+    mixed = {convention_of([new]) for seed in range(8) for new in
+             run(SkillIdSynonym(naming="mixed"), episode, seed)[1]["renames"].values()}
+    assert len(mixed) > 1  # the option that mixes conventions does
+
+
 def test_heldout_synonyms_use_only_heldout_vocabulary(example):
     episode = example["lc-single-call-001"]
-    train_words = _words(v for p in ids.SKILL_WORD_SYNONYMS.values() for v in p["train"])
+    train_words = {w for g in lexicon().groups for m in g.train for w in m.split("_")}
+    train_words |= {w for g in abbreviation_groups() for m in g["train"] for w in m.split("_")}
+    train_words |= set(ids.SKILL_SUFFIXES["train"])
     for seed in range(20):
         _, params = run(SkillIdSynonym(split="heldout"), episode, seed)
         for old, new in params["renames"].items():
-            introduced = set(ids.id_words(new)) - set(ids.id_words(old))
+            introduced = {w.lower() for w in name_words(new)} - set(name_words(old))
             assert introduced and not introduced & train_words, (old, new)
 
 
 @pytest.mark.parametrize("split", ["train", "heldout"])
-def test_case_rename_uses_one_style_of_its_split(example, split):
+def test_case_rename_uses_one_convention_of_its_split(example, split):
     episode = example["lc-single-call-001"]
     for seed in range(10):
         _, params = run(SkillIdCase(split=split), episode, seed)
-        styles = {ids.case_of(new) for new in params["renames"].values()}
-        assert len(params["renames"]) == 12 and len(styles) == 1
-        assert styles <= set(ids.CASE_STYLES[split])
+        assert len(params["renames"]) == 12
+        assert convention_of(params["renames"].values(), CONVENTION_SPLITS[split]) \
+            == params["naming"]
         for old, new in params["renames"].items():
-            assert ids.id_words(new) == ids.id_words(old)
+            assert [w.lower() for w in name_words(new)] == name_words(old)
 
 
 def test_namespace_and_mask(example):
     episode = example["lc-single-call-001"]
     _, params = run(SkillIdNamespace(split="heldout"), episode)
     namespaces = {new.split(".")[0] for new in params["renames"].values()}
-    assert len(namespaces) == 1 and namespaces <= set(ids.SKILL_NAMESPACES["heldout"])
+    allowed = set(ids.harness_namespaces(episode, "heldout")) | set(ids.SKILL_NAMESPACES["heldout"])
+    assert len(namespaces) == 1 and namespaces <= allowed
     assert all(new.split(".", 1)[1] == old for old, new in params["renames"].items())
     variant, params = run(SkillIdMask(), episode)
     pattern = "|".join(re.escape(p) for p in ids.OPAQUE_PREFIXES["train"])
-    assert all(re.fullmatch(f"({pattern})[0-9a-f]{{4}}", n) for n in params["renames"].values())
+    # written in the harness's own convention (the example's ids are kebab-case)
+    assert all(re.fullmatch(f"({pattern})-[0-9a-f]{{4}}", n) for n in params["renames"].values())
     assert loads(variant)[0][1] == variant.harness.skill(variant.gold.skills[0]).content
+
+
+def test_namespaces_come_from_the_harness_or_the_general_table():
+    harness = Harness(name="airline-support-desk", skills=(Skill("baggage-rules", "Bags.", "x"),))
+    episode = Episode("e", harness, ({"role": "user", "content": "hi"},),
+                      Episode.from_dict({"id": "x", "harness": {"name": "h"}, "messages": [
+                          {"role": "user", "content": "q"}], "gold": {"no_call": True}}).gold)
+    own = set(ids.harness_namespaces(episode, "train")) | set(
+        ids.harness_namespaces(episode, "heldout"))
+    assert own == {"airline", "support", "desk"}  # every word of its name, in one split each
+    assert not set(ids.harness_namespaces(episode, "train")) & set(
+        ids.harness_namespaces(episode, "heldout"))
+    seen = {run(SkillIdNamespace(), episode, seed)[1]["renames"]["baggage-rules"].split(".")[0]
+            for seed in range(40)}
+    assert seen <= set(ids.harness_namespaces(episode, "train")) | set(ids.SKILL_NAMESPACES["train"])
+    assert seen & own or not ids.harness_namespaces(episode, "train")
 
 
 def test_new_ids_never_take_a_name_in_use():

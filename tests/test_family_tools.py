@@ -28,7 +28,9 @@ from hsa.variant import Variant
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES
 from tests.strategies import harnesses, rich_episode_dicts
+from hsa.names import abbreviation_groups, convention_of, conventions_of, name_words
 from transforms import tool_schema as ts
+from transforms._names import CONVENTION_SPLITS, Renamer, lexicon, replacements, slots
 
 FAMILY = sorted(n for n, cls in registered().items() if cls.family == "tool_schema")
 SPLIT_TRANSFORMS = [n for n in FAMILY if "split" in registered()[n].options()]
@@ -65,7 +67,7 @@ def _members(groups, split):
     return {m.lower() for g in groups for m in g.part(split)}
 
 
-@pytest.mark.parametrize("table", ["NAME_SYNONYMS", "DESCRIPTION_PHRASES"])
+@pytest.mark.parametrize("table", ["DESCRIPTION_PHRASES"])
 def test_word_tables_split_into_disjoint_nontrivial_parts(table):
     groups = getattr(ts, table)
     train, heldout = _members(groups, "train"), _members(groups, "heldout")
@@ -74,8 +76,7 @@ def test_word_tables_split_into_disjoint_nontrivial_parts(table):
     assert all(g.heldout for g in groups), "every group offers held-out wordings"
 
 
-@pytest.mark.parametrize("table", ["TOOL_NAME_STYLES", "PARAMETER_NAME_STYLES",
-                                   "TOOL_NAME_SUFFIXES", "PARAMETER_NAME_SUFFIXES",
+@pytest.mark.parametrize("table", ["TOOL_NAME_SUFFIXES", "PARAMETER_NAME_SUFFIXES",
                                    "TOOL_MASK_PREFIXES", "PARAMETER_MASK_PREFIXES"])
 def test_choice_tables_split_into_disjoint_nontrivial_parts(table):
     parts = getattr(ts, table)
@@ -95,14 +96,7 @@ def test_distractor_pool_splits_into_disjoint_valid_tools():
             assert entry["keywords"]
 
 
-def test_each_word_and_phrase_has_one_meaning():
-    # A word may be in several synonym groups only as senses told apart by context.
-    by_word: dict[str, list] = {}
-    for group in ts.NAME_SYNONYMS:
-        for member in group.train + group.heldout:
-            by_word.setdefault(member, []).append(group)
-    for word, groups in by_word.items():
-        assert sum(1 for g in groups if not g.when) <= 1, word
+def test_each_phrase_has_one_meaning():
     phrases = Counter(m.lower() for g in ts.DESCRIPTION_PHRASES for m in g.train + g.heldout)
     assert [p for p, n in phrases.items() if n > 1] == []
 
@@ -174,28 +168,41 @@ def test_tool_name_paraphrase_moves_every_mention(example):
 
 
 def test_semantic_names_use_the_tables_and_the_split():
-    rng = random.Random(3)
     for split in ts.SPLITS:
-        for _ in range(20):
-            new = ts._semantic_name("get_product_info", split, ts.TOOL_NAME_STYLES[split],
-                                    ts.TOOL_NAME_SUFFIXES[split], set(), rng)
-            words = {w.lower() for w in ts.name_words(new)}
-            assert new != "get_product_info"
-            other = "heldout" if split == "train" else "train"
-            assert not words & (_members(ts.NAME_SYNONYMS, other)
-                                - _members(ts.NAME_SYNONYMS, split) - {"get", "product", "info"})
-    assert ts.name_words("getHTTPStatus2") == ["get", "HTTP", "Status", "2"]
-    assert ts.style_words(["get", "price"], "kebab") == "get-price"
+        other = "heldout" if split == "train" else "train"
+        foreign = ({w for g in lexicon().groups for m in g.part(other) for w in m.split("_")}
+                   | {w for g in abbreviation_groups() for m in g[other] for w in m.split("_")})
+        for seed in range(20):
+            renamer = Renamer(["get_product_info"], set(), split, random.Random(seed),
+                              convention=None, suffixes=ts.TOOL_NAME_SUFFIXES[split])
+            new = renamer.paraphrase("get_product_info", set())
+            words = {w.lower() for w in name_words(new)}
+            assert new != "get_product_info" and words != {"get", "product", "info"}
+            assert not words & (foreign - {"get", "product", "info"}), new
+            assert convention_of([new]) in CONVENTION_SPLITS[split]
 
 
 def test_a_word_with_several_senses_follows_its_tool():
-    rng = random.Random(0)
-    finance = ts._semantic_name("get_stock", "train", ("snake",), ("tool",),
-                                {"market", "ticker"}, rng)
-    shop = ts._semantic_name("get_stock", "train", ("snake",), ("tool",), {"size"}, rng)
-    assert finance.split("_")[-1] in {"share"} and shop.split("_")[-1] in {"inventory"}
-    assert ts._semantic_name("check_in_date", "train", ("snake",), ("tool",), set(),
-                             rng).startswith("check_in_")
+    assert ("share",) in replacements(("stock",), "train", {"market", "ticker"}, leading=False)
+    assert ("inventory",) in replacements(("stock",), "train", {"size"}, leading=False)
+    # a plural word takes its singular's group, and plural replacements
+    assert ("inventories",) in replacements(("stocks",), "train", {"size"}, leading=False)
+    # verbs are read where names put their action only: `test_set` is no "configure"
+    assert replacements(("set",), "train", set(), leading=False) == []
+    # `check_in` names one thing and is never split up
+    found = slots([["check", "in", "date"]], "train", set())
+    assert all(slot.start >= 2 for slot in found)
+
+
+def test_names_no_table_knows_still_change():
+    names = ["zorblat", "frob_quux", "zorblat_frob"]
+    for split in ts.SPLITS:
+        for convention in CONVENTION_SPLITS[split]:
+            renamer = Renamer(names, set(names), split, random.Random(0), convention=convention,
+                              suffixes=ts.TOOL_NAME_SUFFIXES[split])
+            for name in names:
+                new = renamer.paraphrase(name, set())
+                assert new != name and convention in conventions_of(new)
 
 
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**32),

@@ -13,37 +13,37 @@ assistant message each gold turn judges.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
-from hsa.frozen import replace
+from pathlib import Path
 from typing import Literal
+
+import yaml
 
 from hsa.episode import Episode
 from hsa.errors import HsaError
+from hsa.frozen import replace
 from hsa.gold import Gold
 from hsa.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_format,
                                parse_feedback, split_format)
 from hsa.mapping import Mapping
+from hsa.names import name_words, write_name
 from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, free_name, rename_episode, rename_messages
+from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
 from hsa.transform import Share, Transform
+from transforms._names import NamingMode, Renamer, record_convention, variant_convention
 
-# How a swapped-in hook implementation names itself, built from the words of the old name
-# ({snake}: tool_arguments, {kebab}: tool-arguments, {camel}: toolArguments). The parts never
-# overlap, so held-out variants use naming styles no training variant has.
+_TABLES = yaml.safe_load(Path(__file__).with_suffix(".yaml").read_text(encoding="utf-8"))
+# How a swapped-in hook implementation names itself (hooks.yaml): word patterns, written in the
+# variant's naming convention.
 NAMING_STYLES: dict[str, tuple[str, ...]] = {
-    "train": ("{snake}_check", "check_{snake}", "{camel}Guard", "{snake}_hook"),
-    "heldout": ("{snake}_guard", "validate_{snake}", "{kebab}-check", "{camel}Validator"),
-}
-
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\x00-\x7f]+")
+    k: tuple(v) for k, v in _TABLES["naming_patterns"].items()}
 
 
-def hook_name_in(style: str, old: str) -> str:
-    """``old`` (any hook name) written in naming ``style``."""
-    words = [w.lower() for w in _WORDS.findall(old)] or ["hook"]
-    camel = words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
-    return style.format(snake="_".join(words), kebab="-".join(words), camel=camel)
+def hook_name_in(pattern: str, old: str, convention: str = "snake") -> str:
+    """``old`` (any hook name) named by ``pattern`` (``"{words} check"``), in ``convention``."""
+    words = [w.lower() for w in name_words(old)] or ["hook"]
+    out = [part for token in pattern.split() for part in (words if token == "{words}" else [token])]
+    return write_name(out, convention)
 
 
 def _hook_of(message: dict) -> str | None:
@@ -62,30 +62,37 @@ def _text(content) -> str:
 @register
 @dataclass(frozen=True)
 class HookImplementationSwap(Transform):
-    """Swaps every hook for an equivalent implementation: same decision, a new name and a new
-    feedback format (tag, XML, JSON or a worded sentence, EN or ZH); every hook feedback message is
-    rewritten into the new format around the same core feedback."""
+    """Swaps every hook for an equivalent implementation: same decision, a new name (in the
+    variant's naming convention) and a new feedback format (tag, XML, JSON or a worded sentence,
+    EN or ZH); every hook feedback message is rewritten into the new format around the same core
+    feedback."""
 
     name = "hook_implementation_swap"
-    version = "1"
+    version = "2"
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"
+    naming: NamingMode = "variant"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         if not harness.hooks:
             return {"renames": {}, "format": None}
-        style = rng.choice(NAMING_STYLES[self.split])
-        taken = set(harness.names)
+        patterns = list(NAMING_STYLES[self.split])
+        rng.shuffle(patterns)  # the first is the variant's; the others serve when it is taken
+        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        renamer = Renamer([h.name for h in harness.hooks], set(harness.names), self.split, rng,
+                          convention=convention, mask_prefixes=("hook",))
         renames = {}
         for hook in harness.hooks:
-            new = free_name(hook_name_in(style, hook.name), taken)
-            taken.add(new)
-            renames[hook.name] = new
+            style = renamer.style()
+            renames[hook.name] = next(
+                (renamer.take(hook.name, new) for new in
+                 (hook_name_in(p, hook.name, style) for p in patterns)
+                 if renamer.fits(hook.name, new)), None) or renamer.mask(hook.name, style)
         current = {hook_format(h.config) for h in harness.hooks}
         choices = [f for f in FORMAT_SPLITS[self.split] if f not in current]
-        return {"renames": renames, "format": rng.choice(choices)}
+        return {"renames": renames, "format": rng.choice(choices), "naming": record}
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:
         renames = params["renames"]
@@ -127,7 +134,7 @@ class HookImplementationSwap(Transform):
             # ("[x] ...") must stay whole.
             core = parse_feedback(_text(message.get("content")), formats[hook], hook=hook).feedback
             cores[i] = (hook, core)
-        out = rename_episode(episode, mapping)
+        out = record_convention(rename_episode(episode, mapping), params)
         hooks = tuple(replace(h, config={**h.config, FORMAT_KEY: fmt}) for h in out.harness.hooks)
         out = out.with_harness(replace(out.harness, hooks=hooks))
         if not cores:

@@ -24,23 +24,28 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
 from dataclasses import dataclass
-from hsa.frozen import replace
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 import orjson
+import yaml
 
 from hsa.episode import Episode
 from hsa.errors import HsaError
+from hsa.frozen import replace
 from hsa.harness import Harness
 from hsa.mapping import Mapping
 from hsa.mentions import replace_code_mentions, replace_mentions
+from hsa.names import name_words, write_segments
 from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, free_name, rename_episode, rewrite_descriptions
+from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
 from hsa.tool import Tool
 from hsa.transform import Share, Transform
 from hsa.verify import identifier_like
+from transforms._names import (NamingMode, Renamer, declared_or_shared, record_convention,
+                               variant_convention)
 
 SPLITS = ("train", "heldout")
 
@@ -49,182 +54,17 @@ SPLITS = ("train", "heldout")
 # =============================================================================================
 
 
-@dataclass(frozen=True)
-class Synonyms:
-    """Interchangeable words. Any member may be the source; the replacement is drawn from the
-    split's part only. ``when`` restricts the group to tools whose text has one of these words
-    (a word with several senses, such as *stock*, has one group per sense; the group without
-    ``when`` is its default sense)."""
-
-    train: tuple[str, ...]
-    heldout: tuple[str, ...]
-    when: tuple[str, ...] = ()
-
-    def part(self, split: str) -> tuple[str, ...]:
-        return self.train if split == "train" else self.heldout
-
-
-_FINANCE = ("share", "shares", "market", "ticker", "dividend", "invest", "investment", "portfolio",
-            "equity", "exchange", "nasdaq", "trading", "trade", "stocks")
-_PLACES = ("nearby", "near", "local", "restaurant", "restaurants", "hotel", "hotels", "store",
-           "stores", "shop", "shops", "city", "map", "route", "traffic", "around", "neighborhood")
-
-# Words of tool and parameter names. Multi-word members ("weather_report") are replacements
-# only; sources are single words, matched case-insensitively.
-NAME_SYNONYMS: tuple[Synonyms, ...] = (
-    # verbs
-    Synonyms(("get", "fetch", "retrieve", "read"), ("obtain", "lookup", "pull")),
-    Synonyms(("find", "search", "locate"), ("seek", "discover", "explore")),
-    Synonyms(("calculate", "compute", "calc"), ("evaluate", "determine", "derive")),
-    Synonyms(("create", "make", "add"), ("new", "build", "insert")),
-    Synonyms(("generate", "produce"), ("synthesize", "output")),
-    Synonyms(("update", "modify", "edit"), ("change", "amend", "revise")),
-    Synonyms(("delete", "remove"), ("erase", "drop", "purge")),
-    Synonyms(("list", "show"), ("enumerate", "browse", "display")),
-    Synonyms(("check", "verify"), ("validate", "inspect", "confirm")),
-    Synonyms(("convert", "transform"), ("remap", "recast")),
-    Synonyms(("analyze", "analyse"), ("examine", "assess", "study")),
-    Synonyms(("predict", "estimate"), ("anticipate", "project")),
-    Synonyms(("send", "post"), ("dispatch", "transmit", "deliver")),
-    Synonyms(("solve", "resolve"), ("settle", "tackle")),
-    Synonyms(("execute", "run"), ("invoke", "perform", "launch")),
-    Synonyms(("recommend", "suggest"), ("propose", "advise")),
-    Synonyms(("identify", "detect"), ("recognize", "spot", "pinpoint")),
-    Synonyms(("compare", "contrast"), ("weigh", "juxtapose")),
-    Synonyms(("monitor", "watch"), ("observe", "follow")),
-    Synonyms(("schedule", "plan"), ("arrange", "organize")),
-    Synonyms(("set", "configure"), ("adjust", "tune")),
-    Synonyms(("connect", "attach"), ("pair", "join")),
-    # nouns
-    Synonyms(("info", "details", "detail"), ("information", "specifics", "particulars")),
-    Synonyms(("price", "cost"), ("pricing", "charge")),
-    Synonyms(("prices", "costs"), ("pricings", "charges")),
-    Synonyms(("stock", "share"), ("equity", "security"), when=_FINANCE),
-    Synonyms(("stock", "inventory"), ("supply", "stock_level")),
-    Synonyms(("stocks", "shares"), ("equities", "securities")),
-    Synonyms(("weather", "weather_report"), ("meteo", "conditions")),
-    Synonyms(("forecast", "outlook"), ("prediction", "projection")),
-    Synonyms(("area", "surface"), ("extent", "surface_area")),
-    Synonyms(("area", "region"), ("zone", "district"), when=_PLACES),
-    Synonyms(("distance", "span"), ("separation", "gap")),
-    Synonyms(("history", "archive"), ("records", "timeline")),
-    Synonyms(("current", "latest"), ("present", "up_to_date")),
-    Synonyms(("nearby", "near"), ("adjacent", "surrounding")),
-    Synonyms(("stats", "statistics"), ("metrics", "figures")),
-    Synonyms(("movie", "film"), ("picture", "motion_picture")),
-    Synonyms(("movies", "films"), ("pictures", "motion_pictures")),
-    Synonyms(("restaurant", "eatery"), ("diner", "bistro")),
-    Synonyms(("restaurants", "eateries"), ("diners", "bistros")),
-    Synonyms(("hotel", "lodging"), ("accommodation", "inn")),
-    Synonyms(("event", "occasion"), ("happening", "gathering")),
-    Synonyms(("events", "occasions"), ("happenings", "gatherings")),
-    Synonyms(("song", "track"), ("melody", "piece")),
-    Synonyms(("ranking", "rank"), ("standing", "placement")),
-    Synonyms(("player", "athlete"), ("competitor", "participant")),
-    Synonyms(("players", "athletes"), ("competitors", "participants")),
-    Synonyms(("team", "squad"), ("club", "side")),
-    Synonyms(("location", "place"), ("site", "locality")),
-    Synonyms(("city", "town"), ("municipality", "metro")),
-    Synonyms(("name", "label"), ("designation", "handle")),
-    Synonyms(("type", "kind"), ("variety", "flavor")),
-    Synonyms(("category", "group"), ("classification", "section")),
-    Synonyms(("year", "yr"), ("calendar_year", "year_num")),
-    Synonyms(("unit", "measure"), ("metric", "uom")),
-    Synonyms(("units", "measures"), ("uoms", "measurement_units")),
-    Synonyms(("start", "begin"), ("commence", "onset")),
-    Synonyms(("end", "until"), ("stop", "conclusion")),
-    Synonyms(("id", "identifier"), ("ref", "uid")),
-    Synonyms(("number", "num"), ("no", "nr")),
-    Synonyms(("numbers", "nums"), ("nos", "nrs")),
-    Synonyms(("amount", "sum"), ("figure", "magnitude")),
-    Synonyms(("include", "with"), ("incorporate", "embed")),
-    Synonyms(("company", "firm"), ("business", "corporation")),
-    Synonyms(("genre", "style"), ("vibe", "mood")),
-    Synonyms(("country", "nation"), ("homeland", "sovereign_state")),
-    Synonyms(("format", "fmt"), ("representation", "encoding")),
-    Synonyms(("title", "heading"), ("caption", "headline")),
-    Synonyms(("artist", "performer"), ("creator", "maker")),
-    Synonyms(("language", "lang"), ("locale", "tongue")),
-    Synonyms(("color", "colour"), ("hue", "shade")),
-    Synonyms(("product", "item"), ("article", "goods")),
-    Synonyms(("products", "items"), ("articles", "wares")),
-    Synonyms(("coupon", "voucher"), ("promo", "discount_code")),
-    Synonyms(("coupons", "vouchers"), ("promos", "discount_codes")),
-    Synonyms(("shipping", "delivery"), ("freight", "postage")),
-    Synonyms(("policy", "rules"), ("terms", "guidelines")),
-    Synonyms(("offers", "deals"), ("promotions", "specials")),
-    Synonyms(("bundle", "package"), ("combo", "kit")),
-    Synonyms(("ticket", "request"), ("claim", "report")),
-    Synonyms(("quantity", "qty"), ("count", "how_many")),
-    Synonyms(("province", "prov"), ("territory", "prefecture")),
-    Synonyms(("aspects", "criteria"), ("facets", "attributes")),
-    Synonyms(("issue", "problem"), ("fault", "complaint")),
-    Synonyms(("resolution", "remedy"), ("outcome", "solution")),
-    Synonyms(("contact", "reach"), ("callback", "contact_info")),
-    Synonyms(("math", "maths"), ("numeric", "mathematics")),
-    Synonyms(("probability", "prob"), ("likelihood", "chance")),
-    Synonyms(("average", "mean"), ("avg", "arithmetic_mean")),
-    Synonyms(("top", "leading"), ("premier", "foremost")),
-    Synonyms(("random", "rand"), ("arbitrary", "stochastic")),
-    Synonyms(("temperature", "temp"), ("thermal", "degrees")),
-    Synonyms(("user", "account"), ("member", "end_user")),
-    Synonyms(("query", "question"), ("search_term", "prompt")),
-    Synonyms(("date", "day"), ("calendar_date", "on_date")),
-    Synonyms(("music", "audio"), ("sound", "tunes")),
-    Synonyms(("game", "match"), ("fixture", "contest"), when=("sport", "sports", "team", "league",
-                                                              "score", "soccer", "basketball")),
-    Synonyms(("recipe", "dish"), ("meal_plan", "cooking_guide")),
-    Synonyms(("population", "inhabitants"), ("headcount", "residents")),
-    Synonyms(("currency", "money"), ("denomination", "tender")),
-    Synonyms(("interest", "yield"), ("return_rate", "accrual"), when=_FINANCE + ("loan", "rate")),
-    Synonyms(("data", "dataset"), ("corpus", "datapoints")),
-    Synonyms(("results", "outcomes"), ("findings", "result_set")),
-    Synonyms(("limit", "max"), ("cap", "ceiling")),
-    Synonyms(("email", "mail"), ("message", "e_mail")),
-    Synonyms(("museum", "gallery"), ("exhibit_hall", "collection")),
-    Synonyms(("flight", "air_trip"), ("airfare", "air_route")),
-    Synonyms(("book", "reserve"), ("secure", "hold"),
-             when=("hotel", "flight", "room", "table", "ticket", "reservation", "appointment")),
-    Synonyms(("sequence", "series"), ("progression", "succession")),
-    Synonyms(("velocity", "speed"), ("pace", "rate_of_motion")),
-)
-
-# Word pairs that name one thing (check_in is not "verify in"): kept as they are.
-FIXED_COMPOUNDS: frozenset[tuple[str, str]] = frozenset({
-    ("check", "in"), ("check", "out"), ("log", "in"), ("log", "out"), ("sign", "in"),
-    ("sign", "up"), ("sign", "out"), ("set", "up"), ("look", "up"), ("top", "up"),
-    ("pick", "up"), ("drop", "off"), ("follow", "up"), ("start", "up"), ("end", "point"),
-    ("time", "zone"), ("zip", "code"), ("post", "code"), ("user", "name"), ("type", "script"),
-})
-
-# How a tool name's words are joined. The parts never overlap.
-TOOL_NAME_STYLES: dict[str, tuple[str, ...]] = {
-    "train": ("snake", "camel", "kebab"),
-    "heldout": ("pascal", "upper_snake", "title_snake"),
-}
-PARAMETER_NAME_STYLES: dict[str, tuple[str, ...]] = {
-    "train": ("snake", "camel"),
-    "heldout": ("pascal", "kebab"),
-}
-# Appended when neither synonyms nor a naming style can change a name (a one-word name no
-# table knows), so that a semantic rename still renames.
+_TABLES = yaml.safe_load(Path(__file__).with_suffix(".yaml").read_text(encoding="utf-8"))
+# Suffixes of last resort and the first words of masks (tool_schema.yaml); the words of names are
+# renamed with the general lexicon (transforms/_names.py).
 TOOL_NAME_SUFFIXES: dict[str, tuple[str, ...]] = {
-    "train": ("tool", "fn", "api"),
-    "heldout": ("op", "action", "service"),
-}
+    k: tuple(v) for k, v in _TABLES["tool_name_suffixes"].items()}
 PARAMETER_NAME_SUFFIXES: dict[str, tuple[str, ...]] = {
-    "train": ("value", "arg", "input"),
-    "heldout": ("param", "field", "setting"),
-}
-# Prefixes of opaque masked names (fn_7f3a, arg_3f2a).
+    k: tuple(v) for k, v in _TABLES["parameter_name_suffixes"].items()}
 TOOL_MASK_PREFIXES: dict[str, tuple[str, ...]] = {
-    "train": ("fn_", "tool_", "func_"),
-    "heldout": ("op_", "act_", "cmd_"),
-}
+    k: tuple(v) for k, v in _TABLES["tool_mask_prefixes"].items()}
 PARAMETER_MASK_PREFIXES: dict[str, tuple[str, ...]] = {
-    "train": ("arg_", "p_", "param_"),
-    "heldout": ("in_", "field_", "x_"),
-}
+    k: tuple(v) for k, v in _TABLES["parameter_mask_prefixes"].items()}
 
 
 @dataclass(frozen=True)
@@ -511,105 +351,14 @@ TOOL_SHAPES = ("openai", "mcp")
 TOOL_SHAPE_OPTION = "tool_shape"
 
 # =============================================================================================
-# Names: words, styles, synonyms
+# Names
 # =============================================================================================
-
-
-def name_words(name: str) -> list[str]:
-    """The words of one name segment: split on ``_ - space``, camelCase humps, acronyms and
-    letter/digit changes (``getHTTPStatus2`` -> get, HTTP, Status, 2)."""
-    words: list[str] = []
-    for part in re.split(r"[_\-\s]+", name):
-        current = ""
-        for i, ch in enumerate(part):
-            if current:
-                prev = current[-1]
-                nxt = part[i + 1] if i + 1 < len(part) else ""
-                boundary = ((prev.islower() and ch.isupper())
-                            or (prev.isdigit() != ch.isdigit())
-                            or (prev.isupper() and ch.isupper() and nxt.islower()))
-                if boundary:
-                    words.append(current)
-                    current = ""
-            current += ch
-        if current:
-            words.append(current)
-    return words
-
-
-def style_words(words: list[str], style: str) -> str:
-    """Join words in a naming style (snake, camel, kebab, pascal, upper_snake, title_snake)."""
-    low = [w.lower() for w in words]
-    cap = [w[:1].upper() + w[1:] for w in low]
-    if style == "snake":
-        return "_".join(low)
-    if style == "kebab":
-        return "-".join(low)
-    if style == "camel":
-        return low[0] + "".join(cap[1:])
-    if style == "pascal":
-        return "".join(cap)
-    if style == "upper_snake":
-        return "_".join(w.upper() for w in low)
-    if style == "title_snake":
-        return "_".join(cap)
-    raise HsaError(f"unknown naming style {style!r}")
-
-
-def _index_synonyms() -> dict[str, list[Synonyms]]:
-    index: dict[str, list[Synonyms]] = {}
-    for group in NAME_SYNONYMS:
-        for member in group.train + group.heldout:
-            if re.fullmatch(r"[a-z0-9]+", member):
-                index.setdefault(member, []).append(group)
-    return index
-
-
-_SYNONYMS_BY_WORD = _index_synonyms()
-
-
-def synonym_group(word: str, context: set[str]) -> Synonyms | None:
-    """The synonym group of ``word`` in this context (a tool's words), or None."""
-    groups = _SYNONYMS_BY_WORD.get(word.lower(), [])
-    for group in groups:
-        if group.when and context & set(group.when):
-            return group
-    return next((g for g in groups if not g.when), None)
 
 
 def _context_words(tool: Tool) -> set[str]:
     """The words of a tool's name and description: what tells a word's sense."""
     return ({w.lower() for segment in tool.name.split(".") for w in name_words(segment)}
             | {w.lower() for w in re.findall(r"[A-Za-z]+", tool.description)})
-
-
-def _semantic_name(old: str, split: str, styles: tuple[str, ...], suffixes: tuple[str, ...],
-                   context: set[str], rng: random.Random) -> str:
-    """A new name for ``old``: each word through the synonym tables of the split, rejoined in a
-    naming style of the split; namespaces (``math.``) keep their dots. Differs from ``old``
-    whenever it can (a suffix is the last resort)."""
-    segments = old.split(".")
-    style = rng.choice(styles)
-    out = []
-    for segment in segments:
-        words: list[str] = []
-        source = name_words(segment) or [segment]
-        fixed = {i + k for i, pair in enumerate(zip(source, source[1:]))
-                 if (pair[0].lower(), pair[1].lower()) in FIXED_COMPOUNDS for k in (0, 1)}
-        for i, word in enumerate(source):
-            group = None if i in fixed else synonym_group(word, context)
-            choices = [c for c in group.part(split) if c != word.lower()] if group else []
-            words.extend(re.split(r"[_\s]+", rng.choice(choices)) if choices else [word])
-        out.append(words)
-    new = ".".join(style_words(w, style) for w in out)
-    if new == old:
-        for other in sorted(set(styles) - {style}):
-            candidate = ".".join(style_words(w, other) for w in out)
-            if candidate != old:
-                return candidate
-        out[-1] = out[-1] + [rng.choice(suffixes)]
-        new = ".".join(style_words(w, style) for w in out)
-    return new
 
 
 # =============================================================================================
@@ -1149,29 +898,32 @@ class ToolPropertyOrder(Transform):
 @dataclass(frozen=True)
 class ToolNameMask(Transform):
     """Replaces tool names with opaque ids (fn_7f3a) everywhere they appear; the model must read
-    descriptions instead of recognising names."""
+    descriptions instead of recognising names. Masks are written in the harness's convention."""
 
     name = "tool_name_mask"
-    version = "1"
+    version = "2"
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools whose names are masked
-    prefix: str | None = None  # a fixed prefix; None draws one from the split's prefixes
+    prefix: str | None = None  # a fixed prefix, as written; None draws a first word of the split
     split: Literal["train", "heldout"] = "train"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        taken = set(harness.names)
-        prefix = self.prefix if self.prefix is not None else rng.choice(
-            TOOL_MASK_PREFIXES[self.split])
+        word = rng.choice(TOOL_MASK_PREFIXES[self.split])
+        renamer = Renamer(harness.tool_names, set(harness.names), self.split, rng,
+                          convention=declared_or_shared(episode, harness.tool_names),
+                          mask_prefixes=(word,))
         renames = {}
         for tool in harness.tools:
             if rng.random() >= self.fraction:
                 continue
-            while (new := f"{prefix}{rng.getrandbits(16):04x}") in taken:
+            if self.prefix is None:
+                renames[tool.name] = renamer.mask(tool.name)
+                continue
+            while not renamer.fits(tool.name, new := f"{self.prefix}{rng.getrandbits(16):04x}"):
                 pass
-            taken.add(new)
-            renames[tool.name] = new
+            renames[tool.name] = renamer.take(tool.name, new)
         return {"renames": renames}
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:
@@ -1188,30 +940,35 @@ class ToolNameMask(Transform):
 @register
 @dataclass(frozen=True)
 class ToolNameParaphrase(Transform):
-    """Renames tools to equivalent names (get_weather -> fetchMeteo): each word through curated
-    synonym tables, rejoined in another naming style; every mention moves along (calls, tool
-    results, other tools' descriptions, skills, hooks, gold)."""
+    """Renames tools to equivalent names (get_weather -> fetchWeatherReport): words from the
+    general English lexicon and the abbreviation table, or, where no table knows a word, the
+    verb moved behind the rest, a suffix or a mask; every name of the harness variant in its
+    one naming convention. Every mention moves along (calls, tool results, other tools'
+    descriptions, skills, hooks, gold); no new name says what another tool's name says.
+
+    ``fraction`` is the share of tools given new words; the others are only rewritten in the
+    variant's convention. ``naming: mixed`` draws a convention per name instead."""
 
     name = "tool_name_paraphrase"
-    version = "1"
+    version = "2"
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
     split: Literal["train", "heldout"] = "train"
+    naming: NamingMode = "variant"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        taken = set(harness.names)
-        renames = {}
-        for tool in harness.tools:
-            if rng.random() >= self.fraction:
-                continue
-            new = _semantic_name(tool.name, self.split, TOOL_NAME_STYLES[self.split],
-                                 TOOL_NAME_SUFFIXES[self.split], _context_words(tool), rng)
-            new = free_name(new, taken)
-            taken.add(new)
-            renames[tool.name] = new
-        return {"renames": renames}
+        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        renamer = Renamer(harness.tool_names, set(harness.names), self.split, rng,
+                          convention=convention, suffixes=TOOL_NAME_SUFFIXES[self.split],
+                          mask_prefixes=TOOL_MASK_PREFIXES[self.split])
+        chosen = [t for t in harness.tools if rng.random() < self.fraction]
+        renames = {t.name: renamer.paraphrase(t.name, _context_words(t)) for t in chosen}
+        for tool in harness.tools:  # one convention for the whole tool list
+            if tool.name not in renames and (new := renamer.restyle(tool.name)) is not None:
+                renames[tool.name] = new
+        return {"renames": renames, "naming": record}
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:
         renames = params["renames"]
@@ -1226,7 +983,7 @@ class ToolNameParaphrase(Transform):
         return Mapping(tools=renames)
 
     def apply(self, episode: Episode, params: dict) -> Episode:
-        return rename_episode(episode, self.mapping(episode, params))
+        return record_convention(rename_episode(episode, self.mapping(episode, params)), params)
 
 
 class _ParameterRename(Transform):
@@ -1244,9 +1001,8 @@ class _ParameterRename(Transform):
         return _rename_parameters(episode, names)
 
     @staticmethod
-    def _chosen(episode: Episode, fraction: float, rng: random.Random) -> list[str]:
-        names = list(dict.fromkeys(p for t in episode.harness.tools for p in t.properties))
-        return [n for n in names if rng.random() < fraction]
+    def _names(episode: Episode) -> list[str]:
+        return list(dict.fromkeys(p for t in episode.harness.tools for p in t.properties))
 
     @staticmethod
     def _taken(episode: Episode) -> set[str]:
@@ -1257,30 +1013,42 @@ class _ParameterRename(Transform):
 @register
 @dataclass(frozen=True)
 class ParameterNameParaphrase(_ParameterRename):
-    """Renames tool parameters to equivalent names (link_number -> itemNo): words through
-    curated synonym tables, rejoined in another naming style, one new name per old name across
-    all tools; argument keys in calls, schemas, gold, prose mentions, hook configuration that
-    names them (``link_params``) and tool results echoing them move along. Types, argument values
-    and what the gold expects are kept."""
+    """Renames tool parameters to equivalent names (link_number -> itemNo): words from the
+    general English lexicon and the abbreviation table (a suffix or a mask where no table knows a
+    word), one new name per old name across all tools, in the variant's one naming convention;
+    argument keys in calls, schemas, gold, prose mentions, hook configuration that names them
+    (``link_params``) and tool results echoing them move along. Types, argument values and what
+    the gold expects are kept; no new name says what another parameter's name says.
+
+    ``fraction`` is the share of parameter names given new words; the others are only rewritten
+    in the variant's convention. ``naming: mixed`` draws a convention per name instead."""
 
     name = "parameter_name_paraphrase"
-    version = "1"
+    version = "2"
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
     split: Literal["train", "heldout"] = "train"
+    naming: NamingMode = "variant"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        taken = self._taken(episode)
+        names = self._names(episode)
+        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        renamer = Renamer(names, self._taken(episode), self.split, rng, convention=convention,
+                          suffixes=PARAMETER_NAME_SUFFIXES[self.split],
+                          mask_prefixes=PARAMETER_MASK_PREFIXES[self.split])
+        chosen = [n for n in names if rng.random() < self.fraction]
         renames = {}
-        for old in self._chosen(episode, self.fraction, rng):
+        for old in chosen:
             tool = next(t for t in episode.harness.tools if old in t.properties)
-            new = _semantic_name(old, self.split, PARAMETER_NAME_STYLES[self.split],
-                                 PARAMETER_NAME_SUFFIXES[self.split], _context_words(tool), rng)
-            new = free_name(new, taken)
-            taken.add(new)
-            renames[old] = new
-        return {"renames": renames}
+            renames[old] = renamer.paraphrase(old, _context_words(tool))
+        for old in names:  # one convention for every parameter
+            if old not in renames and (new := renamer.restyle(old)) is not None:
+                renames[old] = new
+        return {"renames": renames, "naming": record}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        return record_convention(super().apply(episode, params), params)
 
 
 @register
@@ -1289,25 +1057,23 @@ class ParameterNameMask(_ParameterRename):
     """Replaces tool parameter names with opaque ids (arg_3f2a) everywhere they appear, so the
     model must read parameter descriptions; argument keys in calls, schemas, gold, prose
     mentions, hook configuration that names them and tool results echoing them move along.
-    Types, argument values and what the gold expects are kept."""
+    Types, argument values and what the gold expects are kept. Masks are written in the
+    harness's convention."""
 
     name = "parameter_name_mask"
-    version = "1"
+    version = "2"
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
     split: Literal["train", "heldout"] = "train"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        taken = self._taken(episode)
-        prefix = rng.choice(PARAMETER_MASK_PREFIXES[self.split])
-        renames = {}
-        for old in self._chosen(episode, self.fraction, rng):
-            while (new := f"{prefix}{rng.getrandbits(16):04x}") in taken:
-                pass
-            taken.add(new)
-            renames[old] = new
-        return {"renames": renames}
+        names = self._names(episode)
+        word = rng.choice(PARAMETER_MASK_PREFIXES[self.split])
+        renamer = Renamer(names, self._taken(episode), self.split, rng,
+                          convention=declared_or_shared(episode, names), mask_prefixes=(word,))
+        return {"renames": {old: renamer.mask(old) for old in names
+                            if rng.random() < self.fraction}}
 
 
 @register
@@ -1390,15 +1156,31 @@ def _keyword_pattern(keyword: str) -> re.Pattern:
     return re.compile(r"(?<![a-z])" + re.escape(keyword.lower()))
 
 
+def _written_in(tool: dict, name_convention: str | None,
+                parameter_convention: str | None) -> dict:
+    """A pool tool with its name and top-level parameter names in the harness's conventions (as
+    they are where the harness mixes conventions), so a distractor does not stand out by its
+    spelling."""
+    fn = tool["function"]
+    name = write_segments(fn["name"], name_convention) if name_convention else fn["name"]
+    schema = fn["parameters"]
+    if parameter_convention:
+        renames = {p: write_segments(p, parameter_convention) for p in schema["properties"]}
+        schema = {**schema, "properties": {renames[k]: v for k, v in schema["properties"].items()}}
+        if "required" in schema:
+            schema["required"] = [renames[p] for p in schema["required"]]
+    return {**tool, "function": {**fn, "name": name, "parameters": schema}}
+
+
 @register
 @dataclass(frozen=True)
 class DistractorTools(Transform):
     """Adds plausible tools the task does not need (a realistic pool, none about what the user
-    asks or the harness already does) at random places in the tools list; every existing tool,
-    call and the gold are kept as they are."""
+    asks or the harness already does) at random places in the tools list, their names written
+    in the harness's convention; every existing tool, call and the gold are kept as they are."""
 
     name = "distractor_tools"
-    version = "1"
+    version = "2"
     family = "tool_schema"
 
     min_count: int = 1
@@ -1415,9 +1197,13 @@ class DistractorTools(Transform):
         harness = episode.harness
         taken = set(harness.names)
         request = _request_text(episode)
-        pool = [d["tool"] for d in DISTRACTOR_TOOLS[self.split]
-                if d["tool"]["function"]["name"] not in taken
-                and not any(_mentions_keyword(request, k) for k in d["keywords"])]
+        tool_convention = declared_or_shared(episode, harness.tool_names)
+        parameter_convention = declared_or_shared(
+            episode, [p for t in harness.tools for p in t.properties])
+        pool = [_written_in(d["tool"], tool_convention, parameter_convention)
+                for d in DISTRACTOR_TOOLS[self.split]
+                if not any(_mentions_keyword(request, k) for k in d["keywords"])]
+        pool = [tool for tool in pool if tool["function"]["name"] not in taken]
         count = min(rng.randint(self.min_count, self.max_count), len(pool))
         chosen = rng.sample(pool, count)
         size = len(harness.tools)

@@ -1,0 +1,338 @@
+"""Renaming by words, for the name transforms of every family (skill ids, tool, parameter and hook
+names). Not a family itself: its name starts with ``_``, so the package does not register it.
+
+A name is rewritten word by word from tables that hold no harness's domain: a synonym from the
+general English lexicon (``lexicon.yaml`` beside this module), or an abbreviation or expansion
+(``hsa/abbreviations.yaml``). One replacement per word across the harness, so the harness stays
+consistent. When no word of a name is in the tables, the fallbacks need no table at all: the
+leading verb moves behind the rest (``search_flights`` -> ``flights_search``), the name is only
+rewritten in the variant's convention, a general suffix is added, and last an opaque mask.
+
+Every new name is unique in its namespace, passes the caller's own test (skill ids must be
+identifier-like and unmentioned), and never has the meaning (:func:`hsa.names.meaning`) of
+another identifier of its kind, under that one's original or new name: the check verification
+makes (``meaning_taken``), made here first so that no variant is lost to it.
+
+*One naming convention per harness variant*: the first renaming transform of a variant draws a
+convention from its split and records it in ``prompt.options["naming"]``; later ones read it, so
+every renamed tool, parameter, skill and hook of the variant is written in it. A harness may
+declare its own there. Transforms offer ``naming: mixed`` to draw a convention per name instead.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from hsa.episode import Episode
+from hsa.errors import HsaError
+from hsa.names import (CONVENTIONS, abbreviation_groups, convention_of, meaning, name_words,
+                       singular, write_name)
+
+NAMING_OPTION = "naming"
+NamingMode = Literal["variant", "mixed"]
+
+# The conventions a variant is written in. Train: the everyday ones; held out: the rarer ones.
+CONVENTION_SPLITS: dict[str, tuple[str, ...]] = {
+    "train": ("snake", "camel", "kebab"),
+    "heldout": ("pascal", "screaming_snake", "title_snake"),
+}
+_MAX_TRIES = 12
+LEXICON_PATH = Path(__file__).with_name("lexicon.yaml")
+
+
+@dataclass(frozen=True)
+class SynonymGroup:
+    """Interchangeable words or phrases (``_``-joined); see lexicon.yaml."""
+
+    pos: str
+    train: tuple[str, ...]
+    heldout: tuple[str, ...]
+    when: frozenset[str] = frozenset()
+
+    def part(self, split: str) -> tuple[str, ...]:
+        return self.train if split == "train" else self.heldout
+
+
+@dataclass(frozen=True, eq=False)
+class Lexicon:
+    groups: tuple[SynonymGroup, ...]
+    compounds: frozenset[tuple[str, str]]
+    by_phrase: dict[tuple[str, ...], tuple[SynonymGroup, ...]]
+    longest: int
+    verbs: frozenset[str]  # single words with a verb group
+
+    def group(self, phrase: tuple[str, ...], context: set[str], leading: bool
+              ) -> SynonymGroup | None:
+        """The group of ``phrase`` in this context: a group whose ``when`` words the context
+        has, else the one without ``when``; verb groups only for a name's leading word."""
+        groups = [g for g in self.by_phrase.get(phrase, ()) if leading or g.pos != "verb"]
+        if leading:  # where a name puts its action, read the word as a verb first
+            groups.sort(key=lambda g: g.pos != "verb")
+        for group in groups:
+            if group.when and context & group.when:
+                return group
+        return next((g for g in groups if not g.when), None)
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    """The lexicon in lexicon.yaml, checked as it loads (a broken table fails every run)."""
+    raw = yaml.safe_load(LEXICON_PATH.read_text(encoding="utf-8"))
+    groups = []
+    for i, entry in enumerate(raw["groups"]):
+        group = SynonymGroup(pos=entry["pos"], train=tuple(entry["train"]),
+                             heldout=tuple(entry["heldout"]),
+                             when=frozenset(entry.get("when") or ()))
+        if not group.train or not group.heldout or set(group.train) & set(group.heldout):
+            raise HsaError(f"group {i} ({group.train}) needs a train and a held-out part that "
+                           f"share no member", file=str(LEXICON_PATH))
+        groups.append(group)
+    compounds = frozenset(tuple(pair) for pair in raw.get("compounds") or ())
+    index: dict[tuple[str, ...], list[SynonymGroup]] = {}
+    for group in groups:
+        for member in group.train + group.heldout:
+            index.setdefault(tuple(member.split("_")), []).append(group)
+    verbs = frozenset(p[0] for p, gs in index.items()
+                      if len(p) == 1 and any(g.pos == "verb" for g in gs))
+    return Lexicon(tuple(groups), compounds, {k: tuple(v) for k, v in index.items()},
+                   max(len(k) for k in index), verbs)
+
+
+@lru_cache(maxsize=1)
+def _abbreviations() -> dict[str, dict[str, tuple[str, ...]]]:
+    return {member: group for group in abbreviation_groups()
+            for member in group["train"] + group["heldout"]}
+
+
+def plural(word: str) -> str:
+    """The plural of an English word by the common rules."""
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    return word + "s"
+
+
+def replacements(phrase: tuple[str, ...], split: str, context: set[str], leading: bool
+                 ) -> list[tuple[str, ...]]:
+    """What the tables of ``split`` offer for a phrase of a name (lower-case words): synonyms
+    of the phrase or of its full word, and other forms of an abbreviation; a plural phrase gets
+    plural replacements."""
+    lex = lexicon()
+    is_plural = False
+    group = lex.group(phrase, context, leading)
+    abbreviation = _abbreviations().get(phrase[0]) if len(phrase) == 1 else None
+    if group is None and abbreviation is None:
+        one = phrase[:-1] + (singular(phrase[-1]),)
+        if one != phrase:
+            is_plural = True
+            phrase = one
+            group = lex.group(phrase, context, leading)
+            abbreviation = _abbreviations().get(phrase[0]) if len(phrase) == 1 else None
+    if group is None and abbreviation is not None:  # `info`: the synonyms of `information`
+        group = lex.group(tuple(abbreviation["train"][0].split("_")), context, leading)
+    out: list[tuple[str, ...]] = []
+    for member in (group.part(split) if group else ()) + (
+            abbreviation[split] if abbreviation else ()):
+        words = tuple(member.split("_"))
+        if words != phrase and words not in out:
+            out.append(words)
+    if is_plural:
+        out = [words[:-1] + (plural(words[-1]),) for words in out]
+    return out
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A phrase of a name that the tables can replace: words[start:end] of one segment."""
+
+    segment: int
+    start: int
+    end: int
+    key: tuple[str, ...]
+    options: tuple[tuple[str, ...], ...]
+
+
+def slots(segments: list[list[str]], split: str, context: set[str]) -> list[Slot]:
+    """The replaceable phrases of a name's segments, longest match first, left to right; words
+    of a fixed compound (``check_in``) are never split up."""
+    lex = lexicon()
+    found = []
+    for s, words in enumerate(segments):
+        low = [w.lower() for w in words]
+        fixed = {i + k for i, pair in enumerate(zip(low, low[1:]))
+                 if pair in lex.compounds for k in (0, 1)}
+        i = 0
+        while i < len(low):
+            for length in range(min(lex.longest, len(low) - i), 0, -1):
+                if any(k in fixed for k in range(i, i + length)) or not all(
+                        w.isascii() and w.isalpha() for w in low[i:i + length]):
+                    continue
+                phrase = tuple(low[i:i + length])
+                options = replacements(phrase, split, context, leading=i == 0)
+                if options:
+                    found.append(Slot(s, i, i + length, phrase, tuple(options)))
+                    i += length
+                    break
+            else:
+                i += 1
+    return found
+
+
+def leading_verb(words: list[str]) -> bool:
+    """Whether a name's first word is a verb of the lexicon (``search`` in ``search_flights``)."""
+    return bool(words) and words[0].lower() in lexicon().verbs
+
+
+def variant_convention(episode: Episode, split: str, rng: random.Random, mode: NamingMode,
+                       avoid: str | None = None) -> tuple[str | None, str | None]:
+    """(the convention renamed names are written in, the convention to record in the prompt
+    options or None): the one the harness variant has, else one drawn from ``split`` (other
+    than ``avoid`` when possible) and recorded; (None, None) for ``mixed``."""
+    if mode == "mixed":
+        return None, None
+    declared = episode.harness.prompt.options.get(NAMING_OPTION)
+    if declared is not None:
+        if declared not in CONVENTIONS:
+            raise HsaError(f"prompt.options.{NAMING_OPTION} is {declared!r}; known conventions: "
+                           f"{', '.join(CONVENTIONS)}")
+        return declared, None
+    choices = [c for c in CONVENTION_SPLITS[split] if c != avoid] or list(CONVENTION_SPLITS[split])
+    chosen = rng.choice(choices)
+    return chosen, chosen
+
+
+def declared_or_shared(episode: Episode, names: Iterable[str]) -> str | None:
+    """The variant's convention if one is recorded, else the one ``names`` share (None: they
+    mix conventions or there are none)."""
+    declared = episode.harness.prompt.options.get(NAMING_OPTION)
+    if declared in CONVENTIONS:
+        return declared
+    names = list(names)
+    return convention_of(names) if names else None
+
+
+def record_convention(episode: Episode, params: dict) -> Episode:
+    """The episode with the convention a transform drew (``params["naming"]``) recorded."""
+    chosen = params.get("naming")
+    if chosen is None:
+        return episode
+    if chosen not in CONVENTIONS:
+        raise HsaError(f"naming must be one of {', '.join(CONVENTIONS)}, got {chosen!r}")
+    return episode.with_prompt_options(**{NAMING_OPTION: chosen})
+
+
+class Renamer:
+    """Hands out new names for the identifiers of one kind, for one transform application.
+
+    ``names``: every identifier of the kind (what a new name may not mean); ``taken``: names a
+    new name may not be (updated as names are handed out); ``accept``: the caller's own test."""
+
+    def __init__(self, names: Iterable[str], taken: set[str], split: str, rng: random.Random, *,
+                 convention: str | None, mixed: tuple[str, ...] = (),
+                 suffixes: tuple[str, ...] = (), mask_prefixes: tuple[str, ...] = ("x",),
+                 accept: Callable[[str], bool] = lambda name: True, rate: float = 1.0):
+        self.taken, self.split, self.rng = taken, split, rng
+        self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
+        self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
+        self.accept, self.rate = accept, rate
+        self.said_by: dict[tuple[str, ...], set[str]] = {}
+        for name in names:
+            self.said_by.setdefault(meaning(name), set()).add(name)
+        self.chosen: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    # ---- the rules every new name keeps ----------------------------------------------------
+
+    def fits(self, old: str, new: str) -> bool:
+        if not new or new == old or new in self.taken or not self.accept(new):
+            return False
+        said, own = meaning(new), meaning(old)
+        # Identifiers that already said what ``old`` says (``item``, ``items``) take nothing
+        # from each other.
+        return said == own or all(meaning(o) == own for o in self.said_by.get(said, ()))
+
+    def take(self, old: str, new: str) -> str:
+        self.taken.add(new)
+        self.said_by.setdefault(meaning(new), set()).add(old)
+        return new
+
+    def style(self) -> str:
+        return self.convention or self.rng.choice(self.mixed)
+
+    # ---- new names ---------------------------------------------------------------------------
+
+    def paraphrase(self, old: str, context: set[str]) -> str:
+        """A new name for ``old`` with other words where the tables allow, else by the
+        fallbacks (reorder, convention, suffix, mask); always a name that fits."""
+        style = self.style()
+        segments = [name_words(s) or [s] for s in old.split(".")]
+        found = slots(segments, self.split, context)
+        for words in self._candidates(segments, found):
+            new = ".".join(write_name(w, style) for w in words)
+            if self.fits(old, new):
+                return self.take(old, new)
+        return self.mask(old, style)
+
+    def restyle(self, old: str) -> str | None:
+        """``old`` in the variant's convention, if that differs and fits (its words are kept)."""
+        if self.convention is None:
+            return None
+        new = ".".join(write_name(name_words(s) or [s], self.convention)
+                       for s in old.split("."))
+        return self.take(old, new) if self.fits(old, new) else None
+
+    def mask(self, old: str, style: str | None = None) -> str:
+        """An opaque name (``fn_7f3a``) in the convention: the last resort, and masking itself."""
+        style = style or self.convention or "snake"
+        prefix = self.rng.choice(self.mask_prefixes)
+        while True:
+            new = write_name([prefix, f"{self.rng.getrandbits(16):04x}"], style)
+            if self.fits(old, new):
+                return self.take(old, new)
+
+    def _candidates(self, segments: list[list[str]], found: list[Slot]
+                    ) -> Iterator[list[list[str]]]:
+        if found:
+            for attempt in range(_MAX_TRIES):
+                yield self._replaced(segments, found, fresh=attempt > 0)
+        if len(segments[-1]) >= 2:
+            last = segments[-1]
+            if leading_verb(last):
+                yield segments[:-1] + [last[1:] + last[:1]]
+            elif leading_verb(last[-1:]):
+                yield segments[:-1] + [last[-1:] + last[:-1]]
+        yield segments  # the same words in the convention
+        for suffix in self.rng.sample(self.suffixes, len(self.suffixes)):
+            yield segments[:-1] + [segments[-1] + [suffix]]
+
+    def _replaced(self, segments: list[list[str]], found: list[Slot], fresh: bool
+                  ) -> list[list[str]]:
+        """The segments with table replacements: each phrase with chance ``rate`` (at least
+        one) and the harness-wide choice per phrase; on later attempts (``fresh``) fresh draws
+        of a random half, so that a replacement that is taken does not block the rest."""
+        rate = 0.5 if fresh else self.rate
+        chosen = [self.rng.random() < rate for _ in found]
+        if not any(chosen):
+            chosen[self.rng.randrange(len(found))] = True
+        out = [list(words) for words in segments]
+        for slot, replace in sorted(zip(found, chosen), key=lambda p: (-p[0].segment,
+                                                                       -p[0].start)):
+            if not replace:
+                continue
+            if fresh or slot.key not in self.chosen:
+                pick = self.rng.choice(slot.options)
+                if not fresh:
+                    self.chosen[slot.key] = pick
+            else:
+                pick = self.chosen[slot.key]
+                if pick not in slot.options:  # another sense elsewhere in the harness
+                    pick = self.rng.choice(slot.options)
+            out[slot.segment][slot.start:slot.end] = list(pick)
+        return out
