@@ -27,6 +27,8 @@ from hsa.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
 from hsa.writer import read_manifest, version_problems
 
+_COUNTS = ("input_lines", "sources_out", "sources_all_rejected", "load_rejects", "rows",
+           "variant_rejects")
 _COMPARED = ("messages", "tools", "hsa_lineage", "hsa_mapping", "hsa_gold", "hsa_families",
              "hsa_version")
 
@@ -138,6 +140,10 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
     problems = report.problems
     problems.extend(version_problems(root, manifest))
     counts = manifest["counts"]
+    lacking = [key for key in _COUNTS if not isinstance(counts.get(key), int)]
+    if lacking:
+        problems.append(f"counts: the manifest lacks {', '.join(lacking)}")
+        return report
     accounted = counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"]
     if accounted != counts["input_lines"]:
         problems.append(f"counts: {counts['input_lines']} input lines but {accounted} accounted for")

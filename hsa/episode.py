@@ -341,7 +341,8 @@ def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
 
 
 def _same_json(a: Any, b: Any) -> bool:
-    return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
+    canonical = orjson.OPT_SORT_KEYS
+    return orjson.dumps(a, option=canonical) == orjson.dumps(b, option=canonical)
 
 
 def check_gold_values(gold: Gold, harness: Harness) -> None:

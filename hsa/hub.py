@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hsa.errors import HsaError
-from hsa.writer import read_manifest, version_problems
+from hsa.writer import listed_files, read_manifest, version_problems
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 RETRIES = 4
@@ -33,7 +33,7 @@ def version_files(version_dir: Path, manifest: dict | None = None) -> list[Path]
         raise HsaError(f"the version's files do not match its manifest, nothing pushed: {shown} "
                        f"(hsa verify says more; hsa generate rebuilds a damaged version)",
                        file=str(version_dir))
-    paths = ["README.md", "manifest.json", "rejects.parquet"] + [s["path"] for s in manifest["shards"]]
+    paths = ["README.md", "manifest.json"] + [entry["path"] for entry in listed_files(manifest)]
     return [version_dir / p for p in paths]
 
 

@@ -202,6 +202,8 @@ def load_recipe(name_or_path: str | os.PathLike) -> Recipe:
         path = shipped
     try:
         data = yaml.safe_load(read_text(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecipeError(f"cannot read the recipe: {exc}", file=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RecipeError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=str(path),

@@ -154,15 +154,36 @@ def publish(staging: Path, final: Path, *, replace: bool = False) -> bool:
                        "rerun", file=str(final)) from None
 
 
+def listed_files(manifest: dict) -> list[dict]:
+    """Every file a manifest lists with its sha256 (``{"path", "sha256", "rows"?}``): the
+    rejects, the shards, and any other (a rollout's trajectories), in that order."""
+    found: list[dict] = []
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            if isinstance(value.get("path"), str) and "sha256" in value:
+                found.append(value)
+                return
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(manifest.get("rejects"))
+    walk(manifest.get("shards"))
+    walk({k: v for k, v in manifest.items() if k not in ("rejects", "shards")})
+    return found
+
+
 def version_problems(version_dir: Path, manifest: dict) -> list[str]:
     """What is wrong with a version's files, by the manifest: a listed file missing, its sha256 or
     row count differing, a listed path leaving the version, or a file the version does not list
     (an extra shard would be loaded by the version's ``data/<split>-*.parquet`` pattern). Empty
     when the files are exactly the ones written."""
     problems = []
-    listed = manifest.get("shards", []) + [manifest.get("rejects", {})]
     expected = {"README.md", "manifest.json"}
-    for entry in listed:
+    for entry in listed_files(manifest):
         rel = entry.get("path") if isinstance(entry, dict) else None
         parts = Path(rel).parts if isinstance(rel, str) else ()
         if not parts or Path(rel).is_absolute() or ".." in parts:
@@ -180,7 +201,7 @@ def version_problems(version_dir: Path, manifest: dict) -> list[str]:
         except Exception as exc:  # a truncated or foreign file: report it, keep checking others
             problems.append(f"{rel}: not a readable Parquet file ({exc})")
             continue
-        if rows != entry.get("rows"):
+        if "rows" in entry and rows != entry["rows"]:
             problems.append(f"{rel}: {rows} rows, manifest says {entry.get('rows')}")
     if not (version_dir / "README.md").is_file():
         problems.append("README.md: missing")
@@ -221,6 +242,11 @@ def recorded_inputs(version_dir: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+# What every version's manifest holds (hsa.generate writes more), and of which JSON type.
+_MANIFEST_KEYS = {"name": str, "version": str, "split": str, "input": dict, "counts": dict,
+                  "statistics": dict, "shards": list, "rejects": dict}
+
+
 def read_manifest(version_dir: Path) -> dict:
     """A published version's manifest.json; HsaError when there is none to read.
 
@@ -232,8 +258,12 @@ def read_manifest(version_dir: Path) -> dict:
     except (OSError, orjson.JSONDecodeError) as exc:
         raise HsaError(f"not a dataset version: manifest.json unreadable ({exc})",
                        file=str(version_dir)) from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("shards"), list):
-        raise HsaError("not a dataset version: manifest.json has no list of shards",
+    lacking = ([] if not isinstance(manifest, dict) else
+               [key for key, kind in _MANIFEST_KEYS.items()
+                if not isinstance(manifest.get(key), kind)])
+    if not isinstance(manifest, dict) or lacking:
+        raise HsaError(f"not a dataset version: manifest.json lacks "
+                       f"{', '.join(lacking) or 'everything (it is not a JSON object)'}",
                        file=str(version_dir))
     noted = recorded_inputs(version_dir)
     if isinstance(manifest.get("input"), dict) and noted.get("episodes"):

@@ -232,6 +232,11 @@ def test_the_readme_tour_reads_only_what_exists_or_an_earlier_line_made(bfcl_dat
     assert checked >= 6
 
 
+def test_the_tour_inputs_are_what_their_generator_makes():
+    from hsa.example.make_tour_inputs import main as make_tour_inputs
+    assert make_tour_inputs(["--check"]) == 0
+
+
 def test_the_readme_tour_lines_on_shipped_inputs_run_as_written(tmp_path):
     """Run from a folder that holds the checkout's hsa/ (as the repository root does)."""
     (tmp_path / "hsa").symlink_to(ROOT / "hsa", target_is_directory=True)

@@ -508,6 +508,13 @@ def test_verify_refuses_files_the_manifest_does_not_list(version, tmp_path):
                         "manifest does not list it); remove it",
                         "notes.txt: not part of this version (the manifest does not list it); "
                         "remove it"]
+    # A manifest is read only within its version: a listed path may not lead out of it.
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["shards"][0]["path"] = "../../outside.parquet"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    problems = audit_version(copy, trust_hooks=True).problems
+    assert "manifest lists '../../outside.parquet', which is not a path inside the version" \
+        in problems
 
 
 def test_push_checks_the_version_before_sending_anything(version, tmp_path):

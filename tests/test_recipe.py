@@ -70,6 +70,9 @@ def test_a_recipe_file_may_start_with_a_byte_order_mark(tmp_path):
     path = tmp_path / "r.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + load_recipe("tools-basic").to_yaml().encode())
     assert load_recipe(path) == load_recipe("tools-basic")
+    path.write_bytes(b"name: caf\xe9\n")  # Latin-1, not UTF-8: a clear error, not a traceback
+    with pytest.raises(RecipeError, match="cannot read the recipe: 'utf-8' codec"):
+        load_recipe(path)
 
 
 def test_recipe_yaml_round_trip_and_shipped_names(tmp_path):
