@@ -2,7 +2,8 @@
 
 Loads from and saves to a folder::
 
-    harness.yaml            name, version, description, skill kinds, skill loader, prompt, hooks
+    harness.yaml            name, version, description, skill kinds, skill loader, runtime tools,
+                            prompt, hooks
     skills/<id>/SKILL.md    one Agent Skill per folder (see hsa.skill)
     tools/*.json            one OpenAI function tool (or MCP tool) per file
     hooks.py                optional: the functions that implement the hooks (trusted code)
@@ -16,6 +17,7 @@ error names the file and field at fault.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from hsa.frozen import replace
@@ -28,7 +30,7 @@ import yaml
 
 from hsa.errors import HarnessError
 from hsa.hook import Hook, defined_functions, import_hooks
-from hsa.skill import Skill
+from hsa.skill import Skill, allowed_tool_name
 from hsa.textfile import dump_yaml, read_bytes, write_text
 from hsa.tool import Tool
 
@@ -36,7 +38,8 @@ from hsa.tool import Tool
 BUILTIN_SECTIONS = ("skills", "tools", "hooks")
 DEFAULT_SKILL_LOADER = "load_skill"
 DEFAULT_SECTIONS = ("skills", "tools", "hooks")
-_HARNESS_KEYS = {"name", "version", "description", "skill_kinds", "skill_loader", "prompt", "hooks"}
+_HARNESS_KEYS = {"name", "version", "description", "skill_kinds", "skill_loader", "runtime_tools",
+                 "prompt", "hooks"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,9 @@ class Harness:
     hooks: tuple[Hook, ...] = ()
     skill_kinds: tuple[str, ...] = ()
     skill_loader: str = DEFAULT_SKILL_LOADER
+    # Tools the agent runtime provides itself (Claude Code's Read, Grep, Bash...): skills may
+    # allow them, though no tools/*.json defines them and the model is not shown them here.
+    runtime_tools: tuple[str, ...] = ()
     hooks_source: str | None = None  # the text of hooks.py, kept so the harness travels whole
     layouts: dict = field(default_factory=dict)  # custom layout name -> Jinja2 source
     trust_hooks: bool = field(default=False, compare=False)
@@ -110,10 +116,10 @@ class Harness:
 
     @cached_property
     def names(self) -> frozenset[str]:
-        """The one namespace of tool, skill and hook names and the skill loader: what a new name
-        must avoid, and what prose may mention (see :meth:`validate`)."""
+        """The one namespace of tool, skill and hook names, the skill loader and the runtime's
+        tools: what a new name must avoid, and what prose may mention (see :meth:`validate`)."""
         return frozenset((*self.tool_names, *self.skill_ids, *(h.name for h in self.hooks),
-                          self.skill_loader))
+                          self.skill_loader, *self.runtime_tools))
 
     @cached_property
     def _tools_by_name(self) -> dict[str, Tool]:
@@ -180,10 +186,22 @@ class Harness:
             if skill.kind is not None and self.skill_kinds and skill.kind not in self.skill_kinds:
                 raise fail(f"skill {skill.id!r} has kind {skill.kind!r}, not one of the harness's "
                            f"skill_kinds {list(self.skill_kinds)}", f"skills[{i}].kind")
-            for tool_name in skill.allowed_tools:
-                if tool_name not in self.tool_names and tool_name != self.skill_loader:
-                    raise fail(f"skill {skill.id!r} allows unknown tool {tool_name!r}",
+            for spec in skill.allowed_tools:
+                tool_name = allowed_tool_name(spec)
+                if (tool_name not in self.tool_names and tool_name != self.skill_loader
+                        and tool_name not in self.runtime_tools):
+                    raise fail(f"skill {skill.id!r} allows unknown tool {tool_name!r}; tools the "
+                               f"agent runtime provides (Read, Grep, Bash...) are declared in "
+                               f"harness.yaml as runtime_tools: [{tool_name}]",
                                f"skills[{i}].allowed_tools")
+        for i, name in enumerate(self.runtime_tools):
+            if not isinstance(name, str) or not name or re.search(r"[\s(),]", name):
+                raise fail(f"runtime tool {name!r} must be a tool name (no spaces, commas or "
+                           f"parentheses)", f"runtime_tools[{i}]")
+            if name in self.tool_names or name == self.skill_loader or \
+                    name in self.runtime_tools[:i]:
+                raise fail(f"runtime tool {name!r} is already a tool of the harness, the skill "
+                           f"loader or listed before", f"runtime_tools[{i}]")
         for i, section in enumerate(self.prompt.sections):
             if section not in BUILTIN_SECTIONS and section not in self.prompt.text:
                 raise fail(f"section {section!r} has no text and is not one of the built-in "
@@ -224,6 +242,8 @@ class Harness:
             out["skill_kinds"] = list(self.skill_kinds)
         if self.skill_loader != DEFAULT_SKILL_LOADER:
             out["skill_loader"] = self.skill_loader
+        if self.runtime_tools:
+            out["runtime_tools"] = list(self.runtime_tools)
         out["prompt"] = self.prompt.to_dict()
         out["skills"] = [s.to_dict() for s in self.skills]
         out["tools"] = [t.to_dict() for t in self.tools]
@@ -262,6 +282,7 @@ class Harness:
                 skill_kinds=tuple(_list(data.get("skill_kinds"), f"{where}.skill_kinds")),
                 skill_loader=_string(data.get("skill_loader", DEFAULT_SKILL_LOADER),
                                      f"{where}.skill_loader"),
+                runtime_tools=tuple(_list(data.get("runtime_tools"), f"{where}.runtime_tools")),
                 hooks_source=data.get("hooks_source"),
                 layouts=dict(data.get("layouts") or {}),
                 trust_hooks=trust_hooks,
@@ -349,6 +370,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
                            file=str(manifest))
 
     skills = []
+    skill_files: dict[str, Path] = {}
     skills_dir = root / "skills"
     if skills_dir.is_dir():
         for sub in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
@@ -357,6 +379,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
                 raise HarnessError("skill folder has no SKILL.md", file=str(sub))
             skills.append(Skill.from_markdown(read.text(skill_file),
                                               folder=sub.name, file=str(skill_file)))
+            skill_files[skills[-1].id] = skill_file
     # harness.yaml may list skill ids to fix their order; the list must match the folders exactly.
     order = data.get("skills")
     if order is not None:
@@ -394,7 +417,24 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     if hooks_source is None:
         data.pop("hooks_source")
     # Tool order in the folder is file-name order; harness.yaml may not reorder it.
-    return Harness.from_dict(data, file=str(manifest), trust_hooks=trust_hooks)
+    try:
+        return Harness.from_dict(data, file=str(manifest), trust_hooks=trust_hooks)
+    except HarnessError as exc:
+        raise _in_skill_file(exc, skills, skill_files) from None
+
+
+# A skill's fields as its SKILL.md front matter names them.
+_FRONT_MATTER_KEYS = {"allowed_tools": "allowed-tools", "kind": "metadata.kind", "id": "name"}
+
+
+def _in_skill_file(exc: HarnessError, skills: list[Skill], files: dict[str, Path]) -> HarnessError:
+    """A validation error about one skill, located in its SKILL.md rather than harness.yaml."""
+    match = re.fullmatch(r"skills\[(\d+)\]\.(\w+)", exc.field or "")
+    if match is None or int(match.group(1)) >= len(skills):
+        return exc
+    key = match.group(2)
+    return HarnessError(exc.reason, file=str(files[skills[int(match.group(1))].id]),
+                        field=_FRONT_MATTER_KEYS.get(key, key))
 
 
 def referenced_folder(ref: str, base_dir: str | os.PathLike,

@@ -25,6 +25,7 @@ from hsa.harness import Harness
 from hsa.hook import HOOK_MESSAGE_PREFIX
 from hsa.mapping import Mapping
 from hsa.mentions import replace_code_mentions, replace_mentions
+from hsa.skill import allowed_tool_name
 from hsa.verify import identifier_like
 
 
@@ -117,12 +118,19 @@ def _rename_tool(tool, mapping: Mapping, prose: _Prose):
     return replace(tool, name=name, description=description, parameters=parameters)
 
 
+def _renamed_entry(entry: str, mapping: Mapping) -> str:
+    """An ``allowed-tools`` entry with its tool renamed (``get_price(*)`` keeps its ``(*)``)."""
+    name = allowed_tool_name(entry)
+    return mapping.tool(name) + entry[len(name):]
+
+
 def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = None) -> Harness:
     prose = prose or _Prose(mapping)
     tools = tuple(_rename_tool(t, mapping, prose) for t in harness.tools)
     skills = tuple(
         replace(s, id=mapping.skill(s.id), description=prose(s.description),
-                content=prose(s.content), allowed_tools=tuple(mapping.tool(n) for n in s.allowed_tools))
+                content=prose(s.content),
+                allowed_tools=tuple(_renamed_entry(e, mapping) for e in s.allowed_tools))
         for s in harness.skills)
     hooks = tuple(
         replace(h, name=mapping.hooks.get(h.name, h.name), description=prose(h.description),

@@ -105,7 +105,10 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
      "SKILL.md", "at most 1024"),
     (dict(skills={"price-reply": SKILL_MD.replace("allowed-tools: get_price",
                                                   "allowed-tools: get_cost")}),
-     "harness.yaml", "allows unknown tool 'get_cost'"),
+     "price-reply/SKILL.md", "allows unknown tool 'get_cost'"),
+    (dict(skills={"price-reply": SKILL_MD.replace("allowed-tools: get_price",
+                                                  "allowed-tools: Read, Bash(python:*)")}),
+     "price-reply/SKILL.md", r"unknown tool 'Read'.*runtime_tools: \[Read\]"),
     (dict(hooks="def other(payload, config):\n    return {'ok': True}\n"), "harness.yaml",
      "names function 'short_reply', which hooks.py does not define"),
     (dict(hooks=None), "harness.yaml", "needs hooks.py"),
@@ -115,7 +118,9 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
      "harness.yaml", "section 'rules' has no text"),
     (dict(harness_yaml=HARNESS_YAML.replace("skill_kinds: [reply, strategy]",
                                             "skill_kinds: [strategy]")),
-     "harness.yaml", "kind 'reply', not one of"),
+     "price-reply/SKILL.md", "kind 'reply', not one of"),
+    (dict(harness_yaml=HARNESS_YAML + "runtime_tools: [get_price]\n"), "harness.yaml",
+     "runtime tool 'get_price' is already a tool"),
     (dict(harness_yaml="name: [unclosed\n"), "harness.yaml", "not valid YAML"),
 ])
 def test_bad_harness_names_file_and_problem(tmp_path, change, file_part, message):
@@ -239,3 +244,39 @@ def test_a_byte_order_mark_is_accepted_in_every_harness_file(tmp_path, harness_d
     assert loaded.skills == load_harness(harness_dir).skills
     assert not loaded.layouts["plain"].startswith("\ufeff")
     assert not loaded.hooks_source.startswith("\ufeff")
+
+
+CLAUDE_CODE_SKILL = SKILL_MD.replace("allowed-tools: get_price",
+                                     "allowed-tools: Read, Grep, Bash(git add:*), get_price")
+
+
+def test_claude_code_allowed_tools_with_runtime_tools(tmp_path):
+    """Claude Code's comma-separated allowed-tools, with restricted entries, loads when the
+    runtime's tools are declared; entries are kept as written and survive a round trip."""
+    root = write_harness(tmp_path / "h",
+                         harness_yaml=HARNESS_YAML + "runtime_tools: [Read, Grep, Bash]\n",
+                         skills={"price-reply": CLAUDE_CODE_SKILL})
+    harness = load_harness(root)
+    skill = harness.skill("price-reply")
+    assert skill.allowed_tools == ("Read", "Grep", "Bash(git add:*)", "get_price")
+    assert harness.runtime_tools == ("Read", "Grep", "Bash")
+    assert {"Read", "Bash"} <= harness.names  # a renamed tool may not take their names
+    assert "allowed-tools: Read, Grep, Bash(git add:*), get_price" in skill.to_markdown()
+    save_harness(harness, tmp_path / "copy")
+    assert load_harness(tmp_path / "copy") == harness
+    assert Harness.from_dict(harness.to_dict()) == harness
+    # the runtime's tools are not the model's: the tools list and the prompt hold the harness's
+    assert [t["function"]["name"] for t in harness.openai_tools()] == ["get_price",
+                                                                       "get_price_history",
+                                                                       "load_skill"]
+
+
+def test_renaming_a_tool_keeps_an_allowed_entrys_restriction(tmp_path):
+    from hsa.mapping import Mapping
+    from hsa.rename import rename_harness
+    skill_md = SKILL_MD.replace("allowed-tools: get_price", "allowed-tools: get_price(*), Bash")
+    root = write_harness(tmp_path / "h", harness_yaml=HARNESS_YAML + "runtime_tools: [Bash]\n",
+                         skills={"price-reply": skill_md})
+    renamed = rename_harness(load_harness(root), Mapping(tools={"get_price": "fetch_price"}))
+    assert renamed.skill("price-reply").allowed_tools == ("fetch_price(*)", "Bash")
+    renamed.validate()
