@@ -132,7 +132,10 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other",
         rejects=top_rejects(root, limit=20),
         episodes=Path(manifest["input"]["episodes"]).name, example_id=f"{first_id}#1",
         hsa_version=manifest["hsa_version"],
-        transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()))
+        transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()),
+        rollout=manifest.get("rollout"),  # a teacher rollout's settings and counts (hsa.rollout)
+        recipe_name=(manifest.get("recipe") or {}).get("name"),
+        recipe_variants=(manifest.get("recipe") or {}).get("variants_per_episode"))
 
 
 def card_license(version_dir: str | os.PathLike) -> str | None:

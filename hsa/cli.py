@@ -19,6 +19,7 @@ from hsa import __version__
 from hsa.cli_eval import eval_app
 from hsa.cli_runtime import runtime_app
 from hsa.errors import HsaError
+from hsa.outcome import DEFAULT_MAX_REJECT_SHARE, failure
 
 # Options several commands share, declared once.
 TrustHooks = Annotated[bool, typer.Option(
@@ -283,7 +284,7 @@ def augment(
     batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")] = 256,
     trust_hooks: TrustHooks = False,
     harness_roots: HarnessRoots = [],
-    max_reject_share: MaxRejectShare = 0.5,
+    max_reject_share: MaxRejectShare = DEFAULT_MAX_REJECT_SHARE,
 ) -> None:
     """Run a recipe over episodes: make, verify and write every variant, with lineage.
 
@@ -337,15 +338,13 @@ def augment(
 
 def _fail_unless_healthy(kept: int, rejects: list[tuple[str, str]], max_share: float, *,
                          what: str) -> None:
-    """Exit 1, after the rejects counted by stage and reason, when nothing was kept or rejects
-    are more than ``max_share`` of the output: a run that made (almost) nothing is no success."""
-    share = len(rejects) / (kept + len(rejects)) if kept + len(rejects) else 0.0
-    if kept and share <= max_share:
+    """Exit 1, after the rejects counted by stage and reason, when the run is no success (see
+    hsa.outcome)."""
+    why = failure(kept, len(rejects), what=what, max_reject_share=max_share)
+    if why is None:
         return
     _print_reject_summary(Counter((stage, reason[:120]) for stage, reason in rejects).most_common(10),
                           len(rejects))
-    why = (f"no {what} written" if not kept else
-           f"{share:.1%} of the output was rejected, more than --max-reject-share {max_share:g}")
     err.print(f"FAILED: {why}", markup=False, highlight=False)
     raise typer.Exit(1)
 
@@ -374,7 +373,7 @@ def generate(
     license: Annotated[str, typer.Option(help="License id for the data card (that of your source episodes).")] = "other",
     trust_hooks: TrustHooks = False,
     harness_roots: HarnessRoots = [],
-    max_reject_share: MaxRejectShare = 0.5,
+    max_reject_share: MaxRejectShare = DEFAULT_MAX_REJECT_SHARE,
 ) -> None:
     """Make a versioned, verified, TRL-ready dataset: shards, rejects, manifest and card.
 
@@ -439,13 +438,15 @@ def verify(
     """
     from hsa.audit import audit_version
     from hsa.progress import progress_bar
+    from hsa.rollout.audit import audit_rollout, is_rollout
     from hsa.writer import read_manifest
 
     rows = read_manifest(version_dir)["counts"].get("rows")
+    audit = audit_rollout if is_rollout(version_dir) else audit_version
     with progress_bar("verify", total=rows, unit="rows") as advance:
-        report = audit_version(version_dir, episodes=episodes, trust_hooks=trust_hooks,
-                               harness=harness, harness_roots=tuple(harness_roots),
-                               on_progress=lambda n: advance(n, n))
+        report = audit(version_dir, episodes=episodes, trust_hooks=trust_hooks,
+                       harness=harness, harness_roots=tuple(harness_roots),
+                       on_progress=lambda n: advance(n, n))
     if not report.ok:
         for problem in report.problems:
             err.print(f"  {problem}", markup=False, highlight=False)

@@ -70,6 +70,7 @@ def rollout(
     recipe: Annotated[str | None, typer.Option(help="Recipe whose variants are rolled out besides the originals (a file or a shipped name, e.g. hat-train). Without it: the originals only.")] = None,
     variants: Annotated[int | None, typer.Option(min=1, help="Variants per episode instead of the recipe's count.")] = None,
     harness: Annotated[Path | None, typer.Option(help="Default harness folder for episodes that name none.")] = None,
+    harness_roots: Annotated[list[Path], typer.Option("--harness-root", help="A folder that harness paths in episodes may lead into, besides the episodes file's own folder (repeatable).")] = [],
     name: Annotated[str | None, typer.Option(help="Dataset name; default rollout-RECIPE (or rollout).")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Conversations in flight at once (transformers serve answers one request at a time anyway).")] = 4,
     max_steps: MaxSteps = DEFAULT_MAX_STEPS,
@@ -126,13 +127,15 @@ def rollout(
 
         result = run_rollout(parsed, episodes, out_dir, settings=settings, harness=harness,
                              name=name, split=split, trust_hooks=trust_hooks, license=license,
-                             on_progress=on_progress)
+                             harness_roots=tuple(harness_roots), on_progress=on_progress)
     manifest = result.manifest
     summary = manifest["rollout"]
     counts = manifest["counts"]
     if result.reused:
         out.print(f"version {manifest['version']} already exists (same inputs and settings); "
                   f"nothing to do")
+    elif result.repaired:
+        out.print(f"version {manifest['version']} was damaged ({result.repaired[0]}); rebuilt it")
     elif result.resumed:
         out.print(f"resumed: {result.resumed} trajectories were already done (journal)")
     out.print(f"{counts['input_lines']} input lines -> {summary['trajectories']} trajectories: "

@@ -143,6 +143,27 @@ def test_kept_rows_load_as_conversations(version):
     assert isinstance(calls_[0]["tool_calls"][0]["function"]["arguments"], dict)
 
 
+def test_verify_checks_each_row_against_its_trajectory_harness_and_gold(version, episodes):
+    from hsa.cli import main
+    from hsa.rollout.audit import RowCheck
+    assert main(["verify", str(version.path), "--episodes", str(episodes), "--trust-hooks"]) == 0
+    check = RowCheck(version.path, version.manifest)
+    sources = {e.id: e for e in read_episodes(episodes, trust_hooks=True)
+               if isinstance(e, Episode)}
+    row = next(r for r in read_rows(version) if r["hsa_variant"] == 1)
+    source = sources[row["hsa_source_id"]]
+    assert check(source, row) == []
+    messages = json.loads(row["messages"])
+    messages[-1] = {**messages[-1], "content": messages[-1]["content"] + " (edited)"}
+    assert check(source, {**row, "messages": json.dumps(messages)}) == [
+        f"{row['id']}: messages are not its trajectory rendered under its harness"]
+    assert "tools differs" in check(source, {**row, "tools": "[]"})[0]
+    gold = json.loads(row["hsa_gold"])
+    turns = gold["turns"]
+    turns[0], turns[-1] = {**turns[0], "at": turns[-1]["at"]}, {**turns[-1], "at": turns[0]["at"]}
+    assert check(source, {**row, "hsa_gold": json.dumps(gold)})  # turns judging other steps
+
+
 # ---- resume ----------------------------------------------------------------------------------
 
 def _cli(*args) -> list[str]:

@@ -62,7 +62,8 @@ from hsa.runtime import (DEFAULT_MAX_STEPS, ChatClient, CodeTools, Conversation,
 from hsa.runtime.records import DONE
 from hsa.scorer import judge
 from hsa.variant import Variant, VariantReject
-from hsa.writer import ShardWriter, finalize_shards, publish, read_manifest, sha256, staging_dir
+from hsa.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
+                        sha256, staging_dir, version_problems)
 
 MANIFEST_VERSION = 1
 
@@ -112,6 +113,7 @@ class Result:
     manifest: dict
     reused: bool = False
     resumed: int = 0  # trajectories found done in the journal
+    repaired: list[str] = field(default_factory=list)  # what was wrong with a version replaced
 
 
 @dataclass(frozen=True)
@@ -147,9 +149,9 @@ def _reject(source: str, line: int, source_id: str | None, variant: int | None, 
 
 
 def _plan(recipe: Recipe | None, episodes: Path, harness_dir: Path | None,
-          trust_hooks: bool) -> _Plan:
+          trust_hooks: bool, harness_roots: tuple[str, ...]) -> _Plan:
     plan = _Plan()
-    source = str(episodes)
+    source = episodes.name  # rejects name the input, not where it lies (they are published)
     default = load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
     cache: dict = {}
     seen: set[str] = set()
@@ -163,14 +165,15 @@ def _plan(recipe: Recipe | None, episodes: Path, harness_dir: Path | None,
             continue
         try:
             episode = Episode.from_dict(line.value, harness=default, base_dir=episodes.parent,
-                                        trust_hooks=trust_hooks, harness_cache=cache)
+                                        trust_hooks=trust_hooks, harness_cache=cache,
+                                        harness_roots=harness_roots)
         except HsaError as exc:
             raw = line.value.get("id") if isinstance(line.value, dict) else None
             reject = Reject.from_error(exc, source=source, line=number,
                                        id=None if raw is None else str(raw))
-            stage = getattr(exc, "stage", None) or "load"  # a finer check's stage, when named
             plan.rejects.append(((number, -1), _reject(reject.source, number, reject.id, None,
-                                                        stage, reject.reason, reject.field)))
+                                                        reject.stage, reject.reason,
+                                                        reject.field)))
             plan.load_rejects += 1
             continue
         if episode.id in seen:
@@ -211,11 +214,13 @@ def rollout_recipe(recipe: Recipe, variants: int | None = None) -> Recipe:
 def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.PathLike, *,
             settings: RolloutSettings, harness: str | os.PathLike | None = None,
             name: str | None = None, split: str = "train", trust_hooks: bool = False,
-            license: str = "other",
+            license: str = "other", harness_roots: tuple[str | os.PathLike, ...] = (),
             on_progress: Callable[[int, int, int], None] | None = None) -> Result:
     """Roll the teacher out over ``episodes`` (originals, plus the variants of ``recipe``) and
     write the version; return its folder. ``on_progress(done, total, kept)`` after each
-    trajectory. A rerun finds the version, or resumes from the journal."""
+    trajectory. A rerun finds the version (rebuilt if its files are damaged), or resumes from
+    the journal. Harness folders that episodes reference must lie beside the episodes file or
+    under ``harness_roots``."""
     episodes, out = Path(episodes), Path(out)
     if not episodes.is_file():
         raise HsaError("episodes file does not exist", file=str(episodes))
@@ -230,17 +235,26 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
         recipe = rollout_recipe(recipe)
     canonical = None if recipe is None else recipe.to_dict()
     transforms = {} if recipe is None else recipe.transform_versions()
-    fingerprint = input_fingerprint(episodes, harness_dir)
+    harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
+    fingerprint = input_fingerprint(episodes, harness_dir, harness_roots)
     version = version_id({"recipe": canonical, "rollout": settings.identity()}, fingerprint,
                          __version__, transforms, split)
     name = name or (f"rollout-{recipe.name}" if recipe is not None else "rollout")
     final = out / name / version
+    repaired: list[str] = []
     if (final / "manifest.json").is_file():
-        return Result(final, read_manifest(final), reused=True)
+        try:
+            manifest = read_manifest(final)
+            repaired = version_problems(final, manifest)
+        except HsaError as exc:
+            repaired = [exc.reason]
+        if not repaired:
+            record_inputs(final, episodes, harness_dir)
+            return Result(final, manifest, reused=True)
 
     code = (CodeTools.load(settings.tool_code, trust=trust_hooks)
             if settings.tool_code is not None else None)
-    plan = _plan(recipe, episodes, harness_dir, trust_hooks)
+    plan = _plan(recipe, episodes, harness_dir, trust_hooks, harness_roots)
     if not trust_hooks and any(w.variant.episode.harness.hooks for w in plan.work):
         raise HooksNotTrustedError("these episodes' harness has hooks, which a rollout runs: "
                                    "pass --trust-hooks (hooks.py is code: read it first)")
@@ -248,7 +262,7 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
                       {"version": version, "name": name})
     done = journal.open()
     try:
-        runner = _Runner(settings, code, version, str(episodes), len(plan.work), done, journal,
+        runner = _Runner(settings, code, version, episodes.name, len(plan.work), done, journal,
                          on_progress)
         asyncio.run(runner.run([w for w in plan.work if w.id not in done]))
         entries = {**done, **runner.finished}
@@ -259,7 +273,7 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
                               episodes=episodes, harness_dir=harness_dir, settings=settings)
             from hsa.card import write_card
             write_card(staging, license=license, manifest=manifest)
-            published = publish(staging, final)
+            published = publish(staging, final, replace=bool(repaired))
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
             if exc.errno == errno.ENOSPC:
@@ -272,7 +286,10 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
         journal.remove()
     finally:
         journal.close()
-    return Result(final, manifest, reused=not published, resumed=len(done))
+    record_inputs(final, episodes, harness_dir)
+    if not published:  # an identical version appeared meanwhile: report what it holds
+        manifest = read_manifest(final)
+    return Result(final, manifest, reused=not published, resumed=len(done), repaired=repaired)
 
 
 class _Runner:
@@ -416,7 +433,6 @@ def _missing(script: Script, place) -> tuple[str, str, str]:
 def _write(staging: Path, plan: _Plan, entries: dict[str, dict], *, name: str, version: str,
            split: str, recipe: dict | None, transforms: dict, fingerprint: dict, episodes: Path,
            harness_dir: Path | None, settings: RolloutSettings) -> dict:
-    source = str(episodes)
     ordered = sorted(entries.values(), key=lambda e: (e["line"], e["variant"]))
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
@@ -468,8 +484,9 @@ def _write(staging: Path, plan: _Plan, entries: dict[str, dict], *, name: str, v
         "manifest_version": MANIFEST_VERSION, "kind": "rollout", "name": name,
         "version": version, "split": split, "recipe": recipe,
         "seed": None if recipe is None else recipe["seed"],
-        "input": {"episodes": source, **fingerprint,
-                  "harness": None if harness_dir is None else str(harness_dir)},
+        # Names, not paths: a manifest is published with the version (see hsa.writer.inputs_path).
+        "input": {"episodes": episodes.name, **fingerprint,
+                  "harness": None if harness_dir is None else harness_dir.resolve().name},
         "hsa_version": __version__, "transform_versions": transforms,
         "counts": counts,
         "rollout": {**settings.describe(),
