@@ -36,6 +36,7 @@ from hsa.engines import ENGINES, run_engine
 from hsa.errors import HsaError
 from hsa.fingerprint import input_fingerprint, version_id
 from hsa.jsonl import atomic_path, raw_lines
+from hsa.outcome import DEFAULT_MAX_REJECT_SHARE, failure
 from hsa.recipe import Recipe
 from hsa.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
@@ -48,8 +49,6 @@ MAX_WORKERS = 256
 # Variants held in memory for one batch: the batch is cut smaller when a recipe makes many
 # variants per episode (output never depends on the batch size).
 MAX_BATCH_VARIANTS = 16_384
-# More rejects than rows is a failed run, not a dataset (hsa generate --max-reject-share).
-DEFAULT_MAX_REJECT_SHARE = 0.5
 _SPLIT = re.compile(r"\w+(\.\w+)*")  # Hugging Face's rule for split names
 
 
@@ -72,17 +71,9 @@ class Result:
         return self.rejected / total if total else 0.0
 
     def failure(self, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
-        """Why the run does not count as a success (no rows, or too many rejects), or None."""
-        lines = self.manifest["counts"]["input_lines"]
-        if lines == 0:
-            return "no rows: the episodes file has no lines"
-        if self.manifest["counts"]["rows"] == 0:
-            return f"no rows: every one of the {lines} input line(s) ended as a reject"
-        if self.reject_share > max_reject_share:
-            return (f"{self.reject_share:.1%} of the run was rejected ({self.rejected} rejects, "
-                    f"{self.manifest['counts']['rows']} rows), more than --max-reject-share "
-                    f"{max_reject_share:g}")
-        return None
+        """Why the run does not count as a success (see hsa.outcome), or None."""
+        return failure(self.manifest["counts"]["rows"], self.rejected, what="rows",
+                       max_reject_share=max_reject_share)
 
 
 @dataclass

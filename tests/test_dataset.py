@@ -444,7 +444,7 @@ def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "rejects by reason (3 in all):" in printed.err
     assert "2  load: not valid JSON" in printed.err
-    assert "FAILED: no rows: every one of the 3 input line(s) ended as a reject" in printed.err
+    assert "FAILED: no rows written; 3 reject(s)" in printed.err
     assert Path(printed.out.strip().splitlines()[-1]).is_dir()  # the version is still there
     # One good episode (4 rows) and two broken lines: 2 of 6 outputs rejected.
     mixed = small_source(tmp_path / "mixed", 1, ("{not json", "{not json either"))
@@ -567,7 +567,7 @@ def test_harness_folders_outside_the_episodes_folder_need_a_root(tmp_path):
     source.write_text("".join(json.dumps({**row, "harness": "../shared-harness"}) + "\n"
                               for row in rows), encoding="utf-8")
     refused = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
-    assert refused.failure() == "no rows: every one of the 2 input line(s) ended as a reject"
+    assert refused.failure() == "no rows written; 2 reject(s)"
     reasons = pq.read_table(refused.path / "rejects.parquet").column("reason").to_pylist()
     assert all("leads outside the episodes file's folder" in r for r in reasons)
     allowed = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True,
