@@ -458,3 +458,44 @@ def test_request_summary_follows_the_serving_benchmark_definitions():
     assert summary["completion_tokens"] == 14 and summary["output_tokens_per_s"] == 7.0
     assert summary["tpot_s"]["mean"] == pytest.approx(((0.8 / 4) + (2.6 / 8)) / 2)
     assert summary["e2e_s"]["p50"] == 2.0
+
+
+# ---- hsa chat --------------------------------------------------------------------------------
+
+def test_chat_shows_a_skill_load_a_tool_call_and_a_hook_retry_as_they_happen(capsys):
+    """The example harness with its hooks and the recorded results of its episodes; the planned
+    model loads a skill, makes a call the link hook blocks, retries, and writes a reply the
+    compliance hook sends back before the one it accepts."""
+    from hsa.cli import main
+    from hsa.example import EPISODES_PATH, HARNESS_DIR
+    plan = Script([
+        calls(("load_skill", {"name": "price-coupon-reply"})),
+        calls(("get_price_after_coupon", {"link_number": 28})),
+        status(503),
+        calls(("get_price_after_coupon", {"link_number": 2}),
+              ("get_price_after_coupon", {"link_number": 8})),
+        text("宝子，2号到手249元，8号到手89元，全网最低价！"),
+        text("宝子，2号轻薄羽绒服到手249元；8号每日坚果礼盒到手89元～"),
+    ])
+    with ScriptedServer(plan, model=MODEL) as server:
+        code = main(["chat", "--harness", str(HARNESS_DIR), "--replay", str(EPISODES_PATH),
+                     "--base-url", server.base_url, "--model", MODEL, "--trust-hooks",
+                     "--message", "2、8号分别多少钱"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, lines
+    assert lines[0] == "user: 2、8号分别多少钱"
+    assert lines[1] == "  hook viewer_input (user_message): ok"
+    assert lines[2].startswith('assistant -> load_skill({"name": "price-coupon-reply"})   [')
+    assert any(line.startswith("  skill loaded via load_skill: # Price and coupon reply")
+               for line in lines)
+    blocked = lines.index(next(l for l in lines if "link_number 28 is not a link" in l))
+    assert lines[blocked].startswith("  hook tool_arguments (tool_call): FAILED -> the model is "
+                                     "shown: get_price_after_coupon: link_number 28")
+    assert lines[blocked + 1] == "  sent back by a hook: the model tries again"
+    retried = next(l for l in lines if l.startswith("assistant -> get_price_after_coupon"
+                                                    '({"link_number": 2})'))
+    assert "2 attempts" in retried  # the 503 was retried
+    results = [l for l in lines if l.startswith("  get_price_after_coupon <- replay")]
+    assert len(results) == 2 and '"final_price":249' in results[0]
+    assert any("hook reply_compliance (reply): FAILED" in l and "全网最低" in l for l in lines)
+    assert lines[-1] == "-- done"
