@@ -122,7 +122,7 @@ def tiny_model(
     out: Annotated[Path, typer.Option("--out", help="Folder for the model and tokenizer.")],
     dataset: Annotated[list[Path] | None, typer.Option("--dataset", help="Versions whose rows the tokenizer is trained on (repeatable).")] = None,
     prompts: Annotated[list[Path] | None, typer.Option("--prompts", help="Prompt files added to the tokenizer's corpus (repeatable).")] = None,
-    vocab_size: Annotated[int, typer.Option(help="BPE vocabulary size; larger means shorter rows in tokens.")] = 4096,
+    vocab_size: Annotated[int, typer.Option(help="BPE vocabulary size; larger means shorter rows in tokens.")] = 8192,
     seed: Annotated[int, typer.Option(help="Seed of the model's random weights.")] = 0,
 ) -> None:
     """Build a tiny Qwen2 model (2 layers, random weights) and a BPE tokenizer trained on the

@@ -20,8 +20,8 @@ from trainers.output import dataset_entry, file_sha256, read_record
 from trainers.prompts import read_prompts
 from trainers.recipe import Recipe
 from trainers.rewards import RewardSet
-from trainers.stage import Log, Run, load_model, load_tokenizer, loss_line, losses, means_line, \
-    lora_config, split_eval, trl_config
+from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
+                            means_line, model_ref, split_eval, trl_config)
 from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
@@ -54,7 +54,8 @@ def run_opd(prompts_path: str | os.PathLike, student_path: str, recipe: Recipe,
         prompts = read_prompts(prompts_path)
         picked = [prompts[i] for i in sample_indices(len(prompts), recipe.get("rows"), recipe.seed)]
         texts = [render_prompt(student_tokenizer, p.messages, p.tools) for p in picked]
-        run.record.update(model=student_path, teacher=teacher_path, base_model=teacher_path,
+        run.record.update(model=model_ref(student_path), teacher=model_ref(teacher_path),
+                          base_model=model_ref(teacher_path),
                           prompts={"path": str(prompts_path), "rows": len(prompts),
                                    "used": len(texts), "sha256": file_sha256(prompts_path)})
         student_record = read_record(student_path)

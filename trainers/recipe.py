@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ _KEYS: dict[str, tuple[tuple, tuple[str, ...]]] = {
     "lora": ((dict, type(None)), STAGES),
     "trl": ((dict,), STAGES),
 }
+_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 # Set from the command line or by hsa itself, never in a recipe.
 _RESERVED_TRL = {"output_dir": "--out", "seed": "the recipe's top-level seed",
@@ -174,6 +176,8 @@ def apply_override(data: dict, item: str, *, stage: str, source: str) -> None:
         value = yaml.safe_load(text) if text else ""
     except yaml.YAMLError as exc:
         raise HsaError(f"--set {key}: the value is not valid YAML: {exc}") from None
+    if isinstance(value, str) and _FLOAT.match(value):
+        value = float(value)  # YAML 1.1 reads 1e-4 (no dot) as a string; nobody means that
     parts = key.split(".")
     target = data
     for i, part in enumerate(parts[:-1]):

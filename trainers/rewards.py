@@ -11,9 +11,10 @@ format      share of the calls that name a tool of the harness and whose argumen
             against its schema; 0.0 for a tool call that does not parse; None without a call
 skills      1.0 when exactly the gold's skills are loaded; None when the turn names none
 reply       1.0 when the text meets the turn's reply constraints; None when it has none
-hooks       share of the harness's hooks that pass on the completion (``tool_call`` hooks on
-            each call, ``reply`` hooks on a reply); None when no hook runs. Runs hooks.py: needs
-            ``trust_hooks``
+hooks       1.0 when every hook of the harness on the completion's event accepts it
+            (``tool_call`` hooks on each call, ``reply`` hooks on a reply; the payloads the
+            runtime sends, as evaluation builds them), else 0.0; None when the harness has no
+            hook for that event. Runs hooks.py: needs ``trust_hooks``
 ==========  ===================================================================================
 
 None means "does not apply": TRL leaves it out of the weighted sum (NaN) instead of counting 0.
@@ -27,11 +28,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from hsa.errors import HsaError, HooksNotTrustedError
+from hsa.errors import HsaError
+from hsa.eval.hooks import complies
 from hsa.harness import Harness
-from hsa.hook import Hook
-from hsa.rename import HOOK_MESSAGE_PREFIX
-from hsa.scorer import Judgement, judge, message_calls, message_text
+from hsa.runtime.hooks import HookRunner
+from hsa.scorer import Judgement, judge, message_calls
 from hsa.tool import schema_validator
 from trainers.chat import parse_completion
 from trainers.recipe import REWARDS
@@ -55,6 +56,7 @@ class RewardSet:
     def __init__(self, turns: JudgedTurns, tokenizer, *, trust_hooks: bool = False):
         self.turns, self.tokenizer, self.trust_hooks = turns, tokenizer, trust_hooks
         self._cache: OrderedDict[tuple, Scored] = OrderedDict()
+        self._runners: dict[str, HookRunner] = {}
 
     def functions(self, names: list[str] | tuple[str, ...] = REWARDS) -> list:
         """Reward callables in TRL's signature, named as TRL logs them (``rewards/<name>/mean``)."""
@@ -79,6 +81,12 @@ class RewardSet:
         if len(self._cache) > 4096:  # a few generation batches; every reward reads each once
             self._cache.popitem(last=False)
         return scored
+
+    def hook_runner(self, row_id: str, harness: Harness) -> HookRunner:
+        runner = self._runners.get(row_id)
+        if runner is None:
+            runner = self._runners[row_id] = HookRunner(harness)
+        return runner
 
     def value(self, name: str, scored: Scored) -> float | None:
         return _VALUES[name](self, scored)
@@ -130,80 +138,11 @@ def _reply(_: RewardSet, s: Scored) -> float | None:
     return s.judgement.partial["reply"]
 
 
-def _hooks(_: RewardSet, s: Scored) -> float | None:
-    results = run_hooks(s.harness, s.turn.prompt, s.message)
-    return sum(results) / len(results) if results else None
+def _hooks(rewards: RewardSet, s: Scored) -> float | None:
+    passed = complies(rewards.hook_runner(s.turn.row_id, s.harness), tuple(s.turn.prompt),
+                      s.message)
+    return None if passed is None else float(passed)
 
 
 _VALUES = {"exact": _exact, "partial": _partial, "format": _format, "skills": _skills,
            "reply": _reply, "hooks": _hooks}
-
-
-# ---- hooks on a completion --------------------------------------------------------------------
-
-def run_hooks(harness: Harness, prompt: list[dict], message: dict) -> list[bool]:
-    """Run the harness's hooks on an assistant message as the agent loop would: every
-    ``tool_call`` hook on each call, every ``reply`` hook on a message without calls. Returns one
-    pass/fail per hook run. A hook that raises counts as failed: a completion must not pass a
-    check because the check broke.
-
-    Payloads carry what a hook may ask about the event: for ``tool_call``, ``tool_name``,
-    ``arguments`` and the tool's ``parameters`` schema; for ``reply``, the ``reply`` text, the
-    ``viewer_message`` it answers (the last user message that is not hook feedback), the
-    ``loaded_skills`` so far, every skill's kind (``skill_kinds``), the domain ``tools_called``
-    since that message, and the ``skill_loader``'s name."""
-    if not harness.hooks:
-        return []
-    try:
-        functions = harness.hook_functions()
-    except HooksNotTrustedError:
-        raise HsaError("the hooks reward needs the harness's hooks.py imported: pass "
-                       "--trust-hooks") from None
-    calls = message_calls(message)
-    results = []
-    if calls:
-        for hook in _hooks_on(harness, "tool_call"):
-            for name, arguments in calls:
-                tool = next((t for t in harness.all_tools() if t.name == name), None)
-                payload = {"tool_name": name, "arguments": arguments,
-                           "parameters": tool.parameters if tool else {}}
-                results.append(_passes(functions[hook.name], payload, hook))
-        return results
-    payload = _reply_payload(harness, prompt, message)
-    for hook in _hooks_on(harness, "reply"):
-        results.append(_passes(functions[hook.name], payload, hook))
-    return results
-
-
-def _hooks_on(harness: Harness, event: str) -> list[Hook]:
-    return [h for h in harness.hooks if h.event == event]
-
-
-def _passes(function, payload: dict, hook: Hook) -> bool:
-    try:
-        result = function(payload, dict(hook.config))
-    except Exception:
-        return False
-    return isinstance(result, dict) and result.get("ok") is True
-
-
-def _reply_payload(harness: Harness, prompt: list[dict], message: dict) -> dict:
-    loader = harness.skill_loader
-    loaded: list[str] = []
-    since_viewer: list[str] = []
-    viewer = ""
-    for m in prompt:
-        name = m.get("name")
-        if m.get("role") == "user" and not (isinstance(name, str)
-                                            and name.startswith(HOOK_MESSAGE_PREFIX)):
-            viewer, since_viewer = message_text(m), []
-        for call_name, arguments in message_calls(m) if m.get("role") == "assistant" else ():
-            if call_name == loader:
-                skill = arguments.get("name") if isinstance(arguments, dict) else None
-                if isinstance(skill, str):
-                    loaded.append(skill)
-            else:
-                since_viewer.append(call_name)
-    return {"reply": message_text(message), "viewer_message": viewer,
-            "loaded_skills": loaded, "skill_kinds": {s.id: s.kind for s in harness.skills},
-            "tools_called": since_viewer, "skill_loader": loader}

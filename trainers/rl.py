@@ -18,8 +18,8 @@ from trainers.evaluate import evaluate
 from trainers.output import dataset_entry
 from trainers.recipe import Recipe
 from trainers.rewards import RewardSet
-from trainers.stage import Log, Run, load_model, load_tokenizer, loss_line, losses, means_line, \
-    lora_config, split_eval, trl_config
+from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
+                            means_line, model_ref, split_eval, trl_config)
 from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
@@ -85,7 +85,7 @@ def run_rl(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
         functions = rewards.functions(list(weights))
         model = load_model(model_path, recipe)
         check_embeddings(model, tokenizer, name=model_path)
-        run.record.update(model=model_path, base_model=_base_model(model_path),
+        run.record.update(model=model_ref(model_path), base_model=_base_model(model_path),
                           datasets=[dataset_entry(version_dir, manifest)], rewards=weights)
 
         eval_turns, held_out = split_eval(turns, recipe)
@@ -141,4 +141,4 @@ def run_rl(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
 def _base_model(model_path: str) -> str:
     from trainers.output import read_record
     record = read_record(model_path)
-    return (record or {}).get("base_model") or model_path
+    return (record or {}).get("base_model") or model_ref(model_path)

@@ -18,8 +18,8 @@ from trainers.lengths import choose_max_length, measure, render_loss_mask
 from trainers.output import dataset_entry
 from trainers.recipe import Recipe
 from trainers.rewards import RewardSet
-from trainers.stage import Log, Run, load_model, load_tokenizer, loss_line, losses, means_line, \
-    lora_config, split_eval, trl_config
+from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
+                            means_line, model_ref, split_eval, trl_config)
 from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
@@ -37,7 +37,7 @@ def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
         check_chat_template(tokenizer, model=model_path)
         model = load_model(model_path, recipe)
         check_embeddings(model, tokenizer, name=model_path)
-        run.record.update(model=model_path, base_model=model_path,
+        run.record.update(model=model_ref(model_path), base_model=model_ref(model_path),
                           datasets=[dataset_entry(version_dir, manifest)])
 
         eval_turns, held_out = [], set()

@@ -23,6 +23,13 @@ def quiet_hub() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
+def model_ref(path: str) -> str:
+    """How a record names a model: a local folder by its absolute path (a later stage may run
+    from another directory), a Hub id as given."""
+    local = Path(path)
+    return str(local.resolve()) if local.exists() else path
+
+
 def load_tokenizer(path: str):
     from transformers import AutoTokenizer
     try:

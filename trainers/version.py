@@ -20,10 +20,12 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from hsa.episode import Episode, read_episodes
+from hsa.audit import checked_input
+from hsa.episode import Episode
 from hsa.errors import HsaError
+from hsa.eval.items import load_sources
 from hsa.gold import Gold, TurnGold
-from hsa.harness import Harness, load_harness
+from hsa.harness import Harness
 from hsa.jsonl import read_lines
 from hsa.lineage import Step, replay
 from hsa.writer import read_manifest, sha256
@@ -90,7 +92,8 @@ class JudgedTurns:
     """The judged turns of a version's rows, and their harness variants rebuilt on demand.
 
     ``episodes`` overrides the source episodes file the manifest names (as ``hsa verify
-    --episodes`` does); ``trust_hooks`` lets the rebuilt harnesses import their ``hooks.py``,
+    --episodes`` does; either must still have the sha256 the manifest recorded, as must the
+    harness folders); ``trust_hooks`` lets the rebuilt harnesses import their ``hooks.py``,
     which the hooks reward needs."""
 
     def __init__(self, version_dir: str | os.PathLike, manifest: dict, rows, *,
@@ -98,11 +101,8 @@ class JudgedTurns:
         self.root = Path(version_dir)
         self.manifest = manifest
         self.trust_hooks = trust_hooks
-        self.episodes_path = Path(episodes or manifest["input"]["episodes"])
-        if not self.episodes_path.is_file():
-            raise HsaError("the source episodes of this version are needed to rebuild each row's "
-                           "harness (tools, skills, hooks) for the rewards; pass --episodes",
-                           file=str(self.episodes_path))
+        # The source episodes and default harness, checked against the manifest's fingerprint.
+        self.episodes_path, self._default = checked_input(manifest, episodes, trust_hooks)
         self._rows = {row["id"]: row for row in rows}
         self._sources: dict[str, Episode] | None = None
         self._harnesses: dict[str, Harness] = {}
@@ -140,15 +140,8 @@ class JudgedTurns:
 
     def _source(self, source_id: str) -> Episode:
         if self._sources is None:
-            harness_dir = self.manifest["input"].get("harness")
-            default = (load_harness(harness_dir, trust_hooks=self.trust_hooks)
-                       if harness_dir else None)
-            self._sources = {}
-            for item in read_episodes(self.episodes_path, harness=default,
-                                      trust_hooks=self.trust_hooks):
-                # The first line with an id that loads is the one generation used.
-                if isinstance(item, Episode) and item.id not in self._sources:
-                    self._sources[item.id] = item
+            self._sources = load_sources(self.episodes_path, harness=self._default,
+                                         trust_hooks=self.trust_hooks).episodes
         if source_id not in self._sources:
             raise HsaError(f"source episode {source_id!r} is not in the episodes file",
                            file=str(self.episodes_path))

@@ -1,0 +1,469 @@
+"""The trainers, end to end on versions made by `hsa generate`, with a tiny Qwen2 model built
+locally (no downloads). Everything that imports torch lives in this one module, with module-scoped
+fixtures, so the suite pays for torch, the tokenizer and the versions once.
+
+Versions: a handful of the embedded example's episodes under a recipe that renames skills, tools
+and hooks (long rows with hook feedback: loss mask, lengths, hooks reward); a small shop harness
+written here (short rows: the sft -> opd -> rl chain); BFCL questions (rewards on real data,
+under a harness whose tool names are masked)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+from hsa.cli import main  # noqa: E402
+from hsa.errors import HsaError  # noqa: E402
+from hsa.example import EPISODES_PATH, HARNESS_DIR  # noqa: E402
+from hsa.generate import generate  # noqa: E402
+from hsa.importers.bfcl import import_bfcl  # noqa: E402
+from hsa.recipe import load_recipe as load_generation_recipe  # noqa: E402
+from hsa.recipe import recipes_dir  # noqa: E402
+from tests.conftest import write_harness  # noqa: E402
+from trainers.chat import (check_chat_template, check_vocabulary, ensure_response_parser,  # noqa: E402
+                           render_prompt)
+from trainers.lengths import choose_max_length, measure, render_loss_mask  # noqa: E402
+from trainers.prompts import SHIPPED_PROMPTS, read_prompts  # noqa: E402
+from trainers.recipe import load_recipe  # noqa: E402
+from trainers.rewards import RewardSet  # noqa: E402
+from trainers.rl import check_generation_batch  # noqa: E402
+from trainers.tiny import build_model, save_tiny_model  # noqa: E402
+from trainers.version import JudgedTurns, check_provenance, load_rows  # noqa: E402
+
+RENAMING_RECIPE = """recipe_version: 1
+name: rename-all
+seed: 7
+variants_per_episode: 2
+keep_original: true
+pipeline:
+  - skill_id_synonym: {split: train}
+  - tool_name_paraphrase: {split: train}
+  - parameter_name_paraphrase: {split: train, fraction: 1.0}
+  - hook_implementation_swap: {split: train}
+"""
+MASKING_RECIPE = """recipe_version: 1
+name: mask-tools
+seed: 3
+variants_per_episode: 1
+keep_original: true
+pipeline:
+  - tool_name_mask: {fraction: 1.0}
+"""
+
+
+def _version(tmp: Path, recipe_text: str, episodes: Path):
+    recipe = tmp / "recipe.yaml"
+    recipe.write_text(recipe_text, encoding="utf-8")
+    return generate(load_generation_recipe(recipe), episodes, tmp / "out", trust_hooks=True).path
+
+
+@pytest.fixture(scope="module")
+def example_version(tmp_path_factory) -> Path:
+    """Example episodes with a call, a blocked tool call and a rejected reply (hook feedback in
+    the conversation), every skill, tool, parameter and hook renamed in the variants."""
+    tmp = tmp_path_factory.mktemp("example")
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()
+    wanted = {"lc-single-call-001", "lc-hook-retry-001", "lc-hook-retry-004"}
+    picked = [line for line in lines if json.loads(line)["id"] in wanted]
+    assert len(picked) == len(wanted)
+    shutil.copytree(HARNESS_DIR, tmp / "harness")  # episodes name it relative to their file
+    (tmp / "episodes.jsonl").write_text("\n".join(picked) + "\n", encoding="utf-8")
+    return _version(tmp, RENAMING_RECIPE, tmp / "episodes.jsonl")
+
+
+def _shop_episode(n: int, price: int, *, retry: bool = False) -> dict:
+    calls = [{"id": "c1", "type": "function", "function": {
+                 "name": "load_skill", "arguments": json.dumps({"name": "price-reply"})}},
+             {"id": "c2", "type": "function", "function": {
+                 "name": "get_price", "arguments": json.dumps({"link": n})}}]
+    messages = [{"role": "user", "content": f"How much is link {n}?"},
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                {"role": "tool", "tool_call_id": "c1", "content": "Quote the price from get_price."},
+                {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"price": price})}]
+    if retry:
+        messages += [{"role": "assistant", "content": f"Link {n} is a lovely product and today it "
+                                                      f"costs only {price} yuan, come and buy!"},
+                     {"role": "user", "name": "hook.reply_length", "content": "too long"}]
+    at = len(messages)
+    messages.append({"role": "assistant", "content": f"Link {n}: {price} yuan."})
+    return {"id": f"shop-{n}", "harness": "tiny-shop", "messages": messages,
+            "gold": {"turns": [{"at": 1, "skills": ["price-reply"],
+                                "calls": [{"name": "get_price", "arguments": {"link": [n]},
+                                           "omittable": ["currency"]}]},
+                               {"at": at, "no_call": True,
+                                "reply": {"contains": [str(price)], "language": "en"}}]}}
+
+
+@pytest.fixture(scope="module")
+def shop_version(tmp_path_factory) -> Path:
+    """A small shop harness of our own (not the example): short rows for the training chain."""
+    tmp = tmp_path_factory.mktemp("shop")
+    write_harness(tmp / "tiny-shop")
+    episodes = [_shop_episode(n, 10 * n + 9, retry=n == 3) for n in range(1, 7)]
+    path = tmp / "episodes.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in episodes), encoding="utf-8")
+    return _version(tmp, (recipes_dir() / "tools-basic.yaml").read_text(encoding="utf-8"), path)
+
+
+@pytest.fixture(scope="module")
+def bfcl_version(tmp_path_factory, bfcl_data) -> Path:
+    """BFCL questions (a call each, and irrelevant requests) with every tool name masked in the
+    variant: the same calls must now use the new names."""
+    tmp = tmp_path_factory.mktemp("bfcl")
+    episodes = (import_bfcl(bfcl_data / "BFCL_v4_simple_python.json").episodes[:4]
+                + import_bfcl(bfcl_data / "BFCL_v4_irrelevance.json").episodes[:2])
+    path = tmp / "episodes.jsonl"
+    path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in episodes), encoding="utf-8")
+    return _version(tmp, MASKING_RECIPE, path)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory, example_version, shop_version) -> Path:
+    """A tiny Qwen2 model and a tokenizer trained on the rows it will see (built, never
+    downloaded): the base model of every stage below."""
+    corpus = []
+    for version in (example_version, shop_version):
+        rows = load_rows(version, check_provenance(version))
+        corpus += [json.dumps(r["messages"], ensure_ascii=False) + json.dumps(r["tools"])
+                   for r in rows]
+    corpus += [json.dumps(p.messages, ensure_ascii=False) for p in read_prompts(SHIPPED_PROMPTS)]
+    return save_tiny_model(tmp_path_factory.mktemp("tiny") / "base", corpus, vocab_size=4096)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_dir):
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    ensure_response_parser(tok)
+    return tok
+
+
+def _turns(version: Path, *, trust_hooks: bool = True) -> JudgedTurns:
+    manifest = check_provenance(version)
+    return JudgedTurns(version, manifest, load_rows(version, manifest), trust_hooks=trust_hooks)
+
+
+# ---- loading and provenance --------------------------------------------------------------------
+
+def test_rows_load_as_conversations_and_judged_turns_point_at_assistant_messages(example_version):
+    manifest = check_provenance(example_version)
+    rows = load_rows(example_version, manifest)
+    assert len(rows) == manifest["counts"]["rows"] == 9
+    row = rows[0]
+    assert isinstance(row["messages"], list) and row["messages"][0]["role"] == "system"
+    assert isinstance(row["tools"], list) and row["tools"][0]["type"] == "function"
+    turns = _turns(example_version)
+    assert len(turns.turns) == sum(len(r["hsa_gold"].get("turns", [r["hsa_gold"]])) for r in rows)
+    for turn in turns.turns:
+        row = next(r for r in rows if r["id"] == turn.row_id)
+        judged = row["messages"][len(turn.prompt)]
+        assert judged["role"] == "assistant" and turn.prompt[-1]["role"] != "assistant"
+
+
+def test_a_tampered_version_is_refused(example_version, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(example_version, copy)
+    shard = next((copy / "data").glob("*.parquet"))
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    with pytest.raises(HsaError, match="sha256 differs from manifest.json"):
+        check_provenance(copy)
+    code = main(["train", "sft", "--dataset", str(copy), "--model", "unused", "--recipe",
+                 "sft-tiny-cpu", "--out", str(tmp_path / "never")])
+    assert code == 2 and "sha256 differs" in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()  # nothing written for a refused run
+
+
+# ---- tokenizer, vocabulary and recipe checks ---------------------------------------------------
+
+def test_a_tokenizer_whose_template_ignores_tools_is_refused(tokenizer):
+    check_chat_template(tokenizer)  # the tiny tokenizer's Qwen2.5 template renders tools
+    plain = tokenizer.__class__.from_pretrained(tokenizer.name_or_path)
+    plain.chat_template = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+                           "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}"
+                           "<|im_start|>assistant\n{% endif %}")
+    with pytest.raises(HsaError, match="does not render the tools"):
+        check_chat_template(plain)
+    plain.chat_template = None
+    with pytest.raises(HsaError, match="no chat template"):
+        check_chat_template(plain)
+
+
+def test_student_and_teacher_must_share_a_vocabulary(tiny_dir, tokenizer):
+    from trainers.tiny import build_tokenizer
+
+    base = build_model(tokenizer)
+    check_vocabulary(tokenizer, tokenizer, base, build_model(tokenizer, seed=1))
+    other = build_tokenizer(["a different corpus entirely"] * 5, vocab_size=300)
+    with pytest.raises(HsaError, match="vocab_size"):
+        check_vocabulary(tokenizer, other, base, build_model(other))
+    resized = build_model(tokenizer)
+    resized.resize_token_embeddings(len(tokenizer) + 8)
+    with pytest.raises(HsaError, match="do not share a vocabulary"):
+        check_vocabulary(tokenizer, tokenizer, base, resized)
+
+
+def test_num_generations_must_be_two_or_more_and_divide_the_generation_batch():
+    assert check_generation_batch(load_recipe("rl-tiny-cpu", stage="rl")) == (2, 4)
+    with pytest.raises(HsaError, match="at least 2"):
+        check_generation_batch(load_recipe("rl-tiny-cpu", stage="rl",
+                                           overrides=["trl.num_generations=1"]))
+    with pytest.raises(HsaError, match="does not divide the generation batch 4"):
+        check_generation_batch(load_recipe("rl-tiny-cpu", stage="rl",
+                                           overrides=["trl.num_generations=3"]))
+    assert check_generation_batch(load_recipe(
+        "rl-tiny-cpu", stage="rl", overrides=["trl.num_generations=3",
+                                              "trl.gradient_accumulation_steps=3"])) == (3, 12)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("trl.max_steps=ten", "does not fit the type int"),
+    ("trl.no_such_field=1", "not a field of GRPOConfig"),
+    ("trl.output_dir=/tmp/x", "set by --out"),
+    ("rewards.speed=1", "unknown reward"),
+    ("rewards.exact=-1", "a reward weight is a number >= 0"),
+    ("lora.r=8", "trains without LoRA"),
+    ("max_length=4096", "unknown key for a rl recipe"),
+    ("stage", "--set expects key=value"),
+])
+def test_recipe_overrides_are_type_checked_with_clear_errors(override, message):
+    with pytest.raises(HsaError, match=message):
+        load_recipe("rl-tiny-cpu", stage="rl", overrides=[override])
+
+
+def test_every_shipped_recipe_loads_and_overrides_keep_types():
+    from trainers.recipe import shipped_recipes
+    for name in shipped_recipes():
+        stage = name.split("-")[0]
+        assert load_recipe(name, stage=stage).stage == stage
+    recipe = load_recipe("sft-tiny-cpu", stage="sft",
+                         overrides=["trl.learning_rate=1", "max_length=512", "rows=null"])
+    assert recipe.trl["learning_rate"] == 1.0 and isinstance(recipe.trl["learning_rate"], float)
+    assert recipe.get("max_length") == 512 and recipe.get("rows") is None
+    with pytest.raises(HsaError, match="needs a 'rl' recipe"):
+        load_recipe("sft-tiny-cpu", stage="rl")
+
+
+# ---- SFT: lengths and the loss mask ------------------------------------------------------------
+
+def test_token_lengths_are_measured_and_a_max_length_that_drops_every_turn_is_refused(
+        example_version, tokenizer):
+    rows = load_rows(example_version, check_provenance(example_version))
+    report = measure(tokenizer, rows)
+    longest = max(r.tokens for r in report.lengths)
+    first = min(r.first_trained for r in report.lengths)
+    assert 0 < first < longest
+    whole = choose_max_length(measure(tokenizer, rows), "auto", None)
+    assert whole.max_length == longest and whole.truncated == whole.emptied == 0
+    cut = choose_max_length(measure(tokenizer, rows), longest - 50, None)
+    assert cut.truncated >= 1 and cut.trained_tokens_lost > 0 and cut.emptied == 0
+    capped = choose_max_length(measure(tokenizer, rows), "auto", longest - 1)
+    assert capped.max_length == longest - 1 and capped.notes
+    with pytest.raises(HsaError, match=f"drops every assistant turn.*above {first}"):
+        choose_max_length(measure(tokenizer, rows), first, None)
+
+
+def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
+        example_version, tokenizer, tmp_path):
+    """SFTTrainer's own labels on a variant row with hook feedback: the trained text is exactly
+    each assistant message as the template writes it, and nothing of the system prompt, user,
+    tool or hook messages."""
+    from trl import SFTConfig, SFTTrainer
+
+    rows = load_rows(example_version, check_provenance(example_version))
+    index = next(i for i, r in enumerate(rows) if r["hsa_variant"] > 0 and any(
+        str(m.get("name") or "").startswith("hook.") for m in r["messages"]))
+    row = rows[index]
+    args = SFTConfig(output_dir=str(tmp_path), max_length=None, assistant_only_loss=True,
+                     use_cpu=True, bf16=False, report_to="none")
+    trainer = SFTTrainer(model=build_model(tokenizer), args=args, processing_class=tokenizer,
+                         train_dataset=rows.select([index]).select_columns(["messages", "tools"]))
+    example = trainer.train_dataset[0]
+    rendering = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
+    print(f"\nloss mask of row {row['id']} (trained text in ⟦...⟧):\n{rendering}\n")
+
+    spans = [s.split("⟧", 1)[0] for s in rendering.split("⟦")[1:]]
+    messages = row["messages"]
+    template = trainer.chat_template
+    expected = []
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        before = tokenizer.apply_chat_template(messages[:i], tools=row["tools"], tokenize=False,
+                                               add_generation_prompt=True, chat_template=template)
+        through = tokenizer.apply_chat_template(messages[:i + 1], tools=row["tools"],
+                                                tokenize=False, chat_template=template)
+        expected.append(through[len(before):])
+    assert [s.strip() for s in spans] == [e.strip() for e in expected]
+    trained_text = "".join(spans)
+    for message in messages:
+        if message["role"] != "assistant" and message.get("content"):
+            content = message["content"] if isinstance(message["content"], str) else \
+                "".join(p["text"] for p in message["content"])
+            for line in content.splitlines():
+                if len(line.strip()) > 12:  # a distinctive line of non-assistant text
+                    assert line.strip() not in trained_text, (message["role"], line)
+    hook = next(m for m in messages if str(m.get("name") or "").startswith("hook."))
+    original = {"hook.viewer_input", "hook.tool_arguments", "hook.reply_skill_loaded",
+                "hook.reply_compliance"}
+    assert hook["name"] not in original  # the variant renamed its hooks
+
+
+# ---- rewards on hand-written completions -------------------------------------------------------
+
+def _ids(tokenizer, text: str) -> list[int]:
+    return tokenizer(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
+
+
+def _call(name: str, arguments: dict) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+def _gold_arguments(call) -> dict:
+    """The gold's first acceptable value for each parameter that must be given."""
+    return {p: next(v for v in values if v != "") for p, values in call.arguments.items()
+            if p not in call.omittable and any(v != "" for v in values)}
+
+
+def _rewards(rewards: RewardSet, turn, text: str, names=("exact", "partial", "format")) -> dict:
+    prompt = render_prompt(rewards.tokenizer, turn.prompt, turn.tools)
+    out = {}
+    for function in rewards.functions(list(names)):
+        out[function.__name__] = function(prompts=[prompt], completions=[None],
+                                          completion_ids=[_ids(rewards.tokenizer, text)],
+                                          hsa_row=[turn.row_id], hsa_at=[turn.at])[0]
+    return out
+
+
+def test_rewards_on_hand_written_completions_for_bfcl_questions(bfcl_version, tokenizer):
+    turns = _turns(bfcl_version, trust_hooks=False)
+    rewards = RewardSet(turns, tokenizer)
+    by_row = {t.row_id: t for t in turns.turns}
+    call_turn = next(t for t in turns.turns if t.row_id.endswith("#0") and t.gold.calls)
+    gold = call_turn.gold.calls[0]
+    right = _gold_arguments(gold)
+    assert _rewards(rewards, call_turn, _call(gold.name, right)) == \
+        {"exact": 1.0, "partial": 1.0, "format": 1.0}
+
+    param, value = next((p, v) for p, v in right.items() if isinstance(v, int | float | str)
+                        and not isinstance(v, bool))
+    wrong = {**right, param: value + 1 if isinstance(value, int | float) else value + " nowhere"}
+    got = _rewards(rewards, call_turn, _call(gold.name, wrong))
+    assert got["exact"] == 0.0 and got["partial"] == pytest.approx(2 / 3) and got["format"] == 1.0
+
+    malformed = f'<tool_call>\n{{"name": "{gold.name}", "arguments": {{"{param}": </tool_call>'
+    got = _rewards(rewards, call_turn, malformed)
+    assert got == {"exact": 0.0, "partial": 0.0, "format": 0.0}
+
+    extra = _call(gold.name, right) + "\n" + _call(gold.name, right)
+    got = _rewards(rewards, call_turn, extra)
+    assert got["exact"] == 0.0 and got["partial"] == pytest.approx(2 / 3) and got["format"] == 1.0
+
+    irrelevant = next(t for t in turns.turns if t.gold.no_call and t.row_id.endswith("#0"))
+    assert _rewards(rewards, irrelevant, "I cannot help with that: no tool fits.") == \
+        {"exact": 1.0, "partial": 1.0, "format": None}
+    some_tool = irrelevant.tools[0]["function"]["name"]
+    got = _rewards(rewards, irrelevant, _call(some_tool, {}))
+    assert got["exact"] == 0.0 and got["partial"] == 0.0
+
+    # The same question under the variant whose tool names are masked: only the new name counts.
+    renamed = by_row[call_turn.row_id.replace("#0", "#1")]
+    new = renamed.gold.calls[0]
+    assert new.name != gold.name
+    assert _rewards(rewards, renamed, _call(new.name, _gold_arguments(new))) == \
+        {"exact": 1.0, "partial": 1.0, "format": 1.0}
+    got = _rewards(rewards, renamed, _call(gold.name, _gold_arguments(new)))
+    assert got == {"exact": 0.0, "partial": pytest.approx(1 / 3), "format": 0.0}
+
+
+def test_skills_reply_and_hooks_rewards_under_renamed_hooks(example_version, tokenizer):
+    turns = _turns(example_version)
+    with pytest.raises(HsaError, match="--trust-hooks"):
+        RewardSet(turns, tokenizer, trust_hooks=False).functions(["hooks"])
+    rewards = RewardSet(turns, tokenizer, trust_hooks=True)
+    reply_turn = next(t for t in turns.turns if t.gold.no_call and t.gold.reply
+                      and not t.row_id.endswith("#0"))
+    names = ("exact", "skills", "reply", "hooks")
+    words = " ".join(reply_turn.gold.reply.get("contains", []))
+    good = _rewards(rewards, reply_turn, f"宝子们，{words}～", names)
+    assert good == {"exact": 1.0, "skills": None, "reply": 1.0, "hooks": 1.0}
+    boastful = _rewards(rewards, reply_turn, f"宝子们，{words}，全网最低价！", names)
+    assert boastful["hooks"] < 1.0 and boastful["exact"] == 1.0  # gold allows it; a hook does not
+    skill_turn = next(t for t in turns.turns if t.gold.skills and not t.row_id.endswith("#0"))
+    loader = rewards.turns.harness(skill_turn.row_id).skill_loader
+    loads = "\n".join(_call(loader, {"name": s}) for s in skill_turn.gold.skills)
+    got = _rewards(rewards, skill_turn, loads, ("skills", "format"))
+    assert got == {"skills": 1.0, "format": 1.0}
+    got = _rewards(rewards, skill_turn, _call(loader, {"name": "no-such-skill"}), ("skills", "format"))
+    assert got == {"skills": 0.0, "format": 0.0}
+
+
+# ---- the chain: sft -> opd -> rl ---------------------------------------------------------------
+
+def _finite(record: dict) -> list[float]:
+    values = [entry["loss"] for entry in record["losses"]]
+    assert values and all(math.isfinite(v) for v in values)
+    return values
+
+
+def _reloads(folder: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    tok = AutoTokenizer.from_pretrained(folder)
+    assert model.get_input_embeddings().weight.shape[0] == len(tok)
+
+
+def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp_path):
+    from trainers.opd import run_opd
+    from trainers.output import RECORD
+    from trainers.rl import run_rl
+
+    sft_out = tmp_path / "sft"
+    code = main(["train", "sft", "--dataset", str(shop_version), "--model", str(tiny_dir),
+                 "--recipe", "sft-tiny-cpu", "--out", str(sft_out), "--trust-hooks",
+                 "--set", "trl.max_steps=60", "--set", "trl.per_device_train_batch_size=4",
+                 "--set", "trl.learning_rate=3e-3", "--set", "trl.logging_steps=20",
+                 "--set", "rows=null", "--set", "eval_turns=2"])
+    assert code == 0
+    sft = json.loads((sft_out / RECORD).read_text())
+    losses = _finite(sft)
+    assert losses[-1] < losses[0]
+    assert sft["token_lengths"]["rows_truncated"] == 0 and sft["global_step"] == 60
+    assert sft["datasets"][0]["version"] == check_provenance(shop_version)["version"]
+    assert set(sft["evaluation"]) == {"before", "after"}
+    assert sft["libraries"]["trl"] and sft["seed"] == 0
+    card = (sft_out / "README.md").read_text()
+    assert card.startswith("---\nbase_model: ") and "hsa_version" in card
+    assert "⟦" in (sft_out / "loss_mask.txt").read_text()
+    _reloads(sft_out)
+
+    opd_out = tmp_path / "opd"
+    opd = run_opd(SHIPPED_PROMPTS, str(sft_out),
+                  load_recipe("opd-tiny-cpu", stage="opd", overrides=["trl.max_steps=2", "rows=8"]),
+                  opd_out, log=lambda _: None)
+    assert opd["teacher"] == str(tiny_dir)  # the base model, from the SFT record
+    _finite(opd)
+    _reloads(opd_out)
+
+    rl_out = tmp_path / "rl"
+    # Four completions a prompt, two prompts a step: after the warm start, replies differ in the
+    # price they quote, so some group's rewards differ.
+    recipe = load_recipe("rl-tiny-cpu", stage="rl", overrides=[
+        "trl.max_steps=6", "trl.per_device_train_batch_size=8", "trl.num_generations=4",
+        "trl.max_completion_length=40", "eval_turns=2", "rows=null"])
+    notes: list[str] = []
+    rl = run_rl(shop_version, str(opd_out), recipe, rl_out, trust_hooks=True, log=notes.append)
+    _finite(rl)
+    fractions = [step["frac_groups_all_equal"] for step in rl["zero_gradient_groups"]]
+    assert len(fractions) == 6
+    assert min(fractions) < 1.0, notes  # some group had different rewards: a real gradient
+    assert rl["evaluation"]["before"]["turns"] == 2 and "exact" in rl["evaluation"]["after"]["means"]
+    assert {"rewards/exact/mean", "rewards/partial/mean"} <= set(rl["reward_history"][0])
+    _reloads(rl_out)
