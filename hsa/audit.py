@@ -21,7 +21,6 @@ from hsa.errors import HsaError
 from hsa.fingerprint import input_fingerprint
 from hsa.harness import Harness, load_harness
 from hsa.lineage import Step, replay
-from hsa.registry import families as transform_families
 from hsa.rows import variant_row
 from hsa.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
@@ -114,13 +113,15 @@ def _stored_row(version_dir: Path, manifest: dict, row_id: str) -> dict | None:
     return None
 
 
-def rebuild(original: Episode, row: dict, families: dict[str, str], version: str) -> dict:
+def rebuild(original: Episode, row: dict, version: str) -> dict:
     """The row rebuilt from its source episode and lineage; raises VerificationFailed."""
     lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
-    episode, mapping = replay(original, lineage)
+    trail: list = []
+    episode, mapping = replay(original, lineage, trail=trail)
     verify_variant(original, episode, mapping)
-    variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping)
-    return variant_row(variant, families, version)
+    variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping,
+                      trail=tuple(trail))
+    return variant_row(variant, version)
 
 
 def _differences(stored: dict, rebuilt: dict) -> list[str]:
@@ -157,7 +158,6 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
     if problems:
         return report  # do not re-verify rows of files that are already known to be wrong
 
-    families = transform_families()
     sources = _source_episodes(manifest, episodes, trust_hooks, harness, harness_roots)
     current: Episode | None = None
     seen_ids: set[str] = set()
@@ -181,7 +181,7 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
             problems.extend(check_row(current, row))
             continue
         try:
-            rebuilt = rebuild(current, row, families, manifest["version"])
+            rebuilt = rebuild(current, row, manifest["version"])
         except VerificationFailed as exc:
             problems.append(f"{row['id']}: verify:{exc.check}: {exc.reason}")
             continue
@@ -211,6 +211,5 @@ def replay_row(version_dir: str | os.PathLike, row_id: str, *,
                           harness_roots=harness_roots)
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
-    families = transform_families()
-    rebuilt = rebuild(source, stored, families, manifest["version"])
+    rebuilt = rebuild(source, stored, manifest["version"])
     return stored, _differences(stored, rebuilt)

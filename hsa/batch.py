@@ -23,7 +23,6 @@ from hsa.harness import Harness, load_harness
 from hsa.lineage import fired_steps
 from hsa.pipeline import augment_episode
 from hsa.recipe import Recipe
-from hsa.registry import families as transform_families
 from hsa.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.variant import VariantReject
 
@@ -67,7 +66,6 @@ class BatchFunction:
         self.harness: Harness | None = (load_harness(job.harness_dir, trust_hooks=job.trust_hooks)
                                         if job.harness_dir else None)
         self.base_dir = Path(job.source).parent
-        self.families = transform_families()
         self.harness_cache: dict = {}
 
     def __call__(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
@@ -103,7 +101,7 @@ class BatchFunction:
                 out.append(self._variant_reject(item, line))
                 continue
             try:
-                out.append({**variant_row(item, self.families, self.job.version),
+                out.append({**variant_row(item, self.job.version),
                             "hsa_reject": None,
                             "hsa_fired": [s.transform for s in fired_steps(item.lineage)]})
             except Exception as exc:  # e.g. a layout that does not render for this variant

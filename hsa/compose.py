@@ -24,13 +24,16 @@ COMPOSITION_VERSION = "1"
 
 @dataclass
 class RunState:
-    """Where one variant is in the pipeline: its coordinates, lineage so far and mapping."""
+    """Where one variant is in the pipeline: its coordinates, lineage so far and mapping, and
+    its trail: (family, episode before, episode after) of every fired transform, so that rows can
+    tell which families changed what the model reads (no copies: episodes are frozen)."""
 
     seed: int
     episode_id: str
     variant: int
     lineage: list[Step] = field(default_factory=list)
     mapping: Mapping = EMPTY
+    trail: list[tuple[str, Episode, Episode]] = field(default_factory=list)
 
     def rng(self, path: str) -> random.Random:
         return derive_rng(self.seed, self.episode_id, self.variant, path)
@@ -86,6 +89,7 @@ class TransformNode(Node):
             raise TransformFailed(t.name, self.path, exc) from exc
         state.lineage.append(Step(t.name, t.version, self.path, True, params))
         state.mapping = state.mapping.then(step_mapping)
+        state.trail.append((t.family, episode, out))
         return out
 
     def to_dict(self) -> dict:

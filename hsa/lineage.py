@@ -47,8 +47,11 @@ def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
     return (s for s in lineage if s.fired and s.transform not in COMPOSITIONS)
 
 
-def replay(original: Episode, lineage: list[Step] | tuple[Step, ...]) -> tuple[Episode, Mapping]:
+def replay(original: Episode, lineage: list[Step] | tuple[Step, ...], *,
+           trail: list | None = None) -> tuple[Episode, Mapping]:
     """Apply the fired transform steps of ``lineage`` to ``original``; return it and its mapping.
+    ``trail``, when given, receives (family, episode before, episode after) of each step, as the
+    pipeline records it (:class:`hsa.variant.Variant`).
 
     A step recorded under another version than the installed transform's is refused: its output
     could differ, and a silent difference is what lineage exists to prevent."""
@@ -65,5 +68,7 @@ def replay(original: Episode, lineage: list[Step] | tuple[Step, ...]) -> tuple[E
         transform = cls()
         params: Any = step.params or {}
         mapping = mapping.then(transform.mapping(episode, params))
-        episode = transform.apply(episode, params)
+        before, episode = episode, transform.apply(episode, params)
+        if trail is not None:
+            trail.append((cls.family, before, episode))
     return episode, mapping

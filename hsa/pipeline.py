@@ -44,7 +44,8 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
             out.append(VariantReject(episode.id, index, "verify:error",
                                      f"{type(exc).__name__}: {exc}", tuple(state.lineage)))
             continue
-        out.append(Variant(episode.id, index, variant, tuple(state.lineage), state.mapping))
+        out.append(Variant(episode.id, index, variant, tuple(state.lineage), state.mapping,
+                           trail=tuple(state.trail)))
     return out
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
-from hsa.lineage import fired_steps
 from hsa.render import render_messages
 from hsa.variant import Variant, VariantReject
 
@@ -28,7 +27,7 @@ ROW_SCHEMA = pa.schema([
     ("hsa_lineage", JSON),
     ("hsa_mapping", JSON),
     ("hsa_gold", JSON),
-    ("hsa_families", pa.list_(pa.string())),  # families whose transforms fired, for statistics
+    ("hsa_families", pa.list_(pa.string())),  # families that changed what the model reads
     ("hsa_version", pa.string()),
 ])
 
@@ -69,11 +68,44 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
     return out
 
 
-def variant_row(variant: Variant, families: dict[str, str], version: str) -> dict:
-    """The rendered row of one variant; ``families`` maps transform name -> family."""
+def visibly_changed(before: Episode, after: Episode, rendered: dict | None = None) -> bool:
+    """Whether ``after`` shows the model anything else than ``before``: other messages, other
+    tools (the skill loader's list of ids included), or another rendered prompt. A change the
+    model never reads (a skill body no message loads, a hook's code, gold) is no change.
+    ``rendered`` caches renderings by harness object across calls."""
+    if before is after:
+        return False
+    if before.messages != after.messages or before.harness.all_tools() != after.harness.all_tools():
+        return True
+    if before.harness is after.harness:
+        return False
+    rendered = {} if rendered is None else rendered
+
+    def render(episode: Episode) -> list[dict]:
+        key = id(episode.harness)
+        if key not in rendered:
+            rendered[key] = (episode.harness, render_messages(episode))
+        return rendered[key][1]
+
+    return render(before) != render(after)
+
+
+def visible_families(variant: Variant) -> list[str]:
+    """The families whose transforms changed what the model reads in this variant (sorted):
+    each fired step of its trail compared before and after (:func:`visibly_changed`)."""
+    found: set[str] = set()
+    rendered: dict = {}
+    for family, before, after in variant.trail:
+        if family not in found and visibly_changed(before, after, rendered):
+            found.add(family)
+    return sorted(found)
+
+
+def variant_row(variant: Variant, version: str) -> dict:
+    """The rendered row of one variant. ``hsa_families`` names the families that changed what
+    the model reads (statistics count rows that changed, not transforms that fired)."""
     episode = variant.episode
-    fired = sorted({families[s.transform] for s in fired_steps(variant.lineage)
-                    if s.transform in families})
+    changed = visible_families(variant)
     return {
         "id": row_id(variant.source_id, variant.index),
         "messages": _json(chat_template_messages(render_messages(episode))),
@@ -83,7 +115,7 @@ def variant_row(variant: Variant, families: dict[str, str], version: str) -> dic
         "hsa_lineage": _json([s.to_dict() for s in variant.lineage]),
         "hsa_mapping": _json(variant.mapping.to_dict()),
         "hsa_gold": _json(episode.gold.to_dict()),
-        "hsa_families": fired,
+        "hsa_families": changed,
         "hsa_version": version,
     }
 

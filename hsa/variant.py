@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hsa.episode import Episode
 from hsa.lineage import Step
@@ -19,6 +19,9 @@ class Variant:
     episode: Episode
     lineage: tuple[Step, ...]
     mapping: Mapping
+    # (family, episode before, episode after) of each fired transform, in order: what
+    # hsa.rows.visible_families reads. Not serialised; replay rebuilds it.
+    trail: tuple = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {"source_id": self.source_id, "variant": self.index,

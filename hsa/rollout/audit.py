@@ -27,7 +27,6 @@ from hsa.episode import Episode, parse_messages
 from hsa.errors import HsaError
 from hsa.gold import Gold
 from hsa.lineage import Step, replay
-from hsa.registry import families as transform_families
 from hsa.render import render_conversation
 from hsa.rollout.script import ScriptError, is_user_message, script_of
 from hsa.rows import chat_template_messages, variant_row
@@ -49,7 +48,6 @@ class RowCheck:
 
     def __init__(self, version_dir: Path, manifest: dict):
         self.root, self.version = version_dir, manifest["version"]
-        self.families = transform_families()
         self._conversations: dict[str, list[dict]] | None = None
 
     @property
@@ -66,14 +64,16 @@ class RowCheck:
         name = row["id"]
         lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
         try:
-            episode, mapping = replay(original, lineage)
+            trail: list = []
+            episode, mapping = replay(original, lineage, trail=trail)
             verify_variant(original, episode, mapping)
         except VerificationFailed as exc:
             return [f"{name}: verify:{exc.check}: {exc.reason}"]
         except HsaError as exc:
             return [f"{name}: cannot rebuild its harness: {exc}"]
-        variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping)
-        expected = variant_row(variant, self.families, self.version)
+        variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping,
+                          trail=tuple(trail))
+        expected = variant_row(variant, self.version)
         problems = [f"{name}: {column} differs from the variant its lineage rebuilds"
                     for column in _HARNESS_COLUMNS if row[column] != expected[column]]
         conversation = self.conversations.get(name)

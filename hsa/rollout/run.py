@@ -52,7 +52,6 @@ from hsa.lineage import fired_steps
 from hsa.mapping import EMPTY
 from hsa.pipeline import augment_episode
 from hsa.recipe import Recipe
-from hsa.registry import families as transform_families
 from hsa.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
 from hsa.rollout.journal import Journal
 from hsa.rollout.script import Script, ScriptError, script_of
@@ -299,7 +298,6 @@ class _Runner:
                  source: str, total: int, done: dict, journal: Journal, on_progress):
         self.settings, self.code, self.version, self.source = settings, code, version, source
         self.total, self.journal, self.on_progress = total, journal, on_progress
-        self.families = transform_families()
         self.finished: dict[str, dict] = {}
         self.count, self.kept = len(done), sum(1 for e in done.values() if e["kept"])
         self.failure: EndpointError | None = None
@@ -416,9 +414,10 @@ class _Runner:
         parsed = parse_messages(messages, harness)
         check_gold(gold, parsed, harness)
         episode = Episode(variant.source_id, harness, parsed, gold, variant.episode.meta)
+        # The families that changed what the model reads are the harness variant's (its trail).
         teacher = Variant(variant.source_id, variant.index, episode, variant.lineage,
-                          variant.mapping)
-        return (variant_row(teacher, self.families, self.version),
+                          variant.mapping, trail=variant.trail)
+        return (variant_row(teacher, self.version),
                 [s.transform for s in fired_steps(variant.lineage)])
 
 

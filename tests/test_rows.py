@@ -1,0 +1,60 @@
+"""Rendered rows: the families a row counts are those that changed what the model reads (its
+messages and tools), not those whose transforms fired."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hsa.card import card_text
+from hsa.episode import Episode, read_episodes
+from hsa.generate import generate
+from hsa.pipeline import augment_episode
+from hsa.recipe import Recipe
+from hsa.rows import variant_row, visible_families
+from hsa.variant import Variant
+
+FINANCE = Path(__file__).parent / "harnesses" / "finance" / "episodes.jsonl"  # no hooks
+PIPELINE = [{"hook_implementation_swap": {}}, {"hook_retry_policy": {}},
+            {"skill_content_rewrite": {}}, {"tool_order_permutation": {}}]
+
+
+def recipe(seed: int = 5) -> Recipe:
+    return Recipe.from_dict({"recipe_version": 1, "name": "visible", "seed": seed,
+                             "variants_per_episode": 3, "keep_original": True,
+                             "pipeline": PIPELINE})
+
+
+@pytest.fixture(scope="module")
+def finance() -> dict[str, Episode]:
+    return {e.id: e for e in read_episodes(FINANCE) if isinstance(e, Episode)}
+
+
+def test_a_family_counts_where_it_changed_what_the_model_reads(finance):
+    loads_a_skill, loads_none = finance["fin-spend-001"], finance["fin-balance-001"]
+    for episode, skill_visible in ((loads_a_skill, True), (loads_none, False)):
+        original, *variants = augment_episode(recipe(), episode)
+        assert visible_families(original) == []
+        for variant in variants:
+            assert isinstance(variant, Variant)
+            fired = {s.transform for s in variant.lineage if s.fired}
+            assert {"hook_implementation_swap", "skill_content_rewrite"} <= fired
+            families = variant_row(variant, "v")["hsa_families"]
+            # Hooks fired on a harness without hooks: nothing changed, nothing counted.
+            assert "hooks" not in families
+            # A rewritten skill body counts only where a message loads it.
+            assert ("skill_content" in families) == skill_visible
+            assert "tool_schema" in families
+
+
+def test_the_version_statistics_and_card_count_changed_rows(tmp_path):
+    version = generate(recipe(), FINANCE, tmp_path)
+    by_family = version.manifest["statistics"]["rows_by_family"]
+    by_transform = version.manifest["statistics"]["rows_by_transform"]
+    assert "hooks" not in by_family and by_transform["hook_implementation_swap"] == 60
+    loading = sum(1 for line in FINANCE.read_text().splitlines()
+                  if '"name":"load_skill"' in line.replace(" ", ""))
+    assert 0 < by_family["skill_content"] <= 3 * loading < 60
+    card = card_text(version.path, manifest=version.manifest)
+    assert "| family | rows whose messages or tools it changed |" in card
