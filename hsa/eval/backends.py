@@ -126,17 +126,19 @@ class InProcessBackend:
     """Items through a local model (``--model-path DIR``), greedy, ``batch_size`` at a time.
 
     A request's latency is its batch's wall time (every item of a batch is asked and answered
-    together); time to first token is not measured (no streaming)."""
+    together); time to first token is not measured (no streaming). ``device`` (``cuda``,
+    ``cuda:1``...) runs the model there; by default it stays where transformers loads it."""
 
     kind = "in-process"
 
-    def __init__(self, model_path: str | Path, *, max_tokens: int, batch_size: int = 8):
+    def __init__(self, model_path: str | Path, *, max_tokens: int, batch_size: int = 8,
+                 device: str | None = None):
         if batch_size < 1:
             raise HsaError(f"--batch-size must be at least 1, got {batch_size}")
         self.model_path = Path(model_path)
         if not self.model_path.is_dir():
             raise HsaError("model folder does not exist", file=str(self.model_path))
-        self.max_tokens, self.batch_size = max_tokens, batch_size
+        self.max_tokens, self.batch_size, self.device = max_tokens, batch_size, device
         self._loaded = None
 
     def identity(self) -> dict:
@@ -144,7 +146,7 @@ class InProcessBackend:
                 "sampling": {"temperature": 0.0, "top_p": None, "max_tokens": self.max_tokens}}
 
     def describe(self) -> dict:
-        return {**self.identity(), "batch_size": self.batch_size}
+        return {**self.identity(), "batch_size": self.batch_size, "device": self.device}
 
     def _load(self):
         if self._loaded is None:
@@ -157,6 +159,8 @@ class InProcessBackend:
                                f"(pip install 'hsa[train]'): {exc}") from None
             tokenizer = AutoTokenizer.from_pretrained(self.model_path)
             model = AutoModelForCausalLM.from_pretrained(self.model_path, dtype="auto")
+            if self.device is not None:
+                model.to(self.device)
             model.eval()
             if tokenizer.pad_token_id is None:
                 tokenizer.pad_token = tokenizer.eos_token
@@ -193,7 +197,8 @@ class InProcessBackend:
             mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids])
             began = time.perf_counter()
             with torch.no_grad():
-                out = model.generate(input_ids=input_ids, attention_mask=mask,
+                out = model.generate(input_ids=input_ids.to(model.device),
+                                     attention_mask=mask.to(model.device),
                                      generation_config=config)
             latency = time.perf_counter() - began
             for item, prompt, row in zip(batch, ids, out[:, width:].tolist()):
