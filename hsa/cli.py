@@ -443,7 +443,7 @@ def verify(
 
     rows = read_manifest(version_dir)["counts"].get("rows")
     audit = audit_rollout if is_rollout(version_dir) else audit_version
-    with progress_bar("verify", total=rows, unit="rows") as advance:
+    with progress_bar("verify", total=rows, unit="rows", show_rows=False) as advance:
         report = audit(version_dir, episodes=episodes, trust_hooks=trust_hooks,
                        harness=harness, harness_roots=tuple(harness_roots),
                        on_progress=lambda n: advance(n, n))

@@ -122,16 +122,20 @@ def track(items: Iterable[T], description: str, *, total: Total = None,
 
 
 @contextmanager
-def progress_bar(description: str, *, total: Total, unit: str = "rows"):
+def progress_bar(description: str, *, total: Total, unit: str = "rows", show_rows: bool = True):
     """A bar for work that reports (done, rows) through a callback (in logs: a line now and
     then).
 
     Yields ``advance(done, rows, total=None)``: ``done`` input items so far, ``rows`` output rows
-    so far, and the total once the caller knows it (it may learn it only after it started)."""
+    so far (shown unless ``show_rows`` is false: when the items are the rows), and the total once
+    the caller knows it (it may learn it only after it started)."""
     if not sys.stderr.isatty():
-        yield LogLines(description, total, unit).update
+        lines = LogLines(description, total, unit)
+        yield (lines.update if show_rows
+               else lambda done, rows=None, total=None: lines.update(done, None, total))
         return
-    with _progress(unit, TextColumn("{task.fields[rows]:,} rows")) as progress:
+    extra = (TextColumn("{task.fields[rows]:,} rows"),) if show_rows else ()
+    with _progress(unit, *extra) as progress:
         task = progress.add_task(description, total=_total(total), rows=0)
 
         def advance(done: int, rows: int, total: int | None = None) -> None:
