@@ -27,6 +27,14 @@ def _families(value: str) -> list[str] | None:
 
 
 def _print_table(header: list[str], rows: list[list[str]], title: str | None = None) -> None:
+    """A rich table on a terminal; Markdown elsewhere (logs, pipes), where a table cut to 80
+    columns would wrap every cell."""
+    if not out.is_terminal:
+        from hsa.eval.report import markdown_table
+        if title:
+            print(title)
+        print(markdown_table(header, rows))
+        return
     table = Table(title=title)
     for i, column in enumerate(header):
         table.add_column(column, justify="left" if i == 0 else "right")

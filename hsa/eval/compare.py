@@ -22,8 +22,13 @@ from hsa.eval.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Result, discord
 
 
 def report_labels(paths: list[str]) -> list[str]:
-    names = [Path(p).name or str(p) for p in paths]
-    return names if len(set(names)) == len(names) else [str(p) for p in paths]
+    """The shortest path tails that tell the reports apart (``base``, ``runs/a/report``)."""
+    parts = [Path(p).resolve().parts for p in paths]
+    for depth in range(1, max(map(len, parts)) + 1):
+        labels = ["/".join(p[-depth:]) for p in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [str(p) for p in paths]
 
 
 def check_same_items(reports: list[dict], labels: list[str]) -> None:
