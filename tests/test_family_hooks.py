@@ -419,8 +419,10 @@ def retry_episode_dicts(draw) -> dict:
         elif kind == "rejected":
             messages.append({"role": "assistant", "content": draw(unicode_text) or "draft"})
             messages += [hook_message("user") for _ in range(draw(st.integers(1, 2)))]
-        elif kind == "mixed":
-            good, bad = (call(draw(st.sampled_from(harness.tool_names)), {}) for _ in range(2))
+        elif kind == "mixed":  # one call let through (valid: a training target), one blocked
+            passed = draw(st.sampled_from(harness.tools))
+            good = call(passed.name, draw(gold_calls(passed))[1])
+            bad = call(draw(st.sampled_from(harness.tool_names)), {})
             messages.append({"role": "assistant", "content": None, "tool_calls": [good, bad]})
             messages += [{"role": "tool", "tool_call_id": good["id"], "content": "{}"},
                          hook_message("tool", bad["id"])]
