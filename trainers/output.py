@@ -29,13 +29,23 @@ _LIBRARIES = ("trl", "transformers", "torch", "datasets", "accelerate", "tokeniz
               "vllm")
 
 
+def rank() -> tuple[int, int]:
+    """(this process's rank, number of processes) under ``accelerate launch`` / torchrun."""
+    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def staging_dir(out: str | os.PathLike) -> tuple[Path, Path]:
-    """(final, staging): refuse an ``out`` that already holds something."""
+    """(final, staging): refuse an ``out`` that already holds something. Processes of one launch
+    share one staging folder (named by the launch's port); only rank 0 publishes it."""
     final = Path(out)
     if final.exists() and (not final.is_dir() or any(final.iterdir())):
         raise HsaError("output folder exists and is not empty; choose a new --out (a run never "
                        "overwrites another)", file=str(final))
     final.parent.mkdir(parents=True, exist_ok=True)
+    if rank()[1] > 1:
+        staging = final.parent / f".{final.name}.partial-launch-{os.environ.get('MASTER_PORT', 0)}"
+        staging.mkdir(exist_ok=True)
+        return final, staging
     staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-",
                                     dir=final.parent))
     return final, staging

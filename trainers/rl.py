@@ -15,7 +15,7 @@ from hsa.errors import HsaError
 from trainers.chat import check_chat_template, check_embeddings, ensure_response_parser, \
     render_prompt
 from trainers.evaluate import evaluate
-from trainers.output import dataset_entry
+from trainers.output import dataset_entry, rank
 from trainers.recipe import Recipe
 from trainers.rewards import RewardSet
 from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
@@ -72,7 +72,7 @@ def run_rl(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
 
     run = Run(recipe, out, log)
     try:
-        num_generations, batch = check_generation_batch(recipe)
+        num_generations, batch = check_generation_batch(recipe, rank()[1])
         weights = recipe.reward_weights()
         manifest = check_provenance(version_dir)
         rows = load_rows(version_dir, manifest)

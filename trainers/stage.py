@@ -117,10 +117,13 @@ class Run:
         self.record.setdefault("seconds", {})[name] = round(time.monotonic() - start, 2)
 
     def save(self, trainer, tokenizer) -> Path:
-        trainer.save_model(str(self.staging))
+        trainer.save_model(str(self.staging))  # every rank calls it; the main process writes
+        trainer.accelerator.wait_for_everyone()
+        if output.rank()[0] != 0:
+            return self.final  # rank 0 writes the card and record and publishes
         tokenizer.save_pretrained(str(self.staging))
         for checkpoint in self.staging.glob("checkpoint-*"):
-            # Intermediate checkpoints stay (resumable); their TRL cards are replaced by ours below.
+            # Checkpoints stay (resumable); TRL's cards in them would contradict the run's card.
             (checkpoint / "README.md").unlink(missing_ok=True)
         self.record.setdefault("seconds", {})["total"] = round(time.monotonic() - self.started, 2)
         output.write_record(self.staging, self.record)
@@ -128,4 +131,5 @@ class Run:
         return output.publish(self.staging, self.final)
 
     def abandon(self) -> None:
-        output.discard(self.staging)
+        if output.rank()[0] == 0:
+            output.discard(self.staging)

@@ -192,7 +192,8 @@ def evaluate(plan, model_dir: Path, out: Path, settings: Settings) -> dict:
     from hsa.eval.run import run_eval
 
     backend = InProcessBackend(model_dir, max_tokens=settings.max_new_tokens,
-                               batch_size=settings.eval_batch_size)
+                               batch_size=settings.eval_batch_size,
+                               device=None if settings.device == "cpu" else settings.device)
     return run_eval(plan.itemset, plan.sets, backend, out, EvalSettings(inputs=plan.inputs))
 
 
