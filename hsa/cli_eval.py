@@ -47,7 +47,9 @@ def _print_table(header: list[str], rows: list[list[str]], title: str | None = N
 def evaluate(
     ctx: typer.Context,
     episodes: Annotated[Path | None, typer.Option(
-        help="Episodes JSONL: variants are generated from it with --recipe.")] = None,
+        help="Episodes JSONL: variants are generated from it with --recipe (with --dataset: "
+             "the version's source episodes, when its manifest's note does not find them).")
+    ] = None,
     dataset: Annotated[list[Path] | None, typer.Option(
         help="A dataset version folder to evaluate as it is (repeatable; instead of --episodes).")
     ] = None,
@@ -115,7 +117,7 @@ def evaluate(
     from hsa.progress import progress_bar
     from hsa.recipe import load_recipe
 
-    if (episodes is None) == (not dataset):
+    if episodes is None and not dataset:
         raise HsaError("give --episodes (variants made with --recipe) or --dataset VERSION_DIR "
                        "(see hsa eval --help)")
     if (base_url is None) == (model_path is None):
@@ -139,7 +141,7 @@ def evaluate(
         from hsa.eval.backends import InProcessBackend
         backend = InProcessBackend(model_path, max_tokens=max_tokens, batch_size=batch_size)
 
-    if episodes is not None:
+    if not dataset:
         def generated(name, result):
             m = result.manifest
             out.print(f"variants [bold]{name}[/bold]: {m['name']} {m['version']} "
@@ -150,16 +152,17 @@ def evaluate(
                                   seed=seed, harness=harness, trust_hooks=trust_hooks,
                                   workers=workers, on_version=generated)
     else:
-        plan = plan_from_datasets(dataset, episodes=None, limit=limit, seed=seed,
-                                  trust_hooks=trust_hooks)
+        plan = plan_from_datasets(dataset, episodes=episodes, harness=harness, limit=limit,
+                                  seed=seed, trust_hooks=trust_hooks)
     items = plan.itemset.items
     out.print(f"{len(plan.itemset.episodes)} episodes, {len(items)} judged turns in "
               f"{1 + len(plan.sets)} sets", highlight=False)
     settings = Settings(trust_hooks=trust_hooks, resamples=resamples,
                         bootstrap_seed=bootstrap_seed, inputs=plan.inputs)
-    with progress_bar("eval", total=len(items), unit="answers") as advance:
+    # The total is known once the journal is read: prompts not answered yet.
+    with progress_bar("eval", total=None, unit="answers", show_rows=False) as advance:
         report = run_eval(plan.itemset, plan.sets, backend, out_dir, settings,
-                          on_answer=lambda done, total: advance(done, done))
+                          on_answer=lambda done, total: advance(done, None, total))
     header, rows = main_table(report)
     _print_table(header, rows, title="Harness robustness")
     latency = report["latency"]["e2e_s"]

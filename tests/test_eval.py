@@ -329,3 +329,22 @@ def test_compare_prints_the_paired_table_and_refuses_other_items(served, in_proc
                           "--limit", "3", "--families", "none")) == 0
     assert main(["eval", "compare", str(served), str(fewer)]) == 2
     assert "different items" in capsys.readouterr().err
+
+
+def test_a_dataset_version_is_evaluated_as_it_is(served, model_dir, tmp_path):
+    """--dataset: the version's rows as one set named after its recipe, the originals from the
+    episodes its manifest names; the same verdicts as that family's set of the full run."""
+    whole = read_report(served)
+    version = Path(whole["sets"]["tool_schema"]["dataset"]["version_dir"])
+    out = tmp_path / "dataset"
+    assert main(["eval", "--dataset", str(version), "--model-path", str(model_dir), "--out",
+                 str(out), "--max-tokens", "24", "--trust-hooks"]) == 0
+    report = read_report(out)
+    assert list(report["sets"]) == ["hat-heldout.tool_schema"]
+
+    def verdicts(results, set_name):
+        return sorted((r["source_id"], r["variant"], r["at"], r["correct"], r["rule"])
+                      for r in results if r["set"] == set_name)
+    assert verdicts(report["results"], "original") == verdicts(whole["results"], "original")
+    assert verdicts(report["results"], "hat-heldout.tool_schema") == \
+        verdicts(whole["results"], "tool_schema")

@@ -203,9 +203,11 @@ def load_sources(path: str | os.PathLike, *, harness: Harness | None,
 
 
 def version_sources(version_dir: Path, *, episodes: str | os.PathLike | None,
-                    trust_hooks: bool) -> tuple[Path, Sources]:
+                    harness: str | os.PathLike | None, trust_hooks: bool
+                    ) -> tuple[Path, Sources]:
     """The source episodes of a version, after checking they are the ones it was made from."""
-    path, default = checked_input(read_manifest(version_dir), episodes, trust_hooks)
+    path, default = checked_input(read_manifest(version_dir), episodes, trust_hooks,
+                                  harness=harness)
     return path, load_sources(path, harness=default, trust_hooks=trust_hooks)
 
 
@@ -319,13 +321,15 @@ def plan_from_episodes(episodes: str | os.PathLike, recipe: Recipe, datasets_dir
 
 
 def plan_from_datasets(version_dirs: list[str | os.PathLike], *, episodes: str | os.PathLike | None,
-                       limit: int | None, seed: int, trust_hooks: bool) -> Plan:
+                       harness: str | os.PathLike | None = None, limit: int | None, seed: int,
+                       trust_hooks: bool) -> Plan:
     """Every item of existing dataset versions (all made from one episodes file)."""
     sets = dataset_sets(version_dirs)
-    path, sources = version_sources(sets[0].version_dir, episodes=episodes,
+    path, sources = version_sources(sets[0].version_dir, episodes=episodes, harness=harness,
                                     trust_hooks=trust_hooks)
     for other in sets[1:]:
-        other_path, _ = checked_input(read_manifest(other.version_dir), episodes, trust_hooks)
+        other_path, _ = checked_input(read_manifest(other.version_dir), episodes, trust_hooks,
+                                      harness=harness)
         if other_path.resolve() != path.resolve():
             raise HsaError(f"the versions were made from different episodes ({path} and "
                            f"{other_path}); evaluate them separately", file=str(other.version_dir))

@@ -63,9 +63,10 @@ def accuracy_plot(report: dict, path: Path) -> None:
     axes.set_ylim(0, 110)
     axes.set_ylabel("accuracy (% of judged turns)")
     axes.set_title("Accuracy per transform family: originals vs held-out variants (95% CI)")
-    axes.bar([], [], color=ORIGINAL_COLOR, label="original harness (same episodes)")
-    axes.bar([], [], color=VARIANT_COLOR, label="held-out variants")
-    axes.legend(loc="upper right", fontsize=8)
+    from matplotlib.patches import Patch
+    axes.legend(handles=[Patch(color=ORIGINAL_COLOR, label="original harness (same episodes)"),
+                         Patch(color=VARIANT_COLOR, label="held-out variants")],
+                loc="upper right", fontsize=8)
     axes.grid(axis="y", alpha=0.3)
     _save(figure, path)
 
