@@ -467,3 +467,21 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     assert rl["evaluation"]["before"]["turns"] == 2 and "exact" in rl["evaluation"]["after"]["means"]
     assert {"rewards/exact/mean", "rewards/partial/mean"} <= set(rl["reward_history"][0])
     _reloads(rl_out)
+
+
+def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(shop_version, tiny_dir,
+                                                                     tmp_path):
+    from trainers.sft import run_sft
+
+    recipe = tmp_path / "sft-lora.yaml"
+    recipe.write_text((Path(__file__).parents[1] / "trainers" / "recipes" / "sft-tiny-cpu.yaml")
+                      .read_text().replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}"))
+    record = run_sft(shop_version, str(tiny_dir),
+                     load_recipe(str(recipe), stage="sft",
+                                 overrides=["trl.max_steps=2", "trl.logging_steps=1",
+                                            "eval_turns=0", "rows=4"]),
+                     tmp_path / "out", log=lambda _: None)
+    _finite(record)
+    assert (tmp_path / "out" / "adapter_config.json").is_file()
+    assert not (tmp_path / "out" / "model.safetensors").exists()  # an adapter, not a full copy
+    _reloads(tmp_path / "out")
