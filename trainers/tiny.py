@@ -17,13 +17,20 @@ from pathlib import Path
 MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 
 
-def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024, *,
+                    isolate_spaces: bool = False):
+    """``isolate_spaces``: every whitespace character is a token of its own, so a word splits
+    into the same tokens after a space as after a quote (``Paris`` in a request and in a call's
+    arguments); rows get longer."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
 
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if isolate_spaces:
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"), tokenizer.pre_tokenizer])
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size,
                                   special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
