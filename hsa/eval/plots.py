@@ -75,7 +75,7 @@ def rules_plot(report: dict, path: Path) -> None:
     sets = [(ORIGINAL, report["original"])] + [
         (n if s["family"] is None else f"{n} (alone)", s) for n, s in report["sets"].items()]
     rules = sorted({r for _, s in sets for r in s["failures_by_rule"]})
-    figure = _figure(8.0, 0.5 * len(sets) + 2)
+    figure = _figure(8.0, 0.5 * len(sets) + 2.5)
     axes = figure.add_subplot()
     left = [0.0] * len(sets)
     colors = [f"C{i % 10}" for i in range(len(rules))]
@@ -89,8 +89,8 @@ def rules_plot(report: dict, path: Path) -> None:
     axes.set_xlim(0, 100)
     axes.set_xlabel("% of judged turns that failed, by the first BFCL rule that failed")
     axes.set_title("Failures by rule")
-    if rules:
-        axes.legend(loc="lower right", fontsize=7)
+    if rules:  # below the axes: inside, it would hide the bars
+        figure.legend(loc="outside lower center", ncol=min(4, len(rules)), fontsize=7)
     axes.grid(axis="x", alpha=0.3)
     _save(figure, path)
 
