@@ -259,8 +259,9 @@ def test_other_settings_in_the_same_folder_are_refused(served, shop, server, mod
 def test_a_killed_run_resumes_without_asking_again(served, shop, server, model_dir, datasets,
                                                    tmp_path):
     out = tmp_path / "killed"
+    # Streamed this time: time to first token is measured, and the verdicts must not change.
     args = eval_args(shop, out, datasets, *served_args(server, model_dir), "--concurrency", "1",
-                     "--families", "tool_schema")
+                     "--families", "tool_schema", "--stream")
     process = subprocess.Popen([sys.executable, "-m", "hsa.cli", *args], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": ""})
     journal = out / PREDICTIONS_FILE
@@ -281,6 +282,9 @@ def test_a_killed_run_resumes_without_asking_again(served, shop, server, model_d
     # Greedy decoding: the verdicts of the uninterrupted run on the same items.
     assert resumed["results"] == [r for r in whole["results"]
                                   if r["set"] in ("original", "all", "tool_schema")]
+    ttft = resumed["latency"]["ttft_s"]
+    assert ttft["n"] > 0 and ttft["p50"] <= resumed["latency"]["e2e_s"]["p50"]
+    assert whole["latency"]["ttft_s"]["n"] == 0
 
 
 @pytest.fixture(scope="module")
