@@ -44,6 +44,14 @@ CONVENTION_SPLITS: dict[str, tuple[str, ...]] = {
     "heldout": ("pascal", "screaming_snake", "title_snake"),
 }
 _MAX_TRIES = 12
+# Letters of opaque words: consonants only, so that a mask reads as no word and, having no
+# digits, stays one word in every convention (``fn_qzkx``, ``fnQzkx``, ``FN_QZKX``).
+_OPAQUE = "bcdfghjkmnpqrstvwxz"
+
+
+def opaque_word(rng: random.Random) -> str:
+    """Four random consonants: the opaque part of a masked name."""
+    return "".join(rng.choice(_OPAQUE) for _ in range(4))
 LEXICON_PATH = Path(__file__).with_name("lexicon.yaml")
 
 
@@ -160,9 +168,12 @@ class Slot:
     options: tuple[tuple[str, ...], ...]
 
 
-def slots(segments: list[list[str]], split: str, context: set[str]) -> list[Slot]:
+def slots(segments: list[list[str]], split: str, context: set[str], verbs: bool = True
+          ) -> list[Slot]:
     """The replaceable phrases of a name's segments, longest match first, left to right; words
-    of a fixed compound (``check_in``) are never split up."""
+    of a fixed compound (``check_in``) are never split up. ``verbs``: whether a leading word may
+    be a verb (tool names are ``search_flights``; parameter names are noun phrases, where
+    ``refund_method`` is no "reimburse")."""
     lex = lexicon()
     found = []
     for s, words in enumerate(segments):
@@ -176,7 +187,7 @@ def slots(segments: list[list[str]], split: str, context: set[str]) -> list[Slot
                         w.isascii() and w.isalpha() for w in low[i:i + length]):
                     continue
                 phrase = tuple(low[i:i + length])
-                options = replacements(phrase, split, context, leading=i == 0)
+                options = replacements(phrase, split, context, leading=verbs and i == 0)
                 if options:
                     found.append(Slot(s, i, i + length, phrase, tuple(options)))
                     i += length
@@ -233,13 +244,15 @@ class Renamer:
     """Hands out new names for the identifiers of one kind, for one transform application.
 
     ``names``: every identifier of the kind (what a new name may not mean); ``taken``: names a
-    new name may not be (updated as names are handed out); ``accept``: the caller's own test."""
+    new name may not be (updated as names are handed out); ``accept``: the caller's own test;
+    ``verbs``: whether names of the kind lead with a verb (see :func:`slots`)."""
 
     def __init__(self, names: Iterable[str], taken: set[str], split: str, rng: random.Random, *,
                  convention: str | None, mixed: tuple[str, ...] = (),
                  suffixes: tuple[str, ...] = (), mask_prefixes: tuple[str, ...] = ("x",),
-                 accept: Callable[[str], bool] = lambda name: True, rate: float = 1.0):
-        self.taken, self.split, self.rng = taken, split, rng
+                 accept: Callable[[str], bool] = lambda name: True, rate: float = 1.0,
+                 verbs: bool = True):
+        self.taken, self.split, self.rng, self.verbs = taken, split, rng, verbs
         self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
         self.accept, self.rate = accept, rate
@@ -273,7 +286,7 @@ class Renamer:
         fallbacks (reorder, convention, suffix, mask); always a name that fits."""
         style = self.style()
         segments = [name_words(s) or [s] for s in old.split(".")]
-        found = slots(segments, self.split, context)
+        found = slots(segments, self.split, context, self.verbs)
         for words in self._candidates(segments, found):
             new = ".".join(write_name(w, style) for w in words)
             if self.fits(old, new):
@@ -289,20 +302,24 @@ class Renamer:
         return self.take(old, new) if self.fits(old, new) else None
 
     def mask(self, old: str, style: str | None = None) -> str:
-        """An opaque name (``fn_7f3a``) in the convention: the last resort, and masking itself."""
+        """An opaque name (``fn_qzkx``) in the convention: the last resort, and masking itself."""
         style = style or self.convention or "snake"
         prefix = self.rng.choice(self.mask_prefixes)
-        while True:
-            new = write_name([prefix, f"{self.rng.getrandbits(16):04x}"], style)
+        # Another opaque word every 50 tries: ``MQzkx`` (PascalCase after a one-letter prefix)
+        # is no identifier a skill id may be, ``MQzkxBcdf`` is.
+        for attempt in range(200):
+            words = [prefix] + [opaque_word(self.rng) for _ in range(1 + attempt // 50)]
+            new = write_name(words, style)
             if self.fits(old, new):
                 return self.take(old, new)
+        raise HsaError(f"no free opaque name for {old!r} in convention {style}")
 
     def _candidates(self, segments: list[list[str]], found: list[Slot]
                     ) -> Iterator[list[list[str]]]:
         if found:
             for attempt in range(_MAX_TRIES):
                 yield self._replaced(segments, found, fresh=attempt > 0)
-        if len(segments[-1]) >= 2:
+        if self.verbs and len(segments[-1]) >= 2:
             last = segments[-1]
             if leading_verb(last):
                 yield segments[:-1] + [last[1:] + last[:1]]
@@ -310,7 +327,7 @@ class Renamer:
                 yield segments[:-1] + [last[-1:] + last[:-1]]
         yield segments  # the same words in the convention
         for suffix in self.rng.sample(self.suffixes, len(self.suffixes)):
-            yield segments[:-1] + [segments[-1] + [suffix]]
+            yield segments[:-1] + [segments[-1] + suffix.split("_")]
 
     def _replaced(self, segments: list[list[str]], found: list[Slot], fresh: bool
                   ) -> list[list[str]]:

@@ -1027,10 +1027,11 @@ class SkillContentRewrite(Transform):
     body.
 
     ``reorder``, ``restyle``, ``rephrase`` and ``drop_examples`` switch the kinds of change;
-    ``fraction`` is the share of skills rewritten."""
+    ``fraction`` is the share of skills rewritten. A body the drawn plan leaves as it was (a
+    short skill without lists or phrases of the tables) gets a style that changes it."""
 
     name = "skill_content_rewrite"
-    version = "1"
+    version = "2"
     family = "skill_content"
 
     split: Split = "train"
@@ -1050,6 +1051,8 @@ class SkillContentRewrite(Transform):
                              restyle=self.restyle, rephrase=self.rephrase,
                              drop_examples=self.drop_examples)
             plan = _safe_plan(skill.content, plan, names)
+            if self.restyle:
+                plan = _changing_plan(skill.content, plan, names, rng, self.split)
             if plan:
                 plans[skill.id] = plan
         return {"plans": plans}
@@ -1074,6 +1077,32 @@ def _rewritten(skill, plan: dict, names) -> str:
         return rewrite_body(skill.content, plan, names)
     except HsaError as exc:
         raise HsaError(f"skill {skill.id!r}: {exc.reason}") from None
+
+
+_RESTYLES = (("headings", HEADING_STYLES), ("list_style", LIST_STYLES),
+             ("whitespace", WHITESPACE_STYLES), ("emphasis", EMPHASIS_STYLES))
+
+
+def _changing_plan(body: str, plan: dict, names, rng: random.Random, split: str) -> dict:
+    """``plan``, or when it leaves ``body`` as it was, ``plan`` with one style of the split that
+    changes the body (the first, in a random order, that does and keeps every invariant)."""
+    if _rewrites_to(body, plan, names) not in (None, body):
+        return plan
+    options = [(key, option) for key, table in _RESTYLES for option in sorted(table[split])
+               if plan.get(key) != option]
+    rng.shuffle(options)
+    for key, option in options:
+        candidate = {**plan, key: option}
+        if _rewrites_to(body, candidate, names) not in (None, body):
+            return candidate
+    return plan
+
+
+def _rewrites_to(body: str, plan: dict, names) -> str | None:
+    try:
+        return rewrite_body(body, plan, names)
+    except HsaError:
+        return None
 
 
 def _safe_plan(body: str, plan: dict, names) -> dict:

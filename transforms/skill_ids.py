@@ -4,7 +4,7 @@ Changes: skill ids, in one of four styles, one transform each: other words (``it
 ``product-question-answering``, from the general English lexicon and the abbreviation table, with
 table-free fallbacks for words no table knows), another naming convention (``item-qa`` ->
 ``itemQa``), a namespace (``agent.item-qa``, drawn from the harness's own name or a general
-table) and opaque ids (``skill_7f3a``, like function masking). Every mention moves with
+table) and opaque ids (``skill_qzkx``, like function masking). Every mention moves with
 the id, through :func:`hsa.rename.rename_episode`: the inline harness (so the rendered system
 prompt and the skill loader's ``enum``), skill-loader call arguments, skill content and
 descriptions (also where a ``load_skill`` result carries a body verbatim, which therefore stays
@@ -267,7 +267,7 @@ class SkillIdNamespace(_SkillRename):
 @register
 @dataclass(frozen=True)
 class SkillIdMask(_SkillRename):
-    """Replaces skill ids with opaque ids (skill_7f3a) everywhere they appear, like function
+    """Replaces skill ids with opaque ids (skill_qzkx) everywhere they appear, like function
     masking for tools: the model must read skill descriptions instead of recognising ids; kinds,
     contents and what the gold expects are kept.
 

@@ -1,8 +1,9 @@
 """Tool schemas: change how the tools are presented without changing what they do.
 
-Changes: the order of the tools and of each schema's properties; tool names (semantic renames
-through synonym tables and naming styles, or opaque masks such as ``fn_7f3a``); top-level
-parameter names (semantic or masked, such as ``arg_3f2a``); the wording of tool and parameter
+Changes: the order of the tools and of each schema's properties; tool names (other words from
+the general English lexicon, or opaque masks such as ``fn_qzkx``); top-level parameter names
+(the same, or masks such as ``arg_qzkx``), every renamed name in the harness variant's one naming
+convention (see :mod:`transforms._names`); the wording of tool and parameter
 descriptions (rule-based, English and Chinese); plausible distractor tools nobody needs; equivalent
 schema spellings (``required`` and ``enum`` order, an explicit ``"additionalProperties": false``
 on or off); and the shape (OpenAI or MCP) in which the prompt shows the tools. Every rename moves
@@ -44,8 +45,8 @@ from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
 from hsa.tool import Tool
 from hsa.transform import Share, Transform
 from hsa.verify import identifier_like
-from transforms._names import (NamingMode, Renamer, declared_or_shared, record_convention,
-                               variant_convention)
+from transforms._names import (NamingMode, Renamer, declared_or_shared, opaque_word,
+                               record_convention, variant_convention)
 
 SPLITS = ("train", "heldout")
 
@@ -897,7 +898,7 @@ class ToolPropertyOrder(Transform):
 @register
 @dataclass(frozen=True)
 class ToolNameMask(Transform):
-    """Replaces tool names with opaque ids (fn_7f3a) everywhere they appear; the model must read
+    """Replaces tool names with opaque ids (fn_qzkx) everywhere they appear; the model must read
     descriptions instead of recognising names. Masks are written in the harness's convention."""
 
     name = "tool_name_mask"
@@ -921,8 +922,10 @@ class ToolNameMask(Transform):
             if self.prefix is None:
                 renames[tool.name] = renamer.mask(tool.name)
                 continue
-            while not renamer.fits(tool.name, new := f"{self.prefix}{rng.getrandbits(16):04x}"):
-                pass
+            new = next((n for n in (f"{self.prefix}{opaque_word(rng)}" for _ in range(200))
+                        if renamer.fits(tool.name, n)), None)
+            if new is None:
+                raise HsaError(f"no free masked name with prefix {self.prefix!r}")
             renames[tool.name] = renamer.take(tool.name, new)
         return {"renames": renames}
 
@@ -1036,7 +1039,7 @@ class ParameterNameParaphrase(_ParameterRename):
         convention, record = variant_convention(episode, self.split, rng, self.naming)
         renamer = Renamer(names, self._taken(episode), self.split, rng, convention=convention,
                           suffixes=PARAMETER_NAME_SUFFIXES[self.split],
-                          mask_prefixes=PARAMETER_MASK_PREFIXES[self.split])
+                          mask_prefixes=PARAMETER_MASK_PREFIXES[self.split], verbs=False)
         chosen = [n for n in names if rng.random() < self.fraction]
         renames = {}
         for old in chosen:
@@ -1054,7 +1057,7 @@ class ParameterNameParaphrase(_ParameterRename):
 @register
 @dataclass(frozen=True)
 class ParameterNameMask(_ParameterRename):
-    """Replaces tool parameter names with opaque ids (arg_3f2a) everywhere they appear, so the
+    """Replaces tool parameter names with opaque ids (arg_qzkx) everywhere they appear, so the
     model must read parameter descriptions; argument keys in calls, schemas, gold, prose
     mentions, hook configuration that names them and tool results echoing them move along.
     Types, argument values and what the gold expects are kept. Masks are written in the
