@@ -27,12 +27,14 @@ from hsa.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.variant import VariantReject
 
 INPUT_SCHEMA = pa.schema([("line", pa.int64()), ("text", pa.binary())])
-# hsa_line (the input line), hsa_reject and hsa_fired (the transforms that fired, one entry per
-# firing, counted in the workers so the writer never parses lineage) are for the writer's
-# bookkeeping, not written as rows.
+# hsa_line (the input line), hsa_reject, hsa_fired (the transforms that fired, one entry per
+# firing, counted in the workers so the writer never parses lineage) and hsa_skill_licenses
+# ({"<harness>/<skill id>": licence or null} of the source harness, on the first row of each
+# source, for the card) are for the writer's bookkeeping, not written as rows.
 OUTPUT_SCHEMA = (ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
                  .append(pa.field("hsa_line", pa.int64()))
-                 .append(pa.field("hsa_fired", pa.list_(pa.string()))))
+                 .append(pa.field("hsa_fired", pa.list_(pa.string())))
+                 .append(pa.field("hsa_skill_licenses", JSON)))
 _EMPTY_ROW = {name: None for name in ROW_SCHEMA.names}
 
 
@@ -103,12 +105,18 @@ class BatchFunction:
             try:
                 out.append({**variant_row(item, self.job.version),
                             "hsa_reject": None,
-                            "hsa_fired": [s.transform for s in fired_steps(item.lineage)]})
+                            "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
+                            "hsa_skill_licenses": None})
             except Exception as exc:  # e.g. a layout that does not render for this variant
                 reason = str(exc) if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
                 out.append(self._variant_reject(
                     VariantReject(item.source_id, item.index, "render", reason, item.lineage),
                     line))
+        first = next((row for row in out if row["hsa_reject"] is None), None)
+        if first is not None and episode.harness.skills:
+            first["hsa_skill_licenses"] = orjson.dumps(
+                {f"{episode.harness.name}/{s.id}": s.license
+                 for s in episode.harness.skills}).decode()
         return out
 
     def _reject(self, reject: Reject, line: int) -> dict:

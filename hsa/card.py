@@ -19,6 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from hsa.assets import templates_dir
 from hsa.errors import HsaError
 from hsa.jsonl import atomic_path
+from hsa.licenses import is_open
 from hsa.textfile import read_text
 from hsa.writer import read_manifest
 
@@ -129,6 +130,9 @@ def card_text(version_dir: str | os.PathLike, *, license: str = "other",
         tools_dist=_distribution(tools),
         by_family=sorted(manifest["statistics"]["rows_by_family"].items()),
         by_transform=sorted(manifest["statistics"]["rows_by_transform"].items()),
+        skill_licenses=[(skill, "not stated" if license is None else license,
+                         "-" if license is None else "yes" if is_open(license) else "**no**")
+                        for skill, license in manifest.get("skill_licenses", {}).items()],
         rejects=top_rejects(root, limit=20),
         episodes=Path(manifest["input"]["episodes"]).name, example_id=f"{first_id}#1",
         hsa_version=manifest["hsa_version"],

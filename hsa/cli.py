@@ -41,7 +41,8 @@ app = typer.Typer(
          "Load episodes and the harness they run in (skills, tools, prompt layout, hooks), check "
          "them, score model answers with BFCL's AST rules, and list the registered transforms.\n\n"
          "Start with `hsa demo`; see `hsa COMMAND --help` for each command.")
-import_app = typer.Typer(no_args_is_help=True, help="Turn other formats into hsa episode JSONL.")
+import_app = typer.Typer(no_args_is_help=True, help="Turn other formats into hsa episode JSONL, "
+                                                   "harness tools and harness skeletons.")
 harness_app = typer.Typer(no_args_is_help=True, help="Inspect and check harness folders.")
 app.add_typer(import_app, name="import")
 app.add_typer(harness_app, name="harness")
@@ -211,6 +212,65 @@ def import_openai_cmd(
 
     result = import_openai(source, progress=_line_progress(source, "import openai"))
     _report_import(result, *result.write(out_path, rejects))
+
+
+@import_app.command("mcp")
+def import_mcp_cmd(
+    responses: Annotated[list[Path], typer.Argument(help="An MCP tools/list result ({\"tools\": [...]}) or its JSON-RPC response; several files are the pages of one listing.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="The harness's tools folder, e.g. my-harness/tools.")],
+    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl beside the folder.")] = None,
+) -> None:
+    """Split an MCP server's tool listing into one tools/<name>.json per tool.
+
+    Each file keeps the MCP tool object as the server sent it (inputSchema, title, annotations);
+    a tool that does not load (no name, an inputSchema that is no JSON Schema of an object, a
+    name seen before) is rejected with its reason. Nothing is overwritten.
+
+        hsa import mcp tools-list.json --out my-harness/tools
+    """
+    from hsa.importers import rejects_path_for
+    from hsa.importers.mcp import import_mcp, write_tools
+
+    result = import_mcp(responses)
+    rejects_path = rejects or rejects_path_for(out_dir)
+    written = write_tools(result, out_dir, rejects_path)
+    out.print(f"{', '.join(result.sources)}: {result.listed} tools listed -> {len(written)} "
+              f"files, {len(result.rejects)} rejected")
+    for reject in result.rejects[:5]:
+        err.print(f"  rejected {reject}", markup=False, highlight=False)
+    out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
+    if not written:
+        raise HsaError("no tool could be imported")
+
+
+@import_app.command("skills")
+def import_skills_cmd(
+    folders: Annotated[list[Path], typer.Argument(help="Skill folders (with a SKILL.md), or folders of them.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="The harness folder to create.")],
+    name: Annotated[str | None, typer.Option(help="The harness's name; default: the --out folder's name.")] = None,
+) -> None:
+    """Make a harness skeleton from Agent Skills folders (Claude Code skills included).
+
+    Each SKILL.md folder is copied whole into OUT/skills/<name>/; harness.yaml lists the skills,
+    their kinds, and as runtime_tools the allowed-tools no tools/*.json defines yet (Read, Grep,
+    Bash...). A skill that does not load is rejected, naming its SKILL.md. Add tools with
+    `hsa import mcp ... --out OUT/tools`.
+
+        hsa import skills ~/.claude/skills/pdf ./team-skills --out my-harness
+    """
+    from hsa.importers.skills import import_skills
+
+    result = import_skills(folders, out_dir, name=name)
+    out.print(f"{result.folders} skill folders -> {len(result.skills)} skills, "
+              f"{len(result.rejects)} rejected")
+    for reject in result.rejects:
+        err.print(f"  rejected {reject}", markup=False, highlight=False)
+    for notice in result.notices:
+        err.print(f"  {notice}", markup=False, highlight=False)
+    licensed = sorted({s.license for s, _ in result.skills if s.license})
+    if licensed:
+        out.print("licences stated: " + "; ".join(licensed), markup=False, highlight=False)
+    out.print(f"wrote {out_dir} (check it: hsa harness validate {out_dir})")
 
 
 # ---- score ---------------------------------------------------------------------------------
@@ -544,14 +604,21 @@ def push(
     repo_id: Annotated[str, typer.Option(help="Dataset repository, ORG/NAME.")],
     private: Annotated[bool, typer.Option("--private", help="Create the repository private.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the operations; send nothing.")] = False,
+    allow_restricted: Annotated[bool, typer.Option(
+        "--allow-restricted-licences", "--allow-restricted-licenses",
+        help="Push even though a skill in the rows states a licence that is not an open one "
+             "(you must have the right to publish it).")] = False,
 ) -> None:
     """Publish a version to the Hugging Face Hub in one commit (shards, card, manifest, rejects).
 
-    The token comes from HF_TOKEN or `hf auth login` and is never written anywhere.
+    The token comes from HF_TOKEN or `hf auth login` and is never written anywhere. A version
+    whose rows carry a skill under a licence that is not open (its card lists every skill's
+    licence) is refused unless --allow-restricted-licences is given.
     """
     from hsa.hub import push_version
 
-    lines = push_version(version_dir, repo_id, private=private, dry_run=dry_run)
+    lines = push_version(version_dir, repo_id, private=private, dry_run=dry_run,
+                         allow_restricted_licenses=allow_restricted)
     for line in lines:
         out.print(line, markup=False, highlight=False)
     if not dry_run:

@@ -88,6 +88,7 @@ class _Counts:
     rejects_by_stage: Counter = field(default_factory=Counter)
     rows_by_family: Counter = field(default_factory=Counter)
     rows_by_transform: Counter = field(default_factory=Counter)
+    skill_licenses: dict = field(default_factory=dict)  # "<harness>/<skill id>" -> licence
 
 
 def read_batches(path: Path, batch_size: int, counts: _Counts) -> Iterator[pa.RecordBatch]:
@@ -215,6 +216,8 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
             counts.rows_by_family[name] += n
         for name, n in _value_counts(kept.column("hsa_fired")):
             counts.rows_by_transform[name] += n
+        for licenses in kept.column("hsa_skill_licenses").drop_null().to_pylist():
+            counts.skill_licenses.update(orjson.loads(licenses))
         records = [orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()]
         for record in records:
             if record["variant"] is None:  # the input line never became a usable episode
@@ -248,6 +251,8 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
         "statistics": {"rows_by_family": dict(sorted(counts.rows_by_family.items())),
                        "rows_by_transform": dict(sorted(counts.rows_by_transform.items())),
                        "rejects_by_stage": dict(sorted(counts.rejects_by_stage.items()))},
+        # Every skill whose text the rows carry, with the licence its SKILL.md states (or null).
+        "skill_licenses": dict(sorted(counts.skill_licenses.items())),
         "shards": shards,
         "rejects": {"path": "rejects.parquet", "rows": counts.load_rejects + counts.variant_rejects,
                     "sha256": sha256(staging / "rejects.parquet")},

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hsa.errors import HsaError
+from hsa.licenses import restricted
 from hsa.writer import listed_files, read_manifest, version_problems
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -58,15 +59,24 @@ def _with_retries(what: str, call, *, sleep=time.sleep):
 
 
 def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool = False,
-                 dry_run: bool = False, api: Any = None, sleep=time.sleep) -> list[str]:
+                 dry_run: bool = False, allow_restricted_licenses: bool = False,
+                 api: Any = None, sleep=time.sleep) -> list[str]:
     """Create the dataset repo if needed and upload the version in one commit.
 
     Returns the operations as lines (``add data/train-00000-of-00001.parquet (123 bytes)``);
-    with ``dry_run`` nothing is sent. ``api`` defaults to ``huggingface_hub.HfApi()``."""
+    with ``dry_run`` nothing is sent. ``api`` defaults to ``huggingface_hub.HfApi()``. A version
+    whose rows carry a skill under a licence that is not open is refused, dry run included,
+    unless ``allow_restricted_licenses`` (see :mod:`hsa.licenses`)."""
     root = Path(version_dir)
     if not _REPO_ID.match(repo_id):
         raise HsaError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
     manifest = read_manifest(root)
+    closed = restricted(manifest.get("skill_licenses", {}))
+    if closed and not allow_restricted_licenses:
+        listed = "; ".join(f"{skill}: {license!r}" for skill, license in closed.items())
+        raise HsaError(f"the rows carry {len(closed)} skill(s) whose licence is not an open one "
+                       f"({listed}); push only with the right to publish them, by passing "
+                       f"--allow-restricted-licences", file=str(root))
     files = version_files(root, manifest)
     lines = [f"add {p.relative_to(root).as_posix()} ({p.stat().st_size} bytes)" for p in files]
     header = (f"create dataset repo {repo_id} ({'private' if private else 'public'}) if missing; "

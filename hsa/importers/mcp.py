@@ -1,0 +1,124 @@
+"""Import an MCP server's tools: a ``tools/list`` result -> one ``tools/<name>.json`` per tool.
+
+Accepts, per file, the result (``{"tools": [...], "nextCursor": ...}``) or the whole JSON-RPC
+response around it (``{"jsonrpc": "2.0", "id": 1, "result": {...}}``); several files are the pages
+of one listing. Every tool is written or rejected with its reason (file, ``tools[i]``, field):
+it must load as a harness tool (a name, a JSON Schema ``inputSchema`` describing an object), and
+two tools may not share a name. Each file holds the MCP tool object as the server sent it, so
+nothing (``title``, ``annotations``, ``outputSchema``) is lost; the harness loader reads it as an
+OpenAI function. Files appear only when every one can be written (nothing is overwritten).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from hsa.errors import HarnessError, HsaError, Reject
+from hsa.jsonl import write_jsonl
+from hsa.tool import Tool
+
+
+@dataclass
+class McpImport:
+    """The tools of a listing, each ``(file name, MCP tool object)``, and the rejected ones."""
+
+    sources: list[str]
+    tools: list[tuple[str, dict]] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+
+    @property
+    def listed(self) -> int:
+        return len(self.tools) + len(self.rejects)
+
+
+def _listed_tools(path: Path) -> list:
+    """The ``tools`` array of a ``tools/list`` result or response file."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except orjson.JSONDecodeError as exc:
+        raise HsaError(f"not valid JSON: {exc}", file=str(path)) from None
+    if isinstance(data, dict) and "error" in data and "result" not in data:
+        error = data["error"] if isinstance(data["error"], dict) else {}
+        raise HsaError(f"the response is a JSON-RPC error ({error.get('code')}: "
+                       f"{error.get('message')}), not a tools/list result", file=str(path))
+    result = data.get("result") if isinstance(data, dict) and "jsonrpc" in data else data
+    if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+        raise HsaError('expected a tools/list result {"tools": [...]} or its JSON-RPC response '
+                       '{"jsonrpc": "2.0", "result": {"tools": [...]}}', file=str(path))
+    return result["tools"]
+
+
+def file_name(tool_name: str) -> str:
+    """A file name for a tool (MCP names may hold ``/`` or ``:``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", tool_name).strip(".") or "tool"
+
+
+def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
+    """Read the listing in ``paths`` (pages in order)."""
+    out = McpImport(sources=[str(p) for p in paths])
+    names: set[str] = set()
+    files: set[str] = set()
+    for path in map(Path, paths):
+        for i, raw in enumerate(_listed_tools(path)):
+            where = f"tools[{i}]"
+            try:
+                tool = Tool.from_dict(raw, where=where)
+            except HarnessError as exc:
+                out.rejects.append(Reject(str(path), None, _name(raw), exc.field or where,
+                                          exc.reason))
+                continue
+            if tool.name in names:
+                out.rejects.append(Reject(str(path), None, tool.name, f"{where}.name",
+                                          "another tool of the listing has this name"))
+                continue
+            names.add(tool.name)
+            name, n = file_name(tool.name), 2
+            while name.lower() in files:  # case-insensitive file systems
+                name, n = f"{file_name(tool.name)}-{n}", n + 1
+            files.add(name.lower())
+            out.tools.append((f"{name}.json", raw))
+    return out
+
+
+def _name(raw) -> str | None:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def write_tools(result: McpImport, out_dir: str | os.PathLike,
+                rejects_path: str | os.PathLike) -> list[Path]:
+    """Write each tool to ``out_dir/<name>.json`` and the rejects as JSONL; refuses, writing
+    nothing, when a tool file is already there."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise HsaError("the tools folder is a file", file=str(out))
+    clash = [name for name, _ in result.tools if (out / name).exists()]
+    if clash:
+        raise HsaError(f"tool file(s) already there: {', '.join(clash[:5])}; nothing was written "
+                       f"(remove them, or import into another folder)", file=str(out))
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".mcp-import-", dir=out))
+    written: list[Path] = []
+    try:
+        for name, raw in result.tools:
+            (staging / name).write_bytes(orjson.dumps(raw, option=orjson.OPT_INDENT_2) + b"\n")
+        for name, _ in result.tools:  # every file is complete before the first one appears
+            os.replace(staging / name, out / name)
+            written.append(out / name)
+        write_jsonl(rejects_path, (r.to_dict() for r in result.rejects))
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return written
