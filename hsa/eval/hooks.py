@@ -11,24 +11,10 @@ tools, not the model, and are not run. Hooks are code: this runs only for truste
 
 from __future__ import annotations
 
-from typing import Any
-
-import orjson
-
 from hsa.harness import Harness
 from hsa.hook import HOOK_MESSAGE_PREFIX
-from hsa.runtime.hooks import HookRunner
+from hsa.runtime.hooks import HookRunner, hook_arguments
 from hsa.scorer import message_text
-
-
-def _decoded(raw: Any) -> dict | str:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = orjson.loads(raw)
-    except (orjson.JSONDecodeError, TypeError):
-        return raw if isinstance(raw, str) else str(raw)
-    return value if isinstance(value, dict) else raw
 
 
 def _blocked(conversation: tuple[dict, ...]) -> set[str]:
@@ -51,7 +37,7 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
             if call.get("id") in blocked:
                 continue
             name = call["function"]["name"]
-            args = _decoded(call["function"]["arguments"])
+            args = hook_arguments(call["function"]["arguments"])
             if name == harness.skill_loader and harness.skills:
                 if isinstance(args, dict) and harness.skill(args.get("name")) is not None:
                     loaded.append(args["name"])
@@ -74,7 +60,7 @@ def complies(runner: HookRunner, conversation: tuple[dict, ...], message: dict) 
             fn = call.get("function") or {}
             name = fn.get("name") or ""
             tool = harness.loader_tool() if name == harness.skill_loader else harness.tool(name)
-            payload = {"tool_name": name, "arguments": _decoded(fn.get("arguments", "")),
+            payload = {"tool_name": name, "arguments": hook_arguments(fn.get("arguments", "")),
                        "parameters": None if tool is None else tool.parameters,
                        "call_id": call.get("id") or f"call_{i}"}
             if not all(v.ok for v in runner.run("tool_call", payload)):

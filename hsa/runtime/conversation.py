@@ -25,40 +25,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
-from typing import Any
-
-import orjson
 
 from hsa.harness import Harness
 from hsa.hook import HOOK_MESSAGE_PREFIX
 from hsa.render import render_conversation
 from hsa.rng import derive_seed
 from hsa.runtime.endpoint import ChatClient, EndpointError
-from hsa.runtime.hooks import HookError, HookRunner
+from hsa.runtime.hooks import HookError, HookRunner, hook_arguments
 from hsa.runtime.records import (DONE, ENDPOINT_ERROR, HOOK_ERROR, STEP_LIMIT, STOPPED, End,
                                  HookVerdict, RequestRecord, Step, ToolOutcome, Trajectory,
                                  UserTurn)
 from hsa.runtime.tools import CallContext, ToolExecutor, ToolResult, error_result
+from hsa.scorer import message_text
 
 DEFAULT_MAX_STEPS = 24
 Record = UserTurn | RequestRecord | Step | ToolOutcome | End
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
-
-
-def _decoded(raw: Any) -> dict | str:
-    """Call arguments as an object when they are one; otherwise the raw text (hooks see it)."""
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = orjson.loads(raw)
-    except (orjson.JSONDecodeError, TypeError):
-        return raw if isinstance(raw, str) else str(raw)
-    return value if isinstance(value, dict) else raw
 
 
 def _failed(verdicts: Iterable[HookVerdict]) -> list[HookVerdict]:
@@ -124,7 +105,7 @@ class Conversation:
     async def _user_turn(self, turn: int, user: dict) -> AsyncIterator[Record]:
         messages = self.trajectory.messages
         messages.append(user)
-        text = _text(user.get("content"))
+        text = message_text(user)
         verdicts = self.hooks.run("user_message", {"text": text, "turn": turn})
         for verdict in _failed(verdicts):
             messages.append({"role": "user", "name": f"{HOOK_MESSAGE_PREFIX}{verdict.hook}",
@@ -149,7 +130,7 @@ class Conversation:
                 accepted = not any(_failed(c) for c in checks)
             else:
                 checks = [self.hooks.run("reply", {
-                    "reply": _text(message.get("content")), "user_message": text,
+                    "reply": message_text(message), "user_message": text,
                     "viewer_message": text, "loaded_skills": list(self._loaded),
                     "skill_kinds": dict(self._kinds), "tools_called": list(tools_called),
                     "skill_loader": self.harness.skill_loader})]
@@ -201,7 +182,7 @@ class Conversation:
         name = fn["name"]
         tool = (self.harness.loader_tool() if name == self.harness.skill_loader
                 else self.harness.tool(name))
-        return {"tool_name": name, "arguments": _decoded(fn["arguments"]),
+        return {"tool_name": name, "arguments": hook_arguments(fn["arguments"]),
                 "parameters": None if tool is None else tool.parameters, "call_id": call["id"]}
 
     async def _answer(self, call: dict, blocked: list[HookVerdict],
@@ -215,7 +196,7 @@ class Conversation:
 
         if blocked:
             return outcome(ToolResult(blocked[0].message, "hook", True), hook=blocked[0].hook)
-        arguments = _decoded(raw)
+        arguments = hook_arguments(raw)
         start = time.perf_counter()
         if not isinstance(arguments, dict):
             result = error_result("bad_arguments", f"arguments of {name} are not a JSON object: "

@@ -23,11 +23,27 @@ Hooks get a copy of their config, so one call cannot change the next.
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
+
 from hsa.errors import HsaError
 from hsa.harness import Harness
 from hsa.hook import HOOK_EVENTS
 from hsa.hook_feedback import format_feedback, hook_format, split_format
 from hsa.runtime.records import HookVerdict
+
+
+def hook_arguments(raw: Any) -> dict | str:
+    """A call's arguments as hooks see them: the decoded object when they are one, otherwise the
+    raw text (a hook may judge malformed arguments too)."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = orjson.loads(raw)
+    except (orjson.JSONDecodeError, TypeError):
+        return raw if isinstance(raw, str) else str(raw)
+    return value if isinstance(value, dict) else raw
 
 
 class HookError(HsaError):
