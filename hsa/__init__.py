@@ -8,14 +8,14 @@ credit, :func:`score_turn` for the verdict alone).
 
 __version__ = "0.1.0"
 
-from hsa.episode import Episode, read_episodes
+from hsa.model.episode import Episode, read_episodes
 from hsa.errors import EpisodeError, HarnessError, HooksNotTrustedError, HsaError, Reject
-from hsa.gold import Gold, GoldCall, TurnGold
-from hsa.harness import Harness, PromptSpec, load_harness, save_harness
-from hsa.hook import Hook
-from hsa.scorer import Judgement, Verdict, judge, score_turn
-from hsa.skill import Skill
-from hsa.tool import Tool
+from hsa.model.gold import Gold, GoldCall, TurnGold
+from hsa.model.harness import Harness, PromptSpec, load_harness, save_harness
+from hsa.model.hook import Hook
+from hsa.model.scorer import Judgement, Verdict, judge, score_turn
+from hsa.model.skill import Skill
+from hsa.model.tool import Tool
 
 __all__ = [
     "Episode", "EpisodeError", "Gold", "GoldCall", "Harness", "HarnessError", "Hook",

@@ -57,7 +57,7 @@ class HarnessError(HsaError):
 class EpisodeError(HsaError):
     """An episode row that does not parse or is inconsistent with its harness. ``stage`` names
     what refused it: ``load`` (it does not parse or names what its harness lacks) or
-    ``check:<name>`` (it parses but is no trustworthy training target; see hsa.episode)."""
+    ``check:<name>`` (it parses but is no trustworthy training target; see hsa.model.episode)."""
 
     def __init__(self, reason: str, *, stage: str = "load", **where):
         self.stage = stage

@@ -17,10 +17,10 @@ from json.encoder import encode_basestring
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from hsa.assets import templates_dir
+from hsa.files.assets import templates_dir
 from hsa.errors import HarnessError
-from hsa.episode import Episode
-from hsa.harness import Harness
+from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
 DEFAULT_PHRASES = {

@@ -9,7 +9,7 @@ Checks, in order (the first failure rejects the variant, naming the check):
 * ``gold_schema`` — every acceptable value of every gold call validates against the variant's
   schema for that parameter, whenever it validated against the original's;
 * ``call_schema`` and ``recorded_turn`` — the variant is still a trustworthy training target,
-  by the same rules as a source episode (see hsa.episode): its recorded tool calls fit the
+  by the same rules as a source episode (see hsa.model.episode): its recorded tool calls fit the
   variant's schemas, and each judged turn's recorded message passes the variant's gold;
 * ``stale_identifier`` — no renamed skill, tool or hook name survives in the variant's harness
   or messages, and no renamed parameter in its schemas, calls or gold. Mentions respect identifier
@@ -17,7 +17,7 @@ Checks, in order (the first failure rejects the variant, naming the check):
   are ordinary words in prose, so there they count only as code (`` `search` ``); they are always
   checked where they are identifiers (tool-call names, skill-loader arguments, schema keys);
 * ``meaning_taken`` — no renamed skill, tool, hook or parameter has the meaning
-  (:func:`hsa.names.meaning`: the same words up to case, convention, abbreviation, plural and
+  (:func:`hsa.text.names.meaning`: the same words up to case, convention, abbreviation, plural and
   order) of another identifier of its kind in the harness, under that one's original or new name
   (identifiers that already meant the same, such as ``item`` and ``items``, take nothing):
   ``item_ids -> product_ids`` where a ``product_id`` parameter means something else poses another
@@ -27,24 +27,16 @@ Checks, in order (the first failure rejects the variant, naming the check):
 from __future__ import annotations
 
 import re
-from hsa.frozen import replace
+from hsa.model.frozen import replace
 
 import orjson
 
-from hsa.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
+from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.errors import EpisodeError, HsaError
-from hsa.gold import Gold, value_fits
-from hsa.mapping import Mapping
-from hsa.mentions import find_code_mentions, find_mentions
-from hsa.names import meaning
-
-_IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
-
-
-def identifier_like(name: str) -> bool:
-    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps."""
-    return bool(_IDENTIFIER_LIKE.search(name))
-
+from hsa.model.gold import Gold, value_fits
+from hsa.augment.mapping import Mapping
+from hsa.text.mentions import find_code_mentions, find_mentions
+from hsa.text.names import identifier_like, meaning
 
 class VerificationFailed(HsaError):
     def __init__(self, check: str, reason: str):

@@ -5,7 +5,7 @@ with its train and its held-out options:
 
 * kept: the share of variants that pass verification (the rest are rejects with a reason);
 * changed: the share of rows, among those where the family's objects are visible, whose messages
-  or tools the family changed (:func:`hsa.rows.visible_families`, the card's statistic);
+  or tools the family changed (:func:`hsa.dataset.rows.visible_families`, the card's statistic);
 * meaning: renames that give an identifier the meaning of another of its kind, counted twice:
   variants rejected for it (``verify:meaning_taken``) and an independent recount over kept rows;
 * conventions: kept rows where the names of a kind the variant renamed do not share one naming
@@ -22,14 +22,14 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.episode import Episode, read_episodes
+from hsa.model.episode import Episode, read_episodes
 from hsa.example import EPISODES_PATH
-from hsa.names import meaning, shared_conventions
-from hsa.pipeline import augment
-from hsa.recipe import Recipe
-from hsa.registry import registered
-from hsa.rows import visible_families
-from hsa.variant import Variant
+from hsa.text.names import meaning, shared_conventions
+from hsa.dataset.pipeline import augment
+from hsa.augment.recipe import Recipe
+from hsa.augment.registry import registered
+from hsa.dataset.rows import visible_families
+from hsa.augment.variant import Variant
 from hsa.verify import identifiers_by_kind
 
 HERE = Path(__file__).resolve().parent

@@ -125,9 +125,9 @@ def replay_plans(episodes_path: str, recipe=None, *, mistake_every: int = 0,
     (the originals only without one), the recorded assistant messages in order; and the ids
     where it makes a mistake. With ``mistake_every`` k, every k-th trajectory (in row order)
     gets a wrong integer argument in its last domain call, so that the scorer discards it."""
-    from hsa.episode import Episode, read_episodes
-    from hsa.pipeline import augment_episode
-    from hsa.variant import Variant
+    from hsa.model.episode import Episode, read_episodes
+    from hsa.dataset.pipeline import augment_episode
+    from hsa.augment.variant import Variant
 
     plans: dict[str, list[Reply]] = {}
     mistaken: set[str] = set()
@@ -309,7 +309,7 @@ def main() -> None:
     args = parser.parse_args()
     recipe = None
     if args.recipe:
-        from hsa.recipe import load_recipe
+        from hsa.augment.recipe import load_recipe
         recipe = load_recipe(args.recipe)
     plans, _ = replay_plans(args.replay, recipe, mistake_every=args.mistake_every)
     with ScriptedServer(PerConversation(plans), model=args.model, log=args.log) as server:

@@ -10,11 +10,11 @@ import json
 
 from hypothesis import strategies as st
 
-from hsa.gold import GoldCall
-from hsa.harness import Harness, PromptSpec
-from hsa.hook import HOOK_EVENTS, Hook
-from hsa.skill import Skill
-from hsa.tool import Tool
+from hsa.model.gold import GoldCall
+from hsa.model.harness import Harness, PromptSpec
+from hsa.model.hook import HOOK_EVENTS, Hook
+from hsa.model.skill import Skill
+from hsa.model.tool import Tool
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 unicode_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)

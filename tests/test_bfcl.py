@@ -7,9 +7,9 @@ import json
 import pytest
 
 from hsa.cli import main
-from hsa.episode import read_episodes
+from hsa.model.episode import read_episodes
 from hsa.importers.bfcl import bfcl_category, import_bfcl, normalize_schema
-from hsa.scorer import score_predictions
+from hsa.model.scorer import score_predictions
 from tests.conftest import BFCL_DIR, BFCL_FILES
 
 pytestmark = pytest.mark.usefixtures("bfcl_data")

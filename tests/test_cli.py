@@ -80,8 +80,8 @@ def test_wheel_carries_templates_and_example(tmp_path):
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
                     str(site), str(wheel)], check=True, capture_output=True, timeout=300)
-    probe = ("import hsa, hsa.assets, hsa.example as ex, hsa.render as r;"
-             "print(hsa.__file__); print(hsa.assets.templates_dir());"
+    probe = ("import hsa, hsa.files.assets, hsa.example as ex, hsa.render as r;"
+             "print(hsa.__file__); print(hsa.files.assets.templates_dir());"
              "print(len(r.render_system_prompt(ex.load_example_harness())) > 0);"
              "print(len(ex.load_example_episodes()))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
@@ -133,7 +133,7 @@ def test_augment_then_replay_a_variant(tmp_path, capsys):
 
 @pytest.mark.parametrize("terminal", [False, True])
 def test_progress_counts_a_files_lines_only_when_a_bar_is_drawn(terminal, monkeypatch):
-    from hsa import progress
+    from hsa.cli import progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
     asked: list[int] = []
@@ -193,8 +193,8 @@ def test_a_layout_the_sandbox_refuses_is_one_error_line(tmp_path):
 
 def test_an_unexpected_failure_is_one_line_too(tmp_path, monkeypatch, capsys):
     """A bug still ends with one line (and how to get the traceback), never a dump."""
-    import hsa.harness
-    monkeypatch.setattr(hsa.harness, "load_harness", lambda *a, **k: 1 / 0)
+    import hsa.model.harness
+    monkeypatch.setattr(hsa.model.harness, "load_harness", lambda *a, **k: 1 / 0)
     assert main(["harness", "validate", str(tmp_path)]) == 1
     printed = capsys.readouterr().err
     assert "unexpected ZeroDivisionError" in printed and "HSA_DEBUG=1" in printed

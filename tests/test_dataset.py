@@ -14,16 +14,16 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from hsa.audit import audit_version, replay_row
+from hsa.dataset.audit import audit_version, replay_row
 from hsa.cli import main
 from hsa.errors import HsaError
 from hsa.example import EPISODES_PATH
-from hsa.generate import generate
-from hsa.pipeline import augment
-from hsa.episode import read_episodes
-from hsa.recipe import load_recipe
-from hsa.rows import variant_row
-from hsa.variant import Variant
+from hsa.dataset.generate import generate
+from hsa.dataset.pipeline import augment
+from hsa.model.episode import read_episodes
+from hsa.augment.recipe import load_recipe
+from hsa.dataset.rows import variant_row
+from hsa.augment.variant import Variant
 
 RECIPE = "tools-basic"
 
@@ -137,7 +137,7 @@ def test_duplicate_ids_and_unusable_harness_paths_become_rejects(tmp_path):
 
 
 def test_a_folder_in_the_way_is_not_mistaken_for_a_version(tmp_path):
-    from hsa.writer import publish, staging_dir
+    from hsa.dataset.writer import publish, staging_dir
     final = tmp_path / "r" / "v1"
     staging = staging_dir(final)
     final.mkdir()
@@ -160,8 +160,8 @@ def test_unreadable_harness_is_refused(tmp_path):
 
 
 def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypatch):
-    import hsa.writer
-    real_add = hsa.writer.ShardWriter.add
+    import hsa.dataset.writer
+    real_add = hsa.dataset.writer.ShardWriter.add
     calls = {"n": 0}
 
     def failing_add(self, table):
@@ -170,11 +170,11 @@ def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypa
             raise KeyboardInterrupt  # as if the user pressed Ctrl-C mid-run
         return real_add(self, table)
 
-    monkeypatch.setattr(hsa.writer.ShardWriter, "add", failing_add)
+    monkeypatch.setattr(hsa.dataset.writer.ShardWriter, "add", failing_add)
     with pytest.raises(KeyboardInterrupt):
         generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True, batch_size=32)
     assert list((tmp_path / RECIPE).iterdir()) == []
-    monkeypatch.setattr(hsa.writer.ShardWriter, "add", real_add)
+    monkeypatch.setattr(hsa.dataset.writer.ShardWriter, "add", real_add)
     # A run killed outright leaves its staging folder; the next run clears it and completes.
     stale = tmp_path / RECIPE / ".0000.partial-999999"
     stale.mkdir()
@@ -183,27 +183,27 @@ def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypa
 
 
 def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch):
-    import hsa.writer
+    import hsa.dataset.writer
 
     def no_space(self, table):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(hsa.writer.ShardWriter, "add", no_space)
+    monkeypatch.setattr(hsa.dataset.writer.ShardWriter, "add", no_space)
     with pytest.raises(HsaError, match="disk full"):
         generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True)
     assert list((tmp_path / RECIPE).iterdir()) == []
 
 
 def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
-    import hsa.batch
-    real_call = hsa.batch.BatchFunction.__call__
+    import hsa.dataset.batch
+    real_call = hsa.dataset.batch.BatchFunction.__call__
 
     def dies_on_line_100(self, batch):
         if 100 in batch.column("line").to_pylist():
             os._exit(9)  # the worker process vanishes, as under the OOM killer
         return real_call(self, batch)
 
-    monkeypatch.setattr(hsa.batch.BatchFunction, "__call__", dies_on_line_100)
+    monkeypatch.setattr(hsa.dataset.batch.BatchFunction, "__call__", dies_on_line_100)
     with pytest.raises(HsaError, match="worker process died"):
         generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, workers=2, batch_size=16,
                  trust_hooks=True)
@@ -224,7 +224,7 @@ def test_verify_passes_and_catches_tampering(version, tmp_path):
     rows[5]["messages"] = json.dumps(messages)
     pq.write_table(type(table).from_pylist(rows, schema=table.schema), shard)
     manifest = json.loads((copy / "manifest.json").read_text())
-    from hsa.writer import sha256
+    from hsa.dataset.writer import sha256
     manifest["shards"][0]["sha256"] = sha256(shard)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     # A copy elsewhere has no note of where its inputs are: they are given.
@@ -254,7 +254,7 @@ def test_verify_refuses_a_harness_that_changed_since_generation(tmp_path):
 
 
 def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tmp_path):
-    from hsa.card import card_license
+    from hsa.dataset.card import card_license
     lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:3]
     shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
     (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
@@ -346,7 +346,7 @@ def _http_error(status: int):
 
 
 def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
-    from hsa.hub import push_version
+    from hsa.dataset.hub import push_version
     monkeypatch.setenv("HF_TOKEN", "hf_secret_token_value")
     hub = FakeHub(failures=[_http_error(503), _http_error(429)])
     sleeps = []
@@ -363,7 +363,7 @@ def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
 
 
 def test_push_retry_after_a_lost_response_does_not_commit_twice(version):
-    from hsa.hub import push_version
+    from hsa.dataset.hub import push_version
     hub = FakeHub(failures=[_http_error(503)], lost=True)
     push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
     assert [c[0] for c in hub.calls].count("create_commit") == 1
@@ -371,7 +371,7 @@ def test_push_retry_after_a_lost_response_does_not_commit_twice(version):
 
 
 def test_push_stops_when_someone_else_pushes_meanwhile(version):
-    from hsa.hub import push_version
+    from hsa.dataset.hub import push_version
     hub = FakeHub(failures=[_http_error(503)])
     original = hub.create_commit
 
@@ -387,7 +387,7 @@ def test_push_stops_when_someone_else_pushes_meanwhile(version):
 
 
 def test_push_gives_up_on_auth_errors_and_dry_run_sends_nothing(version, capsys):
-    from hsa.hub import push_version
+    from hsa.dataset.hub import push_version
     hub = FakeHub(failures=[_http_error(401)])
     with pytest.raises(HsaError, match="upload commit failed after 1 attempt"):
         push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
@@ -404,7 +404,7 @@ def test_two_sft_steps_on_a_generated_version(version, tmp_path):
     import datasets
     from trl import SFTConfig, SFTTrainer
 
-    from trainers.tiny import build_model, build_tokenizer
+    from hsa.trainers.tiny import build_model, build_tokenizer
     ds = datasets.load_dataset("parquet", data_files={
         "train": str(version.path / "data" / "train-*.parquet")})["train"]
     ds = ds.select(range(0, 960, 60)).select_columns(["messages", "tools"])
@@ -518,7 +518,7 @@ def test_verify_refuses_files_the_manifest_does_not_list(version, tmp_path):
 
 
 def test_push_checks_the_version_before_sending_anything(version, tmp_path):
-    from hsa.hub import push_version
+    from hsa.dataset.hub import push_version
     copy = tmp_path / "copy"
     shutil.copytree(version.path, copy)
     shard = copy / "data" / "train-00000-of-00001.parquet"
@@ -594,20 +594,20 @@ def test_run_sizes_and_names_have_limits(tmp_path):
 
 
 def test_many_variants_per_episode_cut_the_batch_not_the_bytes(tmp_path, monkeypatch):
-    import hsa.generate
+    import hsa.dataset.generate
     source = small_source(tmp_path, 5)
     recipe = load_recipe(RECIPE)  # 3 variants and the original: 4 rows per episode
     whole = generate(recipe, source, tmp_path / "a", trust_hooks=True)
     seen = []
-    real = hsa.generate.read_batches
+    real = hsa.dataset.generate.read_batches
 
     def recording(path, batch_size, counts):
         for batch in real(path, batch_size, counts):
             seen.append(batch.num_rows)
             yield batch
 
-    monkeypatch.setattr(hsa.generate, "read_batches", recording)
-    monkeypatch.setattr(hsa.generate, "MAX_BATCH_VARIANTS", 8)
+    monkeypatch.setattr(hsa.dataset.generate, "read_batches", recording)
+    monkeypatch.setattr(hsa.dataset.generate, "MAX_BATCH_VARIANTS", 8)
     cut = generate(recipe, source, tmp_path / "b", trust_hooks=True, batch_size=256)
     assert seen == [2, 2, 1]  # 8 variants at most in one batch
     assert shard_hashes(cut) == shard_hashes(whole)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from hsa.episode import Episode, read_episodes
+from hsa.model.episode import Episode, read_episodes
 from hsa.errors import EpisodeError, Reject
-from hsa.harness import load_harness
+from hsa.model.harness import load_harness
 from tests.conftest import assistant, call
 
 
@@ -137,7 +137,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     import os
     import stat
 
-    from hsa.jsonl import write_jsonl
+    from hsa.files.jsonl import write_jsonl
     path = tmp_path / "x.jsonl"
     write_jsonl(path, [{"a": 1}])
     umask = os.umask(0)

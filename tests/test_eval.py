@@ -27,7 +27,7 @@ from hsa.cli import main
 from hsa.eval.items import load_sources, episode_items
 from hsa.eval.journal import PREDICTIONS_FILE
 from hsa.eval.report import read_report
-from hsa.scorer import judge
+from hsa.model.scorer import judge
 
 FAMILIES = ["hooks", "prompt_structure", "skill_content", "skill_ids", "tool_schema"]
 
@@ -101,11 +101,11 @@ def tool_calling_model(out: Path, episodes: Path) -> Path:
     on a CPU, so the weights are set: the layer adds nothing to the residual stream, so the
     logits depend on the last token alone, and the output head maps each token of ANSWER (and
     the generation prompt's last token) to the next with a wide margin. The tokenizer is
-    trainers.tiny's, trained on the prompts and ANSWER (so ANSWER has no repeated token)."""
+    hsa.trainers.tiny's, trained on the prompts and ANSWER (so ANSWER has no repeated token)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from trainers.tiny import build_tokenizer
+    from hsa.trainers.tiny import build_tokenizer
 
     sources = load_sources(episodes, harness=None, trust_hooks=True).episodes
     items = [i for e in sources.values() for i in episode_items(e, "original")]

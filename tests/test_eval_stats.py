@@ -16,7 +16,7 @@ from hsa.eval.plots import write_plots
 from hsa.eval.report import main_table, render_markdown
 from hsa.eval.stats import (Result, consistency, mcnemar_exact, paired_bootstrap, pass_hat_k,
                             solved, summarize_original, summarize_set, turn_counts)
-from hsa.recipe import load_recipe
+from hsa.augment.recipe import load_recipe
 
 
 def results(set_name: str, table: dict[str, list[list[bool]]]) -> list[Result]:
@@ -195,7 +195,7 @@ def test_family_recipes_keep_only_their_family_with_the_held_out_options():
     recipe = load_recipe("hat-heldout")
     families = recipe_families(recipe)
     assert families == ["hooks", "prompt_structure", "skill_content", "skill_ids", "tool_schema"]
-    from hsa.registry import families as known
+    from hsa.augment.registry import families as known
     for family in families:
         alone = family_recipe(recipe, family)
         assert {known()[t.transform.name] for t in alone.pipeline.transforms()} - {"core"} == \

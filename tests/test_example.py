@@ -10,12 +10,12 @@ import jsonschema
 import pytest
 
 from hsa.errors import HooksNotTrustedError, Reject
-from hsa.episode import read_episodes
+from hsa.model.episode import read_episodes
 from hsa.example import (CATALOGUE_PATH, EPISODES_PATH, HARNESS_DIR, load_example_episodes,
                          load_example_harness)
 from hsa.example import make_episodes
-from hsa.harness import load_harness
-from hsa.jsonl import read_lines
+from hsa.model.harness import load_harness
+from hsa.files.jsonl import read_lines
 
 CATEGORIES = {"single_call", "multi_step", "skill_use", "hook_retry", "no_tool"}
 REQUIRED_HOOKS = {  # function -> event: the four checks the example promises

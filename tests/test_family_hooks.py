@@ -11,20 +11,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes, load_example_harness
-from hsa.hook import Hook
-from hsa.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, FORMATS, PLAIN, WORDINGS,
+from hsa.model.hook import Hook
+from hsa.model.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, FORMATS, PLAIN, WORDINGS,
                                format_feedback, parse_feedback, split_format)
-from hsa.mapping import Mapping
-from hsa.pipeline import augment, augment_episode
-from hsa.recipe import Recipe
-from hsa.rename import rename_messages
-from hsa.variant import Variant
+from hsa.augment.mapping import Mapping
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.augment.rename import rename_messages
+from hsa.augment.variant import Variant
 from tests.strategies import gold_calls, harnesses, identifiers, rich_episode_dicts, unicode_text
-from transforms._names import CONVENTION_SPLITS
-from transforms.hooks import (NAMING_STYLES, HookImplementationSwap, HookRetryPolicy,
+from hsa.transforms._names import CONVENTION_SPLITS
+from hsa.transforms.hooks import (NAMING_STYLES, HookImplementationSwap, HookRetryPolicy,
                               hook_name_in, retry_sequences)
 
 

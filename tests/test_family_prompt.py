@@ -14,20 +14,20 @@ from hypothesis import example as known_case
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HarnessError, HsaError
 from hsa.example import load_example_episodes, load_example_harness
-from hsa.harness import Harness, PromptSpec
-from hsa.hook import Hook
-from hsa.pipeline import augment_episode
-from hsa.recipe import Recipe
+from hsa.model.harness import Harness, PromptSpec
+from hsa.model.hook import Hook
+from hsa.dataset.pipeline import augment_episode
+from hsa.augment.recipe import Recipe
 from hsa.render import (DEFAULT_HEADINGS, DEFAULT_PHRASES, available_layouts, render_messages,
                         render_system_prompt)
-from hsa.skill import Skill
-from hsa.tool import Tool
-from hsa.variant import Variant
+from hsa.model.skill import Skill
+from hsa.model.tool import Tool
+from hsa.augment.variant import Variant
 from tests.strategies import harnesses, unicode_text
-from transforms.prompt_structure import (HEADINGS, LAYOUTS, PHRASES, PromptLayout,
+from hsa.transforms.prompt_structure import (HEADINGS, LAYOUTS, PHRASES, PromptLayout,
                                          PromptPlacement, PromptSectionOrder, PromptWording,
                                          order_split, rendered_sections)
 

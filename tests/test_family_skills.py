@@ -17,28 +17,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes
-from hsa.harness import Harness
-from hsa.lineage import replay
-from hsa.mentions import find_mentions
-from hsa.names import abbreviation_groups, convention_of, meaning, name_words, shared_conventions
-from hsa.paraphrase import invariants, lost_invariants, normalise_space
-from hsa.pipeline import augment_episode
-from hsa.recipe import Recipe
+from hsa.model.harness import Harness
+from hsa.augment.lineage import replay
+from hsa.text.mentions import find_mentions
+from hsa.text.names import abbreviation_groups, convention_of, meaning, name_words, shared_conventions
+from hsa.text.paraphrase import invariants, lost_invariants, normalise_space
+from hsa.dataset.pipeline import augment_episode
+from hsa.augment.recipe import Recipe
 from hsa.render import render_messages
-from hsa.skill import Skill
-from hsa.tool import Tool
-from hsa.variant import Variant
-from hsa.verify import identifier_like, verify_variant
+from hsa.model.skill import Skill
+from hsa.model.tool import Tool
+from hsa.augment.variant import Variant
+from hsa.text.names import identifier_like
+from hsa.verify import verify_variant
 from tests.strategies import rich_episode_dicts
-from transforms import skill_content as content
-from transforms import skill_ids as ids
-from transforms.skill_content import (SkillContentLlmParaphrase, SkillContentRewrite, essentials,
+from hsa.transforms import skill_content as content
+from hsa.transforms import skill_ids as ids
+from hsa.transforms.skill_content import (SkillContentLlmParaphrase, SkillContentRewrite, essentials,
                                       rewrite_body, rules_of)
-from transforms._names import CONVENTION_SPLITS, lexicon
-from transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
+from hsa.transforms._names import CONVENTION_SPLITS, lexicon
+from hsa.transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
 
 ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
 

@@ -16,21 +16,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes
-from hsa.lineage import replay
-from hsa.pipeline import augment, augment_episode
-from hsa.recipe import Recipe
-from hsa.registry import registered
-from hsa.tool import Tool
-from hsa.variant import Variant
+from hsa.augment.lineage import replay
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.augment.registry import registered
+from hsa.model.tool import Tool
+from hsa.augment.variant import Variant
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES
 from tests.strategies import harnesses, rich_episode_dicts
-from hsa.names import abbreviation_groups, convention_of, conventions_of, name_words
-from transforms import tool_schema as ts
-from transforms._names import CONVENTION_SPLITS, Renamer, lexicon, replacements, slots
+from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
+from hsa.transforms import tool_schema as ts
+from hsa.transforms._names import CONVENTION_SPLITS, Renamer, lexicon, replacements, slots
 
 FAMILY = sorted(n for n, cls in registered().items() if cls.family == "tool_schema")
 SPLIT_TRANSFORMS = [n for n in FAMILY if "split" in registered()[n].options()]

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from hsa.errors import HarnessError, HooksNotTrustedError
-from hsa.harness import Harness, load_harness, save_harness
+from hsa.model.harness import Harness, load_harness, save_harness
 from hsa.render import render_system_prompt
-from hsa.tool import Tool
+from hsa.model.tool import Tool
 from tests.conftest import HARNESS_YAML, PRICE_TOOL, SKILL_MD, write_harness
 
 
@@ -150,7 +150,7 @@ def test_layout_cannot_reach_python_internals(harness_dir):
 def test_sections_can_move_to_the_first_user_turn(harness_dir):
     from dataclasses import replace
 
-    from hsa.episode import Episode
+    from hsa.model.episode import Episode
     from hsa.render import render_messages
     harness = load_harness(harness_dir)
     moved = replace(harness, prompt=replace(harness.prompt,
@@ -176,12 +176,12 @@ def test_skill_text_is_data_not_template(harness_dir):
 
 
 def test_fast_replace_matches_dataclasses_replace(harness_dir):
-    """hsa.frozen.replace copies fields only: same value as dataclasses.replace, the old object
+    """hsa.model.frozen.replace copies fields only: same value as dataclasses.replace, the old object
     untouched, no cached property carried over, unknown fields refused."""
     import dataclasses
 
-    from hsa.frozen import replace
-    from hsa.gold import GoldCall, TurnGold
+    from hsa.model.frozen import replace
+    from hsa.model.gold import GoldCall, TurnGold
 
     harness = load_harness(harness_dir)
     assert harness.tool_names  # fills any cached property on the old object
@@ -272,8 +272,8 @@ def test_claude_code_allowed_tools_with_runtime_tools(tmp_path):
 
 
 def test_renaming_a_tool_keeps_an_allowed_entrys_restriction(tmp_path):
-    from hsa.mapping import Mapping
-    from hsa.rename import rename_harness
+    from hsa.augment.mapping import Mapping
+    from hsa.augment.rename import rename_harness
     skill_md = SKILL_MD.replace("allowed-tools: get_price", "allowed-tools: get_price(*), Bash")
     root = write_harness(tmp_path / "h", harness_yaml=HARNESS_YAML + "runtime_tools: [Bash]\n",
                          skills={"price-reply": skill_md})

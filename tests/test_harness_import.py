@@ -9,14 +9,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hsa.card import card_text
+from hsa.dataset.card import card_text
 from hsa.cli import main
 from hsa.errors import HsaError
-from hsa.generate import generate
-from hsa.harness import load_harness
-from hsa.hub import push_version
-from hsa.licenses import is_open
-from hsa.recipe import Recipe
+from hsa.dataset.generate import generate
+from hsa.model.harness import load_harness
+from hsa.dataset.hub import push_version
+from hsa.dataset.licenses import is_open
+from hsa.augment.recipe import Recipe
 
 SEARCH = {"name": "search_orders", "title": "Search orders",
           "description": "Find a customer's orders.",

@@ -1,5 +1,5 @@
-"""Names: words, conventions and meaning (hsa.names); the general tables every name transform
-draws from (transforms/lexicon.yaml, hsa/abbreviations.yaml); and the promise that no rename
+"""Names: words, conventions and meaning (hsa.text.names); the general tables every name transform
+draws from (transforms/lexicon.yaml, hsa/text/abbreviations.yaml); and the promise that no rename
 gives an identifier the meaning of another of its kind (transforms and verification)."""
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
-from hsa.mapping import Mapping
-from hsa.names import (CONVENTIONS, abbreviation_groups, convention_of, conventions_of, meaning,
+from hsa.model.episode import Episode
+from hsa.augment.mapping import Mapping
+from hsa.text.names import (CONVENTIONS, abbreviation_groups, convention_of, conventions_of, meaning,
                        name_words, shared_conventions, write_name)
-from hsa.pipeline import augment_episode
-from hsa.recipe import Recipe
-from hsa.rename import rename_episode
-from hsa.variant import Variant
+from hsa.dataset.pipeline import augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.augment.rename import rename_episode
+from hsa.augment.variant import Variant
 from hsa.verify import VerificationFailed, identifiers_by_kind, verify_variant
 from tests.strategies import clashing_episode_dicts
-from transforms._names import CONVENTION_SPLITS, lexicon
+from hsa.transforms._names import CONVENTION_SPLITS, lexicon
 
 RENAMERS = ["skill_id_synonym", "skill_id_case", "skill_id_namespace", "skill_id_mask",
             "tool_name_paraphrase", "tool_name_mask", "parameter_name_paraphrase",
@@ -110,7 +110,7 @@ def test_a_word_has_one_default_sense_per_part_of_speech():
 def test_the_tables_name_no_single_domain():
     # Words of the shipped example's domain are there only as any dictionary has them: no
     # group is about live streaming, and the namespaces are general.
-    from transforms.skill_ids import SKILL_NAMESPACES
+    from hsa.transforms.skill_ids import SKILL_NAMESPACES
     members = {m for g in lexicon().groups for m in g.train + g.heldout}
     assert not {"livestream", "streamer", "live_room"} & members
     assert not {"live", "host", "shop", "store", "mall", "studio"} & (

@@ -6,7 +6,7 @@ import json
 
 from hsa.cli import main
 from hsa.importers.openai_chat import import_openai
-from hsa.scorer import score_turn
+from hsa.model.scorer import score_turn
 from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
 
 

@@ -7,10 +7,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
-from hsa.harness import Harness, load_harness, save_harness
-from hsa.scorer import score_turn
-from hsa.skill import Skill
+from hsa.model.episode import Episode
+from hsa.model.harness import Harness, load_harness, save_harness
+from hsa.model.scorer import score_turn
+from hsa.model.skill import Skill
 from tests.strategies import episodes_dicts, harnesses, skills
 
 SETTINGS = settings(max_examples=150, deadline=None,

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hsa.compose import Sequence, TransformNode
-from hsa.episode import Episode
+from hsa.augment.compose import Sequence, TransformNode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.lineage import Step, replay
-from hsa.pipeline import augment
-from hsa.recipe import Recipe, RecipeError, load_recipe, shipped_recipes
-from hsa.rng import derive_seed
-from hsa.transform import Transform
-from hsa.variant import Variant, VariantReject
+from hsa.augment.lineage import Step, replay
+from hsa.dataset.pipeline import augment
+from hsa.augment.recipe import Recipe, RecipeError, load_recipe, shipped_recipes
+from hsa.augment.rng import derive_seed
+from hsa.augment.transform import Transform
+from hsa.augment.variant import Variant, VariantReject
 from tests.conftest import PRICE_TOOL, HISTORY_TOOL
 
 ENVELOPE = {"recipe_version": 1, "name": "r", "seed": 1, "variants_per_episode": 2,
@@ -149,8 +149,8 @@ def test_third_party_transform_is_discovered_by_entry_point(tmp_path):
     """A package declaring an `hsa.transforms` entry point shows up in `hsa transforms`."""
     (tmp_path / "hsa_plugin_demo.py").write_text(textwrap.dedent('''
         from dataclasses import dataclass
-        from hsa.registry import register
-        from hsa.transform import Transform
+        from hsa.augment.registry import register
+        from hsa.augment.transform import Transform
 
         @register
         @dataclass(frozen=True)
@@ -186,20 +186,19 @@ def test_every_listed_transform_works_from_an_empty_recipe_entry(capsys):
 
 def test_a_family_that_fails_to_import_fails_every_lookup(monkeypatch):
     """A broken family module must not leave a silently partial registry behind."""
-    import builtins
-
-    import hsa.registry as registry
+    import hsa.augment.registry as registry
     monkeypatch.setattr(registry, "_plugins_loaded", False)
-    real_import = builtins.__import__
 
-    def broken(name, *args, **kwargs):
-        if name == "transforms":
+    class BrokenFamily:
+        name, value = "builtin", "hsa.transforms"
+
+        def load(self):
             raise SyntaxError("a family module does not parse")
-        return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", broken)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [BrokenFamily()])
     for _ in range(2):
-        with pytest.raises(SyntaxError):
+        with pytest.raises(HsaError, match="does not parse"):
             registry.registered()
-    monkeypatch.setattr(builtins, "__import__", real_import)
+    monkeypatch.undo()
+    monkeypatch.setattr(registry, "_plugins_loaded", False)
     assert "identity" in registry.registered()

@@ -22,13 +22,13 @@ import pytest
 
 from conftest import PRICE_TOOL, write_harness
 from hsa.errors import HooksNotTrustedError, HsaError
-from hsa.episode import Episode, read_episodes
+from hsa.model.episode import Episode, read_episodes
 from hsa.example import EPISODES_PATH, HARNESS_DIR
-from hsa.generate import generate
-from hsa.recipe import load_recipe
+from hsa.dataset.generate import generate
+from hsa.augment.recipe import load_recipe
 from hsa.rollout import RolloutSettings, rollout, rollout_recipe, script_of
 from hsa.rollout.journal import Journal
-from hsa.rows import ROW_SCHEMA
+from hsa.dataset.rows import ROW_SCHEMA
 from hsa.runtime import Endpoint, FaultPlan
 from openai_stub import PerConversation, Reply, ScriptedServer, calls, replay_plans, status, text
 

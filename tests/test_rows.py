@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from hsa.card import card_text
-from hsa.episode import Episode, read_episodes
-from hsa.generate import generate
-from hsa.pipeline import augment_episode
-from hsa.recipe import Recipe
-from hsa.rows import variant_row, visible_families
-from hsa.variant import Variant
+from hsa.dataset.card import card_text
+from hsa.model.episode import Episode, read_episodes
+from hsa.dataset.generate import generate
+from hsa.dataset.pipeline import augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.dataset.rows import variant_row, visible_families
+from hsa.augment.variant import Variant
 
 FINANCE = Path(__file__).parent / "harnesses" / "finance" / "episodes.jsonl"  # no hooks
 PIPELINE = [{"hook_implementation_swap": {}}, {"hook_retry_policy": {}},

@@ -19,8 +19,8 @@ from hypothesis import given, strategies as st
 from conftest import PRICE_TOOL, SKILL_MD, write_harness
 from hsa.errors import HooksNotTrustedError, HsaError
 from hsa.example import load_example_episodes
-from hsa.harness import load_harness
-from hsa.mapping import Mapping
+from hsa.model.harness import load_harness
+from hsa.augment.mapping import Mapping
 from hsa.runtime import (CallContext, ChatClient, CodeTools, Conversation, End, Endpoint,
                          EndpointError, FaultInjector, FaultPlan, HookError, ReplayTools,
                          RequestRecord, Sampling, Step, ToolBelt, ToolOutcome, UserTurn,
@@ -342,8 +342,8 @@ def test_replay_matches_name_and_arguments_defaults_aside_and_repeats_in_order(s
         "type": "object", "properties": {"link": {"type": "integer"},
                                          "currency": {"type": "string", "default": "CNY"}},
         "required": ["link"]}}
-    from hsa.harness import Harness
-    from hsa.tool import Tool
+    from hsa.model.harness import Harness
+    from hsa.model.tool import Tool
     harness = Harness(name="h", tools=(Tool.from_dict(schema),))
     replay = ReplayTools(harness, [("get_price", {"link": 3}, "first"),
                                    ("get_price", {"link": 3}, "second"),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hsa.episode import Episode
-from hsa.gold import TurnGold
-from hsa.harness import Harness
-from hsa.scorer import judge as judge_full
-from hsa.scorer import normalize_string, score_predictions, score_turn, values_equal
+from hsa.model.episode import Episode
+from hsa.model.gold import TurnGold
+from hsa.model.harness import Harness
+from hsa.model.scorer import judge as judge_full
+from hsa.model.scorer import normalize_string, score_predictions, score_turn, values_equal
 from tests.conftest import PRICE_TOOL, assistant, call
 
 TOOLS = [

@@ -24,7 +24,7 @@ from hsa.errors import HsaError
 from hsa.example import EPISODES_PATH
 from hsa.rollout import RolloutSettings, rollout
 from hsa.runtime import Endpoint, Sampling
-from hsa.serve import ServeSpec, command, tool_call_parser
+from hsa.runtime.serve import ServeSpec, command, tool_call_parser
 
 # ---- vLLM command lines ------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ def test_without_vllm_serve_says_how_to_get_it(capsys):
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None,
                     reason="vllm has no CPU wheel; it is installed only in GPU environments")
 def test_vllm_starts_with_tool_calling_where_it_is_installed(tiny_model):
-    from hsa.serve import ServerProcess
+    from hsa.runtime.serve import ServerProcess
     spec = ServeSpec(model=str(tiny_model), port=_free_port(), tool_call_parser="hermes")
     with ServerProcess(spec) as server:
         server.wait_healthy(900)
@@ -116,7 +116,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
-    from trainers.tiny import save_tiny_model
+    from hsa.trainers.tiny import save_tiny_model
     corpus = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:60] + [SKILL_MD]
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model", corpus, vocab_size=1024)
 
@@ -142,7 +142,7 @@ def served(tiny_model):
     process.send_signal(signal.SIGINT)
     rest = process.communicate(timeout=60)[0]
     assert process.returncode == 0 and "stopped" in rest, rest
-    from hsa.serve import healthy
+    from hsa.runtime.serve import healthy
     assert not healthy(spec.base_url)
 
 

@@ -21,20 +21,20 @@ pytest.importorskip("trl")
 from hsa.cli import main  # noqa: E402
 from hsa.errors import HsaError  # noqa: E402
 from hsa.example import EPISODES_PATH, HARNESS_DIR  # noqa: E402
-from hsa.generate import generate  # noqa: E402
+from hsa.dataset.generate import generate  # noqa: E402
 from hsa.importers.bfcl import import_bfcl  # noqa: E402
-from hsa.recipe import load_recipe as load_generation_recipe  # noqa: E402
-from hsa.recipe import recipes_dir  # noqa: E402
+from hsa.augment.recipe import load_recipe as load_generation_recipe  # noqa: E402
+from hsa.augment.recipe import recipes_dir  # noqa: E402
 from tests.conftest import write_harness  # noqa: E402
-from trainers.chat import (check_chat_template, check_vocabulary, ensure_response_parser,  # noqa: E402
+from hsa.trainers.chat import (check_chat_template, check_vocabulary, ensure_response_parser,  # noqa: E402
                            render_prompt)
-from trainers.lengths import choose_max_length, measure, render_loss_mask  # noqa: E402
-from trainers.prompts import SHIPPED_PROMPTS, read_prompts  # noqa: E402
-from trainers.recipe import load_recipe  # noqa: E402
-from trainers.rewards import RewardSet  # noqa: E402
-from trainers.rl import check_generation_batch  # noqa: E402
-from trainers.tiny import build_model, save_tiny_model  # noqa: E402
-from trainers.version import JudgedTurns, check_provenance, load_rows  # noqa: E402
+from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask  # noqa: E402
+from hsa.trainers.prompts import SHIPPED_PROMPTS, read_prompts  # noqa: E402
+from hsa.trainers.recipe import load_recipe  # noqa: E402
+from hsa.trainers.rewards import RewardSet  # noqa: E402
+from hsa.trainers.rl import check_generation_batch  # noqa: E402
+from hsa.trainers.tiny import build_model, save_tiny_model  # noqa: E402
+from hsa.trainers.version import JudgedTurns, check_provenance, load_rows  # noqa: E402
 
 RENAMING_RECIPE = """recipe_version: 1
 name: rename-all
@@ -197,7 +197,7 @@ def test_a_tokenizer_whose_template_ignores_tools_is_refused(tokenizer):
 
 
 def test_student_and_teacher_must_share_a_vocabulary(tiny_dir, tokenizer):
-    from trainers.tiny import build_tokenizer
+    from hsa.trainers.tiny import build_tokenizer
 
     base = build_model(tokenizer)
     check_vocabulary(tokenizer, tokenizer, base, build_model(tokenizer, seed=1))
@@ -239,7 +239,7 @@ def test_recipe_overrides_are_type_checked_with_clear_errors(override, message):
 
 
 def test_every_shipped_recipe_loads_and_overrides_keep_types():
-    from trainers.recipe import shipped_recipes
+    from hsa.trainers.recipe import shipped_recipes
     for name in shipped_recipes():
         stage = name.split("-")[0]
         assert load_recipe(name, stage=stage).stage == stage
@@ -421,9 +421,9 @@ def _reloads(folder: Path) -> None:
 
 
 def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp_path):
-    from trainers.opd import run_opd
-    from trainers.output import RECORD
-    from trainers.rl import run_rl
+    from hsa.trainers.opd import run_opd
+    from hsa.trainers.output import RECORD
+    from hsa.trainers.rl import run_rl
 
     sft_out = tmp_path / "sft"
     code = main(["train", "sft", "--dataset", str(shop_version), "--model", str(tiny_dir),
@@ -471,7 +471,7 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
 
 def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(shop_version, tiny_dir,
                                                                      tmp_path):
-    from trainers.sft import run_sft
+    from hsa.trainers.sft import run_sft
 
     recipe = tmp_path / "sft-lora.yaml"
     recipe.write_text((Path(__file__).parents[1] / "trainers" / "recipes" / "sft-tiny-cpu.yaml")

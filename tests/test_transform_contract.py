@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.episode import Episode
-from hsa.lineage import replay
-from hsa.pipeline import augment, augment_episode
-from hsa.recipe import Recipe
-from hsa.registry import registered
-from hsa.scorer import score_turn
-from hsa.variant import Variant
+from hsa.model.episode import Episode
+from hsa.augment.lineage import replay
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.augment.registry import registered
+from hsa.model.scorer import score_turn
+from hsa.augment.variant import Variant
 from tests.strategies import rich_episode_dicts
 
 TRANSFORMS = sorted(registered())

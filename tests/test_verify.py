@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from hsa.episode import Episode
-from hsa.mapping import Mapping
-from hsa.mentions import find_mentions, replace_mentions
-from hsa.rename import rename_episode
+from hsa.model.episode import Episode
+from hsa.augment.mapping import Mapping
+from hsa.text.mentions import find_mentions, replace_mentions
+from hsa.augment.rename import rename_episode
 from hsa.verify import VerificationFailed, verify_variant
 from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
 
@@ -132,7 +132,7 @@ _PIECES = st.sampled_from(["get_price", "get_price_history", "math.factorial", "
                      min_size=1))
 def test_tokenized_mentions_equal_the_explicit_pattern(text, names):
     """The fast path (one tokenizer + lookup) finds exactly what the explicit alternation finds."""
-    from hsa.mentions import _pattern
+    from hsa.text.mentions import _pattern
     assert find_mentions(text, names) == _pattern(tuple(sorted(names))).findall(text)
     mapping = {n: f"<{n}>" for n in names}
     assert replace_mentions(text, mapping) == _pattern(tuple(sorted(names))).sub(

@@ -1,4 +1,4 @@
-"""``python -m trainers ARGS`` runs ``hsa train ARGS``: the form ``accelerate launch -m trainers``
+"""``python -m hsa.trainers ARGS`` runs ``hsa train ARGS``: the form ``accelerate launch -m hsa.trainers``
 needs for multi-GPU training."""
 
 import sys

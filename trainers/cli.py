@@ -30,7 +30,7 @@ app = typer.Typer(
          "    hsa train sft --dataset out/hat-train/VERSION --model tiny --recipe sft-tiny-cpu --out run/sft\n\n"
          "    hsa train opd --model run/sft --recipe opd-tiny-cpu --out run/opd\n\n"
          "    hsa train rl --dataset out/hat-train/VERSION --model run/opd --recipe rl-tiny-cpu --out run/rl\n\n"
-         "Several GPUs: `accelerate launch --num_processes N -m trainers sft ...` (same options).")
+         "Several GPUs: `accelerate launch --num_processes N -m hsa.trainers sft ...` (same options).")
 
 Dataset = Annotated[Path, typer.Option("--dataset", help="A dataset version folder (from `hsa generate` or `hsa demo`).")]
 Model = Annotated[str, typer.Option("--model", help="Model folder or Hub id to train (with its tokenizer).")]
@@ -51,7 +51,7 @@ def _require_train_extra() -> None:
 
 
 def _recipe(name: str, stage: str, sets: list[str] | None):
-    from trainers.recipe import load_recipe
+    from hsa.trainers.recipe import load_recipe
     return load_recipe(name, stage=stage, overrides=sets or [])
 
 
@@ -70,7 +70,7 @@ def sft(dataset: Dataset, model: Model, recipe: RecipeName, out: Out, set_: Sets
     `loss_mask.txt` showing what the loss covers on one variant row.
     """
     _require_train_extra()
-    from trainers.sft import run_sft
+    from hsa.trainers.sft import run_sft
     run_sft(dataset, model, _recipe(recipe, "sft", set_), out, episodes=episodes,
             trust_hooks=trust_hooks, log=_say)
 
@@ -86,8 +86,8 @@ def opd(model: Annotated[str, typer.Option("--model", help="The student: the SFT
     teacher's (base model's) distribution over them; student and teacher must share a vocabulary.
     """
     _require_train_extra()
-    from trainers.opd import run_opd
-    from trainers.prompts import SHIPPED_PROMPTS
+    from hsa.trainers.opd import run_opd
+    from hsa.trainers.prompts import SHIPPED_PROMPTS
     run_opd(prompts or SHIPPED_PROMPTS, model, _recipe(recipe, "opd", set_), out,
             teacher_path=teacher, version_dir=dataset, episodes=episodes,
             trust_hooks=trust_hooks, log=_say)
@@ -101,7 +101,7 @@ def rl(dataset: Dataset, model: Model, recipe: RecipeName, out: Out, set_: Sets 
     the recipe says. Groups with all-equal rewards (no gradient) are noted as training goes.
     """
     _require_train_extra()
-    from trainers.rl import run_rl
+    from hsa.trainers.rl import run_rl
     run_rl(dataset, model, _recipe(recipe, "rl", set_), out, episodes=episodes,
            trust_hooks=trust_hooks, log=_say)
 
@@ -111,7 +111,7 @@ def recipes() -> None:
     """List the shipped recipes: name, stage and what each is for."""
     import yaml
 
-    from trainers.recipe import RECIPES_DIR
+    from hsa.trainers.recipe import RECIPES_DIR
     for path in sorted(RECIPES_DIR.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         typer.echo(f"{path.stem:22} {data.get('stage', '?'):4} {data.get('description', '')}")
@@ -133,9 +133,9 @@ def tiny_model(
     import orjson
 
     from hsa.example import EPISODES_PATH
-    from trainers.prompts import SHIPPED_PROMPTS, read_prompts
-    from trainers.tiny import save_tiny_model
-    from trainers.version import check_provenance, load_rows
+    from hsa.trainers.prompts import SHIPPED_PROMPTS, read_prompts
+    from hsa.trainers.tiny import save_tiny_model
+    from hsa.trainers.version import check_provenance, load_rows
 
     if out.exists() and any(out.iterdir()):
         raise HsaError("output folder exists and is not empty", file=str(out))

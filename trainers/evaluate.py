@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from trainers.chat import render_prompt
-from trainers.recipe import REWARDS
-from trainers.rewards import RewardSet
-from trainers.version import JudgedTurn
+from hsa.trainers.chat import render_prompt
+from hsa.trainers.recipe import REWARDS
+from hsa.trainers.rewards import RewardSet
+from hsa.trainers.version import JudgedTurn
 
 
 def evaluate(model, tokenizer, rewards: RewardSet, turns: list[JudgedTurn], *,

@@ -13,16 +13,16 @@ from __future__ import annotations
 import os
 
 from hsa.errors import HsaError
-from trainers.chat import check_chat_template, check_vocabulary, ensure_response_parser, \
+from hsa.trainers.chat import check_chat_template, check_vocabulary, ensure_response_parser, \
     render_prompt
-from trainers.evaluate import evaluate
-from trainers.output import dataset_entry, file_sha256, read_record
-from trainers.prompts import read_prompts
-from trainers.recipe import Recipe
-from trainers.rewards import RewardSet
-from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
+from hsa.trainers.evaluate import evaluate
+from hsa.trainers.output import dataset_entry, file_sha256, read_record
+from hsa.trainers.prompts import read_prompts
+from hsa.trainers.recipe import Recipe
+from hsa.trainers.rewards import RewardSet
+from hsa.trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
                             means_line, model_ref, split_eval, trl_config)
-from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
+from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
 def teacher_of(student_path: str) -> str:

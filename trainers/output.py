@@ -133,5 +133,5 @@ def write_card(folder: Path, record: dict) -> None:
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    from hsa.writer import sha256
+    from hsa.dataset.writer import sha256
     return sha256(Path(path))

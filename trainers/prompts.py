@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hsa.errors import HsaError
-from hsa.jsonl import read_lines
+from hsa.files.jsonl import read_lines
 
 SHIPPED_PROMPTS = Path(__file__).resolve().parent / "prompts" / "general-mini.jsonl"
 _ROLES = ("system", "developer", "user", "assistant", "tool")

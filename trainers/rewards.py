@@ -1,7 +1,7 @@
 """Reward functions for TRL's ``GRPOTrainer``, computed from gold by the one scorer.
 
-Each completion is parsed once into an assistant message (:func:`trainers.chat.parse_completion`,
-from its token ids, with the row's tools) and judged once by :func:`hsa.scorer.judge` under the
+Each completion is parsed once into an assistant message (:func:`hsa.trainers.chat.parse_completion`,
+from its token ids, with the row's tools) and judged once by :func:`hsa.model.scorer.judge` under the
 row's own harness variant, rebuilt from its lineage. The rewards read that judgement:
 
 ==========  ===================================================================================
@@ -30,13 +30,13 @@ from typing import Any
 
 from hsa.errors import HsaError
 from hsa.eval.hooks import complies
-from hsa.harness import Harness
+from hsa.model.harness import Harness
 from hsa.runtime.hooks import HookRunner
-from hsa.scorer import Judgement, judge, message_calls
-from hsa.tool import schema_validator
-from trainers.chat import parse_completion
-from trainers.recipe import REWARDS
-from trainers.version import JudgedTurn, JudgedTurns
+from hsa.model.scorer import Judgement, judge, message_calls
+from hsa.model.tool import schema_validator
+from hsa.trainers.chat import parse_completion
+from hsa.trainers.recipe import REWARDS
+from hsa.trainers.version import JudgedTurn, JudgedTurns
 
 
 @dataclass(frozen=True)

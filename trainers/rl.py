@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 
 from hsa.errors import HsaError
-from trainers.chat import check_chat_template, check_embeddings, ensure_response_parser, \
+from hsa.trainers.chat import check_chat_template, check_embeddings, ensure_response_parser, \
     render_prompt
-from trainers.evaluate import evaluate
-from trainers.output import dataset_entry, rank
-from trainers.recipe import Recipe
-from trainers.rewards import RewardSet
-from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
+from hsa.trainers.evaluate import evaluate
+from hsa.trainers.output import dataset_entry, rank
+from hsa.trainers.recipe import Recipe
+from hsa.trainers.rewards import RewardSet
+from hsa.trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
                             means_line, model_ref, split_eval, trl_config)
-from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
+from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
 def check_generation_batch(recipe: Recipe, world_size: int = 1) -> tuple[int, int]:
@@ -139,6 +139,6 @@ def run_rl(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
 
 
 def _base_model(model_path: str) -> str:
-    from trainers.output import read_record
+    from hsa.trainers.output import read_record
     record = read_record(model_path)
     return (record or {}).get("base_model") or model_ref(model_path)

@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from trainers.chat import check_chat_template, check_embeddings, ensure_response_parser
-from trainers.evaluate import evaluate
-from trainers.lengths import choose_max_length, measure, render_loss_mask
-from trainers.output import dataset_entry
-from trainers.recipe import Recipe
-from trainers.rewards import RewardSet
-from trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
+from hsa.trainers.chat import check_chat_template, check_embeddings, ensure_response_parser
+from hsa.trainers.evaluate import evaluate
+from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask
+from hsa.trainers.output import dataset_entry
+from hsa.trainers.recipe import Recipe
+from hsa.trainers.rewards import RewardSet
+from hsa.trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
                             means_line, model_ref, split_eval, trl_config)
-from trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
+from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
 def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,

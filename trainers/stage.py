@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from hsa.errors import HsaError
-from trainers import output
-from trainers.recipe import Recipe, check_machine, trl_config_class
-from trainers.version import JudgedTurn, JudgedTurns, sample_indices
+from hsa.trainers import output
+from hsa.trainers.recipe import Recipe, check_machine, trl_config_class
+from hsa.trainers.version import JudgedTurn, JudgedTurns, sample_indices
 
 Log = Callable[[str], None]
 

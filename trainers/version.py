@@ -20,15 +20,15 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from hsa.audit import checked_input
-from hsa.episode import Episode
+from hsa.dataset.audit import checked_input
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
 from hsa.eval.items import load_sources
-from hsa.gold import Gold, TurnGold
-from hsa.harness import Harness
-from hsa.jsonl import read_lines
-from hsa.lineage import Step, replay
-from hsa.writer import read_manifest, sha256
+from hsa.model.gold import Gold, TurnGold
+from hsa.model.harness import Harness
+from hsa.files.jsonl import read_lines
+from hsa.augment.lineage import Step, replay
+from hsa.dataset.writer import read_manifest, sha256
 
 _LEADING = ("system", "developer")
 

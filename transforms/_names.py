@@ -3,13 +3,13 @@ names). Not a family itself: its name starts with ``_``, so the package does not
 
 A name is rewritten word by word from tables that hold no harness's domain: a synonym from the
 general English lexicon (``lexicon.yaml`` beside this module), or an abbreviation or expansion
-(``hsa/abbreviations.yaml``). One replacement per word across the harness, so the harness stays
+(``hsa/text/abbreviations.yaml``). One replacement per word across the harness, so the harness stays
 consistent. When no word of a name is in the tables, the fallbacks need no table at all: the
 leading verb moves behind the rest (``search_flights`` -> ``flights_search``), the name is only
 rewritten in the variant's convention, a general suffix is added, and last an opaque mask.
 
 Every new name is unique in its namespace, passes the caller's own test (skill ids must be
-identifier-like and unmentioned), and never has the meaning (:func:`hsa.names.meaning`) of
+identifier-like and unmentioned), and never has the meaning (:func:`hsa.text.names.meaning`) of
 another identifier of its kind, under that one's original or new name: the check verification
 makes (``meaning_taken``), made here first so that no variant is lost to it.
 
@@ -30,9 +30,9 @@ from typing import Literal
 
 import yaml
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.names import (CONVENTIONS, abbreviation_groups, convention_of, meaning, name_words,
+from hsa.text.names import (CONVENTIONS, abbreviation_groups, convention_of, meaning, name_words,
                        singular, write_name)
 
 NAMING_OPTION = "naming"

@@ -2,7 +2,7 @@
 
 Changes: hook names (with every mention: ``hook.<name>`` message names, hook descriptions and
 configuration, skill and prompt texts), the format each hook's feedback is wrapped in
-(``hook.config["feedback_format"]``, see :mod:`hsa.hook_feedback`), and, for the retry policy, the
+(``hook.config["feedback_format"]``, see :mod:`hsa.model.hook_feedback`), and, for the retry policy, the
 fail -> hook feedback -> recover sequences of a trajectory, most of which are cut down to the
 recovering turn.
 Keeps: what every hook decides (its function, event and the rest of its configuration), the core
@@ -19,18 +19,18 @@ from typing import Literal
 
 import yaml
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.frozen import replace
-from hsa.gold import Gold
-from hsa.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_format,
+from hsa.model.frozen import replace
+from hsa.model.gold import Gold
+from hsa.model.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_format,
                                parse_feedback, split_format)
-from hsa.mapping import Mapping
-from hsa.names import name_words, write_name
-from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
-from hsa.transform import Share, Transform
-from transforms._names import NamingMode, Renamer, record_convention, variant_convention
+from hsa.augment.mapping import Mapping
+from hsa.text.names import name_words, write_name
+from hsa.augment.registry import register
+from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
+from hsa.augment.transform import Share, Transform
+from hsa.transforms._names import NamingMode, Renamer, record_convention, variant_convention
 
 _TABLES = yaml.safe_load(Path(__file__).with_suffix(".yaml").read_text(encoding="utf-8"))
 # How a swapped-in hook implementation names itself (hooks.yaml): word patterns, written in the

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from hsa.frozen import replace
+from hsa.model.frozen import replace
 from typing import Literal
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.harness import BUILTIN_SECTIONS, Harness
-from hsa.registry import register
+from hsa.model.harness import BUILTIN_SECTIONS, Harness
+from hsa.augment.registry import register
 from hsa.render import DEFAULT_HEADINGS, DEFAULT_PHRASES, PLACEMENTS, available_layouts
-from hsa.transform import Transform
+from hsa.augment.transform import Transform
 
 # (layout, style) pairs: the style is prompt.options.layout_style, read by the layout (see the
 # comment at the top of each templates/layouts/*.j2). Held-out layouts are whole layouts that no

@@ -9,7 +9,7 @@ that carries a body (the ``tool`` result answering a skill-loader call for that 
 the body verbatim) carries the new body, so the trajectory stays consistent.
 Keeps: every number, quoted string, code span, identifier (tool, parameter, skill and hook names)
 and negation of the body outside dropped examples (checked on every rewrite with
-:func:`hsa.paraphrase.lost_invariants`), every non-example rule, the title first, numbered steps
+:func:`hsa.text.paraphrase.lost_invariants`), every non-example rule, the title first, numbered steps
 and anything in a section about steps or order (步骤, 流程, 顺序) in their order, lists whose items
 refer to each other ("then", "above", 然后...) in their order, at least one example of each
 example section, skill ids, descriptions, kinds and allowed tools, and every message and gold turn
@@ -21,19 +21,19 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from hsa.frozen import replace
+from hsa.model.frozen import replace
 from functools import lru_cache
 from typing import Literal
 
 import orjson
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.harness import Harness
-from hsa.paraphrase import Endpoint, ParaphraseUnavailable, invariant_spans, llm_paraphrase
-from hsa.paraphrase import lost_invariants, normalise_space
-from hsa.registry import register
-from hsa.transform import Share, Transform
+from hsa.model.harness import Harness
+from hsa.text.paraphrase import Endpoint, ParaphraseUnavailable, invariant_spans, llm_paraphrase
+from hsa.text.paraphrase import lost_invariants, normalise_space
+from hsa.augment.registry import register
+from hsa.augment.transform import Share, Transform
 
 Split = Literal["train", "heldout"]
 

@@ -5,7 +5,7 @@ Changes: skill ids, in one of four styles, one transform each: other words (``it
 table-free fallbacks for words no table knows), another naming convention (``item-qa`` ->
 ``itemQa``), a namespace (``agent.item-qa``, drawn from the harness's own name or a general
 table) and opaque ids (``skill_qzkx``, like function masking). Every mention moves with
-the id, through :func:`hsa.rename.rename_episode`: the inline harness (so the rendered system
+the id, through :func:`hsa.augment.rename.rename_episode`: the inline harness (so the rendered system
 prompt and the skill loader's ``enum``), skill-loader call arguments, skill content and
 descriptions (also where a ``load_skill`` result carries a body verbatim, which therefore stays
 equal to the variant's skill content), assistant and tool text, hook configuration and gold.
@@ -13,9 +13,9 @@ Keeps: every skill's kind, description, content and allowed tools (up to the ren
 skill each step loads, and what the gold expects, up to the recorded renaming. New ids are
 unique, never a name the harness already uses for a tool, skill, hook or the skill loader, never
 a name its texts already mention, always identifier-like, so prose mentions of them can be found
-again, and never say what another skill's id says (:func:`hsa.names.meaning`). Renamed ids need
+again, and never say what another skill's id says (:func:`hsa.text.names.meaning`). Renamed ids need
 not be valid Agent Skills folder names: variants live inline. Renamed ids are written in the
-harness variant's one naming convention (see :mod:`transforms._names`).
+harness variant's one naming convention (see :mod:`hsa.transforms._names`).
 
 The styles are separate transforms rather than one ``style`` option because each has its own
 option space and train/held-out split, and lineage and robustness reports then name the style
@@ -32,16 +32,16 @@ from typing import Literal
 
 import yaml
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.mapping import Mapping
-from hsa.mentions import find_code_mentions, find_mentions
-from hsa.names import convention_of, name_words, write_segments
-from hsa.registry import register
-from hsa.rename import rename_episode
-from hsa.transform import Share, Transform
-from hsa.verify import identifier_like
-from transforms._names import (CONVENTION_SPLITS, NAMING_OPTION, NamingMode, Renamer,
+from hsa.augment.mapping import Mapping
+from hsa.text.mentions import find_code_mentions, find_mentions
+from hsa.text.names import convention_of, name_words, write_segments
+from hsa.augment.registry import register
+from hsa.augment.rename import rename_episode
+from hsa.augment.transform import Share, Transform
+from hsa.text.names import identifier_like
+from hsa.transforms._names import (CONVENTION_SPLITS, NAMING_OPTION, NamingMode, Renamer,
                                declared_or_shared,
                                lexicon, record_convention, variant_convention)
 

@@ -3,7 +3,7 @@
 Changes: the order of the tools and of each schema's properties; tool names (other words from
 the general English lexicon, or opaque masks such as ``fn_qzkx``); top-level parameter names
 (the same, or masks such as ``arg_qzkx``), every renamed name in the harness variant's one naming
-convention (see :mod:`transforms._names`); the wording of tool and parameter
+convention (see :mod:`hsa.transforms._names`); the wording of tool and parameter
 descriptions (rule-based, English and Chinese); plausible distractor tools nobody needs; equivalent
 schema spellings (``required`` and ``enum`` order, an explicit ``"additionalProperties": false``
 on or off); and the shape (OpenAI or MCP) in which the prompt shows the tools. Every rename moves
@@ -33,19 +33,19 @@ from typing import Any, Literal
 import orjson
 import yaml
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.frozen import replace
-from hsa.harness import Harness
-from hsa.mapping import Mapping
-from hsa.mentions import replace_code_mentions, replace_mentions
-from hsa.names import name_words, write_segments
-from hsa.registry import register
-from hsa.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
-from hsa.tool import Tool
-from hsa.transform import Share, Transform
-from hsa.verify import identifier_like
-from transforms._names import (NamingMode, Renamer, declared_or_shared, opaque_word,
+from hsa.model.frozen import replace
+from hsa.model.harness import Harness
+from hsa.augment.mapping import Mapping
+from hsa.text.mentions import replace_code_mentions, replace_mentions
+from hsa.text.names import name_words, write_segments
+from hsa.augment.registry import register
+from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_episode, rewrite_descriptions
+from hsa.model.tool import Tool
+from hsa.augment.transform import Share, Transform
+from hsa.text.names import identifier_like
+from hsa.transforms._names import (NamingMode, Renamer, declared_or_shared, opaque_word,
                                record_convention, variant_convention)
 
 SPLITS = ("train", "heldout")

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from hsa.errors import HsaError
 from hsa.eval.items import Item
-from hsa.rng import derive_seed
-from hsa.rows import chat_template_messages
+from hsa.augment.rng import derive_seed
+from hsa.dataset.rows import chat_template_messages
 from hsa.runtime.records import RequestRecord
 
 OnAnswer = Callable[["Answer"], None]

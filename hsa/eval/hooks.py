@@ -11,10 +11,10 @@ tools, not the model, and are not run. Hooks are code: this runs only for truste
 
 from __future__ import annotations
 
-from hsa.harness import Harness
-from hsa.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.harness import Harness
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.runtime.hooks import HookRunner, hook_arguments
-from hsa.scorer import message_text
+from hsa.model.scorer import message_text
 
 
 def _blocked(conversation: tuple[dict, ...]) -> set[str]:

@@ -12,7 +12,7 @@ harness the scorer judges it under. Items come in *sets*:
   ``--dataset`` the set is named after the version's recipe.
 
 Variants are made by ``hsa generate`` (the same pipeline, verification and writer) and rebuilt
-from each row's lineage (:func:`hsa.lineage.replay`): the scorer needs the variant's harness, not
+from each row's lineage (:func:`hsa.augment.lineage.replay`): the scorer needs the variant's harness, not
 only its rendered rows. A variant that no transform changed (every node of a family set can miss
 its ``p``) would count the original twice; it is left out and counted as ``unchanged``.
 """
@@ -28,18 +28,18 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.audit import checked_input
-from hsa.episode import Episode, read_episodes
+from hsa.dataset.audit import checked_input
+from hsa.model.episode import Episode, read_episodes
 from hsa.errors import HsaError
-from hsa.gold import TurnGold
-from hsa.harness import Harness, load_harness
-from hsa.lineage import Step, replay
-from hsa.recipe import Recipe
-from hsa.registry import families as transform_families
+from hsa.model.gold import TurnGold
+from hsa.model.harness import Harness, load_harness
+from hsa.augment.lineage import Step, replay
+from hsa.augment.recipe import Recipe
+from hsa.augment.registry import families as transform_families
 from hsa.render import render_conversation
-from hsa.rng import derive_seed
-from hsa.scorer import episode_category
-from hsa.writer import read_manifest
+from hsa.augment.rng import derive_seed
+from hsa.model.scorer import episode_category
+from hsa.dataset.writer import read_manifest
 
 ORIGINAL = "original"
 ALL = "all"
@@ -153,7 +153,7 @@ def make_variant_sets(recipe: Recipe, episodes: str | os.PathLike, datasets_dir:
                       ) -> list[VariantSet]:
     """Generate (or find: same inputs, same version) ``all`` and each family's dataset version
     with ``hsa generate``; ``families`` None means every family of the recipe."""
-    from hsa.generate import generate
+    from hsa.dataset.generate import generate
 
     chosen = recipe_families(recipe) if families is None else list(families)
     plans = [(ALL, recipe, None)] + [(f, family_recipe(recipe, f), f) for f in chosen]

@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from hsa.errors import HsaError
-from hsa.jsonl import atomic_path
+from hsa.files.jsonl import atomic_path
 
 RUN_FILE = "run.json"
 PREDICTIONS_FILE = "predictions.jsonl"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hsa.errors import HsaError
 from hsa.eval.items import ORIGINAL
-from hsa.jsonl import atomic_path
+from hsa.files.jsonl import atomic_path
 
 ACCURACY_PLOT = "accuracy_by_family.png"
 RULES_PLOT = "failures_by_rule.png"

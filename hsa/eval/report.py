@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 
 from hsa.eval.items import ORIGINAL
-from hsa.jsonl import atomic_path
+from hsa.files.jsonl import atomic_path
 
 REPORT_FILE = "report.json"
 MARKDOWN_FILE = "report.md"
@@ -121,7 +121,7 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         + (f", recipe `{inputs['recipe']}` with {inputs['variants']} variants per episode"
            if inputs.get("recipe") else "") + ".", "",
         markdown_table(header, rows), "",
-        f"Accuracy: correct judged turns (BFCL AST rules, `hsa.scorer.judge`). Drop: originals "
+        f"Accuracy: correct judged turns (BFCL AST rules, `hsa.model.scorer.judge`). Drop: originals "
         f"minus variants on the same episodes (positive: the variants are harder), with a {int(100 * boot['level'])}% percentile "
         f"bootstrap interval over episodes ({boot['resamples']} resamples, seed {boot['seed']}). "
         f"Consistency: episodes solved (every turn correct) under every variant. pass^k: chance "

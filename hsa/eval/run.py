@@ -3,7 +3,7 @@
 Answers go to the journal as they arrive (hsa.eval.journal), so a killed run resumes without
 asking again; judging and the report are recomputed from the journal every time, in item order,
 so the same answers always give the same report (every section but ``latency``, which measures
-the run). Each message is judged with the one scorer (:func:`hsa.scorer.judge`) against its gold
+the run). Each message is judged with the one scorer (:func:`hsa.model.scorer.judge`) against its gold
 turn under its own harness; hook compliance runs the harness's hooks on it (trusted harnesses
 only).
 """
@@ -21,7 +21,7 @@ from hsa.eval.items import ORIGINAL, Item, ItemSet, VariantSet
 from hsa.eval.journal import PREDICTIONS_FILE, Journal, check_run
 from hsa.eval.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, LEVEL, Result,
                             summarize_original, summarize_set)
-from hsa.scorer import judge
+from hsa.model.scorer import judge
 
 REPORT_VERSION = 1
 NO_ANSWER = "no_answer"  # the rule of an item without a message (see backends.Answer)

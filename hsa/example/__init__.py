@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hsa.episode import Episode, read_episodes
+from hsa.model.episode import Episode, read_episodes
 from hsa.errors import EpisodeError, Reject
-from hsa.harness import Harness, load_harness
+from hsa.model.harness import Harness, load_harness
 
 __all__ = ["CATALOGUE_PATH", "CHATS_PATH", "EPISODES_PATH", "HARNESS_DIR", "PREDICTIONS_PATH",
            "load_example_episodes", "load_example_harness"]

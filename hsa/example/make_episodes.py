@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from hsa.example import CATALOGUE_PATH, EPISODES_PATH, HARNESS_DIR
-from hsa.harness import Harness, load_harness
-from hsa.jsonl import dumps, write_jsonl
+from hsa.model.harness import Harness, load_harness
+from hsa.files.jsonl import dumps, write_jsonl
 
 SEED = 20240611
 HARNESS_REF = "harness"  # the harness folder, relative to episodes.jsonl

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from hsa.example import CHATS_PATH, PREDICTIONS_PATH, load_example_episodes
-from hsa.jsonl import dumps, write_jsonl
+from hsa.files.jsonl import dumps, write_jsonl
 
 CHATS = 6  # conversations, taken from the first episodes of each category in turn
 

@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import Notice, Reject
-from hsa.jsonl import write_jsonl
+from hsa.files.jsonl import write_jsonl
 
 
 @dataclass

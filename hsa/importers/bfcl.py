@@ -6,7 +6,7 @@ are ``{"id", "ground_truth": [{func_name: {param: [acceptable values]}}]}``. Wha
 * BFCL's schema dialect becomes JSON Schema: ``dict`` -> ``object``, ``float`` -> ``number``,
   ``tuple`` -> ``array``, ``any`` -> untyped, and an ``enum`` on an array moves to its items.
 * ``""`` in a parameter's acceptable values ("may be omitted") becomes the gold call's
-  ``omittable`` list. Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.scorer).
+  ``omittable`` list. Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.model.scorer).
 * Dotted function names (``math.factorial``) are kept as they are, end to end.
 * Irrelevance files have no answers: their gold is ``no_call``.
 * A gold parameter that the function's schema does not define is dropped when the answer lets it
@@ -24,10 +24,10 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import EpisodeError, HsaError, Notice, Reject
 from hsa.importers import ImportResult
-from hsa.jsonl import read_lines
+from hsa.files.jsonl import read_lines
 
 _TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array", "int": "integer",
              "str": "string", "bool": "boolean", "list": "array"}

@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 
 from hsa.errors import HarnessError, HsaError, Reject
-from hsa.jsonl import write_jsonl
-from hsa.tool import Tool
+from hsa.files.jsonl import write_jsonl
+from hsa.model.tool import Tool
 
 
 @dataclass

@@ -13,10 +13,10 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hsa.episode import Episode, parse_arguments
+from hsa.model.episode import Episode, parse_arguments
 from hsa.errors import EpisodeError, HsaError, Reject
 from hsa.importers import ImportResult
-from hsa.jsonl import read_lines
+from hsa.files.jsonl import read_lines
 
 _KEYS = {"id", "messages", "tools", "meta"}
 

@@ -11,7 +11,7 @@ A generated row is rebuilt from its source and lineage byte for byte; a rollout 
 * its gold: the variant's gold turns, each re-indexed to a step in the same place (user turn,
   accepted position: see hsa.rollout.script), and each of those steps passes the scorer.
 
-The files, hashes and counts are checked as for any version (hsa.audit).
+The files, hashes and counts are checked as for any version (hsa.dataset.audit).
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.audit import AuditReport, audit_version
-from hsa.episode import Episode, parse_messages
+from hsa.dataset.audit import AuditReport, audit_version
+from hsa.model.episode import Episode, parse_messages
 from hsa.errors import HsaError
-from hsa.gold import Gold
-from hsa.lineage import Step, replay
+from hsa.model.gold import Gold
+from hsa.augment.lineage import Step, replay
 from hsa.render import render_conversation
 from hsa.rollout.script import ScriptError, is_user_message, script_of
-from hsa.rows import chat_template_messages, variant_row
-from hsa.scorer import judge
-from hsa.variant import Variant
+from hsa.dataset.rows import chat_template_messages, variant_row
+from hsa.model.scorer import judge
+from hsa.augment.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
-from hsa.writer import read_manifest
+from hsa.dataset.writer import read_manifest
 
 _HARNESS_COLUMNS = ("tools", "hsa_lineage", "hsa_mapping", "hsa_families", "hsa_version")
 
@@ -109,7 +109,7 @@ class RowCheck:
 
 
 def audit_rollout(version_dir: str | os.PathLike, **options) -> AuditReport:
-    """:func:`hsa.audit.audit_version` with rollout rows checked by :class:`RowCheck`."""
+    """:func:`hsa.dataset.audit.audit_version` with rollout rows checked by :class:`RowCheck`."""
     root = Path(version_dir)
     manifest = read_manifest(root)
     return audit_version(root, check_row=RowCheck(root, manifest), **options)

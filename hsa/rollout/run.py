@@ -2,13 +2,13 @@
 variants of a recipe; judged trajectories are kept as training rows, the others rejected with why.
 
     <out>/<name>/<version>/
-      data/<split>-00000-of-000NN.parquet   kept trajectories, rows of hsa.rows.ROW_SCHEMA
+      data/<split>-00000-of-000NN.parquet   kept trajectories, rows of hsa.dataset.rows.ROW_SCHEMA
       rejects.parquet                       input lines, variants and trajectories that are not rows
       rollouts.parquet                      every trajectory: status, reason, steps, requests, timings
       manifest.json                         source, recipe, endpoint, model, sampling, counts, latency
       README.md                             the Hugging Face dataset card
 
-A kept row is the variant's row (hsa.rows.variant_row) whose conversation is the teacher's: the
+A kept row is the variant's row (hsa.dataset.rows.variant_row) whose conversation is the teacher's: the
 system prompt rendered from the variant's harness, the replayed user messages, the teacher's
 steps, the tool results and hook feedback it got, and gold re-indexed to the steps it judged. So
 ``hsa train sft`` reads rollout versions and generated versions alike. A trajectory is kept when
@@ -42,26 +42,26 @@ import orjson
 import pyarrow as pa
 
 from hsa import __version__
-from hsa.episode import Episode, check_gold, parse_messages
+from hsa.model.episode import Episode, check_gold, parse_messages
 from hsa.errors import HooksNotTrustedError, HsaError, Reject
-from hsa.fingerprint import input_fingerprint, version_id
-from hsa.gold import Gold
-from hsa.harness import load_harness
-from hsa.jsonl import atomic_path, read_lines
-from hsa.lineage import fired_steps
-from hsa.mapping import EMPTY
-from hsa.pipeline import augment_episode
-from hsa.recipe import Recipe
-from hsa.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
+from hsa.dataset.fingerprint import input_fingerprint, version_id
+from hsa.model.gold import Gold
+from hsa.model.harness import load_harness
+from hsa.files.jsonl import atomic_path, read_lines
+from hsa.augment.lineage import fired_steps
+from hsa.augment.mapping import EMPTY
+from hsa.dataset.pipeline import augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.dataset.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
 from hsa.rollout.journal import Journal
 from hsa.rollout.script import Script, ScriptError, script_of
 from hsa.runtime import (DEFAULT_MAX_STEPS, ChatClient, CodeTools, Conversation, End, Endpoint,
                          EndpointError, FaultInjector, FaultPlan, HookRunner, ReplayTools,
                          RequestRecord, Step, ToolBelt, UserTurn, summarize_requests)
 from hsa.runtime.records import DONE
-from hsa.scorer import judge
-from hsa.variant import Variant, VariantReject
-from hsa.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
+from hsa.model.scorer import judge
+from hsa.augment.variant import Variant, VariantReject
+from hsa.dataset.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
                         sha256, staging_dir, version_problems)
 
 MANIFEST_VERSION = 1
@@ -270,7 +270,7 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
             manifest = _write(staging, plan, entries, name=name, version=version, split=split,
                               recipe=canonical, transforms=transforms, fingerprint=fingerprint,
                               episodes=episodes, harness_dir=harness_dir, settings=settings)
-            from hsa.card import write_card
+            from hsa.dataset.card import write_card
             write_card(staging, license=license, manifest=manifest)
             published = publish(staging, final, replace=bool(repaired))
         except OSError as exc:
@@ -483,7 +483,7 @@ def _write(staging: Path, plan: _Plan, entries: dict[str, dict], *, name: str, v
         "manifest_version": MANIFEST_VERSION, "kind": "rollout", "name": name,
         "version": version, "split": split, "recipe": recipe,
         "seed": None if recipe is None else recipe["seed"],
-        # Names, not paths: a manifest is published with the version (see hsa.writer.inputs_path).
+        # Names, not paths: a manifest is published with the version (see hsa.dataset.writer.inputs_path).
         "input": {"episodes": episodes.name, **fingerprint,
                   "harness": None if harness_dir is None else harness_dir.resolve().name},
         "hsa_version": __version__, "transform_versions": transforms,

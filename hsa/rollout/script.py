@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hsa.episode import Episode
+from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.gold import TurnGold
-from hsa.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.gold import TurnGold
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
 
 Place = tuple[int, int]  # (user turn, position among the accepted steps of that turn)
 

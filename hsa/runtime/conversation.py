@@ -26,17 +26,17 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 
-from hsa.harness import Harness
-from hsa.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.harness import Harness
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.render import render_conversation
-from hsa.rng import derive_seed
+from hsa.augment.rng import derive_seed
 from hsa.runtime.endpoint import ChatClient, EndpointError
 from hsa.runtime.hooks import HookError, HookRunner, hook_arguments
 from hsa.runtime.records import (DONE, ENDPOINT_ERROR, HOOK_ERROR, STEP_LIMIT, STOPPED, End,
                                  HookVerdict, RequestRecord, Step, ToolOutcome, Trajectory,
                                  UserTurn)
 from hsa.runtime.tools import CallContext, ToolExecutor, ToolResult, error_result
-from hsa.scorer import message_text
+from hsa.model.scorer import message_text
 
 DEFAULT_MAX_STEPS = 24
 Record = UserTurn | RequestRecord | Step | ToolOutcome | End

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hsa.errors import HsaError
-from hsa.mapping import EMPTY, Mapping
-from hsa.rng import derive_rng
+from hsa.augment.mapping import EMPTY, Mapping
+from hsa.augment.rng import derive_rng
 from hsa.runtime.tools import CallContext, ToolExecutor, ToolResult, error_result
 
 FAULT_KINDS = ("timeout", "malformed", "permission_denied")

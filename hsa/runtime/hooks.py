@@ -1,8 +1,8 @@
 """Run a harness's hooks at their events, with the payloads the runtime promises them.
 
 A hook is ``fn(payload, config) -> {"ok": true}`` or ``{"ok": false, "feedback": "..."}`` (see
-hsa.hook); every hook declared for an event runs, in harness order, and a failing one's feedback is
-wrapped in that hook's feedback format (``config.feedback_format``, see hsa.hook_feedback) into
+hsa.model.hook); every hook declared for an event runs, in harness order, and a failing one's feedback is
+wrapped in that hook's feedback format (``config.feedback_format``, see hsa.model.hook_feedback) into
 the message the model is shown as ``hook.<name>``. Payloads, by event (every payload also has
 ``event``; a hook reads the keys it needs):
 
@@ -28,9 +28,9 @@ from typing import Any
 import orjson
 
 from hsa.errors import HsaError
-from hsa.harness import Harness
-from hsa.hook import HOOK_EVENTS
-from hsa.hook_feedback import format_feedback, hook_format, split_format
+from hsa.model.harness import Harness
+from hsa.model.hook import HOOK_EVENTS
+from hsa.model.hook_feedback import format_feedback, hook_format, split_format
 from hsa.runtime.records import HookVerdict
 
 

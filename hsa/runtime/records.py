@@ -42,7 +42,7 @@ class RequestRecord:
 @dataclass(frozen=True, slots=True)
 class HookVerdict:
     """One hook's decision on one event. ``message`` is the text the model is shown when the
-    hook fails: its feedback wrapped in the hook's feedback format (see hsa.hook_feedback)."""
+    hook fails: its feedback wrapped in the hook's feedback format (see hsa.model.hook_feedback)."""
 
     hook: str
     event: str

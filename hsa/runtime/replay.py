@@ -15,9 +15,9 @@ from collections.abc import Iterable
 
 import orjson
 
-from hsa.episode import Episode
-from hsa.harness import Harness
-from hsa.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.episode import Episode
+from hsa.model.harness import Harness
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.runtime.tools import CallContext, ToolResult, error_result
 
 

@@ -23,9 +23,9 @@ from typing import Any, Protocol
 import orjson
 
 from hsa.errors import HsaError
-from hsa.hook import import_module
-from hsa.mapping import EMPTY, Mapping
-from hsa.textfile import read_text
+from hsa.model.hook import import_module
+from hsa.augment.mapping import EMPTY, Mapping
+from hsa.files.textfile import read_text
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hsa.harness import Harness, load_harness
+from hsa.model.harness import Harness, load_harness
 
 HERE = Path(__file__).resolve().parent
 DOMAINS = ("airline", "coding", "finance")

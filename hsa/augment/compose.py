@@ -1,0 +1,185 @@
+"""Pipeline nodes: transforms (leaves) and the compositions sequence, one_of, some_of and maybe.
+
+The leaf's :meth:`TransformNode.run` is the closed driver every transform goes through: derive the
+node's generator, draw ``p``, sample params, check they are JSON-only, apply, record the lineage
+step and the identifier mapping. Transforms never override it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import orjson
+
+from hsa.model.episode import Episode
+from hsa.errors import HsaError
+from hsa.augment.lineage import Step
+from hsa.augment.mapping import EMPTY, Mapping
+from hsa.augment.rng import derive_rng
+from hsa.augment.transform import Transform
+
+COMPOSITION_VERSION = "1"
+
+
+@dataclass
+class RunState:
+    """Where one variant is in the pipeline: its coordinates, lineage so far and mapping, and
+    its trail: (family, episode before, episode after) of every fired transform, so that rows can
+    tell which families changed what the model reads (no copies: episodes are frozen)."""
+
+    seed: int
+    episode_id: str
+    variant: int
+    lineage: list[Step] = field(default_factory=list)
+    mapping: Mapping = EMPTY
+    trail: list[tuple[str, Episode, Episode]] = field(default_factory=list)
+
+    def rng(self, path: str) -> random.Random:
+        return derive_rng(self.seed, self.episode_id, self.variant, path)
+
+
+class TransformFailed(HsaError):
+    """A transform raised on one episode: the variant is rejected, the run goes on."""
+
+    def __init__(self, transform: str, path: str, exc: BaseException):
+        self.transform, self.path = transform, path
+        detail = exc.reason if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
+        super().__init__(f"{transform} (node {path}) failed: {detail}")
+
+
+class Node:
+    """A pipeline node; ``path`` is its position, e.g. ``"2.0"``."""
+
+    path: str
+
+    def run(self, episode: Episode, state: RunState) -> Episode:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def transforms(self):
+        """Every transform node below (and including) this one."""
+        raise NotImplementedError
+
+
+@dataclass
+class TransformNode(Node):
+    transform: Transform
+    path: str = ""
+
+    def run(self, episode: Episode, state: RunState) -> Episode:
+        t = self.transform
+        rng = state.rng(self.path)
+        # Always draw, even for p == 1, so a recipe's p never shifts the params' random stream.
+        if rng.random() >= t.p:
+            state.lineage.append(Step(t.name, t.version, self.path, False, None))
+            return episode
+        try:
+            params = t.sample_params(episode, rng)
+            if not isinstance(params, dict) or orjson.loads(orjson.dumps(params)) != params:
+                raise HsaError(f"sample_params must return JSON-only data (dicts, lists, str, "
+                               f"numbers, bools, null), got {params!r:.200}")
+            step_mapping = t.mapping(episode, params)
+            out = t.apply(episode, params)
+        except TransformFailed:
+            raise
+        except Exception as exc:  # one bad episode must not stop the run: it becomes a reject
+            raise TransformFailed(t.name, self.path, exc) from exc
+        state.lineage.append(Step(t.name, t.version, self.path, True, params))
+        state.mapping = state.mapping.then(step_mapping)
+        state.trail.append((t.family, episode, out))
+        return out
+
+    def to_dict(self) -> dict:
+        return {self.transform.name: self.transform.to_options()}
+
+    def transforms(self):
+        yield self
+
+
+@dataclass
+class Sequence(Node):
+    children: list[Node]
+    path: str = ""
+    name = "sequence"
+
+    def run(self, episode: Episode, state: RunState) -> Episode:
+        if self.path:  # the root sequence is implicit and not recorded
+            state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, True, {}))
+        for child in self.children:
+            episode = child.run(episode, state)
+        return episode
+
+    def to_dict(self) -> dict:
+        return {"sequence": {"pipeline": [c.to_dict() for c in self.children]}}
+
+    def transforms(self):
+        for child in self.children:
+            yield from child.transforms()
+
+
+@dataclass
+class OneOf(Node):
+    children: list[Node]
+    weights: list[float]
+    path: str = ""
+
+    def run(self, episode: Episode, state: RunState) -> Episode:
+        chosen = state.rng(self.path).choices(range(len(self.children)), weights=self.weights)[0]
+        state.lineage.append(Step("one_of", COMPOSITION_VERSION, self.path, True,
+                                  {"chosen": chosen}))
+        return self.children[chosen].run(episode, state)
+
+    def to_dict(self) -> dict:
+        return {"one_of": {"weights": list(self.weights),
+                           "pipeline": [c.to_dict() for c in self.children]}}
+
+    def transforms(self):
+        for child in self.children:
+            yield from child.transforms()
+
+
+@dataclass
+class SomeOf(Node):
+    children: list[Node]
+    n: int
+    path: str = ""
+
+    def run(self, episode: Episode, state: RunState) -> Episode:
+        chosen = sorted(state.rng(self.path).sample(range(len(self.children)), self.n))
+        state.lineage.append(Step("some_of", COMPOSITION_VERSION, self.path, True,
+                                  {"chosen": chosen}))
+        for index in chosen:  # in pipeline order, so the order of effects is the recipe's
+            episode = self.children[index].run(episode, state)
+        return episode
+
+    def to_dict(self) -> dict:
+        return {"some_of": {"n": self.n, "pipeline": [c.to_dict() for c in self.children]}}
+
+    def transforms(self):
+        for child in self.children:
+            yield from child.transforms()
+
+
+@dataclass
+class Maybe(Node):
+    children: list[Node]
+    p: float
+    path: str = ""
+
+    def run(self, episode: Episode, state: RunState) -> Episode:
+        fired = state.rng(self.path).random() < self.p
+        state.lineage.append(Step("maybe", COMPOSITION_VERSION, self.path, fired, {}))
+        if fired:
+            for child in self.children:
+                episode = child.run(episode, state)
+        return episode
+
+    def to_dict(self) -> dict:
+        return {"maybe": {"p": self.p, "pipeline": [c.to_dict() for c in self.children]}}
+
+    def transforms(self):
+        for child in self.children:
+            yield from child.transforms()

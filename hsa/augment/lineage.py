@@ -1,0 +1,74 @@
+"""Lineage: what a pipeline did to one variant, step by step, precise enough to replay it.
+
+Each step records the node's name (a transform, or a composition such as ``one_of``), its version,
+its path in the pipeline (``"1.0"``: first child of the second node), whether it fired, and its
+params. :func:`replay` rebuilds a variant from the original episode by applying the fired transform
+steps with their recorded params; nothing is sampled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hsa.model.episode import Episode
+from hsa.errors import HsaError
+from hsa.augment.mapping import EMPTY, Mapping
+from hsa.augment.registry import registered
+
+# Composition nodes appear in lineage (their choices explain a variant) but apply nothing.
+COMPOSITIONS = ("sequence", "one_of", "some_of", "maybe")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One node of the pipeline as it ran for one variant."""
+
+    transform: str
+    version: str
+    path: str
+    fired: bool
+    params: dict | None = None
+
+    def to_dict(self) -> dict:
+        return {"transform": self.transform, "version": self.version, "path": self.path,
+                "fired": self.fired, "params": self.params}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Step:
+        return cls(transform=data["transform"], version=data["version"], path=data["path"],
+                   fired=bool(data["fired"]), params=data.get("params"))
+
+
+def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
+    """The steps of ``lineage`` where a transform (not a composition) fired: what changed the
+    episode, in order."""
+    return (s for s in lineage if s.fired and s.transform not in COMPOSITIONS)
+
+
+def replay(original: Episode, lineage: list[Step] | tuple[Step, ...], *,
+           trail: list | None = None) -> tuple[Episode, Mapping]:
+    """Apply the fired transform steps of ``lineage`` to ``original``; return it and its mapping.
+    ``trail``, when given, receives (family, episode before, episode after) of each step, as the
+    pipeline records it (:class:`hsa.augment.variant.Variant`).
+
+    A step recorded under another version than the installed transform's is refused: its output
+    could differ, and a silent difference is what lineage exists to prevent."""
+    episode, mapping = original, EMPTY
+    known = registered()
+    for step in fired_steps(lineage):
+        if step.transform not in known:
+            raise HsaError(f"lineage step {step.path} names transform {step.transform!r}, which "
+                           f"is not installed")
+        cls = known[step.transform]
+        if cls.version != step.version:
+            raise HsaError(f"lineage step {step.path} was made by {step.transform} version "
+                           f"{step.version}; the installed version is {cls.version}")
+        transform = cls()
+        params: Any = step.params or {}
+        mapping = mapping.then(transform.mapping(episode, params))
+        before, episode = episode, transform.apply(episode, params)
+        if trail is not None:
+            trail.append((cls.family, before, episode))
+    return episode, mapping

@@ -1,0 +1,195 @@
+"""Apply an identifier mapping to a whole episode: harness, messages and gold move together.
+
+This is the kernel every renaming transform uses, so that "every mention moves with the name" is
+implemented once. What moves:
+
+* the harness: tool names and their parameter keys (``properties``, ``required``), skill ids and
+  ``allowed-tools``, hook names and hook configuration values equal to a renamed name;
+* prose everywhere the model reads it (tool and skill descriptions, skill content, prompt texts,
+  hook descriptions, message content, tool results): identifier-like names wherever they stand as
+  a whole identifier, plain-word names only as inline code (see :mod:`hsa.text.mentions`);
+* messages: tool-call names, argument keys of renamed parameters, skill-loader arguments, and hook
+  feedback messages' ``name`` (``hook.<name>``);
+* gold: calls, parameters and skills, through :meth:`Mapping.apply_to_gold`.
+"""
+
+from __future__ import annotations
+
+from hsa.model.frozen import replace
+from typing import Any
+
+import orjson
+
+from hsa.model.episode import Episode
+from hsa.model.harness import Harness
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.augment.mapping import Mapping
+from hsa.text.mentions import replace_code_mentions, replace_mentions
+from hsa.model.skill import allowed_tool_name
+from hsa.text.names import identifier_like
+
+
+def free_name(candidate: str, taken: set[str]) -> str:
+    """``candidate``, or it with the first free numeric suffix (``_2``, ``_3``, ...) when a name
+    of the harness already has it: renames must never merge two names into one."""
+    if candidate not in taken:
+        return candidate
+    n = 2
+    while f"{candidate}_{n}" in taken:
+        n += 1
+    return f"{candidate}_{n}"
+
+
+class _Prose:
+    """Rewrites prose for one mapping (identifier-like names anywhere, plain words as code)."""
+
+    def __init__(self, mapping: Mapping):
+        names = {**mapping.skills, **mapping.tools, **mapping.hooks}
+        self.identifiers = {k: v for k, v in names.items() if identifier_like(k)}
+        self.words = {k: v for k, v in names.items() if not identifier_like(k)}
+        self.names = names
+
+    def __call__(self, text: str) -> str:
+        return replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
+
+    def value(self, value: Any) -> Any:
+        """A configuration value: a string equal to a renamed name is that name, else prose."""
+        if isinstance(value, str):
+            return self.names.get(value, self(value))
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if isinstance(value, dict):
+            return {self.names.get(k, k): self.value(v) for k, v in value.items()}
+        return value
+
+
+def rewrite_descriptions(schema, prose):
+    """The schema with every nested ``description`` passed through ``prose`` (a str -> str
+    function); the same places :func:`hsa.verify.schema_descriptions` reads. Parts where nothing
+    changes are the input's own objects (schemas are never changed in place)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = None
+    description = schema.get("description")
+    if isinstance(description, str):
+        new = prose(description)
+        if new != description:
+            out = dict(schema)
+            out["description"] = new
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        rewritten = {k: rewrite_descriptions(v, prose) for k, v in properties.items()}
+        if any(rewritten[k] is not v for k, v in properties.items()):
+            out = out if out is not None else dict(schema)
+            out["properties"] = rewritten
+    for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
+        value = schema.get(key)
+        if isinstance(value, list):
+            rewritten = [rewrite_descriptions(v, prose) for v in value]
+            changed = any(a is not b for a, b in zip(rewritten, value))
+        elif isinstance(value, dict):
+            rewritten = rewrite_descriptions(value, prose)
+            changed = rewritten is not value
+        else:
+            continue
+        if changed:
+            out = out if out is not None else dict(schema)
+            out[key] = rewritten
+    return schema if out is None else out
+
+
+def _rename_schema(schema: dict, renames: dict) -> dict:
+    if not renames:
+        return schema
+    out = dict(schema)
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {renames.get(k, k): v for k, v in out["properties"].items()}
+    if isinstance(out.get("required"), list):
+        out["required"] = [renames.get(k, k) for k in out["required"]]
+    return out
+
+
+def _rename_tool(tool, mapping: Mapping, prose: _Prose):
+    name, description = mapping.tool(tool.name), prose(tool.description)
+    parameters = _rename_schema(rewrite_descriptions(tool.parameters, prose),
+                                mapping.parameters.get(tool.name, {}))
+    if name == tool.name and description == tool.description and parameters is tool.parameters:
+        return tool
+    return replace(tool, name=name, description=description, parameters=parameters)
+
+
+def _renamed_entry(entry: str, mapping: Mapping) -> str:
+    """An ``allowed-tools`` entry with its tool renamed (``get_price(*)`` keeps its ``(*)``)."""
+    name = allowed_tool_name(entry)
+    return mapping.tool(name) + entry[len(name):]
+
+
+def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = None) -> Harness:
+    prose = prose or _Prose(mapping)
+    tools = tuple(_rename_tool(t, mapping, prose) for t in harness.tools)
+    skills = tuple(
+        replace(s, id=mapping.skill(s.id), description=prose(s.description),
+                content=prose(s.content),
+                allowed_tools=tuple(_renamed_entry(e, mapping) for e in s.allowed_tools))
+        for s in harness.skills)
+    hooks = tuple(
+        replace(h, name=mapping.hooks.get(h.name, h.name), description=prose(h.description),
+                config=prose.value(h.config))
+        for h in harness.hooks)
+    return replace(harness, tools=tools, skills=skills, hooks=hooks,
+                   prompt=replace(harness.prompt,
+                                  text={k: prose(v) for k, v in harness.prompt.text.items()}))
+
+
+def _rename_call(call: dict, harness: Harness, mapping: Mapping) -> dict:
+    fn = call["function"]
+    name = fn["name"]
+    arguments = fn["arguments"]
+    renames = mapping.parameters.get(name, {})
+    is_loader = name == harness.skill_loader and bool(harness.skills)
+    if renames or (is_loader and mapping.skills):
+        args = orjson.loads(arguments)
+        new_args = {renames.get(k, k): v for k, v in args.items()}
+        if is_loader and isinstance(new_args.get("name"), str):
+            new_args["name"] = mapping.skill(new_args["name"])
+        if new_args != args or list(new_args) != list(args):
+            arguments = orjson.dumps(new_args).decode()
+    new_name = mapping.tool(name)
+    if new_name == name and arguments is fn["arguments"]:
+        return call
+    return {**call, "function": {**fn, "name": new_name, "arguments": arguments}}
+
+
+def rename_messages(messages: tuple[dict, ...], harness: Harness, mapping: Mapping,
+                    prose: _Prose | None = None) -> tuple[dict, ...]:
+    """``harness`` is the input-side harness (it tells which calls load skills)."""
+    prose = prose or _Prose(mapping)
+    out = []
+    for message in messages:
+        new = message
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            text = prose(content)
+            if text != content:
+                new = {**new, "content": text}
+        elif isinstance(content, list):
+            new = {**new, "content": [{**p, "text": prose(p["text"])} for p in content]}
+        if message.get("tool_calls"):
+            new = {**new, "tool_calls": [_rename_call(c, harness, mapping)
+                                         for c in message["tool_calls"]]}
+        name = message.get("name")
+        if isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX) and mapping.hooks:
+            hook = name[len(HOOK_MESSAGE_PREFIX):]
+            new = {**new, "name": HOOK_MESSAGE_PREFIX + mapping.hooks.get(hook, hook)}
+        out.append(new)
+    return tuple(out)
+
+
+def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
+    """The episode with every identifier in ``mapping`` renamed (see the module docstring)."""
+    if not mapping:
+        return episode
+    prose = _Prose(mapping)
+    return replace(episode.with_harness(rename_harness(episode.harness, mapping, prose)),
+                   messages=rename_messages(episode.messages, episode.harness, mapping, prose),
+                   gold=mapping.apply_to_gold(episode.gold))

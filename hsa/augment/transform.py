@@ -1,0 +1,141 @@
+"""The transform protocol: a frozen value that samples parameters, then applies them purely.
+
+Subclass :class:`Transform`, set ``name`` (stable snake_case), ``version`` (bump whenever the output
+for the same params changes), ``family`` and a docstring whose first line is the transform's
+promise; implement ``sample_params`` (the only place randomness lives; JSON-only return value) and
+``apply`` (pure: the same episode and params always give the same output, and nothing but the
+params may steer it, so that a lineage replays on a default instance). Transforms that rename
+identifiers also implement ``mapping`` so verification can prove the task is preserved. Register
+with :func:`hsa.augment.registry.register`. The driver that draws ``p``, samples, applies and records
+lineage lives in :mod:`hsa.dataset.pipeline` and is not overridden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import types
+import typing
+from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
+
+from hsa.model.episode import Episode
+from hsa.errors import HsaError
+from hsa.augment.mapping import EMPTY, Mapping
+
+
+# An option that is a probability or a share: checked to lie in [0, 1] for every transform, so
+# transforms declare `fraction: Share = 1.0` instead of checking it themselves.
+UNIT_INTERVAL = "in [0, 1]"
+Share = Annotated[float, UNIT_INTERVAL]
+
+
+@dataclasses.dataclass(frozen=True)
+class Transform:
+    """Base class of every transform (see the module docstring)."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    family: ClassVar[str] = "core"
+
+    p: Share = 1.0
+
+    def __post_init__(self) -> None:
+        check_options(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        """Draw everything ``apply`` needs, as JSON-only data. Default: nothing to draw."""
+        return {}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        raise NotImplementedError(f"{type(self).__name__}.apply")
+
+    def mapping(self, episode: Episode, params: dict) -> Mapping:
+        """The identifiers ``apply`` renames with these params (input side: ``episode``)."""
+        return EMPTY
+
+    # ---- options (constructor arguments) ---------------------------------------------------
+
+    @classmethod
+    def options(cls) -> dict[str, Any]:
+        """Every constructor option with its default: what a recipe may set."""
+        return {f.name: _default(f) for f in dataclasses.fields(cls)}
+
+    def to_options(self) -> dict[str, Any]:
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def promise(cls) -> str:
+        """The docstring's first paragraph, on one line: what it changes and what it keeps."""
+        doc = (cls.__doc__ or "").strip()
+        return " ".join(doc.split("\n\n")[0].split())
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return _jsonable(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return _jsonable(f.default_factory())
+    raise HsaError(f"option {f.name!r} needs a default so that '- name: {{}}' works")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def check_options(cls: type, values: dict[str, Any]) -> None:
+    """Raise a clear error for an option of the wrong type or a probability outside [0, 1]."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    for key, value in values.items():
+        expected = hints.get(key)
+        if expected is None:
+            continue
+        bounds = ()
+        if get_origin(expected) is Annotated:
+            expected, *bounds = get_args(expected)
+        if not _fits(value, expected):
+            raise HsaError(f"transform {cls.name!r}: option {key!r} must be "
+                           f"{_describe(expected)}, got {value!r}")
+        if UNIT_INTERVAL in bounds and not 0.0 <= value <= 1.0:
+            what = "probability p" if key == "p" else key
+            raise HsaError(f"transform {cls.name!r}: {what} must be in [0, 1], got {value!r}")
+
+
+def _fits(value: Any, expected: Any) -> bool:
+    origin = get_origin(expected)
+    if expected is Any:
+        return True
+    if origin is Literal:
+        return value in get_args(expected)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg) for arg in get_args(expected))
+    if expected is type(None):
+        return value is None
+    if expected is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin in (tuple, list):
+        args = [a for a in get_args(expected) if a is not Ellipsis]
+        return isinstance(value, tuple | list) and all(
+            _fits(v, args[0]) for v in value) if args else isinstance(value, tuple | list)
+    if origin is dict or expected is dict:
+        return isinstance(value, dict)
+    if isinstance(expected, type):
+        return isinstance(value, expected)
+    return True
+
+
+def _describe(expected: Any) -> str:
+    origin = get_origin(expected)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in get_args(expected))
+    if origin in (tuple, list):
+        args = [a for a in get_args(expected) if a is not Ellipsis]
+        return f"a list of {_describe(args[0])}" if args else "a list"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in get_args(expected))
+    return getattr(expected, "__name__", str(expected))

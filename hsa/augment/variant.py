@@ -1,0 +1,47 @@
+"""A variant (an episode after a recipe, with its lineage and mapping) and a rejected variant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hsa.model.episode import Episode
+from hsa.augment.lineage import Step
+from hsa.augment.mapping import Mapping
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Variant ``index`` of source episode ``source_id``. Index 0 is the original when the recipe
+    keeps it."""
+
+    source_id: str
+    index: int
+    episode: Episode
+    lineage: tuple[Step, ...]
+    mapping: Mapping
+    # (family, episode before, episode after) of each fired transform, in order: what
+    # hsa.dataset.rows.visible_families reads. Not serialised; replay rebuilds it.
+    trail: tuple = field(default=(), compare=False, repr=False)
+
+    def to_dict(self) -> dict:
+        return {"source_id": self.source_id, "variant": self.index,
+                "episode": self.episode.to_dict(),
+                "lineage": [s.to_dict() for s in self.lineage], "mapping": self.mapping.to_dict()}
+
+
+@dataclass(frozen=True)
+class VariantReject:
+    """A variant that failed: the stage (``transform`` or a verification check) and why."""
+
+    source_id: str
+    index: int
+    stage: str
+    reason: str
+    lineage: tuple[Step, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"source_id": self.source_id, "variant": self.index, "stage": self.stage,
+                "reason": self.reason, "lineage": [s.to_dict() for s in self.lineage]}
+
+    def __str__(self) -> str:
+        return f"{self.source_id}#{self.index} {self.stage}: {self.reason}"

@@ -1,0 +1,134 @@
+"""The batch function every engine runs: raw episode lines in, rendered rows and rejects out.
+
+Input: an Arrow record batch with ``line`` (1-based line number in the episodes file) and
+``text`` (the line's bytes). Output: a record batch with the row columns of
+:data:`hsa.dataset.rows.ROW_SCHEMA` plus ``hsa_reject`` (JSON, set only on reject entries) and
+``hsa_line`` (the input line it came from), in input order, variants in index order. Every input line yields rows, rejects, or both; nothing is
+dropped. The function is pure given its :class:`BatchJob`, so any engine, any batch size and any
+number of workers give the same rows in the same order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+
+from hsa.model.episode import Episode
+from hsa.errors import HsaError, Reject
+from hsa.model.harness import Harness, load_harness
+from hsa.augment.lineage import fired_steps
+from hsa.dataset.pipeline import augment_episode
+from hsa.augment.recipe import Recipe
+from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
+from hsa.augment.variant import VariantReject
+
+INPUT_SCHEMA = pa.schema([("line", pa.int64()), ("text", pa.binary())])
+# hsa_line (the input line), hsa_reject, hsa_fired (the transforms that fired, one entry per
+# firing, counted in the workers so the writer never parses lineage) and hsa_skill_licenses
+# ({"<harness>/<skill id>": licence or null} of the source harness, on the first row of each
+# source, for the card) are for the writer's bookkeeping, not written as rows.
+OUTPUT_SCHEMA = (ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
+                 .append(pa.field("hsa_line", pa.int64()))
+                 .append(pa.field("hsa_fired", pa.list_(pa.string())))
+                 .append(pa.field("hsa_skill_licenses", JSON)))
+_EMPTY_ROW = {name: None for name in ROW_SCHEMA.names}
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """Everything a worker needs, as plain data (it crosses process and Ray boundaries)."""
+
+    recipe: dict
+    source: str               # the episodes file (relative harness references start there)
+    harness_dir: str | None
+    trust_hooks: bool
+    version: str
+    harness_roots: tuple[str, ...] = ()  # more folders harness references may lead into
+
+    @property
+    def source_name(self) -> str:
+        """How reject records name the episodes file: its name, never a local path (rejects
+        travel with the dataset)."""
+        return Path(self.source).name
+
+
+class BatchFunction:
+    """Callable on input batches; builds its recipe and harness once per process. ``on_line``,
+    when set, is called after each input line is done (progress within a batch)."""
+
+    on_line: Callable[[], None] | None = None
+
+    def __init__(self, job: BatchJob):
+        self.job = job
+        self.recipe = Recipe.from_dict(job.recipe)
+        self.harness: Harness | None = (load_harness(job.harness_dir, trust_hooks=job.trust_hooks)
+                                        if job.harness_dir else None)
+        self.base_dir = Path(job.source).parent
+        self.harness_cache: dict = {}
+
+    def __call__(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
+        lines = batch.column("line").to_pylist()
+        texts = batch.column("text").to_pylist()
+        out: list[dict] = []
+        for line, text in zip(lines, texts):
+            for row in self.rows_for(line, text):
+                row["hsa_line"] = line
+                out.append(row)
+            if self.on_line is not None:
+                self.on_line()
+        return pa.RecordBatch.from_pylist(out, schema=OUTPUT_SCHEMA)
+
+    def rows_for(self, line: int, text: bytes) -> list[dict]:
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            return [self._reject(Reject(self.job.source_name, line, None, None,
+                                        f"not valid JSON: {exc}"), line)]
+        try:
+            episode = Episode.from_dict(data, harness=self.harness, base_dir=self.base_dir,
+                                        trust_hooks=self.job.trust_hooks,
+                                        harness_cache=self.harness_cache,
+                                        harness_roots=self.job.harness_roots)
+        except HsaError as exc:
+            row = data.get("id") if isinstance(data, dict) else None
+            return [self._reject(Reject.from_error(exc, source=self.job.source_name, line=line,
+                                                   id=None if row is None else str(row)), line)]
+        out = []
+        for item in augment_episode(self.recipe, episode):
+            if isinstance(item, VariantReject):
+                out.append(self._variant_reject(item, line))
+                continue
+            try:
+                out.append({**variant_row(item, self.job.version),
+                            "hsa_reject": None,
+                            "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
+                            "hsa_skill_licenses": None})
+            except Exception as exc:  # e.g. a layout that does not render for this variant
+                reason = str(exc) if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
+                out.append(self._variant_reject(
+                    VariantReject(item.source_id, item.index, "render", reason, item.lineage),
+                    line))
+        first = next((row for row in out if row["hsa_reject"] is None), None)
+        if first is not None and episode.harness.skills:
+            first["hsa_skill_licenses"] = orjson.dumps(
+                {f"{episode.harness.name}/{s.id}": s.license
+                 for s in episode.harness.skills}).decode()
+        return out
+
+    def _reject(self, reject: Reject, line: int) -> dict:
+        record = {"source": reject.source, "line": reject.line if reject.line else line,
+                  "id": reject.id, "variant": None, "stage": reject.stage, "field": reject.field,
+                  "reason": reject.reason, "lineage": None}
+        return {**_EMPTY_ROW, "hsa_source_id": reject.id,
+                "hsa_reject": orjson.dumps(record).decode()}
+
+    def _variant_reject(self, reject: VariantReject, line: int) -> dict:
+        record = reject_row(reject, source=self.job.source_name, line=line)
+        return {**_EMPTY_ROW, "hsa_source_id": reject.source_id, "hsa_variant": reject.index,
+                "hsa_reject": orjson.dumps(record).decode()}
+
+

@@ -1,0 +1,162 @@
+"""The Hugging Face dataset card (README.md) of a version, from a template in templates/cards.
+
+Statistics are computed with polars from the version's own files (shards, rejects, manifest), so
+``hsa card DIR`` can rebuild the card of any version.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import jinja2
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from hsa.files.assets import templates_dir
+from hsa.errors import HsaError
+from hsa.files.jsonl import atomic_path
+from hsa.dataset.licenses import is_open
+from hsa.files.textfile import read_text
+from hsa.dataset.writer import read_manifest
+
+
+def read_table(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
+    """A Parquet file as polars, with Arrow JSON columns read as their JSON text."""
+    return _plain(pq.read_table(path, columns=columns))
+
+
+def _row_statistics(root: Path, manifest: dict) -> tuple[pl.Series, pl.Series, pl.Series, str]:
+    """Variants per source, messages per row and tools per row, read a batch at a time so memory
+    stays flat however large the version (rows of one source are consecutive: written in input
+    order), and the first source id."""
+    per_source: list[int] = []
+    messages: list[pl.Series] = []
+    tools: list[pl.Series] = []
+    first_id, last_id = None, None
+    for shard in manifest["shards"]:
+        source = pq.ParquetFile(root / shard["path"])
+        for batch in source.iter_batches(batch_size=8192,
+                                         columns=["hsa_source_id", "messages", "tools"]):
+            frame = _plain(pa.Table.from_batches([batch]))
+            if frame.height == 0:
+                continue
+            messages.append(frame["messages"].str.count_matches('"role":').cast(pl.Int32))
+            tools.append(frame["tools"].str.count_matches('"type":"function"').cast(pl.Int32))
+            for source_id in frame["hsa_source_id"].to_list():
+                if source_id == last_id:
+                    per_source[-1] += 1
+                else:
+                    per_source.append(1)
+                    last_id = source_id
+            first_id = first_id if first_id is not None else frame["hsa_source_id"][0]
+
+    def joined(parts: list[pl.Series]) -> pl.Series:
+        return pl.concat(parts) if parts else pl.Series([], dtype=pl.Int32)
+
+    return (pl.Series(per_source, dtype=pl.Int64), joined(messages), joined(tools),
+            first_id if first_id is not None else "SOURCE")
+
+
+def _plain(table: pa.Table) -> pl.DataFrame:
+    """Arrow JSON columns as their JSON text, for polars."""
+    plain = [pa.field(f.name, f.type.storage_type) if isinstance(f.type, pa.BaseExtensionType) else f
+             for f in table.schema]
+    return pl.from_arrow(table.cast(pa.schema(plain)))
+
+
+def _size_category(rows: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                        (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+        if rows < limit:
+            return name
+    return "10M<n<100M"
+
+
+def _distribution(series: pl.Series) -> str:
+    if series.len() == 0:
+        return "none"
+    return (f"min {series.min()}, median {series.median():g}, mean {series.mean():.2f}, "
+            f"max {series.max()}")
+
+
+def _recipe_yaml(recipe: dict) -> str:
+    """The recipe in its own key order (the manifest stores keys sorted)."""
+    from hsa.augment.recipe import Recipe
+    try:
+        return Recipe.from_dict(recipe).to_yaml()
+    except HsaError:  # a transform of this version is not installed here: show it as stored
+        return yaml.safe_dump(recipe, sort_keys=False, allow_unicode=True)
+
+
+def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str, str, int]]:
+    """The most frequent (stage, reason, count) of a version's rejects, reasons cut to 120
+    characters so that rejects differing only in a long tail group together."""
+    rejects = read_table(Path(version_dir) / "rejects.parquet", ["stage", "reason"])
+    if not rejects.height:
+        return []
+    return (rejects.with_columns(pl.col("reason").str.slice(0, 120))
+            .group_by(["stage", "reason"]).len()
+            .sort(["len", "stage", "reason"], descending=[True, False, False]).head(limit).rows())
+
+
+def card_text(version_dir: str | os.PathLike, *, license: str = "other",
+              manifest: dict | None = None) -> str:
+    """The card of a version; ``manifest`` when the caller holds it already."""
+    root = Path(version_dir)
+    manifest = manifest if manifest is not None else read_manifest(root)
+    split = manifest["split"]
+    per_source, messages, tools, first_id = _row_statistics(root, manifest)
+    front = {
+        "license": license, "task_categories": ["text-generation"],
+        "language": ["en", "zh"], "pretty_name": f"{manifest['name']} ({manifest['version']})",
+        "tags": ["tool-calling", "function-calling", "agents", "harness-state-augmentation",
+                 "hsa", "synthetic"],
+        "size_categories": [_size_category(manifest["counts"]["rows"])],
+        "configs": [{"config_name": "default",
+                     "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}]}],
+    }
+    env = ImmutableSandboxedEnvironment(loader=jinja2.FileSystemLoader(str(templates_dir() / "cards")),
+                                        undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return env.get_template("dataset_card.md.j2").render(
+        front_matter=yaml.safe_dump(front, sort_keys=False, allow_unicode=True),
+        pretty_name=front["pretty_name"], rows=manifest["counts"]["rows"], counts=manifest["counts"],
+        name=manifest["name"], version=manifest["version"], split=split,
+        recipe_yaml=_recipe_yaml(manifest["recipe"]),
+        per_source=_distribution(per_source), messages_dist=_distribution(messages),
+        tools_dist=_distribution(tools),
+        by_family=sorted(manifest["statistics"]["rows_by_family"].items()),
+        by_transform=sorted(manifest["statistics"]["rows_by_transform"].items()),
+        skill_licenses=[(skill, "not stated" if license is None else license,
+                         "-" if license is None else "yes" if is_open(license) else "**no**")
+                        for skill, license in manifest.get("skill_licenses", {}).items()],
+        rejects=top_rejects(root, limit=20),
+        episodes=Path(manifest["input"]["episodes"]).name, example_id=f"{first_id}#1",
+        hsa_version=manifest["hsa_version"],
+        transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()),
+        rollout=manifest.get("rollout"),  # a teacher rollout's settings and counts (hsa.rollout)
+        recipe_name=(manifest.get("recipe") or {}).get("name"),
+        recipe_variants=(manifest.get("recipe") or {}).get("variants_per_episode"))
+
+
+def card_license(version_dir: str | os.PathLike) -> str | None:
+    """The license in a version's card front matter, or None without a readable card."""
+    try:
+        text = read_text(Path(version_dir) / "README.md")
+        _, front, _ = text.split("---\n", 2)
+        meta = yaml.safe_load(front)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    return meta.get("license") if isinstance(meta, dict) else None
+
+
+def write_card(version_dir: str | os.PathLike, *, license: str = "other",
+               manifest: dict | None = None) -> Path:
+    path = Path(version_dir) / "README.md"
+    text = card_text(version_dir, license=license, manifest=manifest)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return path

@@ -1,0 +1,91 @@
+"""Fingerprints of inputs and the version id of a dataset.
+
+A version is a short hash of (canonical recipe, input fingerprint, hsa version, every transform's
+version, split): same inputs give the same version, and any change to one of them gives another.
+The input fingerprint covers the episodes file's bytes and every harness folder the run can read:
+the default one and each folder an episode names by reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import orjson
+
+from hsa.errors import HsaError
+from hsa.model.harness import inside, referenced_folder
+
+# A string-valued "harness" key: a reference to a harness folder. Inside JSON string values
+# quotes are escaped, so this only matches real keys.
+_HARNESS_REF = re.compile(rb'"harness"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_CHUNK = 1 << 22
+
+
+def folder_sha256(folder: str | os.PathLike) -> str:
+    """sha256 over every file of a folder: relative path and bytes, in path order. A symbolic
+    link that leads out of the folder counts by its target's name, never its bytes: nothing
+    outside is read (loading such a harness fails anyway)."""
+    root = Path(folder)
+    real = root.resolve()
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        if inside(real, path):
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        else:
+            digest.update(b"link\0" + os.fsencode(os.readlink(path)) if path.is_symlink()
+                          else b"outside\0")
+    return digest.hexdigest()
+
+
+def harness_key(ref: str) -> str:
+    """How the fingerprint (and so the manifest) names a harness folder an episode references:
+    as written when it is a plain relative path, else by a hash of the reference, so that no
+    local absolute path (or path above the episodes' folder) lands in a published manifest."""
+    path = Path(ref)
+    if not path.is_absolute() and ".." not in path.parts:
+        return ref
+    return "ref-" + hashlib.sha256(ref.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | None,
+                      harness_roots: tuple[str | os.PathLike, ...] = ()) -> dict:
+    """What the run reads: the episodes file's sha256 and each harness folder's (the default one,
+    and each one an episode references that it may read: see hsa.model.harness.referenced_folder)."""
+    episodes = Path(episodes)
+    digest = hashlib.sha256()
+    refs: set[bytes] = set()
+    tail = b""
+    with open(episodes, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            # Lines are scanned whole: keep the unfinished last line for the next chunk.
+            text = tail + chunk
+            cut = text.rfind(b"\n") + 1
+            refs.update(m.group(1) for m in _HARNESS_REF.finditer(text, 0, cut))
+            tail = text[cut:]
+    refs.update(m.group(1) for m in _HARNESS_REF.finditer(tail))
+    harnesses = {}
+    if harness is not None:
+        harnesses["--harness"] = folder_sha256(harness)
+    for ref in sorted(refs):
+        try:
+            name = orjson.loads(b'"' + ref + b'"')
+            folder = referenced_folder(name, episodes.parent, harness_roots)
+            if not folder.is_dir():
+                continue
+        except (HsaError, OSError, ValueError):  # rows naming it are rejected on load
+            continue
+        harnesses[harness_key(name)] = folder_sha256(folder)
+    return {"episodes_sha256": digest.hexdigest(), "harnesses": harnesses}
+
+
+def version_id(recipe: dict, fingerprint: dict, hsa_version: str, transforms: dict,
+               split: str) -> str:
+    payload = orjson.dumps({"recipe": recipe, "input": fingerprint, "hsa": hsa_version,
+                            "transforms": transforms, "split": split},
+                           option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(payload, digest_size=6).hexdigest()

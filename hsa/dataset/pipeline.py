@@ -1,0 +1,69 @@
+"""Run a recipe over episodes: every variant is made, verified, and either kept or rejected.
+
+For each episode, variant ``0`` is the original when the recipe keeps it, and variants
+``1..variants_per_episode`` run the pipeline with their own derived generators. A transform that
+raises rejects that variant (stage ``transform:<name>``); a verification failure rejects it with
+the failed check (stage ``verify:<check>``); either way with its lineage so far. Nothing is
+dropped: every input row and every variant is either output or a reject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+
+from hsa.augment.compose import RunState, TransformFailed
+from hsa.model.episode import Episode
+from hsa.errors import Reject
+from hsa.augment.mapping import EMPTY
+from hsa.augment.recipe import Recipe
+from hsa.augment.variant import Variant, VariantReject
+from hsa.verify import VerificationFailed, verify_variant
+
+
+def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantReject]:
+    """All variants of one episode, in index order."""
+    out: list[Variant | VariantReject] = []
+    if recipe.keep_original:
+        out.append(Variant(episode.id, 0, episode, (), EMPTY))
+    for index in range(1, recipe.variants_per_episode + 1):
+        state = RunState(recipe.seed, episode.id, index)
+        try:
+            variant = recipe.pipeline.run(episode, state)
+        except TransformFailed as exc:
+            out.append(VariantReject(episode.id, index, f"transform:{exc.transform}", exc.reason,
+                                     tuple(state.lineage)))
+            continue
+        try:
+            verify_variant(episode, variant, state.mapping)
+        except VerificationFailed as exc:
+            out.append(VariantReject(episode.id, index, f"verify:{exc.check}", exc.reason,
+                                     tuple(state.lineage)))
+            continue
+        except Exception as exc:  # a check that cannot run on this variant rejects it too
+            out.append(VariantReject(episode.id, index, "verify:error",
+                                     f"{type(exc).__name__}: {exc}", tuple(state.lineage)))
+            continue
+        out.append(Variant(episode.id, index, variant, tuple(state.lineage), state.mapping,
+                           trail=tuple(state.trail)))
+    return out
+
+
+def augment(recipe: Recipe, items: Iterable[Episode | Reject], *, batch_size: int = 256
+            ) -> Iterator[Variant | VariantReject | Reject]:
+    """Stream variants (and rejects) in input order, ``batch_size`` episodes at a time.
+
+    Input rows that already failed to load pass through as rejects; a repeated episode id is
+    rejected, because variants are identified (and their randomness derived) by id."""
+    seen: set[str] = set()
+    iterator = iter(items)
+    while batch := list(islice(iterator, batch_size)):
+        for item in batch:
+            if isinstance(item, Reject):
+                yield item
+            elif item.id in seen:
+                yield Reject(source="episodes", line=None, id=item.id, field="id",
+                             reason="duplicate episode id; ids must be unique in one run")
+            else:
+                seen.add(item.id)
+                yield from augment_episode(recipe, item)

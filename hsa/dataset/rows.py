@@ -1,0 +1,126 @@
+"""Rendered rows: what trainers read, one per variant, and their Arrow schema.
+
+``messages`` (system prompt rendered from the variant's harness, then the conversation, with
+tool-call arguments as objects, as chat templates expect) and
+``tools`` (OpenAI tool objects, the skill loader included) are stored as Arrow's JSON extension
+type: Arrow never sees their inner structure, so heterogeneous dicts (tool-call arguments, JSON
+schemas) are never merged into one struct with ``null`` keys, and ``datasets`` decodes them back
+to Python objects (its ``Json`` feature). The ``hsa_*`` columns say where the row came from.
+"""
+
+from __future__ import annotations
+
+import orjson
+import pyarrow as pa
+
+from hsa.render import render_messages
+from hsa.augment.variant import Variant, VariantReject
+
+JSON = pa.json_()
+
+ROW_SCHEMA = pa.schema([
+    ("id", pa.string()),                 # "<source id>#<variant index>", unique in a version
+    ("messages", JSON),
+    ("tools", JSON),
+    ("hsa_source_id", pa.string()),
+    ("hsa_variant", pa.int32()),
+    ("hsa_lineage", JSON),
+    ("hsa_mapping", JSON),
+    ("hsa_gold", JSON),
+    ("hsa_families", pa.list_(pa.string())),  # families that changed what the model reads
+    ("hsa_version", pa.string()),
+])
+
+REJECT_SCHEMA = pa.schema([
+    ("source", pa.string()),
+    ("line", pa.int64()),
+    ("id", pa.string()),
+    ("variant", pa.int32()),
+    ("stage", pa.string()),  # load, check:<name>, transform:<name>, verify:<check>, render
+    ("field", pa.string()),
+    ("reason", pa.string()),
+    ("lineage", JSON),
+])
+
+
+def row_id(source_id: str, index: int) -> str:
+    return f"{source_id}#{index}"
+
+
+def _json(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+def chat_template_messages(messages: list[dict]) -> list[dict]:
+    """Messages as chat templates and TRL expect them: tool-call arguments as objects.
+
+    Episodes keep OpenAI's JSON-string arguments; templates (Qwen's among them) apply ``tojson``
+    to the arguments, which would double-encode a string."""
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls")
+        if calls:
+            message = {**message, "tool_calls": [
+                {**call, "function": {**call["function"],
+                                      "arguments": orjson.loads(call["function"]["arguments"])}}
+                for call in calls]}
+        out.append(message)
+    return out
+
+
+def visibly_changed(before: Episode, after: Episode, rendered: dict | None = None) -> bool:
+    """Whether ``after`` shows the model anything else than ``before``: other messages, other
+    tools (the skill loader's list of ids included), or another rendered prompt. A change the
+    model never reads (a skill body no message loads, a hook's code, gold) is no change.
+    ``rendered`` caches renderings by harness object across calls."""
+    if before is after:
+        return False
+    if before.messages != after.messages or before.harness.all_tools() != after.harness.all_tools():
+        return True
+    if before.harness is after.harness:
+        return False
+    rendered = {} if rendered is None else rendered
+
+    def render(episode: Episode) -> list[dict]:
+        key = id(episode.harness)
+        if key not in rendered:
+            rendered[key] = (episode.harness, render_messages(episode))
+        return rendered[key][1]
+
+    return render(before) != render(after)
+
+
+def visible_families(variant: Variant) -> list[str]:
+    """The families whose transforms changed what the model reads in this variant (sorted):
+    each fired step of its trail compared before and after (:func:`visibly_changed`)."""
+    found: set[str] = set()
+    rendered: dict = {}
+    for family, before, after in variant.trail:
+        if family not in found and visibly_changed(before, after, rendered):
+            found.add(family)
+    return sorted(found)
+
+
+def variant_row(variant: Variant, version: str) -> dict:
+    """The rendered row of one variant. ``hsa_families`` names the families that changed what
+    the model reads (statistics count rows that changed, not transforms that fired)."""
+    episode = variant.episode
+    changed = visible_families(variant)
+    return {
+        "id": row_id(variant.source_id, variant.index),
+        "messages": _json(chat_template_messages(render_messages(episode))),
+        "tools": _json(episode.harness.openai_tools()),
+        "hsa_source_id": variant.source_id,
+        "hsa_variant": variant.index,
+        "hsa_lineage": _json([s.to_dict() for s in variant.lineage]),
+        "hsa_mapping": _json(variant.mapping.to_dict()),
+        "hsa_gold": _json(episode.gold.to_dict()),
+        "hsa_families": changed,
+        "hsa_version": version,
+    }
+
+
+def reject_row(reject: VariantReject, *, source: str, line: int | None) -> dict:
+    return {"source": source, "line": line, "id": reject.source_id, "variant": reject.index,
+            "stage": reject.stage, "field": None, "reason": reject.reason,
+            "lineage": _json([s.to_dict() for s in reject.lineage])}

@@ -1,0 +1,95 @@
+"""JSON Lines in and out: numbered reads that report broken lines, and atomic writes.
+
+orjson is the codec everywhere (it is the hot path of the dataset factory); ``dumps`` is canonical
+(sorted keys) so that equal values always serialise to equal bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from hsa.errors import HsaError
+from hsa.files.textfile import strip_bom
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON text: sorted keys, no whitespace, UTF-8 kept as is."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def loads(text: str | bytes) -> Any:
+    return orjson.loads(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One physical line of a JSONL file: its 1-based number and either a value or a parse error."""
+
+    number: int
+    value: Any = None
+    error: str | None = None
+
+
+def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int, bytes]]:
+    """Every non-blank line of ``path`` as (1-based number, bytes as read, line end included);
+    ``what`` names the file in the error when it cannot be opened."""
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise HsaError(f"cannot read{' ' + what if what else ''}: {exc.strerror}",
+                       file=str(path)) from exc
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1:
+                raw = strip_bom(raw)  # an encoding mark, not part of the first row
+            if raw.strip():
+                yield number, raw
+
+
+def read_lines(path: str | os.PathLike) -> Iterator[Line]:
+    """Yield every non-blank line of ``path``; a line that is not JSON carries its error instead."""
+    for number, raw in raw_lines(path):
+        try:
+            yield Line(number, orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            yield Line(number, error=f"not valid JSON: {exc}")
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    if path.is_dir():
+        raise HsaError("output path is a directory, expected a file", file=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    # mkstemp creates 0600; give the file the permissions a plain open() would (umask applies).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> int:
+    """Write rows as canonical JSON lines, atomically; return how many were written."""
+    count = 0
+    with atomic_path(path) as tmp, open(tmp, "wb") as out:
+        for row in rows:
+            out.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+            count += 1
+    return count

@@ -1,0 +1,45 @@
+"""Exact text I/O for the files hsa reads: UTF-8, line endings kept byte for byte, YAML that reads
+back.
+
+Path.read_text translates ``\\r\\n`` and ``\\r`` to ``\\n``; a skill whose text carries them would
+not survive a folder round trip, so harness files are read and written as bytes. A UTF-8 byte order
+mark at the start of a file (editors on Windows write one) is an encoding mark, not text: it is
+dropped on reading, here and in hsa.files.jsonl.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+BOM = b"\xef\xbb\xbf"
+
+
+def strip_bom(data: bytes) -> bytes:
+    return data[len(BOM):] if data.startswith(BOM) else data
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes without a leading UTF-8 byte order mark."""
+    return strip_bom(Path(path).read_bytes())
+
+
+def read_text(path: Path) -> str:
+    return read_bytes(path).decode("utf-8")
+
+
+def write_text(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8"))
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML that keeps non-ASCII text readable, unless that would not read back equal.
+
+    PyYAML writes some characters (U+0085, U+2028...) raw in plain scalars and reads them back
+    as line breaks; for such data the ASCII-escaped form is used instead."""
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    if yaml.safe_load(text) != data:
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=100)
+    return text

@@ -1,0 +1,218 @@
+"""Gold: what counts as solving an episode, turn by turn.
+
+A :class:`TurnGold` judges one assistant message: the one at index ``at`` of the episode's
+messages, whose prompt is ``messages[:at]`` (``at == len(messages)`` means the episode is a prompt
+waiting for that message, as in BFCL). It expects exactly one of:
+
+* tool calls (``calls``), each with the acceptable values of every parameter and the parameters
+  that may be omitted; ``ordered`` says whether parallel calls must come in order;
+* skills the message must load through the harness's skill loader (``skills``), alone or beside
+  calls;
+* no tool call at all (``no_call``), e.g. for an irrelevant request or a final reply;
+
+plus optional ``reply`` constraints on the message's text. An episode's :class:`Gold` is one or more
+turns; its single-turn form is written flat in JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hsa.errors import EpisodeError
+from hsa.model.tool import schema_validator
+
+_REPLY_KEYS = {"contains", "not_contains", "language", "max_chars"}
+REPLY_LANGUAGES = ("zh", "en")
+
+
+@dataclass(frozen=True, slots=True)
+class GoldCall:
+    """One expected tool call: name, acceptable values per parameter, and omittable parameters."""
+
+    name: str
+    arguments: dict  # parameter -> list of acceptable values
+    omittable: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"name": self.name, "arguments": self.arguments}
+        if self.omittable:
+            out["omittable"] = list(self.omittable)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str) -> GoldCall:
+        if not isinstance(data, dict):
+            raise EpisodeError("expected an object {name, arguments, omittable?}", field=where)
+        unknown = set(data) - {"name", "arguments", "omittable"}
+        if unknown:
+            raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: name, arguments, "
+                               f"omittable", field=where)
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise EpisodeError("name must be a non-empty string", field=f"{where}.name")
+        arguments = data.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise EpisodeError("arguments must map each parameter to a list of acceptable values",
+                               field=f"{where}.arguments")
+        for param, values in arguments.items():
+            if not isinstance(values, list) or not values:
+                raise EpisodeError("expected a non-empty list of acceptable values",
+                                   field=f"{where}.arguments.{param}")
+        omittable = data.get("omittable", [])
+        if not isinstance(omittable, list) or not all(isinstance(p, str) for p in omittable):
+            raise EpisodeError("omittable must be a list of parameter names",
+                               field=f"{where}.omittable")
+        return cls(name=name, arguments=arguments, omittable=tuple(omittable))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnGold:
+    """What the assistant message at index ``at`` must do (see the module docstring)."""
+
+    at: int
+    calls: tuple[GoldCall, ...] = ()
+    ordered: bool = False
+    skills: tuple[str, ...] = ()
+    no_call: bool = False
+    reply: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {"at": self.at}
+        if self.calls:
+            out["calls"] = [c.to_dict() for c in self.calls]
+            if self.ordered:
+                out["ordered"] = True
+        if self.skills:
+            out["skills"] = list(self.skills)
+        if self.no_call:
+            out["no_call"] = True
+        if self.reply:
+            out["reply"] = dict(self.reply)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str, default_at: int) -> TurnGold:
+        if not isinstance(data, dict):
+            raise EpisodeError("expected an object", field=where)
+        unknown = set(data) - {"at", "calls", "ordered", "skills", "no_call", "reply"}
+        if unknown:
+            raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: at, calls, ordered, "
+                               f"skills, no_call, reply", field=where)
+        at = data.get("at", default_at)
+        if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+            raise EpisodeError("at must be a message index (integer >= 0)", field=f"{where}.at")
+        calls = data.get("calls", [])
+        if not isinstance(calls, list):
+            raise EpisodeError("calls must be a list", field=f"{where}.calls")
+        skills = data.get("skills", [])
+        if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
+            raise EpisodeError("skills must be a list of skill ids", field=f"{where}.skills")
+        no_call = data.get("no_call", False)
+        ordered = data.get("ordered", False)
+        for key, value in (("no_call", no_call), ("ordered", ordered)):
+            if not isinstance(value, bool):
+                raise EpisodeError("must be true or false", field=f"{where}.{key}")
+        if no_call and (calls or skills):
+            raise EpisodeError("no_call is true but calls or skills are given; choose one",
+                               field=f"{where}.no_call")
+        if not (no_call or calls or skills):
+            raise EpisodeError("a turn must expect calls, skills, or no_call: true",
+                               field=where)
+        reply = data.get("reply") or {}
+        _check_reply(reply, where=f"{where}.reply")
+        return cls(at=at,
+                   calls=tuple(GoldCall.from_dict(c, where=f"{where}.calls[{i}]")
+                               for i, c in enumerate(calls)),
+                   ordered=ordered, skills=tuple(skills), no_call=no_call, reply=dict(reply))
+
+
+def _check_reply(reply: Any, *, where: str) -> None:
+    if not isinstance(reply, dict):
+        raise EpisodeError("reply constraints must be an object", field=where)
+    unknown = set(reply) - _REPLY_KEYS
+    if unknown:
+        raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_REPLY_KEYS)}",
+                           field=where)
+    for key in ("contains", "not_contains"):
+        value = reply.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise EpisodeError("must be a list of strings", field=f"{where}.{key}")
+    if "language" in reply and reply["language"] not in REPLY_LANGUAGES:
+        raise EpisodeError(f"language must be one of {list(REPLY_LANGUAGES)}",
+                           field=f"{where}.language")
+    if "max_chars" in reply and (not isinstance(reply["max_chars"], int) or reply["max_chars"] < 1):
+        raise EpisodeError("max_chars must be a positive integer", field=f"{where}.max_chars")
+
+
+@dataclass(frozen=True, slots=True)
+class Gold:
+    """All judged turns of an episode, in message order."""
+
+    turns: tuple[TurnGold, ...]
+
+    @property
+    def skills(self) -> tuple[str, ...]:
+        """Every skill the episode needs loaded, in first-use order."""
+        return tuple(dict.fromkeys(s for t in self.turns for s in t.skills))
+
+    @property
+    def calls(self) -> tuple[GoldCall, ...]:
+        return tuple(c for t in self.turns for c in t.calls)
+
+    def turn(self, at: int | None = None) -> TurnGold:
+        """The turn judged at message index ``at``; the first turn when ``at`` is None."""
+        if at is None:
+            return self.turns[0]
+        for t in self.turns:
+            if t.at == at:
+                return t
+        raise KeyError(at)
+
+    def to_dict(self) -> dict:
+        if len(self.turns) == 1:
+            return self.turns[0].to_dict()
+        return {"turns": [t.to_dict() for t in self.turns]}
+
+    @classmethod
+    def from_dict(cls, data: Any, *, n_messages: int, where: str = "gold") -> Gold:
+        """Parse the flat single-turn form or ``{"turns": [...]}``; ``at`` defaults to the end."""
+        if not isinstance(data, dict):
+            raise EpisodeError("expected an object", field=where)
+        if "turns" in data:
+            if set(data) != {"turns"}:
+                raise EpisodeError("with 'turns', put every other key inside a turn", field=where)
+            raw = data["turns"]
+            if not isinstance(raw, list) or not raw:
+                raise EpisodeError("turns must be a non-empty list", field=f"{where}.turns")
+            turns = tuple(TurnGold.from_dict(t, where=f"{where}.turns[{i}]", default_at=n_messages)
+                          for i, t in enumerate(raw))
+        else:
+            turns = (TurnGold.from_dict(data, where=where, default_at=n_messages),)
+        ats = [t.at for t in turns]
+        if ats != sorted(set(ats)):
+            raise EpisodeError(f"turn indices {ats} must be strictly increasing", field=where)
+        return cls(turns=turns)
+
+
+def is_pattern(value: Any) -> bool:
+    """A dict acceptable value is a BFCL pattern: ``{key: [acceptable values]}``."""
+    return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
+
+
+def value_fits(value: Any, schema: Any) -> bool:
+    """Whether an acceptable gold value validates against a parameter's JSON Schema.
+
+    Patterns (also as items of a list) are checked key by key: every acceptable value of a key
+    the schema defines must fit that key's schema (``""``, "may be left out", is skipped)."""
+    if isinstance(schema, dict):
+        if is_pattern(value) and schema.get("type") == "object":
+            properties = schema.get("properties") or {}
+            return all(value_fits(v, properties[k]) for k, options in value.items()
+                       if k in properties for v in options if v != "")
+        items = schema.get("items")
+        if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
+            shell = {k: v for k, v in schema.items() if k != "items"}
+            return (schema_validator(shell).is_valid(value)
+                    and all(value_fits(item, items) for item in value))
+    return schema_validator(schema).is_valid(value)

@@ -1,0 +1,195 @@
+"""Names of tools, parameters, skills and hooks: their words, their convention and their meaning.
+
+* :func:`name_words` splits a name in any convention (``get_price``, ``getHTTPStatus2``,
+  ``item-qa``, ``shop.ITEM_QA``) into its words;
+* a *convention* is how words are joined (``snake``, ``camel``, ``kebab``, ``pascal``,
+  ``screaming_snake``, ``title_snake``); :func:`write_name` writes words in one, and
+  :func:`conventions_of` tells which conventions a name is written in (``get`` is snake, camel
+  and kebab at once). Dots are namespace separators, never a convention: each dotted segment is
+  written in the convention;
+* :func:`meaning` is what a reader takes a name to say: its words lower-cased, abbreviations read
+  as the full word (``hsa/text/abbreviations.yaml``), plurals as singulars, in any order, without
+  articles. ``item_ids``, ``itemIdentifier`` and ``identifier_of_item`` mean one thing. A rename
+  may never give an identifier the meaning of another identifier of its kind (verification checks
+  it, see :mod:`hsa.verify`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from hsa.errors import HsaError
+
+CONVENTIONS = ("snake", "camel", "kebab", "pascal", "screaming_snake", "title_snake")
+
+_CONVENTION_RE = {
+    "snake": re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*"),
+    "kebab": re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*"),
+    "camel": re.compile(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*"),
+    "pascal": re.compile(r"(?:[A-Z][a-z0-9]*)+"),
+    "screaming_snake": re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)*"),
+    "title_snake": re.compile(r"[A-Z0-9][a-z0-9]*(?:_[A-Z0-9][a-z0-9]*)*"),
+}
+# Words that say nothing about what a name means.
+_ARTICLES = frozenset({"a", "an", "the", "of"})
+_IRREGULAR_PLURALS = {
+    "people": "person", "children": "child", "men": "man", "women": "woman", "feet": "foot",
+    "teeth": "tooth", "mice": "mouse", "geese": "goose", "indices": "index",
+    "vertices": "vertex", "matrices": "matrix", "analyses": "analysis", "criteria": "criterion",
+    "phenomena": "phenomenon", "statuses": "status", "aliases": "alias", "buses": "bus",
+    "addresses": "address", "series": "series", "species": "species", "news": "news",
+    "data": "data", "media": "media", "wolves": "wolf", "knives": "knife", "lives": "life",
+    "leaves": "leaf", "shelves": "shelf", "halves": "half", "quizzes": "quiz", "ids": "id",
+}
+_KEEP_S = ("ss", "us", "is", "ous", "ics")
+
+
+_IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
+
+
+def identifier_like(name: str) -> bool:
+    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps."""
+    return bool(_IDENTIFIER_LIKE.search(name))
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a name, as written: split on any character that is not a letter or digit,
+    on camelCase humps, after acronyms and where letters and digits meet (``getHTTPStatus2`` ->
+    get, HTTP, Status, 2). Runs of non-ASCII letters are words of their own."""
+    return list(_words(name))
+
+
+@lru_cache(maxsize=65536)
+def _words(name: str) -> tuple[str, ...]:
+    words: list[str] = []
+    for part in re.split(r"[^0-9A-Za-z\u0080-\U0010ffff]+", name):
+        current = ""
+        for i, ch in enumerate(part):
+            if current:
+                prev = current[-1]
+                nxt = part[i + 1] if i + 1 < len(part) else ""
+                boundary = ((prev.islower() and ch.isupper())
+                            or (prev.isdigit() != ch.isdigit())
+                            or (prev.isascii() != ch.isascii())
+                            or (prev.isupper() and ch.isupper() and nxt.islower()))
+                if boundary:
+                    words.append(current)
+                    current = ""
+            current += ch
+        if current:
+            words.append(current)
+    return tuple(words)
+
+
+def write_name(words: list[str], convention: str) -> str:
+    """``words`` joined in ``convention`` (one of :data:`CONVENTIONS`)."""
+    low = [w.lower() for w in words if w]
+    cap = [w[:1].upper() + w[1:] for w in low]
+    if convention == "snake":
+        return "_".join(low)
+    if convention == "kebab":
+        return "-".join(low)
+    if convention == "camel":
+        return low[0] + "".join(cap[1:]) if low else ""
+    if convention == "pascal":
+        return "".join(cap)
+    if convention == "screaming_snake":
+        return "_".join(w.upper() for w in low)
+    if convention == "title_snake":
+        return "_".join(cap)
+    raise HsaError(f"unknown naming convention {convention!r}; known: {', '.join(CONVENTIONS)}")
+
+
+def write_segments(name: str, convention: str) -> str:
+    """``name`` in ``convention``, segment by segment: dots (namespaces) stay."""
+    return ".".join(write_name(name_words(segment) or [segment], convention)
+                    for segment in name.split("."))
+
+
+@lru_cache(maxsize=65536)
+def conventions_of(name: str) -> frozenset[str]:
+    """The conventions ``name`` is written in (each dotted segment in it); every convention for a
+    name with no ASCII letters, which says nothing about its convention."""
+    if not re.search(r"[A-Za-z]", name):
+        return frozenset(CONVENTIONS)
+    segments = [s for s in name.split(".") if s]
+    return frozenset(c for c, pattern in _CONVENTION_RE.items()
+                     if segments and all(pattern.fullmatch(s) for s in segments))
+
+
+def shared_conventions(names) -> frozenset[str]:
+    """The conventions every one of ``names`` is written in (empty: they mix conventions)."""
+    out = frozenset(CONVENTIONS)
+    for name in names:
+        out &= conventions_of(name)
+    return out
+
+
+def convention_of(names, preferred: tuple[str, ...] = CONVENTIONS) -> str | None:
+    """The one convention ``names`` share, the first of ``preferred`` when several fit (``get``
+    fits snake, camel and kebab); None when they mix conventions."""
+    shared = shared_conventions(names)
+    return next((c for c in preferred if c in shared), None)
+
+
+# ---- meaning ---------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def abbreviation_groups() -> tuple[dict[str, tuple[str, ...]], ...]:
+    """The abbreviation table (``hsa/text/abbreviations.yaml``): groups with a ``train`` and a
+    ``heldout`` part, the full word first in ``train``."""
+    path = Path(__file__).with_name("abbreviations.yaml")
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    groups = []
+    seen: dict[str, int] = {}
+    for i, group in enumerate(raw):
+        parts = {split: tuple(group.get(split) or ()) for split in ("train", "heldout")}
+        if not parts["train"] or set(parts["train"]) & set(parts["heldout"]):
+            raise HsaError(f"group {i}: needs a train part, and parts that share no member",
+                           file=str(path))
+        for member in parts["train"] + parts["heldout"]:
+            if member in seen:
+                raise HsaError(f"{member!r} is in groups {seen[member]} and {i}", file=str(path))
+            seen[member] = i
+        groups.append(parts)
+    return tuple(groups)
+
+
+@lru_cache(maxsize=1)
+def _full_words() -> dict[str, str]:
+    return {member: group["train"][0] for group in abbreviation_groups()
+            for member in group["train"] + group["heldout"]}
+
+
+def singular(word: str) -> str:
+    """The singular of a lower-case English word, by the common rules (good enough to tell two
+    names apart; never used to write a name)."""
+    if word in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[word]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "shes", "ches", "xes", "zzes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(_KEEP_S):
+        return word[:-1]
+    return word
+
+
+def _full_word(word: str) -> tuple[str, ...]:
+    full = _full_words()
+    if word not in full:
+        word = singular(word)
+    return tuple(full.get(word, word).split("_"))
+
+
+@lru_cache(maxsize=65536)
+def meaning(name: str) -> tuple[str, ...]:
+    """What ``name`` says to a reader: its words, lower-cased, abbreviations read as the full
+    word and plurals as singulars, without articles, in sorted order (``item_ids`` and
+    ``identifierOfItem`` -> ``("identifier", "item")``)."""
+    words = [part for w in name_words(name) for part in _full_word(w.lower())]
+    return tuple(sorted(w for w in words if w not in _ARTICLES))
