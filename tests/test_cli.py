@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -66,38 +67,72 @@ def test_transforms_json_is_a_list(capsys):
     assert capsys.readouterr().out.strip().startswith("[")
 
 
-def test_wheel_carries_templates_and_example(tmp_path):
-    """Assets are found from an installed wheel, not only from the checkout."""
+def _shipped(folder: Path, prefix: str) -> set[str]:
+    """The wheel paths of the files under ``folder`` (bytecode aside, which hatchling leaves out)."""
+    return {prefix + path.relative_to(folder).as_posix() for path in folder.rglob("*")
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
+
+
+def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
+    """The wheel installs one top-level package, hsa: transforms/ and trainers/ (their YAML tables,
+    recipes and prompts included) ship as hsa.transforms and hsa.trainers, the templates under
+    hsa/_assets. Installed into a fresh venv that cannot see the checkout, `hsa demo` run from
+    another folder gives a verified version whose card is the committed example card, so a wheel
+    and a checkout make the same version.
+
+    To stay affordable the fresh venv reuses this venv's installed dependencies through a .pth line
+    (a plain path line: the editable hook for the checkout in this venv is not run) and gets only
+    the wheel, with --no-deps."""
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--no-build-isolation", "-w", str(dist), str(ROOT)], check=True,
                    capture_output=True, timeout=300)
     wheel, = dist.glob("hsa-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "hsa/_assets/templates/layouts/markdown.j2" in names
-    assert "hsa/example/harness/harness.yaml" in names
-    assert "hsa/example/episodes.jsonl" in names
-    site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-                    str(site), str(wheel)], check=True, capture_output=True, timeout=300)
-    probe = ("import hsa, hsa.files.assets, hsa.example as ex, hsa.render as r;"
-             "print(hsa.__file__); print(hsa.files.assets.templates_dir());"
-             "print(len(r.render_system_prompt(ex.load_example_harness())) > 0);"
-             "print(len(ex.load_example_episodes()))")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                            text=True, env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
-                            timeout=120)
+    dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
+    assert {name.split("/")[0] for name in names} == {"hsa", dist_info}
+    expected = (_shipped(ROOT / "hsa", "hsa/") | _shipped(ROOT / "transforms", "hsa/transforms/")
+                | _shipped(ROOT / "trainers", "hsa/trainers/")
+                | _shipped(ROOT / "templates", "hsa/_assets/templates/"))
+    assert expected - names == set()
+    assert {"hsa/transforms/recipes/hat-train.yaml", "hsa/trainers/recipes/sft-tiny-cpu.yaml",
+            "hsa/trainers/prompts/general-mini.jsonl", "hsa/_assets/templates/layouts/markdown.j2",
+            "hsa/example/episodes.jsonl", "hsa/py.typed"} <= names
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   capture_output=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                                "['purelib'])"], check=True, capture_output=True, text=True,
+                               timeout=60).stdout.strip())
+    ours = sysconfig.get_paths()
+    (site / "_test_dependencies.pth").write_text(
+        "".join(f"{path}\n" for path in sorted({ours["purelib"], ours["platlib"]})))
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True,
+                   timeout=300)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    probe = ("import hsa, hsa.transforms, hsa.trainers.recipe as r, hsa.files.assets as a, "
+             "importlib.util as u; print(hsa.__file__, hsa.transforms.__file__, r.RECIPES_DIR, "
+             "a.templates_dir(), u.find_spec('transforms'), u.find_spec('trainers'))")
+    found = subprocess.run([str(python), "-c", probe], cwd=elsewhere, env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert found.returncode == 0, found.stderr
+    *files, top_transforms, top_trainers = found.stdout.split()
+    assert all(Path(file).is_relative_to(site / "hsa") for file in files), files
+    assert top_transforms == top_trainers == "None"
+
+    result = subprocess.run([str(venv / "bin" / "hsa"), "demo", "--out", str(elsewhere / "out")],
+                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
-    module, templates, rendered, count = result.stdout.split()
-    assert module.startswith(str(site)) and templates.startswith(str(site))
-    assert rendered == "True" and int(count) >= 200
-
-
-def test_demo_generates_and_verifies_a_version(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
-    printed = capsys.readouterr().out
+    printed = result.stdout
     version_dir = Path(printed.strip().splitlines()[-1])
-    assert version_dir.parent == tmp_path / "hat-train"
+    assert version_dir.parent == elsewhere / "out" / "hat-train"
     assert "live-commerce-host (12 skills, 10 tools, 4 hooks), 240 episodes" in printed
     assert "1200 rows from 240 episodes, 0 rejected" in printed
     assert "1200 rows rebuilt from their lineage and re-verified" in printed
