@@ -121,6 +121,7 @@ class Explodes(Transform):
 
     name = "explodes"
     version = "1"
+    family = "test"
 
     def apply(self, ep, params):
         if ep.id.endswith("x"):

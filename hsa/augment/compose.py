@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import orjson
 
 from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.augment.lineage import Step
+from hsa.augment.step import Step
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.rng import derive_rng
 from hsa.augment.transform import Transform
@@ -52,6 +53,9 @@ class Node:
     """A pipeline node; ``path`` is its position, e.g. ``"2.0"``."""
 
     path: str
+    # Compositions only: the key a recipe and a lineage step name it by, and its recipe options.
+    name: ClassVar[str]
+    keys: ClassVar[frozenset[str]]
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         raise NotImplementedError
@@ -101,9 +105,11 @@ class TransformNode(Node):
 
 @dataclass
 class Sequence(Node):
+    name: ClassVar[str] = "sequence"
+    keys: ClassVar[frozenset[str]] = frozenset({"pipeline"})  # what a recipe may set
+
     children: list[Node]
     path: str = ""
-    name = "sequence"
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         if self.path:  # the root sequence is implicit and not recorded
@@ -113,7 +119,7 @@ class Sequence(Node):
         return episode
 
     def to_dict(self) -> dict:
-        return {"sequence": {"pipeline": [c.to_dict() for c in self.children]}}
+        return {self.name: {"pipeline": [c.to_dict() for c in self.children]}}
 
     def transforms(self):
         for child in self.children:
@@ -122,18 +128,21 @@ class Sequence(Node):
 
 @dataclass
 class OneOf(Node):
+    name: ClassVar[str] = "one_of"
+    keys: ClassVar[frozenset[str]] = frozenset({"pipeline", "weights"})
+
     children: list[Node]
     weights: list[float]
     path: str = ""
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         chosen = state.rng(self.path).choices(range(len(self.children)), weights=self.weights)[0]
-        state.lineage.append(Step("one_of", COMPOSITION_VERSION, self.path, True,
+        state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, True,
                                   {"chosen": chosen}))
         return self.children[chosen].run(episode, state)
 
     def to_dict(self) -> dict:
-        return {"one_of": {"weights": list(self.weights),
+        return {self.name: {"weights": list(self.weights),
                            "pipeline": [c.to_dict() for c in self.children]}}
 
     def transforms(self):
@@ -143,20 +152,23 @@ class OneOf(Node):
 
 @dataclass
 class SomeOf(Node):
+    name: ClassVar[str] = "some_of"
+    keys: ClassVar[frozenset[str]] = frozenset({"pipeline", "n"})
+
     children: list[Node]
     n: int
     path: str = ""
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         chosen = sorted(state.rng(self.path).sample(range(len(self.children)), self.n))
-        state.lineage.append(Step("some_of", COMPOSITION_VERSION, self.path, True,
+        state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, True,
                                   {"chosen": chosen}))
         for index in chosen:  # in pipeline order, so the order of effects is the recipe's
             episode = self.children[index].run(episode, state)
         return episode
 
     def to_dict(self) -> dict:
-        return {"some_of": {"n": self.n, "pipeline": [c.to_dict() for c in self.children]}}
+        return {self.name: {"n": self.n, "pipeline": [c.to_dict() for c in self.children]}}
 
     def transforms(self):
         for child in self.children:
@@ -165,21 +177,29 @@ class SomeOf(Node):
 
 @dataclass
 class Maybe(Node):
+    name: ClassVar[str] = "maybe"
+    keys: ClassVar[frozenset[str]] = frozenset({"pipeline", "p"})
+
     children: list[Node]
     p: float
     path: str = ""
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         fired = state.rng(self.path).random() < self.p
-        state.lineage.append(Step("maybe", COMPOSITION_VERSION, self.path, fired, {}))
+        state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, fired, {}))
         if fired:
             for child in self.children:
                 episode = child.run(episode, state)
         return episode
 
     def to_dict(self) -> dict:
-        return {"maybe": {"p": self.p, "pipeline": [c.to_dict() for c in self.children]}}
+        return {self.name: {"p": self.p, "pipeline": [c.to_dict() for c in self.children]}}
 
     def transforms(self):
         for child in self.children:
             yield from child.transforms()
+
+
+# The compositions by the name a recipe and a lineage step use: the one home of these names (the
+# recipe parser, the lineage and the registry's reserved names read them from here).
+COMPOSITIONS: dict[str, type[Node]] = {c.name: c for c in (Sequence, OneOf, SomeOf, Maybe)}

@@ -9,41 +9,22 @@ steps with their recorded params; nothing is sampled.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from hsa.model.episode import Episode
 from hsa.errors import HsaError
+from hsa.augment.compose import COMPOSITIONS
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.registry import registered
-
-# Composition nodes appear in lineage (their choices explain a variant) but apply nothing.
-COMPOSITIONS = ("sequence", "one_of", "some_of", "maybe")
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One node of the pipeline as it ran for one variant."""
-
-    transform: str
-    version: str
-    path: str
-    fired: bool
-    params: dict | None = None
-
-    def to_dict(self) -> dict:
-        return {"transform": self.transform, "version": self.version, "path": self.path,
-                "fired": self.fired, "params": self.params}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Step:
-        return cls(transform=data["transform"], version=data["version"], path=data["path"],
-                   fired=bool(data["fired"]), params=data.get("params"))
+# The step record has a module of its own so that the pipeline nodes (which write steps) and
+# this module (which reads their names) import without a cycle; it is lineage's to export.
+from hsa.augment.step import Step as Step
 
 
 def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
     """The steps of ``lineage`` where a transform (not a composition) fired: what changed the
     episode, in order."""
+    # Composition nodes appear in lineage (their choices explain a variant) but apply nothing.
     return (s for s in lineage if s.fired and s.transform not in COMPOSITIONS)
 
 

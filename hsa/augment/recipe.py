@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from hsa.augment.compose import Maybe, Node, OneOf, SomeOf, Sequence, TransformNode
+from hsa.augment.compose import COMPOSITIONS, Maybe, Node, OneOf, SomeOf, Sequence, TransformNode
 from hsa.errors import HsaError
 from hsa.augment.registry import registered
 from hsa.files.textfile import read_text
@@ -42,8 +42,6 @@ RECIPE_VERSION = 1
 MAX_VARIANTS_PER_EPISODE = 1000
 # A recipe's name is the folder its versions go in (<out>/<name>/<version>): one path component.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-COMPOSITION_KEYS = {"sequence": {"pipeline"}, "one_of": {"pipeline", "weights"},
-                    "some_of": {"pipeline", "n"}, "maybe": {"pipeline", "p"}}
 _ENVELOPE = ("recipe_version", "name", "seed", "variants_per_episode", "keep_original", "pipeline")
 
 
@@ -129,13 +127,13 @@ def _parse_node(entry: Any, where: str, path: str, source: str) -> Node:
     if not isinstance(options, dict):
         raise RecipeError(f"options of {name!r} must be a mapping", file=source, field=where)
     where = f"{where}.{name}"
-    if name in COMPOSITION_KEYS:
+    if name in COMPOSITIONS:
         return _parse_composition(name, options, where, path, source)
     transforms = registered()
     if name not in transforms:
         raise RecipeError(f"unknown transform {name!r}; registered: "
                           f"{', '.join(transforms) or 'none'}; compositions: "
-                          f"{', '.join(COMPOSITION_KEYS)}", file=source, field=where)
+                          f"{', '.join(COMPOSITIONS)}", file=source, field=where)
     cls = transforms[name]
     valid = cls.options()
     unknown = set(options) - set(valid)
@@ -153,15 +151,15 @@ def _parse_node(entry: Any, where: str, path: str, source: str) -> Node:
 
 
 def _parse_composition(name: str, options: dict, where: str, path: str, source: str) -> Node:
-    allowed = COMPOSITION_KEYS[name]
+    allowed = COMPOSITIONS[name].keys
     unknown = set(options) - allowed
     if unknown:
         raise RecipeError(f"unknown option(s) {sorted(unknown)}; {name} takes: "
                           f"{', '.join(sorted(allowed))}", file=source, field=where)
     children = _parse_pipeline(options.get("pipeline"), f"{where}.pipeline", f"{path}.", source)
-    if name == "sequence":
+    if name == Sequence.name:
         return Sequence(children, path=path)
-    if name == "one_of":
+    if name == OneOf.name:
         weights = options.get("weights", [1.0] * len(children))
         if (not isinstance(weights, list) or len(weights) != len(children)
                 or not all(isinstance(w, int | float) and not isinstance(w, bool) and w >= 0
@@ -169,7 +167,7 @@ def _parse_composition(name: str, options: dict, where: str, path: str, source: 
             raise RecipeError(f"weights must be {len(children)} non-negative numbers, not all "
                               f"zero, got {weights!r}", file=source, field=f"{where}.weights")
         return OneOf(children, weights=[float(w) for w in weights], path=path)
-    if name == "some_of":
+    if name == SomeOf.name:
         n = options.get("n")
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= len(children):
             raise RecipeError(f"n must be an integer from 0 to {len(children)}, got {n!r}",

@@ -1,13 +1,21 @@
 """The transform protocol: a frozen value that samples parameters, then applies them purely.
 
-Subclass :class:`Transform`, set ``name`` (stable snake_case), ``version`` (bump whenever the output
-for the same params changes), ``family`` and a docstring whose first line is the transform's
-promise; implement ``sample_params`` (the only place randomness lives; JSON-only return value) and
-``apply`` (pure: the same episode and params always give the same output, and nothing but the
-params may steer it, so that a lineage replays on a default instance). Transforms that rename
-identifiers also implement ``mapping`` so verification can prove the task is preserved. Register
-with :func:`hsa.augment.registry.register`. The driver that draws ``p``, samples, applies and records
-lineage lives in :mod:`hsa.dataset.pipeline` and is not overridden.
+Subclass :class:`Transform` as a frozen dataclass, set ``name`` (stable snake_case, not the name of
+a composition), ``version`` (bump whenever the output for the same params changes: the golden files
+under tests/golden/ fail until you do), ``family`` and a docstring whose first line is the
+transform's promise; implement ``sample_params`` (the only place randomness lives; JSON-only return
+value) and ``apply`` (pure: the same episode and params always give the same output, and nothing
+but the params may steer it, so that a lineage replays on a default instance). Transforms that
+rename identifiers also implement ``mapping`` so verification can prove the task is preserved.
+Register with :func:`hsa.augment.registry.register`, which refuses a class that breaks these rules.
+The driver that draws ``p``, samples, applies and records lineage lives in
+:mod:`hsa.augment.compose` and is not overridden.
+
+Options (the dataclass fields) are what a recipe sets, and every one of them enters the dataset
+version, except those a transform lists in ``row_neutral``: options that cannot change any row,
+such as how a service is reached (a cache folder, a timeout, the name of the variable holding an
+API key). Declare them there, and only them: a row-neutral option that does change rows would give
+two different datasets one version id.
 """
 
 from __future__ import annotations
@@ -35,7 +43,9 @@ class Transform:
 
     name: ClassVar[str]
     version: ClassVar[str]
-    family: ClassVar[str] = "core"
+    family: ClassVar[str]  # declared by each transform (or its family's base class)
+    # Options that cannot change a row: left out of the dataset version (see the module docstring).
+    row_neutral: ClassVar[tuple[str, ...]] = ()
 
     p: Share = 1.0
 
@@ -62,6 +72,11 @@ class Transform:
 
     def to_options(self) -> dict[str, Any]:
         return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def version_options(self) -> dict[str, Any]:
+        """The options that can change rows: :meth:`to_options` less ``row_neutral``, what a
+        dataset version is a hash of."""
+        return {k: v for k, v in self.to_options().items() if k not in self.row_neutral}
 
     @classmethod
     def promise(cls) -> str:

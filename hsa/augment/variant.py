@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hsa.model.episode import Episode
-from hsa.augment.lineage import Step
+from hsa.augment.step import Step
 from hsa.augment.mapping import Mapping
 
 
