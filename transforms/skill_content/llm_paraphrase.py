@@ -1,0 +1,113 @@
+"""``skill_content_llm_paraphrase``: every skill body paraphrased by an LLM, with the rule-based
+rewrite as the fallback (see the family's docstring)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from hsa.augment.registry import register
+from hsa.augment.transform import Share, Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.text.paraphrase import Endpoint, ParaphraseUnavailable, llm_paraphrase, lost_invariants
+from hsa.transforms.skill_content.bodies import harness_names, rewritten, with_skill_bodies
+from hsa.transforms.skill_content.options import PARAPHRASE_STYLES
+from hsa.transforms.skill_content.plan import draw_plan, safe_plan
+
+
+@register
+@dataclass(frozen=True)
+class SkillContentLlmParaphrase(Transform):
+    """Paraphrases every skill body with an LLM (any OpenAI-compatible endpoint); a paraphrase
+    that loses a number, quoted string, code span, identifier or negation is refused and the
+    rule-based rewrite is used instead, with the reason in params. The text goes into params, so
+    replay never calls the endpoint; skill-loader results carry the new body.
+
+    Without ``base_url`` and ``model`` every skill takes the rule-based rewrite ("no endpoint
+    configured"). ``samples`` distinct paraphrases are cached per body and register; a variant
+    draws one. ``cache_dir`` "" disables the cache."""
+
+    name = "skill_content_llm_paraphrase"
+    version = "1"
+    family = "skill_content"
+    # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint
+    # that fails or times out is a fallback recorded in params, like any outage).
+    row_neutral = ("api_key_env", "timeout_s", "cache_dir")
+
+    split: Literal["train", "heldout"] = "train"
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout_s: float = 60.0
+    cache_dir: str = "~/.cache/hsa/paraphrase"
+    temperature: float = 0.7
+    samples: int = 4
+    fraction: Share = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.samples < 1 or self.timeout_s <= 0:
+            raise HsaError(f"transform {self.name!r}: samples must be at least 1 and timeout_s "
+                           f"positive, got {self.samples!r} and {self.timeout_s!r}")
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        names = harness_names(episode.harness)
+        endpoint = Endpoint(self.base_url, self.model, self.api_key_env, self.timeout_s,
+                            self.temperature, self.cache_dir)
+        skills = {}
+        for skill in episode.harness.skills:
+            if rng.random() >= self.fraction or not skill.content.strip():
+                continue
+            # Drawn before the endpoint is asked, so the random stream never depends on it.
+            style = rng.choice(PARAPHRASE_STYLES[self.split])
+            sample = rng.randrange(self.samples)
+            # Drawn whatever the endpoint answers (the random stream must not depend on it);
+            # made safe only when the rules are the fallback.
+            plan = draw_plan(skill.content, names, rng, self.split)
+            reason = None
+            if not (self.base_url and self.model):
+                reason = "no endpoint configured (set base_url and model)"
+            else:
+                try:
+                    text = llm_paraphrase(skill.content, endpoint, style=style, sample=sample)
+                except ParaphraseUnavailable as exc:
+                    reason = exc.reason
+                else:
+                    lost = lost_invariants(skill.content, text, names)
+                    if lost:
+                        reason = f"lost: {lost[:8]}"
+                    elif text == skill.content:
+                        reason = "unchanged"
+                    else:
+                        skills[skill.id] = {"backend": "llm", "text": text, "style": style,
+                                            "sample": sample}
+                        continue
+            skills[skill.id] = {"backend": "rules", "fallback_reason": reason,
+                                "plan": safe_plan(skill.content, plan, names)}
+        return {"skills": skills}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        skills = params.get("skills")
+        if not isinstance(skills, dict):
+            raise HsaError(f"params need 'skills' (skill id -> paraphrase), got {params!r:.200}")
+        names = harness_names(episode.harness)
+        bodies = {}
+        for skill_id, record in skills.items():
+            skill = episode.harness.skill(skill_id)
+            if skill is None or not isinstance(record, dict):
+                raise HsaError(f"no skill {skill_id!r} in the harness, or no record for it")
+            if record.get("backend") == "llm":
+                text = record.get("text")
+                lost = lost_invariants(skill.content, text, names) if isinstance(text, str) \
+                    else ["text"]
+                if lost:
+                    raise HsaError(f"skill {skill_id!r}: the recorded paraphrase loses {lost[:5]}")
+                bodies[skill_id] = text
+            elif record.get("backend") == "rules":
+                bodies[skill_id] = rewritten(skill, record.get("plan") or {}, names)
+            else:
+                raise HsaError(f"skill {skill_id!r}: backend must be 'llm' or 'rules', got "
+                               f"{record.get('backend')!r}")
+        return with_skill_bodies(episode, bodies)

@@ -1,0 +1,69 @@
+"""``skill_content_rewrite``: every skill body rewritten by rule (see the family's docstring)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from hsa.augment.registry import register
+from hsa.augment.transform import Share, Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.transforms.skill_content.bodies import harness_names, rewritten, with_skill_bodies
+from hsa.transforms.skill_content.plan import changing_plan, draw_plan, safe_plan
+
+
+@register
+@dataclass(frozen=True)
+class SkillContentRewrite(Transform):
+    """Rewrites every skill body by rule: sections and unordered bullets reordered where order
+    carries no meaning, header and list-marker styles, negation emphasis, wrapping and list
+    spacing, synonym phrases (EN/ZH), examples reordered or partly dropped; every number, quoted
+    string, code span, identifier, negation and non-example rule, the title, numbered steps and
+    at least one example per example section are kept, and skill-loader results carry the new
+    body.
+
+    ``reorder``, ``restyle``, ``rephrase`` and ``drop_examples`` switch the kinds of change;
+    ``fraction`` is the share of skills rewritten. A body the drawn plan leaves as it was (a
+    short skill without lists or phrases of the tables) gets a style that changes it."""
+
+    name = "skill_content_rewrite"
+    version = "2"
+    family = "skill_content"
+
+    split: Literal["train", "heldout"] = "train"
+    fraction: Share = 1.0
+    reorder: bool = True
+    restyle: bool = True
+    rephrase: bool = True
+    drop_examples: bool = True
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        names = harness_names(episode.harness)
+        plans = {}
+        for skill in episode.harness.skills:
+            if rng.random() >= self.fraction:
+                continue
+            plan = draw_plan(skill.content, names, rng, self.split, reorder=self.reorder,
+                             restyle=self.restyle, rephrase=self.rephrase,
+                             drop_examples=self.drop_examples)
+            plan = safe_plan(skill.content, plan, names)
+            if self.restyle:
+                plan = changing_plan(skill.content, plan, names, rng, self.split)
+            if plan:
+                plans[skill.id] = plan
+        return {"plans": plans}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        plans = params.get("plans")
+        if not isinstance(plans, dict):
+            raise HsaError(f"params need 'plans' (skill id -> rewrite plan), got {params!r:.200}")
+        names = harness_names(episode.harness)
+        bodies = {}
+        for skill_id, plan in plans.items():
+            skill = episode.harness.skill(skill_id)
+            if skill is None:
+                raise HsaError(f"no skill {skill_id!r} in the harness")
+            bodies[skill_id] = rewritten(skill, plan, names)
+        return with_skill_bodies(episode, bodies)
