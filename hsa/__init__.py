@@ -6,6 +6,7 @@ The public surface: the harness model (:class:`Harness`, :class:`Skill`, :class:
 credit, :func:`score_turn` for the verdict alone).
 """
 
+# The one place the version is written: pyproject.toml reads it ([tool.hatch.version]).
 __version__ = "0.1.0"
 
 from hsa.model.episode import Episode, read_episodes
