@@ -60,7 +60,9 @@ class Node:
     def run(self, episode: Episode, state: RunState) -> Episode:
         raise NotImplementedError
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
+        """The node as a recipe writes it; without the transforms' row-neutral options when
+        ``row_neutral`` is false (what a dataset version is a hash of)."""
         raise NotImplementedError
 
     def transforms(self):
@@ -96,8 +98,9 @@ class TransformNode(Node):
         state.trail.append((t.family, episode, out))
         return out
 
-    def to_dict(self) -> dict:
-        return {self.transform.name: self.transform.to_options()}
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
+        t = self.transform
+        return {t.name: t.to_options() if row_neutral else t.version_options()}
 
     def transforms(self):
         yield self
@@ -118,8 +121,9 @@ class Sequence(Node):
             episode = child.run(episode, state)
         return episode
 
-    def to_dict(self) -> dict:
-        return {self.name: {"pipeline": [c.to_dict() for c in self.children]}}
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
+        return {self.name: {"pipeline": [c.to_dict(row_neutral=row_neutral)
+                                         for c in self.children]}}
 
     def transforms(self):
         for child in self.children:
@@ -141,9 +145,10 @@ class OneOf(Node):
                                   {"chosen": chosen}))
         return self.children[chosen].run(episode, state)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
         return {self.name: {"weights": list(self.weights),
-                           "pipeline": [c.to_dict() for c in self.children]}}
+                            "pipeline": [c.to_dict(row_neutral=row_neutral)
+                                         for c in self.children]}}
 
     def transforms(self):
         for child in self.children:
@@ -167,8 +172,9 @@ class SomeOf(Node):
             episode = self.children[index].run(episode, state)
         return episode
 
-    def to_dict(self) -> dict:
-        return {self.name: {"n": self.n, "pipeline": [c.to_dict() for c in self.children]}}
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
+        return {self.name: {"n": self.n, "pipeline": [c.to_dict(row_neutral=row_neutral)
+                                                      for c in self.children]}}
 
     def transforms(self):
         for child in self.children:
@@ -192,8 +198,9 @@ class Maybe(Node):
                 episode = child.run(episode, state)
         return episode
 
-    def to_dict(self) -> dict:
-        return {self.name: {"p": self.p, "pipeline": [c.to_dict() for c in self.children]}}
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
+        return {self.name: {"p": self.p, "pipeline": [c.to_dict(row_neutral=row_neutral)
+                                                      for c in self.children]}}
 
     def transforms(self):
         for child in self.children:

@@ -18,7 +18,8 @@ pipeline:
 Every problem (unknown transform or option, wrong type, probability outside [0, 1], an empty
 composition, a seed that is not an integer) is an error naming the key, raised before any work
 starts. ``to_dict`` is canonical: every option is written out, so two recipes that mean the same
-serialise the same, and ``from_dict(to_dict(r)) == r``.
+serialise the same, and ``from_dict(to_dict(r)) == r``; ``version_dict`` is the same less the
+options that cannot change a row (``Transform.row_neutral``), and is what a dataset version hashes.
 """
 
 from __future__ import annotations
@@ -62,11 +63,17 @@ class Recipe:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Recipe) and self.to_dict() == other.to_dict()
 
-    def to_dict(self) -> dict:
+    def to_dict(self, *, row_neutral: bool = True) -> dict:
         return {"recipe_version": RECIPE_VERSION, "name": self.name, "seed": self.seed,
                 "variants_per_episode": self.variants_per_episode,
                 "keep_original": self.keep_original,
-                "pipeline": [child.to_dict() for child in self.pipeline.children]}
+                "pipeline": [child.to_dict(row_neutral=row_neutral)
+                             for child in self.pipeline.children]}
+
+    def version_dict(self) -> dict:
+        """What of the recipe a dataset version is a hash of: :meth:`to_dict` without the options
+        transforms declare row-neutral (``Transform.row_neutral``: they cannot change a row)."""
+        return self.to_dict(row_neutral=False)
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)

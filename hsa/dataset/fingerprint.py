@@ -1,9 +1,12 @@
 """Fingerprints of inputs and the version id of a dataset.
 
-A version is a short hash of (canonical recipe, input fingerprint, hsa version, every transform's
-version, split): same inputs give the same version, and any change to one of them gives another.
-The input fingerprint covers the episodes file's bytes and every harness folder the run can read:
-the default one and each folder an episode names by reference.
+A version is a short hash of (the recipe less its row-neutral options, input fingerprint, hsa
+version, every transform's version, the shipped assets, split): same inputs give the same version,
+and any change to one of them gives another. The input fingerprint covers the episodes file's bytes
+and every harness folder the run can read: the default one and each folder an episode names by
+reference (so a harness's own layouts, under its ``layouts/`` or inline in an episode, count as
+input). The shipped assets are the files of ``templates/`` (the prompt layouts the renderer uses,
+the card template): data that shapes rows as code does, without a version of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from hsa.errors import HsaError
+from hsa.files.assets import templates_dir
 from hsa.model.harness import inside, referenced_folder
 
 # A string-valued "harness" key: a reference to a harness folder. Inside JSON string values
@@ -83,9 +87,17 @@ def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | 
     return {"episodes_sha256": digest.hexdigest(), "harnesses": harnesses}
 
 
+def shipped_assets() -> dict[str, str]:
+    """sha256 of each shipped asset folder that shapes a version (see the module docstring)."""
+    return {"templates": folder_sha256(templates_dir())}
+
+
 def version_id(recipe: dict, fingerprint: dict, hsa_version: str, transforms: dict,
                split: str) -> str:
+    """The version of a dataset. ``recipe`` is the recipe's ``version_dict()`` (row-neutral
+    options left out); the shipped assets are read here, so that no caller can leave them out."""
     payload = orjson.dumps({"recipe": recipe, "input": fingerprint, "hsa": hsa_version,
-                            "transforms": transforms, "split": split},
+                            "transforms": transforms, "split": split,
+                            "assets": shipped_assets()},
                            option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(payload, digest_size=6).hexdigest()

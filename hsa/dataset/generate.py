@@ -34,7 +34,7 @@ from hsa import __version__
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
 from hsa.errors import HsaError
-from hsa.dataset.fingerprint import input_fingerprint, version_id
+from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
 from hsa.files.jsonl import atomic_path, raw_lines
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
 from hsa.augment.recipe import Recipe
@@ -138,10 +138,9 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
     if harness is not None and not Path(harness).is_dir():
         raise HsaError("harness folder does not exist or is not a directory", file=str(harness))
 
-    canonical = recipe.to_dict()
     transforms = recipe.transform_versions()
     fingerprint = input_fingerprint(episodes, harness, harness_roots)
-    version = version_id(canonical, fingerprint, __version__, transforms, split)
+    version = version_id(recipe.version_dict(), fingerprint, __version__, transforms, split)
     final = out / recipe.name / version
     repaired: list[str] = []
     if (final / "manifest.json").is_file():
@@ -244,6 +243,7 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
         "input": {"episodes": episodes.name, **fingerprint,
                   "harness": None if harness is None else Path(harness).resolve().name},
         "hsa_version": __version__, "transform_versions": transforms,
+        "assets": shipped_assets(),
         "counts": {"input_lines": counts.input_lines, "sources_out": counts.sources_out,
                    "sources_all_rejected": counts.sources_all_rejected,
                    "load_rejects": counts.load_rejects, "rows": counts.rows,

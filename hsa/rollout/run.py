@@ -15,9 +15,10 @@ steps, the tool results and hook feedback it got, and gold re-indexed to the ste
 every gold turn's step (see hsa.rollout.script) passes the scorer; the conversation stops at the
 first failing judged step, and after the last judged one.
 
-The version hashes what decides the rows: the canonical recipe, the input fingerprint, the hsa and
-transform versions, the split, the model name and sampling, the step limit, the fault plan and the
-tool code; not the endpoint's URL, the concurrency or the retry policy. Finished trajectories are
+The version hashes what decides the rows: the canonical recipe less its row-neutral options, the
+input fingerprint, the hsa and transform versions, the shipped templates, the split, the model
+name and sampling, the step limit, the fault plan and the tool code; not the endpoint's URL, the
+concurrency or the retry policy. Finished trajectories are
 journaled as they end (hsa.rollout.journal); a rerun of a killed run does not redo them, and
 writes the same rows as an uninterrupted run would (rows are ordered by input line and variant,
 never by completion; tool-call ids are renumbered by the runtime). Latencies differ between runs:
@@ -236,7 +237,9 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
     transforms = {} if recipe is None else recipe.transform_versions()
     harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
     fingerprint = input_fingerprint(episodes, harness_dir, harness_roots)
-    version = version_id({"recipe": canonical, "rollout": settings.identity()}, fingerprint,
+    # Row-neutral options (a paraphrase cache folder, a timeout) stay out of the version.
+    identity = None if recipe is None else recipe.version_dict()
+    version = version_id({"recipe": identity, "rollout": settings.identity()}, fingerprint,
                          __version__, transforms, split)
     name = name or (f"rollout-{recipe.name}" if recipe is not None else "rollout")
     final = out / name / version
