@@ -34,6 +34,7 @@ import orjson
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.gold import Gold, value_fits
+from hsa.model.message import message_text
 from hsa.augment.mapping import Mapping
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import identifier_like, meaning
@@ -136,9 +137,7 @@ def _prose(episode: Episode):
     for hook in harness.hooks:
         yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
     for i, message in enumerate(episode.messages):
-        content = message.get("content")
-        if isinstance(content, list):
-            content = " ".join(p.get("text", "") for p in content)
+        content = message_text(message)
         if content:
             yield f"messages[{i}].content", content
     # Tool-call argument values are the task's data (the gold compares them): never prose.

@@ -23,6 +23,7 @@ from hsa.model.episode import Episode
 from hsa.errors import HsaError
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold
+from hsa.model.message import message_text
 from hsa.model.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_format,
                                parse_feedback, split_format)
 from hsa.augment.mapping import Mapping
@@ -53,12 +54,6 @@ def _hook_of(message: dict) -> str | None:
     return None
 
 
-def _text(content) -> str:
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content)
-    return content or ""
-
-
 @register
 @dataclass(frozen=True)
 class HookImplementationSwap(Transform):
@@ -68,7 +63,7 @@ class HookImplementationSwap(Transform):
     feedback."""
 
     name = "hook_implementation_swap"
-    version = "2"
+    version = "3"
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"
@@ -132,7 +127,7 @@ class HookImplementationSwap(Transform):
                                f"define (hooks: {', '.join(sorted(formats))})")
             # Read with the format the hook declares: a plain core that looks like a wrapper
             # ("[x] ...") must stay whole.
-            core = parse_feedback(_text(message.get("content")), formats[hook], hook=hook).feedback
+            core = parse_feedback(message_text(message), formats[hook], hook=hook).feedback
             cores[i] = (hook, core)
         out = record_convention(rename_episode(episode, mapping), params)
         hooks = tuple(replace(h, config={**h.config, FORMAT_KEY: fmt}) for h in out.harness.hooks)

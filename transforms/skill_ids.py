@@ -33,6 +33,7 @@ from typing import Literal
 import yaml
 
 from hsa.model.episode import Episode
+from hsa.model.message import message_text
 from hsa.errors import HsaError
 from hsa.augment.mapping import Mapping
 from hsa.text.mentions import find_code_mentions, find_mentions
@@ -85,12 +86,7 @@ class _Namer:
         texts += [s.description + "\n" + s.content for s in harness.skills]
         texts += [t.description for t in harness.tools]
         texts += [h.description for h in harness.hooks]
-        for message in episode.messages:
-            content = message.get("content")
-            if isinstance(content, list):
-                content = " ".join(p.get("text", "") for p in content)
-            if isinstance(content, str):
-                texts.append(content)
+        texts += [message_text(message) for message in episode.messages]
         self.text = "\n".join(texts)
 
     def free(self, name: str) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.runtime.hooks import HookRunner, hook_arguments
-from hsa.model.scorer import message_text
+from hsa.model.message import message_text
 
 
 def _blocked(conversation: tuple[dict, ...]) -> set[str]:

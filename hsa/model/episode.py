@@ -41,6 +41,7 @@ from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
 from hsa.files.jsonl import read_lines
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
 from hsa.model.tool import Tool, schema_problem
 
@@ -231,9 +232,7 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
 
 
 def _is_text_parts(content: Any) -> bool:
-    return isinstance(content, list) and all(
-        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        for p in content)
+    return isinstance(content, list) and all(is_text_part(p) for p in content)
 
 
 def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[str]) -> list:

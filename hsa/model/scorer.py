@@ -38,6 +38,7 @@ import orjson
 
 from hsa.model.gold import GoldCall, TurnGold
 from hsa.model.harness import Harness
+from hsa.model.message import message_text
 from hsa.model.tool import Tool
 
 if TYPE_CHECKING:  # episodes are read here, never built: the model's Episode imports this module
@@ -81,13 +82,6 @@ def message_calls(message: dict) -> list[tuple[str, Any]]:
         fn = fn if isinstance(fn, dict) else {}
         out.append((fn.get("name"), fn.get("arguments", "{}")))
     return out
-
-
-def message_text(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
 
 
 def _decode(arguments: Any) -> dict | None:

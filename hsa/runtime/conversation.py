@@ -36,7 +36,7 @@ from hsa.runtime.records import (DONE, ENDPOINT_ERROR, HOOK_ERROR, STEP_LIMIT, S
                                  HookVerdict, RequestRecord, Step, ToolOutcome, Trajectory,
                                  UserTurn)
 from hsa.runtime.tools import CallContext, ToolExecutor, ToolResult, error_result
-from hsa.model.scorer import message_text
+from hsa.model.message import message_text
 
 DEFAULT_MAX_STEPS = 24
 Record = UserTurn | RequestRecord | Step | ToolOutcome | End

@@ -1,0 +1,34 @@
+"""The text of an OpenAI chat message, read one way by every reader (the scorer, hooks, the
+runtime, verification, the transforms).
+
+A message's ``content`` is a string, None (an assistant message that only calls tools), or a list
+of content parts. Only ``{"type": "text", "text": str}`` parts carry text; other parts (images,
+audio, refusals, anything malformed) carry none. Text parts are joined with one space, as
+``transformers serve`` joins them for a text-only model: the model reads the parts as one text,
+and two words in neighbouring parts never run together into one (a false mention of a name).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def is_text_part(part: Any) -> bool:
+    """Whether ``part`` is a content part that carries text: ``{"type": "text", "text": str}``."""
+    return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"),
+                                                                               str)
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's ``content``: itself when a string, its text parts joined with a
+    space when a list, and "" for anything else (None included)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(part["text"] for part in content if is_text_part(part))
+    return ""
+
+
+def message_text(message: dict) -> str:
+    """The text of ``message`` (see :func:`content_text`)."""
+    return content_text(message.get("content"))
