@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from hsa.dataset.audit import audit_version, replay_row
+from hsa.dataset.audit import audit_version, replay_row, replay_variant
 from hsa.cli import main
 from hsa.errors import HsaError
 from hsa.example import EPISODES_PATH
 from hsa.dataset.generate import generate
-from hsa.dataset.pipeline import augment
+from hsa.dataset.pipeline import augment, write_variants
 from hsa.model.episode import read_episodes
 from hsa.augment.recipe import load_recipe
 from hsa.dataset.rows import variant_row
@@ -291,6 +291,42 @@ def test_replay_finds_the_line_a_run_used_when_an_earlier_one_with_that_id_faile
     assert stored["id"] == row_id and stored["hsa_variant"] == 2 and differing == []
     with pytest.raises(HsaError, match="no row 'nowhere#1'"):
         replay_row(result.path, "nowhere#1", trust_hooks=True)
+
+
+def test_augment_files_account_for_every_line_and_each_variant_replays(tmp_path):
+    """What `hsa augment` writes: every variant, and every input line that made none as a reject
+    with its kind and stage; a variant rebuilt from its source and lineage equals the stored line,
+    and a stored line changed afterwards (episode or mapping) is caught."""
+    source = small_source(tmp_path / "src", 3, ("{not json",))
+    variants, rejects = tmp_path / "v.jsonl", tmp_path / "v.rejects.jsonl"
+    recipe = load_recipe(RECIPE)
+    tally = write_variants(recipe, read_episodes(source, trust_hooks=True), variants, rejects,
+                           batch_size=2)
+    lines = [json.loads(line) for line in variants.read_text().splitlines()]
+    reject_lines = [json.loads(line) for line in rejects.read_text().splitlines()]
+    per_episode = recipe.variants_per_episode + recipe.keep_original
+    assert tally.kept == len(lines) == 3 * per_episode
+    assert [(r["kind"], r["stage"], r["line"]) for r in reject_lines] == [("episode", "load", 4)]
+    assert tally.rejects == [("load", reject_lines[0]["reason"])]
+    assert tally.failure(what="variants") is None
+
+    stored = next(line for line in lines if line["variant"] == 2)
+    row = f"{stored['source_id']}#2"
+    assert replay_variant(variants, row, episodes=source, trust_hooks=True) == (stored, [])
+    stored["episode"]["messages"][0]["content"] += "!"
+    stored["mapping"]["tampered"] = {"a": "b"}
+    variants.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert replay_variant(variants, row, episodes=source, trust_hooks=True)[1] == [
+        "episode", "mapping"]
+    with pytest.raises(HsaError, match="--id must look like SOURCE_ID#INDEX"):
+        replay_variant(variants, stored["source_id"], episodes=source)
+    with pytest.raises(HsaError, match=f"no variant {stored['source_id']}#99 in"):
+        replay_variant(variants, f"{stored['source_id']}#99", episodes=source)
+    lines[0]["source_id"] = "elsewhere"
+    variants.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(HsaError, match="source episode 'elsewhere' not found"):
+        replay_variant(variants, f"elsewhere#{lines[0]['variant']}", episodes=source,
+                       trust_hooks=True)
 
 
 def test_card_has_front_matter_configs_and_statistics(version):

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from hsa.model.episode import Episode, read_episodes
-from hsa.errors import EpisodeError, Reject
+from hsa.model.episode import Episode, read_all_episodes, read_episodes
+from hsa.errors import EpisodeError, HsaError, Reject
 from hsa.model.harness import load_harness
 from tests.conftest import assistant, call
 
@@ -126,6 +126,17 @@ def test_bad_row_is_rejected_with_line_id_and_field(harness_dir, tmp_path, mutat
     assert (reject.line, reject.id, reject.field) == (3, "bad", field)
     assert message in reject.reason
     assert str(path) in str(reject)
+
+
+def test_reading_all_episodes_refuses_a_file_with_any_bad_line(harness_dir, tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    good = [json.dumps(good_row("a")), json.dumps(good_row("b"))]
+    path.write_text("\n".join(good) + "\n")
+    assert [e.id for e in read_all_episodes(path, harness=load_harness(harness_dir))] == ["a", "b"]
+    path.write_text("\n".join([good[0], "{broken json", json.dumps(good_row("")), good[1]]) + "\n")
+    with pytest.raises(HsaError, match=r"^2 episode line\(s\) do not load; first: .*:2: .*not valid "
+                                       r"JSON"):
+        read_all_episodes(path, harness=load_harness(harness_dir))
 
 
 def test_missing_harness_is_an_error():

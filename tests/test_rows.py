@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hsa.dataset.card import card_text
 from hsa.model.episode import Episode, read_episodes
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment_episode
 from hsa.augment.recipe import Recipe
-from hsa.dataset.rows import variant_row, visible_families
+from hsa.dataset.rows import parse_row_id, row_id, variant_row, visible_families
 from hsa.augment.variant import Variant
 
 FINANCE = Path(__file__).parent / "harnesses" / "finance" / "episodes.jsonl"  # no hooks
@@ -58,3 +60,15 @@ def test_the_version_statistics_and_card_count_changed_rows(tmp_path):
     assert 0 < by_family["skill_content"] <= 3 * loading < 60
     card = card_text(version.path, manifest=version.manifest)
     assert "| family | rows whose messages or tools it changed |" in card
+
+
+@given(st.text(min_size=1), st.integers(min_value=0))
+def test_a_row_id_parses_back_to_its_source_and_index(source_id, index):
+    # Source ids may hold "#" themselves (and end in one): the index follows the last "#".
+    assert parse_row_id(row_id(source_id, index)) == (source_id, index)
+
+
+@pytest.mark.parametrize("text", ["parallel_3", "#2", "parallel_3#", "parallel_3#x",
+                                  "parallel_3#-1", "parallel_3#\u00b2", "parallel_3#\uff12"])
+def test_what_is_no_row_id_parses_to_none(text):
+    assert parse_row_id(text) is None

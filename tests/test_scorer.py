@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness
 from hsa.model.scorer import judge as judge_full
-from hsa.model.scorer import normalize_string, score_predictions, score_turn, values_equal
+from hsa.model.scorer import (normalize_string, read_predictions, score_predictions,
+                              score_turn, values_equal)
 from tests.conftest import PRICE_TOOL, assistant, call
 
 TOOLS = [
@@ -174,6 +177,18 @@ def test_score_predictions_counts_missing_and_unknown_ids():
     assert data["categories"]["single"] == {"correct": 1, "total": 2, "accuracy": 0.5}
     assert [i["reason"].split(":")[0] for i in data["items"]] == [
         "ok", "value_mismatch", "missing_prediction"]
+
+
+def test_a_predictions_file_keeps_each_ids_first_line_and_names_the_lines_it_cannot_use(tmp_path):
+    path = tmp_path / "preds.jsonl"
+    first = {"id": 7, "message": assistant(content="first"), "at": 1}
+    path.write_text("\n".join([json.dumps(first), "{broken", json.dumps({"id": "x"}), "[1]",
+                               json.dumps({"id": "7", "message": assistant(content="again")}),
+                               json.dumps({"id": "y", "message": None})]) + "\n")
+    by_id, bad_lines = read_predictions(path)
+    assert by_id == {"7": first, "y": {"id": "y", "message": None}}  # ids are compared as text
+    assert [line.split(": ", 1)[0] for line in bad_lines] == [f"{path}:{n}" for n in (2, 3, 4)]
+    assert "not valid JSON" in bad_lines[0] and bad_lines[1].endswith("expected {id, message}")
 
 
 # ---- BFCL parity: acceptable values of another type ("variables") -----------------------------

@@ -1,6 +1,7 @@
 """Audit a dataset version: shard hashes, counts, and every row rebuilt and re-verified.
 
-``audit_version`` is what ``hsa verify DIR`` runs; ``replay_row`` is ``hsa replay DIR --id ROW``.
+``audit_version`` is what ``hsa verify DIR`` runs; ``replay_row`` is ``hsa replay DIR --id ROW``
+and ``replay_variant`` is ``hsa replay VARIANTS.jsonl --id ROW`` (``hsa augment``'s output).
 Rows are rebuilt from their source episode and lineage (no sampling), verified again, rendered
 again, and compared with what is stored, so a version that passes is exactly what its recipe,
 seed and inputs make.
@@ -21,7 +22,8 @@ from hsa.errors import HsaError
 from hsa.dataset.fingerprint import input_fingerprint
 from hsa.model.harness import Harness, load_harness
 from hsa.augment.lineage import Step, replay
-from hsa.dataset.rows import variant_row
+from hsa.dataset.rows import parse_row_id, variant_row
+from hsa.files.jsonl import dumps, read_lines
 from hsa.augment.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
 from hsa.dataset.writer import read_manifest, version_problems
@@ -213,3 +215,29 @@ def replay_row(version_dir: str | os.PathLike, row_id: str, *,
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
     rebuilt = rebuild(source, stored, manifest["version"])
     return stored, _differences(stored, rebuilt)
+
+
+def replay_variant(variants: str | os.PathLike, row_id: str, *, episodes: str | os.PathLike,
+                   trust_hooks: bool = False, harness: str | os.PathLike | None = None,
+                   harness_roots: tuple[str | os.PathLike, ...] = ()) -> tuple[dict, list[str]]:
+    """The stored line of variant ``row_id`` (SOURCE_ID#INDEX) in a variants JSONL, and the parts
+    (``episode``, ``mapping``) where the variant rebuilt from its source episode in ``episodes``
+    and its lineage differs from it (empty: identical)."""
+    parsed = parse_row_id(row_id)
+    if parsed is None:
+        raise HsaError(f"--id must look like SOURCE_ID#INDEX, got {row_id!r}")
+    source_id, index = parsed
+    stored = next((line.value for line in read_lines(variants) if isinstance(line.value, dict)
+                   and line.value.get("source_id") == source_id
+                   and line.value.get("variant") == index), None)
+    if stored is None:
+        raise HsaError(f"no variant {row_id} in {variants}")
+    default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
+    original = find_episode(episodes, source_id, harness=default, trust_hooks=trust_hooks,
+                            harness_roots=harness_roots)
+    if original is None:
+        raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
+    rebuilt, mapping = replay(original, [Step.from_dict(s) for s in stored["lineage"]])
+    return stored, [name for name, a, b in (("episode", rebuilt.to_dict(), stored["episode"]),
+                                            ("mapping", mapping.to_dict(), stored["mapping"]))
+                    if dumps(a) != dumps(b)]

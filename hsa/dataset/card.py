@@ -20,6 +20,7 @@ from hsa.files.assets import templates_dir
 from hsa.errors import HsaError
 from hsa.files.jsonl import atomic_path
 from hsa.dataset.licenses import is_open
+from hsa.dataset.outcome import REASON_CHARS
 from hsa.files.textfile import read_text
 from hsa.dataset.writer import read_manifest
 
@@ -93,12 +94,12 @@ def _recipe_yaml(recipe: dict) -> str:
 
 
 def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str, str, int]]:
-    """The most frequent (stage, reason, count) of a version's rejects, reasons cut to 120
-    characters so that rejects differing only in a long tail group together."""
+    """The most frequent (stage, reason, count) of a version's rejects, reasons cut to
+    :data:`~hsa.dataset.outcome.REASON_CHARS` characters as in every summary of rejects."""
     rejects = read_table(Path(version_dir) / "rejects.parquet", ["stage", "reason"])
     if not rejects.height:
         return []
-    return (rejects.with_columns(pl.col("reason").str.slice(0, 120))
+    return (rejects.with_columns(pl.col("reason").str.slice(0, REASON_CHARS))
             .group_by(["stage", "reason"]).len()
             .sort(["len", "stage", "reason"], descending=[True, False, False]).head(limit).rows())
 

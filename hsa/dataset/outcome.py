@@ -8,7 +8,15 @@ either way, for inspection.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
 DEFAULT_MAX_REJECT_SHARE = 0.5
+
+# Reasons are grouped on their first characters, so that rejects differing only in a long tail
+# (a value, a path) count as one reason in a summary.
+REASON_CHARS = 120
 
 
 def failure(kept: int, rejected: int, *, what: str,
@@ -23,3 +31,37 @@ def failure(kept: int, rejected: int, *, what: str,
         return (f"{share:.1%} of the run was rejected ({rejected} rejects, {kept} {what}), more "
                 f"than --max-reject-share {max_reject_share:g}")
     return None
+
+
+def top_reasons(rejects: Iterable[tuple[str, str]], *, limit: int) -> list[tuple[str, str, int]]:
+    """The ``limit`` most frequent (stage, reason, count) of ``rejects`` ((stage, reason) pairs),
+    reasons cut to :data:`REASON_CHARS`; equal counts keep the order they first appeared in."""
+    counts = Counter((stage, reason[:REASON_CHARS]) for stage, reason in rejects)
+    return [(stage, reason, count) for (stage, reason), count in counts.most_common(limit)]
+
+
+@dataclass
+class Tally:
+    """A run's outcome, counted as it streams: how many outputs it kept, and the stage and reason
+    of every reject. What its exit status (:func:`failure`) and its summary are made from."""
+
+    kept: int = 0
+    rejects: list[tuple[str, str]] = field(default_factory=list)
+
+    def keep(self) -> None:
+        self.kept += 1
+
+    def reject(self, stage: str, reason: str) -> None:
+        self.rejects.append((stage, reason))
+
+    def by_stage(self) -> dict[str, int]:
+        """Rejects counted per stage, in stage order."""
+        return dict(sorted(Counter(stage for stage, _ in self.rejects).items()))
+
+    def top_reasons(self, *, limit: int) -> list[tuple[str, str, int]]:
+        return top_reasons(self.rejects, limit=limit)
+
+    def failure(self, *, what: str,
+                max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
+        """Why this run is no success, or None (see :func:`failure`)."""
+        return failure(self.kept, len(self.rejects), what=what, max_reject_share=max_reject_share)

@@ -9,10 +9,13 @@ dropped: every input row and every variant is either output or a reject.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from itertools import islice
 
 from hsa.augment.compose import RunState, TransformFailed
+from hsa.dataset.outcome import Tally
+from hsa.files.jsonl import write_jsonl
 from hsa.model.episode import Episode
 from hsa.errors import Reject
 from hsa.augment.mapping import EMPTY
@@ -67,3 +70,29 @@ def augment(recipe: Recipe, items: Iterable[Episode | Reject], *, batch_size: in
             else:
                 seen.add(item.id)
                 yield from augment_episode(recipe, item)
+
+
+def write_variants(recipe: Recipe, items: Iterable[Episode | Reject],
+                   out_path: str | os.PathLike, rejects_path: str | os.PathLike, *,
+                   batch_size: int = 256) -> Tally:
+    """Run ``recipe`` over ``items`` into two JSONL files (what ``hsa augment`` writes): the
+    variants, one ``{source_id, variant, episode, lineage, mapping}`` per line, and the rejects,
+    one per episode or variant (``kind``) that did not make it, with its stage and reason. Each
+    file is written atomically, the variants streamed; the tally counts both."""
+    tally = Tally()
+    reject_rows: list[dict] = []
+
+    def variants() -> Iterator[dict]:
+        for item in augment(recipe, items, batch_size=batch_size):
+            if isinstance(item, Variant):
+                tally.keep()
+                yield item.to_dict()
+                continue
+            row = ({"kind": "variant", **item.to_dict()} if isinstance(item, VariantReject)
+                   else {"kind": "episode", **item.to_dict(), "stage": item.stage})
+            tally.reject(row["stage"], row["reason"])
+            reject_rows.append(row)
+
+    write_jsonl(out_path, variants())
+    write_jsonl(rejects_path, reject_rows)
+    return tally

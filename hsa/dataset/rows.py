@@ -47,6 +47,15 @@ def row_id(source_id: str, index: int) -> str:
     return f"{source_id}#{index}"
 
 
+def parse_row_id(text: str) -> tuple[str, int] | None:
+    """The (source id, variant index) of a :func:`row_id`, or None when ``text`` is not one.
+    Source ids may hold ``#`` themselves: the index is what follows the last one."""
+    source_id, _, index = text.rpartition("#")
+    if not source_id or not (index.isascii() and index.isdigit()):
+        return None
+    return source_id, int(index)
+
+
 def _json(value) -> str:
     return orjson.dumps(value).decode()
 

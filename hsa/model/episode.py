@@ -411,6 +411,21 @@ def read_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
                          field=exc.field, reason=exc.reason, stage=getattr(exc, "stage", "load"))
 
 
+def read_all_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
+                      trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
+                      ) -> list[Episode]:
+    """Every episode of a JSONL file, for a task that must see them all (scoring): when a line
+    does not load, an HsaError saying how many do not, and the first."""
+    episodes: list[Episode] = []
+    rejects: list[Reject] = []
+    for item in read_episodes(path, harness=harness, trust_hooks=trust_hooks,
+                              harness_roots=harness_roots):
+        (episodes if isinstance(item, Episode) else rejects).append(item)
+    if rejects:
+        raise HsaError(f"{len(rejects)} episode line(s) do not load; first: {rejects[0]}")
+    return episodes
+
+
 def find_episode(path: str | os.PathLike, episode_id: str, *, harness: Harness | None = None,
                  trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
                  ) -> Episode | None:

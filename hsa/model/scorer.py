@@ -29,6 +29,7 @@ calls accept the same value (so any order of a correct set of calls passes here)
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from hsa.files.jsonl import read_lines
 from hsa.model.gold import GoldCall, TurnGold
 from hsa.model.harness import Harness
 from hsa.model.message import message_text
@@ -464,6 +466,20 @@ class ScoreReport:
 def episode_category(episode: Episode) -> str:
     category = episode.meta.get("category")
     return str(category) if category else "uncategorized"
+
+
+def read_predictions(path: str | os.PathLike) -> tuple[dict[str, dict], list[str]]:
+    """A predictions JSONL (``{"id", "message", "at"?}`` per line) as id -> prediction, the first
+    line of an id winning; and each line that is no prediction, as ``PATH:LINE: why``."""
+    by_id: dict[str, dict] = {}
+    bad_lines: list[str] = []
+    for line in read_lines(path):
+        value = line.value
+        if line.error or not isinstance(value, dict) or "id" not in value or "message" not in value:
+            bad_lines.append(f"{path}:{line.number}: {line.error or 'expected {id, message}'}")
+            continue
+        by_id.setdefault(str(value["id"]), value)
+    return by_id, bad_lines
 
 
 def score_predictions(episodes: list[Episode], predictions: dict[str, dict]) -> ScoreReport:

@@ -1,0 +1,51 @@
+"""When a run counts as a success, and how its rejects are summed up (hsa.dataset.outcome)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hsa.dataset.outcome import REASON_CHARS, Tally, failure, top_reasons
+
+
+def test_a_run_that_keeps_nothing_fails_whatever_it_rejected():
+    assert failure(0, 0, what="rows") == "no rows written; the input holds nothing"
+    assert failure(0, 3, what="variants") == "no variants written; 3 reject(s)"
+    assert failure(0, 0, what="rows", max_reject_share=1.0) is not None
+
+
+def test_rejects_fail_a_run_only_above_the_share():
+    assert failure(2, 2, what="rows") is None  # exactly half: not more than 0.5
+    assert failure(2, 3, what="rows") == ("60.0% of the run was rejected (3 rejects, 2 rows), more "
+                                          "than --max-reject-share 0.5")
+    assert failure(1, 99, what="episodes", max_reject_share=1.0) is None
+
+
+@given(st.integers(0, 50), st.integers(0, 50), st.floats(0, 1))
+def test_the_verdict_is_the_share_rule(kept, rejected, share):
+    verdict = failure(kept, rejected, what="rows", max_reject_share=share)
+    assert (verdict is None) == (kept > 0 and rejected / (kept + rejected) <= share)
+
+
+def test_top_reasons_group_long_tails_and_keep_first_seen_order_on_ties():
+    long = "x" * REASON_CHARS
+    rejects = [("verify:a", "short"), ("load", long + "1"), ("load", long + "2"),
+               ("verify:a", "short"), ("load", "other"), ("verify:b", "short")]
+    assert top_reasons(rejects, limit=10) == [("verify:a", "short", 2), ("load", long, 2),
+                                              ("load", "other", 1), ("verify:b", "short", 1)]
+    assert top_reasons(rejects, limit=1) == [("verify:a", "short", 2)]
+    assert top_reasons([], limit=10) == []
+
+
+def test_a_tally_counts_what_a_stream_kept_and_rejected():
+    tally = Tally()
+    for _ in range(3):
+        tally.keep()
+    for stage in ("verify:z", "load", "verify:z"):
+        tally.reject(stage, f"{stage} failed")
+    assert tally.kept == 3 and len(tally.rejects) == 3
+    assert list(tally.by_stage().items()) == [("load", 1), ("verify:z", 2)]  # stage order
+    assert tally.top_reasons(limit=1) == [("verify:z", "verify:z failed", 2)]
+    assert tally.failure(what="variants") == failure(3, 3, what="variants")
+    assert tally.failure(what="variants", max_reject_share=0.4) is not None
+    assert Tally().failure(what="variants") == "no variants written; the input holds nothing"
