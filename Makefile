@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/pip install --quiet --disable-pip-version-check
 
-.PHONY: demo test clean
+.PHONY: demo lint test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,15 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.core-installed
 demo: $(VENV)/.core-installed
 	$(BIN)/hsa demo
 
-test: $(VENV)/.test-installed
+# Style, types and layers (configured in pyproject.toml); `make test` runs it first.
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: lint
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out .pytest_cache .hypothesis .mypy_cache .ruff_cache .import_linter_cache
