@@ -17,7 +17,7 @@ from hsa.runtime.hooks import HookRunner, hook_arguments
 from hsa.model.message import message_text
 
 
-def _blocked(conversation: tuple[dict, ...]) -> set[str]:
+def _blocked(conversation: tuple[dict, ...]) -> set[str | None]:
     """Ids of calls whose answer was a hook's feedback (the call never ran)."""
     return {m.get("tool_call_id") for m in conversation
             if m.get("role") == "tool" and str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)}
@@ -39,8 +39,9 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
             name = call["function"]["name"]
             args = hook_arguments(call["function"]["arguments"])
             if name == harness.skill_loader and harness.skills:
-                if isinstance(args, dict) and harness.skill(args.get("name")) is not None:
-                    loaded.append(args["name"])
+                name_arg = args.get("name") if isinstance(args, dict) else None
+                if isinstance(name_arg, str) and harness.skill(name_arg) is not None:
+                    loaded.append(name_arg)
             elif harness.tool(name) is not None:
                 called.append(name)
     return {"user_message": user, "viewer_message": user, "loaded_skills": loaded,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
@@ -48,7 +49,7 @@ class Journal:
         self.sessions: list[dict] = []
         if path.is_file():
             self._read()
-        self._handle = None
+        self._handle: BinaryIO | None = None
 
     def _read(self) -> None:
         data = self.path.read_bytes()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hsa import __version__
 from hsa.errors import HsaError
@@ -39,9 +40,9 @@ class Settings:
 
 def judge_item(item: Item, answer: dict, runners: dict) -> Result:
     """The scorer's verdict on one answer, with skill selection and hook compliance."""
-    base = {"key": item.key, "set": item.set, "source_id": item.source_id,
-            "variant": item.variant, "at": item.at, "category": item.category,
-            "families": item.families}
+    base: dict[str, Any] = {"key": item.key, "set": item.set, "source_id": item.source_id,
+                            "variant": item.variant, "at": item.at, "category": item.category,
+                            "families": item.families}
     message = answer.get("message")
     if message is None:
         return Result(**base, correct=False, rule=NO_ANSWER,
