@@ -148,8 +148,9 @@ def _parse_node(entry: Any, where: str, path: str, source: str) -> Node:
         raise RecipeError(f"unknown option(s) {sorted(unknown)}; {name} takes: "
                           f"{', '.join(f'{k} (default {v!r})' for k, v in valid.items())}",
                           file=source, field=where)
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     try:
-        transform = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()})
+        transform = cls(**values)
     except HsaError as exc:
         raise RecipeError(exc.reason, file=source, field=where) from None
     except TypeError as exc:

@@ -23,7 +23,7 @@ from hsa.errors import HsaError
 
 ENTRY_POINT_GROUP = "hsa.transforms"
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
-_REGISTRY: dict[str, type] = {}
+_REGISTRY: dict[str, type[Transform]] = {}
 _plugins_loaded = False
 
 T = TypeVar("T", bound=type)
@@ -90,7 +90,7 @@ def load_plugins() -> None:
     _plugins_loaded = True
 
 
-def registered() -> dict[str, type]:
+def registered() -> dict[str, type[Transform]]:
     """Every registered transform by name, sorted by name."""
     load_plugins()
     return dict(sorted(_REGISTRY.items()))

@@ -101,14 +101,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def check_options(cls: type, values: dict[str, Any]) -> None:
+def check_options(cls: type[Transform], values: dict[str, Any]) -> None:
     """Raise a clear error for an option of the wrong type or a probability outside [0, 1]."""
     hints = typing.get_type_hints(cls, include_extras=True)
     for key, value in values.items():
         expected = hints.get(key)
         if expected is None:
             continue
-        bounds = ()
+        bounds: list[Any] = []
         if get_origin(expected) is Annotated:
             expected, *bounds = get_args(expected)
         if not _fits(value, expected):
