@@ -251,7 +251,7 @@ def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[st
         args = parse_arguments(fn.get("arguments", "{}"), where=f"{cw}.function.arguments")
         if name == harness.skill_loader and harness.skills:
             skill_id = args.get("name")
-            if harness.skill(skill_id) is None:
+            if not isinstance(skill_id, str) or harness.skill(skill_id) is None:
                 raise EpisodeError(f"loads skill {skill_id!r}, which the harness does not have "
                                    f"(skills: {', '.join(harness.skill_ids)})",
                                    field=f"{cw}.function.arguments.name")
@@ -357,6 +357,7 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
     for i, turn in enumerate(gold.turns):
         for j, call in enumerate(turn.calls):
             tool = harness.tool(call.name)
+            assert tool is not None, "check_gold rejects a gold call of an unknown tool first"
             for param, values in call.arguments.items():
                 schema = tool.properties[param]
                 if any((v is None and param not in tool.required)
@@ -420,7 +421,10 @@ def read_all_episodes(path: str | os.PathLike, *, harness: Harness | None = None
     rejects: list[Reject] = []
     for item in read_episodes(path, harness=harness, trust_hooks=trust_hooks,
                               harness_roots=harness_roots):
-        (episodes if isinstance(item, Episode) else rejects).append(item)
+        if isinstance(item, Episode):
+            episodes.append(item)
+        else:
+            rejects.append(item)
     if rejects:
         raise HsaError(f"{len(rejects)} episode line(s) do not load; first: {rejects[0]}")
     return episodes

@@ -33,7 +33,7 @@ def replace(obj: T, /, **changes) -> T:
     except KeyError:
         plain = _FIELDS[cls] = _plain_fields(cls)
     if plain is None:
-        return dataclasses.replace(obj, **changes)
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]  # obj is a dataclass
     names, slotted = plain
     for name in changes:
         if name not in names:

@@ -101,6 +101,7 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
     module = sys.modules.get(module_name)
     if module is None:
         spec = importlib.util.spec_from_loader(module_name, loader=None, origin=file)
+        assert spec is not None  # with no loader it always builds a ModuleSpec
         module = importlib.util.module_from_spec(spec)
         module.__file__ = file
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from hsa.errors import HsaError
 
@@ -25,8 +26,8 @@ STYLES = (PLAIN, "tag", "xml", "json", "sentence")
 
 # style -> wording id -> wording. "tag" and "sentence" wordings are text templates with {hook}
 # and {feedback}; "xml" wordings are (element, name attribute); "json" wordings are
-# (hook key, status key, failed status value, feedback key).
-WORDINGS: dict[str, dict[str, object]] = {
+# (hook key, status key, failed status value, feedback key); the style says which, so Any.
+WORDINGS: dict[str, dict[str, Any]] = {
     PLAIN: {"": "{feedback}"},
     "tag": {
         "square": "[{hook}] {feedback}",

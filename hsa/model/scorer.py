@@ -76,8 +76,8 @@ def normalize_string(value: str) -> str:
     return _STRIP.sub("", value).lower().replace("'", '"')
 
 
-def message_calls(message: dict) -> list[tuple[str, Any]]:
-    """(name, arguments) for each tool call; arguments stay raw (string or object)."""
+def message_calls(message: dict) -> list[tuple[Any, Any]]:
+    """(name, arguments) for each tool call; both stay raw (a model may write any JSON there)."""
     out = []
     for call in message.get("tool_calls") or []:
         fn = call.get("function") if isinstance(call, dict) else None
@@ -249,7 +249,9 @@ def match_calls(calls: list[tuple[str, dict]], gold: tuple[GoldCall, ...], harne
         return OK
     left = set(range(len(calls))) - {j for j in match if j is not None}
     k = match.index(None)
-    best = max((fits[k][j] for j in sorted(left)), key=lambda v: _DEPTH.get(v.rule, -1))
+    best = max((fits[k][j] for j in sorted(left)), key=lambda v: _DEPTH.get(v.rule or "", -1))
+    # The matching is maximum, so no call left over fits gold call k: ``best`` failed a rule.
+    assert best.rule is not None
     alone = [j for j, v in enumerate(fits[k]) if v.correct]
     why = (f"the call(s) that fit it ({', '.join(map(str, alone))}) are needed by other gold calls; "
            f"closest remaining: " if alone else "")
@@ -491,7 +493,7 @@ def score_predictions(episodes: list[Episode], predictions: dict[str, dict]) -> 
     known = set()
     for episode in episodes:
         known.add(episode.id)
-        item = {"id": episode.id, "category": episode_category(episode)}
+        item: dict[str, Any] = {"id": episode.id, "category": episode_category(episode)}
         prediction = predictions.get(episode.id)
         if prediction is None:
             verdict = _fail("missing_prediction", "no prediction for this id")
