@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hsa.example import load_example_harness
+from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
 from hsa.model.message import content_text, is_text_part, message_text
 from hsa.model.scorer import judge
 from hsa.model.scorer import message_text as scorer_message_text
 from hsa.transforms.hooks import HookImplementationSwap
-from hsa.example import load_example_harness
-from hsa.model.episode import Episode
 
 TEXT = {"type": "text", "text": "hello"}
 IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}

@@ -15,8 +15,12 @@ from hsa.errors import HsaError
 from hsa.text.markdown import block_text, parse
 from hsa.transforms.skill_content.options import PHRASES, RESTYLES, SKILL_PHRASES
 from hsa.transforms.skill_content.rewrite import rewrite_body
-from hsa.transforms.skill_content.structure import (free_segments, inline_blocks, phrases_in,
-                                                    structure_of)
+from hsa.transforms.skill_content.structure import (
+    free_segments,
+    inline_blocks,
+    phrases_in,
+    structure_of,
+)
 
 
 def _found_phrases(blocks, structure, names) -> list[str]:
@@ -49,7 +53,7 @@ def draw_plan(body: str, names, rng: random.Random, split: str, *, reorder: bool
         order = list(range(len(structure.sections)))
         moved = list(structure.movable)
         rng.shuffle(moved)
-        for slot, section in zip(structure.movable, moved):
+        for slot, section in zip(structure.movable, moved, strict=True):
             order[slot] = section
         if order != sorted(order):
             plan["sections"] = order

@@ -21,13 +21,35 @@ import orjson
 
 from hsa.errors import HsaError
 from hsa.model.frozen import replace
-from hsa.text.markdown import (ITEM, Block, Item, heading_lines, indent_of, is_blank, item_offset,
-                               parse, render, rewrap, set_list_markers)
+from hsa.text.markdown import (
+    ITEM,
+    Block,
+    Item,
+    heading_lines,
+    indent_of,
+    is_blank,
+    item_offset,
+    parse,
+    render,
+    rewrap,
+    set_list_markers,
+)
 from hsa.text.paraphrase import lost_invariants
-from hsa.transforms.skill_content.options import (EMPHASIS_STYLES, HEADING_STYLES, LIST_STYLES,
-                                                  PHRASES, WHITESPACE_STYLES)
-from hsa.transforms.skill_content.structure import (Structure, example_context, free_segments,
-                                                    inline_blocks, phrases_in, structure_of)
+from hsa.transforms.skill_content.options import (
+    EMPHASIS_STYLES,
+    HEADING_STYLES,
+    LIST_STYLES,
+    PHRASES,
+    WHITESPACE_STYLES,
+)
+from hsa.transforms.skill_content.structure import (
+    Structure,
+    example_context,
+    free_segments,
+    inline_blocks,
+    phrases_in,
+    structure_of,
+)
 
 # A paragraph that starts with a short label ("Note:", "注意：") reads as a field, not as wrapped
 # prose: rewrapping leaves it as written.
