@@ -1,0 +1,196 @@
+"""The JSON Schema of a tool's parameters as a tree of sub-schemas: one walk for every reader.
+
+A model reads every sub-schema of a tool's parameters: the object's ``properties``, array
+``items``, the branches of ``anyOf``/``oneOf``/``allOf``, the shared definitions (``$defs``,
+``definitions``) they ``$ref`` to, and the other keywords that hold schemas (see
+:data:`SUBSCHEMA_MAPS`, :data:`SUBSCHEMA_LISTS` and :data:`SUBSCHEMA_VALUES`). Every reader of
+those sub-schemas walks them here, so that the renames' prose rewrite, verification's search for
+stale names, the description paraphrase and the order and spelling transforms see the same nodes.
+
+A node is addressed by its path of keys from the root (``["properties", "items", "items"]``: the
+array items of the property ``items``), written as a JSON pointer (RFC 6901) in transform params.
+Schemas are never changed in place: :func:`edit_schema` copies the nodes on the way to an edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from hsa.errors import HsaError
+
+# Keywords whose value maps names to sub-schemas, holds a list of them, or is one.
+SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+SUBSCHEMA_LISTS = ("prefixItems", "anyOf", "oneOf", "allOf")
+SUBSCHEMA_VALUES = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+# ``items`` also takes a list (the draft 4-7 tuple form).
+_LIST_TOO = ("items",)
+# Steps that lead from a value to the values inside it (an object's properties, an array's
+# elements), as opposed to branches that describe the same value or definitions used elsewhere.
+INSTANCE_STEPS = ("properties", "items")
+
+
+def _children(node: dict) -> Iterator[tuple[list[str], dict]]:
+    """(steps, sub-schema) of each direct sub-schema of ``node``, in the order written."""
+    for key, value in node.items():
+        if key in SUBSCHEMA_MAPS and isinstance(value, dict):
+            for name, sub in value.items():
+                if isinstance(sub, dict):
+                    yield [key, name], sub
+        elif key in SUBSCHEMA_LISTS or (key in _LIST_TOO and isinstance(value, list)):
+            if isinstance(value, list):
+                for i, sub in enumerate(value):
+                    if isinstance(sub, dict):
+                        yield [key, str(i)], sub
+        elif key in SUBSCHEMA_VALUES and isinstance(value, dict):
+            yield [key], value
+
+
+def schema_nodes(schema: Any) -> Iterator[tuple[list[str], dict]]:
+    """Every sub-schema of ``schema`` (the schema itself first) with its path, depth first, each
+    node's sub-schemas in the order its keys are written."""
+    if not isinstance(schema, dict):
+        return
+    stack: list[tuple[list[str], dict]] = [([], schema)]
+    while stack:
+        parts, node = stack.pop()
+        yield parts, node
+        stack.extend(reversed([(parts + steps, sub) for steps, sub in _children(node)]))
+
+
+def property_name(parts: list[str]) -> str | None:
+    """The property name when the node at ``parts`` is a value of some ``properties``, else None
+    (read from the root, so a property named ``properties`` is not taken for the keyword)."""
+    i, name = 0, None
+    while i < len(parts):
+        key = parts[i]
+        # A name or an index follows a map or list keyword; ``items`` followed by an index is
+        # the tuple form (a keyword, which comes next otherwise, is never a number).
+        if key in SUBSCHEMA_MAPS or key in SUBSCHEMA_LISTS or (
+                key in _LIST_TOO and i + 1 < len(parts) and parts[i + 1].isdigit()):
+            name = parts[i + 1] if key == "properties" and i + 1 < len(parts) else None
+            i += 2
+        else:
+            name = None
+            i += 1
+    return name
+
+
+def property_names(schema: Any) -> set[str]:
+    """The names of every property at any depth of ``schema`` (branches and definitions too)."""
+    return {name for parts, _ in schema_nodes(schema)
+            if (name := property_name(parts)) is not None}
+
+
+def is_instance_path(parts: list[str]) -> bool:
+    """Whether ``parts`` only steps into property values and array elements, so that the node
+    describes the values found at that path in every call (not one branch of several)."""
+    i = 0
+    while i < len(parts):
+        if parts[i] == "properties" and i + 1 < len(parts):
+            i += 2
+        elif parts[i] == "items":
+            i += 1
+        else:
+            return False
+    return True
+
+
+def schema_descriptions(schema: Any) -> Iterator[str]:
+    """Every ``description`` string of ``schema`` and its sub-schemas, depth first."""
+    for _, node in schema_nodes(schema):
+        if isinstance(node.get("description"), str):
+            yield node["description"]
+
+
+# ---- pointers --------------------------------------------------------------------------------
+
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1") if "~" in part or "/" in part else part
+
+
+def pointer(parts: list[str]) -> str:
+    """``parts`` as a JSON pointer (``""`` is the root)."""
+    return "".join("/" + _escape(p) for p in parts)
+
+
+def pointer_parts(text: str) -> list[str]:
+    """The path a JSON pointer names; :class:`HsaError` when ``text`` is not one."""
+    if text == "":
+        return []
+    if not text.startswith("/"):
+        raise HsaError(f"schema pointer {text!r} must be empty or start with '/'")
+    return [p.replace("~1", "/").replace("~0", "~") for p in text[1:].split("/")]
+
+
+def _step(node: dict, parts: list[str], i: int) -> tuple[Any, int]:
+    """The sub-schema one step of ``parts`` (from index ``i``) leads to, and the next index;
+    (None, i) when that step is no sub-schema of ``node``."""
+    key = parts[i]
+    value = node.get(key)
+    if key in SUBSCHEMA_MAPS and isinstance(value, dict) and i + 1 < len(parts):
+        return value.get(parts[i + 1]), i + 2
+    if (key in SUBSCHEMA_LISTS or key in _LIST_TOO) and isinstance(value, list) \
+            and i + 1 < len(parts) and parts[i + 1].isdigit():
+        index = int(parts[i + 1])
+        return (value[index] if index < len(value) else None), i + 2
+    if key in SUBSCHEMA_VALUES and isinstance(value, dict):
+        return value, i + 1
+    return None, i
+
+
+def node_at(schema: Any, at: str) -> dict | None:
+    """The sub-schema at JSON pointer ``at``, or None when there is none."""
+    try:
+        parts = pointer_parts(at)
+    except HsaError:
+        return None
+    node, i = schema, 0
+    while isinstance(node, dict) and i < len(parts):
+        node, i = _step(node, parts, i)
+    return node if isinstance(node, dict) else None
+
+
+def edit_schema(schema: dict, edits: dict[str, Callable[[dict], dict]], tool: str) -> dict:
+    """``schema`` with the node at each JSON pointer replaced by ``edit(node)`` (a node's own
+    sub-schemas are edited first). Nodes on the way to an edit are copied, the rest shared:
+    schemas are never changed in place, by anyone."""
+    unknown = sorted(p for p in edits if node_at(schema, p) is None)
+    if unknown:
+        raise HsaError(f"tool {tool!r} has no schema node at {unknown[0]!r}")
+    if not edits:
+        return schema
+    wanted = {tuple(pointer_parts(p)): edit for p, edit in edits.items()}
+    return _rebuild(schema, (), wanted, {k[:n] for k in wanted for n in range(len(k) + 1)})
+
+
+def _rebuild(node: dict, parts: tuple, edits: dict, on_the_way: set) -> dict:
+    out = dict(node)
+    for steps, sub in _children(node):
+        path = parts + tuple(steps)
+        if path not in on_the_way:
+            continue
+        new = _rebuild(sub, path, edits, on_the_way)
+        if len(steps) == 1:
+            out[steps[0]] = new
+        elif isinstance(out[steps[0]], list):
+            out[steps[0]] = [new if str(i) == steps[1] else v for i, v in enumerate(out[steps[0]])]
+        else:
+            out[steps[0]] = {k: new if k == steps[1] else v for k, v in out[steps[0]].items()}
+    return edits[parts](out) if parts in edits else out
+
+
+def rewrite_descriptions(schema: Any, prose: Callable[[str], str]) -> Any:
+    """The schema with every ``description`` (the places :func:`schema_descriptions` reads)
+    passed through ``prose`` (a str -> str function). Parts where nothing changes are the
+    input's own objects."""
+    if not isinstance(schema, dict):
+        return schema
+    edits: dict[str, Callable[[dict], dict]] = {}
+    for parts, node in schema_nodes(schema):
+        description = node.get("description")
+        if isinstance(description, str):
+            new = prose(description)
+            if new != description:
+                edits[pointer(parts)] = lambda n, text=new: {**n, "description": text}
+    return edit_schema(schema, edits, "") if edits else schema
