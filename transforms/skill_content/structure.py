@@ -89,7 +89,7 @@ def structure_of(blocks: list[Block]) -> Structure:
     bounds = [start] + splits + [len(blocks)]
     preamble = Section(start, bounds[1])
     sections = []
-    for a, b in zip(splits, splits[1:] + [len(blocks)], strict=True):
+    for a, b in zip(splits, bounds[2:], strict=True):  # each section ends where the next starts
         heading = blocks[a].text
         section = Section(a, b, heading, bool(_EXAMPLE_HEADING.search(heading)),
                           bool(_ORDER_HEADING.search(heading)))
