@@ -6,13 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from hsa.cli.console import out
 from hsa.errors import HsaError
-
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
 
 # No help= here: the callback's docstring (with its example) is the group's help.
 eval_app = typer.Typer(invoke_without_command=True, rich_markup_mode="markdown")

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from hsa.cli.console import err, out
 from hsa.errors import HsaError
 from hsa.runtime.conversation import DEFAULT_MAX_STEPS
 
@@ -107,7 +108,6 @@ def rollout(
         hsa rollout --episodes hsa/example/episodes.jsonl --recipe hat-train --variants 2 \\
             --base-url http://127.0.0.1:8000/v1 --model ./teacher --out out --trust-hooks
     """
-    from hsa.cli.main import err, out
     from hsa.cli.progress import progress_bar
     from hsa.augment.recipe import load_recipe
     from hsa.rollout import RolloutSettings, rollout as run_rollout, rollout_recipe
@@ -193,7 +193,6 @@ def serve(
         hsa serve Qwen/Qwen3-4B --lora hsa=out/sft/adapter --dry-run
         hsa serve ./tiny-model --engine transformers --port 8011
     """
-    from hsa.cli.main import out
     from hsa.runtime.serve import ServeSpec, ServerProcess, command, display, parse_lora
 
     spec = ServeSpec(model=model, engine=engine, host=host, port=port,
@@ -254,7 +253,6 @@ def chat(
         hsa chat --harness hsa/example/harness --replay hsa/example/episodes.jsonl \\
             --base-url http://127.0.0.1:8000/v1 --model ./model --trust-hooks --message "3号链接多少钱？"
     """
-    from hsa.cli.main import out
     from hsa.model.episode import Episode, read_episodes
     from hsa.model.harness import load_harness
     from hsa.runtime import (ChatClient, CodeTools, Conversation, End, FaultInjector, ReplayTools,
