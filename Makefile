@@ -33,8 +33,10 @@ lint: $(VENV)/.test-installed
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Two worker processes (the machine kind has 2 cores). Every test that imports torch carries the
+# xdist group "torch", so they all run in one process, which builds the tiny models once.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis .mypy_cache .ruff_cache .import_linter_cache

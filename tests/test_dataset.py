@@ -434,6 +434,7 @@ def test_push_gives_up_on_auth_errors_and_dry_run_sends_nothing(version, capsys)
         push_version(version.path, "not-a-repo-id", dry_run=True)
 
 
+@pytest.mark.xdist_group("torch")  # with every other torch test, in one process
 def test_two_sft_steps_on_a_generated_version(version, tmp_path):
     """The rows are TRL-ready: SFTTrainer trains on them with assistant-only loss."""
     pytest.importorskip("trl")

@@ -29,6 +29,9 @@ from hsa.eval.journal import PREDICTIONS_FILE
 from hsa.eval.report import read_report
 from hsa.model.scorer import judge
 
+# Everything that imports torch runs in one process (make test runs pytest -n 2 --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("torch")
+
 FAMILIES = ["hooks", "prompt_structure", "skill_content", "skill_ids", "tool_schema"]
 
 
@@ -95,9 +98,9 @@ def shop_episodes(root: Path) -> Path:
 ANSWER = '<tool_call>{"name":"get_price","arguments":{"link":3}}</tool_call>'
 
 
-def tool_calling_model(out: Path, episodes: Path) -> Path:
-    """A real Qwen2 checkpoint (1 layer, hidden size 64) whose greedy decoding writes ANSWER after
-    any chat prompt. A random tiny model never writes a tool call and training one takes minutes
+def tool_calling_model(out: Path, episodes: Path, answer: str = ANSWER) -> Path:
+    """A real Qwen2 checkpoint (1 layer, hidden size 64) whose greedy decoding writes ``answer``
+    (ANSWER unless told) after any chat prompt. A random tiny model never writes a tool call and training one takes minutes
     on a CPU, so the weights are set: the layer adds nothing to the residual stream, so the
     logits depend on the last token alone, and the output head maps each token of ANSWER (and
     the generation prompt's last token) to the next with a wide margin. The tokenizer is
@@ -110,7 +113,7 @@ def tool_calling_model(out: Path, episodes: Path) -> Path:
     sources = load_sources(episodes, harness=None, trust_hooks=True).episodes
     items = [i for e in sources.values() for i in episode_items(e, "original")]
     tokenizer = build_tokenizer([json.dumps([list(i.messages), list(i.tools)]) for i in items]
-                                + [ANSWER] * 100, vocab_size=1000)
+                                + [answer] * 100, vocab_size=1000)
     config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
                          num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
                          max_position_embeddings=32768, tie_word_embeddings=False,
@@ -120,9 +123,9 @@ def tool_calling_model(out: Path, episodes: Path) -> Path:
     opener = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=True,
                                            add_generation_prompt=True,
                                            return_dict=True)["input_ids"][-1]
-    chain = [opener, *tokenizer.encode(ANSWER, add_special_tokens=False), tokenizer.eos_token_id]
+    chain = [opener, *tokenizer.encode(answer, add_special_tokens=False), tokenizer.eos_token_id]
     following = dict(zip(chain, chain[1:]))
-    assert len(following) == len(chain) - 1, "a token repeats in ANSWER: pick another"
+    assert len(following) == len(chain) - 1, "a token repeats in the answer: pick another"
     with torch.no_grad():
         for layer in model.model.layers:
             layer.self_attn.o_proj.weight.zero_()
@@ -352,3 +355,26 @@ def test_a_dataset_version_is_evaluated_as_it_is(served, model_dir, tmp_path):
     assert verdicts(report["results"], "original") == verdicts(whole["results"], "original")
     assert verdicts(report["results"], "hat-heldout.tool_schema") == \
         verdicts(whole["results"], "tool_schema")
+
+
+@pytest.mark.parametrize("answer, reason", [
+    ('<tool_call>{"arguments":{"link":3}}</tool_call>', "a tool call without 'name'"),
+    ('<tool_call>{"name":"get_price","arguments":{"link":3}</tool_call>', ""),
+])
+def test_an_unparsable_tool_call_is_an_item_without_answer_not_a_stopped_run(
+        shop, tmp_path, answer, reason):
+    """A barely trained model writes tool calls the response parser refuses: one without "name"
+    (transformers' parser raises KeyError) or JSON that does not close (ValueError), where
+    transformers serve answers HTTP 500. Every item still gets its Answer, with no message and
+    the reason, and the run goes on to the next batch."""
+    from hsa.eval.backends import InProcessBackend
+
+    model = tool_calling_model(tmp_path / "model", shop, answer=answer)
+    episodes = load_sources(shop, harness=None, trust_hooks=True).episodes
+    items = [i for e in episodes.values() for i in episode_items(e, "original")][:5]
+    answers = []
+    InProcessBackend(model, max_tokens=40, batch_size=2).answer(items, answers.append)
+    assert sorted(a.key for a in answers) == sorted(i.key for i in items)
+    for answer_ in answers:
+        assert answer_.message is None and answer_.record is None
+        assert answer_.error.startswith("the completion cannot be parsed: " + reason)

@@ -26,6 +26,9 @@ from hsa.rollout import RolloutSettings, rollout
 from hsa.runtime import Endpoint, Sampling
 from hsa.runtime.serve import ServeSpec, command, tool_call_parser
 
+# Everything that imports torch runs in one process (make test runs pytest -n 2 --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("torch")
+
 # ---- vLLM command lines ------------------------------------------------------------------------
 
 

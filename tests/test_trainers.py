@@ -36,6 +36,9 @@ from hsa.trainers.rl import check_generation_batch  # noqa: E402
 from hsa.trainers.tiny import build_model, save_tiny_model  # noqa: E402
 from hsa.trainers.version import JudgedTurns, check_provenance, load_rows  # noqa: E402
 
+# Everything that imports torch runs in one process (make test runs pytest -n 2 --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("torch")
+
 RENAMING_RECIPE = """recipe_version: 1
 name: rename-all
 seed: 7
