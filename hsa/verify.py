@@ -35,6 +35,7 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.gold import Gold, value_fits
 from hsa.model.message import message_text
+from hsa.model.schema import schema_descriptions
 from hsa.augment.mapping import Mapping
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import identifier_like, meaning
@@ -141,20 +142,6 @@ def _prose(episode: Episode):
         if content:
             yield f"messages[{i}].content", content
     # Tool-call argument values are the task's data (the gold compares them): never prose.
-
-
-def schema_descriptions(schema):
-    """Every ``description`` string inside a JSON Schema, depth first."""
-    if isinstance(schema, dict):
-        if isinstance(schema.get("description"), str):
-            yield schema["description"]
-        for key, value in schema.items():
-            if key == "properties" and isinstance(value, dict):
-                for sub in value.values():
-                    yield from schema_descriptions(sub)
-            elif key in ("items", "additionalProperties") or key in ("anyOf", "oneOf", "allOf"):
-                for sub in value if isinstance(value, list) else [value]:
-                    yield from schema_descriptions(sub)
 
 
 def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:

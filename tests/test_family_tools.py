@@ -16,21 +16,23 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
-from hsa.example import load_example_episodes
 from hsa.augment.lineage import replay
-from hsa.dataset.pipeline import augment, augment_episode
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import registered
-from hsa.model.tool import Tool
 from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.errors import HsaError
+from hsa.example import load_example_episodes
+from hsa.model.episode import Episode
+from hsa.model.schema import pointer, schema_nodes
+from hsa.model.tool import Tool
+from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
+from hsa.text.paraphrase import invariants
+from hsa.transforms._names import CONVENTION_SPLITS, Renamer, lexicon, replacements, slots
+from hsa.transforms.tool_schema import options as ts
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES
 from tests.strategies import harnesses, rich_episode_dicts
-from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
-from hsa.transforms import tool_schema as ts
-from hsa.transforms._names import CONVENTION_SPLITS, Renamer, lexicon, replacements, slots
 
 FAMILY = sorted(n for n, cls in registered().items() if cls.family == "tool_schema")
 SPLIT_TRANSFORMS = [n for n in FAMILY if "split" in registered()[n].options()]
@@ -101,13 +103,12 @@ def test_each_phrase_has_one_meaning():
     assert [p for p, n in phrases.items() if n > 1] == []
 
 
-def test_phrases_hold_no_negation_and_no_digit():
-    negation = re.compile(r"(?<![a-z'])(" + "|".join(map(re.escape, ts.NEGATIONS_EN))
-                          + r")(?![a-z'])")
+def test_phrases_hold_no_invariant():
+    # hsa.text.paraphrase's one rule: no number, quote, identifier or negation in a phrase, so
+    # replacing phrases can never add or drop one (a table is never a protected span).
     for group in ts.DESCRIPTION_PHRASES:
         for member in group.train + group.heldout:
-            assert not negation.search(member.lower()), member
-            assert not any(ch in member for ch in ts.NEGATIONS_ZH), member
+            assert not invariants(member), member
             assert not re.search(r"\d", member), member
 
 
@@ -140,10 +141,10 @@ def test_property_order_keeps_every_schema_up_to_order(harness, seed):
         assert before == replace(after, parameters=before.parameters)
         assert json.dumps(before.parameters, sort_keys=True) == json.dumps(after.parameters,
                                                                            sort_keys=True)
-        shuffled = {ts._pointer(p): n for p, n in ts.schema_nodes(after.parameters)}
-        for parts, old in ts.schema_nodes(before.parameters):
+        shuffled = {pointer(p): n for p, n in schema_nodes(after.parameters)}
+        for parts, old in schema_nodes(before.parameters):
             if isinstance(old.get("properties"), dict) and len(old["properties"]) >= 2:
-                assert list(old["properties"]) != list(shuffled[ts._pointer(parts)]["properties"])
+                assert list(old["properties"]) != list(shuffled[pointer(parts)]["properties"])
 
 
 # ---- tool names ------------------------------------------------------------------------------
@@ -306,16 +307,16 @@ def test_paraphrase_rewords_english_and_chinese_and_keeps_what_matters():
     rng = random.Random(5)
     text = ('Get the price of a product, e.g. "ZB10"; do not apply `coupon_code` unless the '
             'user asks. Default is 3.5 items; see get_price_after_coupon.')
-    out = ts.paraphrase(text, "heldout", rng, {"coupon_code"})
+    out = ts.DESCRIPTIONS.paraphrase(text, "heldout", rng, {"coupon_code"})
     assert out != text
     for kept in ('"ZB10"', "not", "`coupon_code`", "unless", "3.5", "get_price_after_coupon"):
         assert kept in out
     assert "Get the" not in out and "e.g." not in out
-    zh = ts.paraphrase("获取指定商品的信息，例如价格。不要返回库存，最多20件。", "train", rng)
+    zh = ts.DESCRIPTIONS.paraphrase("获取指定商品的信息，例如价格。不要返回库存，最多20件。", "train", rng)
     assert zh != "获取指定商品的信息，例如价格。不要返回库存，最多20件。"
     assert "不要" in zh and "20件" in zh
-    assert ts.paraphrase("Sends a GET request.", "train", rng).count("GET") == 1
-    assert ts.paraphrase("An item", "heldout", random.Random(0)) in ("An article", "A listing")
+    assert ts.DESCRIPTIONS.paraphrase("Sends a GET request.", "train", rng).count("GET") == 1
+    assert ts.DESCRIPTIONS.paraphrase("An item", "heldout", random.Random(0)) in ("An article", "A listing")
 
 
 _TOKENS = st.sampled_from(["Get", "the", "price", "of", "a", "product", "e.g.", "based on",
@@ -328,7 +329,7 @@ _TOKENS = st.sampled_from(["Get", "the", "price", "of", "a", "product", "e.g.", 
        split=st.sampled_from(ts.SPLITS))
 def test_paraphrase_keeps_numbers_quotes_identifiers_and_negations(tokens, seed, split):
     text = " ".join(tokens)
-    out = ts.paraphrase(text, split, random.Random(seed))
+    out = ts.DESCRIPTIONS.paraphrase(text, split, random.Random(seed))
     kept = re.compile(r'\d+(?:\.\d+)?%?|"[^"]*"|\'[^\']*\'|`[^`]*`|[A-Za-z]+_[a-z_]+|[a-z]+[A-Z]'
                       r'\w*|(?<![A-Za-z])(?:not|never|without)(?![A-Za-z])|[不没]')
     assert Counter(kept.findall(out)) == Counter(kept.findall(text))
@@ -344,8 +345,8 @@ def test_description_paraphrase_changes_only_descriptions(example):
         assert strip(_without_descriptions(before.parameters)) == strip(
             _without_descriptions(after.parameters))
         changed += before.description != after.description
-        for (_, a), (_, b) in zip(ts.schema_nodes(before.parameters),
-                                  ts.schema_nodes(after.parameters)):
+        for (_, a), (_, b) in zip(schema_nodes(before.parameters),
+                                  schema_nodes(after.parameters)):
             for token in re.findall(r'\d+|"[^"]*"|\([^)]*\)', a.get("description", "")):
                 assert token in b["description"]
     assert changed >= len(episode.harness.tools) // 2
@@ -451,7 +452,7 @@ def test_schema_spelling_accepts_exactly_what_it_accepted(harness, seed):
     out = transform.apply(episode, transform.sample_params(episode, random.Random(seed)))
     for before, after in zip(harness.tools, out.harness.tools):
         assert _normalised(before.parameters) == _normalised(after.parameters)
-        value = {k: 1 for k in before.properties}
+        value = dict.fromkeys(before.properties, 1)
         assert jsonschema.Draft202012Validator(after.parameters).is_valid(value) == \
             jsonschema.Draft202012Validator(before.parameters).is_valid(value)
 
@@ -488,7 +489,7 @@ def _applies(name: str, episode: Episode) -> bool:
         return len(tools) >= 2
     if name == "tool_property_order":
         return any(isinstance(n.get("properties"), dict) and len(n["properties"]) >= 2
-                   for t in tools for _, n in ts.schema_nodes(t.parameters))
+                   for t in tools for _, n in schema_nodes(t.parameters))
     if name.startswith("parameter_"):
         return any(t.properties for t in tools)
     return bool(tools)

@@ -63,7 +63,7 @@ class HookImplementationSwap(Transform):
     feedback."""
 
     name = "hook_implementation_swap"
-    version = "3"
+    version = "4"  # 4: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"

@@ -167,7 +167,7 @@ class SkillIdSynonym(_SkillRename):
     one); ``naming: mixed`` draws a convention per id instead of one for the variant."""
 
     name = "skill_id_synonym"
-    version = "2"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
     rate: Share = 0.8
@@ -190,7 +190,7 @@ class SkillIdCase(_SkillRename):
     expects are kept."""
 
     name = "skill_id_case"
-    version = "2"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
     naming: NamingMode = "variant"
@@ -232,7 +232,7 @@ class SkillIdNamespace(_SkillRename):
     and what the gold expects are kept."""
 
     name = "skill_id_namespace"
-    version = "2"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
 
@@ -271,7 +271,7 @@ class SkillIdMask(_SkillRename):
     the harness's convention."""
 
     name = "skill_id_mask"
-    version = "2"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
     fraction: Share = 1.0

@@ -25,6 +25,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.augment.mapping import Mapping
 from hsa.text.mentions import replace_code_mentions, replace_mentions
+from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
 from hsa.text.names import identifier_like
 
@@ -61,41 +62,6 @@ class _Prose:
         if isinstance(value, dict):
             return {self.names.get(k, k): self.value(v) for k, v in value.items()}
         return value
-
-
-def rewrite_descriptions(schema, prose):
-    """The schema with every nested ``description`` passed through ``prose`` (a str -> str
-    function); the same places :func:`hsa.verify.schema_descriptions` reads. Parts where nothing
-    changes are the input's own objects (schemas are never changed in place)."""
-    if not isinstance(schema, dict):
-        return schema
-    out = None
-    description = schema.get("description")
-    if isinstance(description, str):
-        new = prose(description)
-        if new != description:
-            out = dict(schema)
-            out["description"] = new
-    properties = schema.get("properties")
-    if isinstance(properties, dict):
-        rewritten = {k: rewrite_descriptions(v, prose) for k, v in properties.items()}
-        if any(rewritten[k] is not v for k, v in properties.items()):
-            out = out if out is not None else dict(schema)
-            out["properties"] = rewritten
-    for key in ("items", "additionalProperties", "anyOf", "oneOf", "allOf"):
-        value = schema.get(key)
-        if isinstance(value, list):
-            rewritten = [rewrite_descriptions(v, prose) for v in value]
-            changed = any(a is not b for a, b in zip(rewritten, value))
-        elif isinstance(value, dict):
-            rewritten = rewrite_descriptions(value, prose)
-            changed = rewritten is not value
-        else:
-            continue
-        if changed:
-            out = out if out is not None else dict(schema)
-            out[key] = rewritten
-    return schema if out is None else out
 
 
 def _rename_schema(schema: dict, renames: dict) -> dict:

@@ -12,8 +12,10 @@ count (``\`search\```): see :func:`find_code_mentions` and :func:`replace_code_m
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
+
+from hsa.text.names import identifier_like
 
 # Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
 # not followed by an identifier character, nor by ".<identifier char>". Identifier characters are
@@ -79,3 +81,29 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     if not names:
         return text
     return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)
+
+
+def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
+    """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
+    they stand as a whole identifier; plain-word names (``size``) only as inline code
+    (`` `size` ``) or as a keyword argument inside code (`` `check_stock(size="M")` ``), since
+    as plain words they are ordinary prose."""
+    identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
+    words = {k: v for k, v in renames.items() if not identifier_like(k)}
+    keyword = (re.compile(r"(?<![A-Za-z0-9_.\-])(" + "|".join(
+        re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")(?=\s*=)")
+               if words else None)
+
+    def in_code(span: re.Match) -> str:
+        return keyword.sub(lambda m: words[m.group(1)], span.group(0))
+
+    def rewrite(text: str) -> str:
+        if not text:
+            return text
+        text = replace_mentions(text, identifiers)
+        if words and "`" in text:
+            text = replace_code_mentions(text, words)
+            text = re.sub(r"`[^`]+`", in_code, text)
+        return text
+
+    return rewrite

@@ -1,18 +1,22 @@
-"""Paraphrase text without losing what it requires: the invariant checker and an LLM backend.
+"""Paraphrase text without losing what it requires: the one rule of what a rewording keeps.
 
-A skill body (or any instruction text) may be reworded, but some things in it are requirements,
-not wording. :func:`lost_invariants` says which of them a rewrite dropped; both the rule-based
-skill-content rewrite and the LLM paraphrase are accepted only when it returns nothing:
+Skill bodies, tool and parameter descriptions (any instruction text) may be reworded, but some
+things in them are requirements, not wording. This module is the one place that says which:
+:func:`invariants` lists them, :func:`lost_invariants` says which of them a rewrite dropped, and
+:func:`invariant_spans` says where they stand, so that rule-based rewordings never touch them. The
+skill-content rewrite, the LLM paraphrase and the tool-description paraphrase
+(:mod:`hsa.text.phrases`) all keep, and are all tested against, the same list:
 
 * every number (``200``, ``96.2``, ``5-7`` gives 5 and 7);
-* every quoted string (``"..."``, ``“...”``, ``「...」``, ``『...』``) and inline code span, compared
-  with whitespace normalised (a line break inside a quote or code span is a space);
+* every quoted string (``"..."``, ``'...'``, ``“...”``, ``‘...’``, ``「...」``, ``『...』``,
+  ``《...》``) and inline code span, compared with whitespace normalised (a line break inside a
+  quote or code span is a space);
 * every identifier: the harness names given (tools, parameters, skills, hooks, the skill loader),
-  mentioned at identifier boundaries, and any other snake_case or camelCase token;
-* every negation (English ``not``/``n't``/``cannot`` count as one kind, then ``never``, ``no``,
-  ``none``, ``nothing``, ``nobody``, ``nowhere``, ``neither``, ``nor``, ``without``; Chinese
-  ``不``, ``没``, ``无``, ``未``, ``勿``, ``别``, ``禁止``, ``严禁``, ``切勿``), as many times as the
-  original has it.
+  mentioned at identifier boundaries, and any other snake_case, camelCase or dotted
+  (``math.factorial``, ``items.json``) token;
+* every negation (:data:`NEGATIONS_EN`, where ``not``, ``cannot`` and every ``n't`` count as one
+  kind; :data:`NEGATIONS_ZH`, except in the compounds of :data:`NOT_NEGATIONS_ZH`), as many
+  times as the original has it.
 
 :func:`llm_paraphrase` asks any OpenAI-compatible endpoint (vLLM, ``transformers serve``, a
 hosted API) through the ``openai`` client, imported lazily (``pip install 'hsa[llm]'``). Answers
@@ -42,21 +46,40 @@ from hsa.text.names import identifier_like
 # ---- invariants -----------------------------------------------------------------------------
 
 _CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-# Quote pairs never span a blank line, so one stray quote cannot swallow a whole document.
-_QUOTES = (re.compile(r'"((?:(?!\n[ \t]*\n)[^"])*)"'), re.compile(r"“([^”]*)”"),
-           re.compile(r"「([^」]*)」"), re.compile(r"『([^』]*)』"))
+# Quote pairs never span a blank line, so one stray quote cannot swallow a whole document. A
+# single quote opens and closes only away from letters, so apostrophes (don't, users') are none.
+_NO_BLANK_LINE = r"(?!\n[ \t]*\n)"
+_QUOTES = (re.compile(rf'"((?:{_NO_BLANK_LINE}[^"])*)"'),
+           re.compile(rf"(?<![A-Za-z])'((?:{_NO_BLANK_LINE}[^']){{0,80}})'(?![A-Za-z])"),
+           re.compile(rf"“((?:{_NO_BLANK_LINE}[^”])*)”"),
+           re.compile(rf"‘((?:{_NO_BLANK_LINE}[^’])*)’"),
+           re.compile(r"「([^」]*)」"), re.compile(r"『([^』]*)』"), re.compile(r"《([^》]*)》"))
 _NUMBER = re.compile(r"(?<![0-9.])[0-9]+(?:\.[0-9]+)?")
-# Identifier-looking tokens that are not harness names: snake_case, SCREAMING_CASE, camelCase.
+# Identifier-looking tokens that are not harness names: snake_case, SCREAMING_CASE, camelCase,
+# and dotted names with a segment of two characters or more (``math.factorial``; ``e.g`` and
+# ``U.S`` are prose).
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_\-.])"
-                    r"(?:[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)"
+                    r"(?:(?=[A-Za-z0-9_.]*[A-Za-z0-9_]{2})[A-Za-z_][A-Za-z0-9_]*"
+                    r"(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+                    r"|[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)"
                     r"(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])")
+
+# The negations a rewording keeps, one list for every text. English: these words, and every
+# "n't" contraction (don't, wouldn't...), which counts as "not" like "cannot" does.
+NEGATIONS_EN = ("not", "cannot", "never", "no", "none", "nothing", "nobody", "nowhere",
+                "neither", "nor", "without", "unless")
+# Chinese: the characters and words that negate ...
+NEGATIONS_ZH = ("禁止", "严禁", "切勿", "不", "没", "无", "未", "勿", "别", "非", "否", "莫")
+# ... except inside these compounds, where the character does not ("不过" but, "区别" difference,
+# "非常" very, "是否" whether...).
+NOT_NEGATIONS_ZH = ("不过", "不仅", "不但", "不断", "区别", "特别", "分别", "类别", "级别",
+                    "性别", "识别", "告别", "个别", "差别", "别人", "别的", "无论", "非常",
+                    "是否", "莫名")
 _ENGLISH_NEGATION = re.compile(
-    r"(?<![A-Za-z])(not|cannot|[A-Za-z]+n['’]t|never|no|none|nothing|nobody|nowhere|neither|nor|"
-    r"without)(?![A-Za-z])", re.IGNORECASE)
-# Compounds in which the character is not a negation ("不过" but, "区别" difference...).
-_CHINESE_NOT_NEGATION = ("不过", "不仅", "不但", "不断", "区别", "特别", "分别", "类别", "级别",
-                         "性别", "识别", "告别", "个别", "差别", "别人", "别的", "无论")
-_CHINESE_NEGATION = re.compile("禁止|严禁|切勿|[不没无未勿别]")
+    r"(?<![A-Za-z])(" + "|".join(NEGATIONS_EN) + r"|[A-Za-z]+n['’]t)(?![A-Za-z])",
+    re.IGNORECASE)
+_CHINESE_NEGATION = re.compile("|".join(NEGATIONS_ZH))
+_CHINESE_NOT_NEGATION = re.compile("|".join(NOT_NEGATIONS_ZH))
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
 _SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")
 
@@ -69,6 +92,15 @@ def normalise_space(text: str) -> str:
 def _negation(word: str) -> str:
     word = word.lower().replace("’", "'")
     return "not" if word in ("not", "cannot") or word.endswith("n't") else word
+
+
+def negations(text: str) -> list[str]:
+    """The negations of ``text`` (outside code spans), in order, each as the kind it counts as
+    (``don't`` -> ``not``)."""
+    prose = _CODE.sub(" ", text)
+    found = [_negation(w) for w in _ENGLISH_NEGATION.findall(prose)]
+    masked = _CHINESE_NOT_NEGATION.sub(lambda m: "\0" * len(m.group(0)), prose)
+    return found + _CHINESE_NEGATION.findall(masked)
 
 
 def invariants(text: str, names: Iterable[str] = ()) -> Counter:
@@ -91,21 +123,21 @@ def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     found.update(mentioned)
     known = set(identifiers)
     found.update(t for t in _TOKEN.findall(text) if t not in known)
-    found.update(_negation(w) for w in _ENGLISH_NEGATION.findall(prose))
-    masked = prose
-    for compound in _CHINESE_NOT_NEGATION:
-        masked = masked.replace(compound, "\0" * len(compound))
-    found.update(_CHINESE_NEGATION.findall(masked))
+    found.update(negations(text))
     return found
 
 
-_URL = re.compile(r"https?://[^\s)>\]]+|\]\([^)\n]*\)|<[^<>\n]+>")
+_URL = re.compile(r"https?://[^\s)>\]]+|\]\([^)\n]*\)|<[^<>\n]+>"
+                  r"|[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 
 
 def invariant_spans(text: str, names: Iterable[str] = ()) -> list[tuple[int, int]]:
     """The (start, end) ranges of ``text`` that hold invariants a rewording must not touch: code
     spans, quoted strings, identifiers (harness names, also plain-word ones as whole words, and
-    identifier-looking tokens), URLs, link targets and HTML tags; sorted, not merged."""
+    identifier-looking tokens), URLs, e-mail addresses, link targets and HTML tags; sorted, not
+    merged. Numbers and negations are invariants too but stand outside these spans: a rewording
+    table holds neither (each family tests its tables with :func:`invariants`), and a negation
+    may be restyled in place (``**not**``, ``NOT``) as long as it is kept."""
     spans = [m.span() for m in _CODE.finditer(text)]
     masked = _CODE.sub(lambda m: " " * len(m.group(0)), text)
     for pattern in _QUOTES:

@@ -1,0 +1,163 @@
+"""Reword a text with a table of interchangeable phrases, keeping everything it requires.
+
+A :class:`PhraseTable` holds groups of phrases that say the same (``get``/``retrieve``/``obtain``;
+``获取``/``查询``), each split into a ``train`` and a ``heldout`` part. :meth:`PhraseTable.paraphrase`
+replaces every phrase of the table found in a text by another of the split's part, outside the
+spans :func:`hsa.text.paraphrase.invariant_spans` names, so the rewording keeps every invariant of
+:mod:`hsa.text.paraphrase` (the one rule skill bodies are held to as well); no member of a table
+may itself hold an invariant (no number, quote, identifier or negation), which the families test.
+English phrases match case-insensitively as whole words, Chinese ones as written; an article
+before a replaced English phrase follows it (``a product`` -> ``an item``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hsa.text.paraphrase import invariant_spans
+
+SPLITS = ("train", "heldout")
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    """Interchangeable phrases (``lang`` "en": matched case-insensitively as whole words; "zh":
+    matched as written)."""
+
+    train: tuple[str, ...]
+    heldout: tuple[str, ...]
+    lang: str = "en"
+
+    def part(self, split: str) -> tuple[str, ...]:
+        return self.train if split == "train" else self.heldout
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return self.train + self.heldout
+
+
+# Protected spans become single characters of the supplementary private use area: never in a
+# phrase, never matched by one.
+_HOLE = 0xF0000
+_PLACEHOLDER = re.compile(r"[\U000F0000-\U000FFFFD]")
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
+def _protect(text: str, names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """``text`` with each (merged) invariant span swapped for a placeholder, and the spans."""
+    merged: list[list[int]] = []
+    for start, end in invariant_spans(text, names):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        elif end > start:
+            merged.append([start, end])
+    out, kept, last = [], [], 0
+    for start, end in merged:
+        out.append(text[last:start])
+        out.append(chr(_HOLE + len(kept)))
+        kept.append(text[start:end])
+        last = end
+    out.append(text[last:])
+    return "".join(out), tuple(kept)
+
+
+def _restore(text: str, kept: tuple[str, ...]) -> str:
+    return _PLACEHOLDER.sub(lambda m: kept[ord(m.group(0)) - _HOLE], text)
+
+
+@lru_cache(maxsize=4096)
+def _en_pattern(members: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(m) for m in sorted(members, key=lambda m: (-len(m), m)))
+    return re.compile(r"(?:(?<![A-Za-z0-9_\-'])(?P<art>[Aa]n?) )?(?<![A-Za-z0-9_\-'])(?P<phrase>"
+                      + alternatives + r")(?![A-Za-z0-9_\-])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _zh_pattern(members: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(m) for m in sorted(members, key=lambda m: (-len(m), m)))
+    return re.compile(f"(?P<phrase>{alternatives})")
+
+
+def article(old: str, word: str) -> str:
+    """"a" or "an" before ``word`` (a spelling rule with the common exceptions), capitalised
+    like ``old``."""
+    lower = word.lower()
+    vowel = lower[:1] in "aeiou" and not lower.startswith(("uni", "use", "usu", "one", "eu"))
+    vowel = vowel or lower.startswith(("hour", "honest"))
+    new = "an" if vowel else "a"
+    return new.capitalize() if old[:1].isupper() else new
+
+
+class PhraseTable:
+    """Groups of interchangeable phrases, indexed for rewording many texts fast."""
+
+    def __init__(self, groups: Iterable[Phrasing]):
+        self.groups = tuple(groups)
+        self._group_of: dict[str, Phrasing] = {}
+        zh = set()
+        by_first_word: dict[str, list[tuple[str, str]]] = {}
+        for group in self.groups:
+            for member in group.members:
+                self._group_of[member.lower()] = group
+                if group.lang == "zh":
+                    zh.add(member)
+                else:
+                    # A phrase the pattern matches starts at a word boundary, so its first word
+                    # is a whole ASCII word of the text: looking those words up narrows the
+                    # substring tests to a handful.
+                    first = _ASCII_WORD.match(member.lower()).group(0)
+                    by_first_word.setdefault(first, []).append((member.lower(), member))
+        self._zh = tuple(sorted(zh))
+        self._by_first_word = {w: tuple(sorted(set(e))) for w, e in by_first_word.items()}
+        self._prepared = lru_cache(maxsize=16384)(self._prepare)
+
+    def _patterns(self, masked: str) -> tuple[re.Pattern | None, re.Pattern | None]:
+        """Patterns of just the phrases that occur in ``masked`` (a substring test each): one
+        alternation of every phrase, scanned over every text, is slow."""
+        lowered = masked.lower()
+        en = tuple(sorted(member for word in set(_ASCII_WORD.findall(lowered))
+                          for low, member in self._by_first_word.get(word, ())
+                          if low in lowered))
+        zh = tuple(m for m in self._zh if m in masked)
+        return (_en_pattern(en) if en else None), (_zh_pattern(zh) if zh else None)
+
+    def _prepare(self, text: str, names: tuple[str, ...]):
+        """What a paraphrase of ``text`` reads, computed once per text and the ``names`` in it
+        (descriptions recur in every episode of a harness)."""
+        masked, kept = _protect(text, names)
+        return (masked, kept, *self._patterns(masked))
+
+    def paraphrase(self, text: str, split: str, rng: random.Random,
+                   names: Iterable[str] = ()) -> str:
+        """``text`` with every phrase of the table replaced by another of the split's part;
+        every invariant (:mod:`hsa.text.paraphrase`) and every one of ``names`` is kept."""
+        if not text or _PLACEHOLDER.search(text):
+            return text  # text already using the placeholders' code points is left as it is
+        masked, kept, en, zh = self._prepared(text, tuple(sorted(n for n in names if n in text)))
+        if en is None and zh is None:
+            return text
+
+        def swap(match: re.Match) -> str:
+            phrase = match.group("phrase")
+            group = self._group_of[phrase.lower()]
+            if len(phrase) > 1 and phrase.isupper() and phrase not in group.members:
+                return match.group(0)  # an acronym (GET, HTTP), not the word
+            choices = [c for c in group.part(split) if c.lower() != phrase.lower()]
+            if not choices:
+                return match.group(0)
+            new = rng.choice(choices)
+            acronym = len(phrase) > 1 and phrase.isupper()
+            if phrase[:1].isupper() and not acronym and not new.isupper():
+                new = new[:1].upper() + new[1:]
+            old_article = match.groupdict().get("art")
+            return f"{article(old_article, new)} {new}" if old_article else new
+
+        if en is not None:
+            masked = en.sub(swap, masked)
+        if zh is not None:
+            masked = zh.sub(swap, masked)
+        return _restore(masked, kept)

@@ -1,0 +1,150 @@
+"""One walk over a tool's parameter schema (hsa.model.schema) for every reader: the rename
+kernel, verification, the description paraphrase and the order and spelling transforms."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hsa.augment.recipe import Recipe
+from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment_episode
+from hsa.example import load_example_episodes
+from hsa.model.frozen import replace
+from hsa.model.schema import (
+    edit_schema,
+    is_instance_path,
+    node_at,
+    pointer,
+    pointer_parts,
+    property_name,
+    property_names,
+    rewrite_descriptions,
+    schema_descriptions,
+    schema_nodes,
+)
+from hsa.model.tool import Tool
+
+# Every keyword that holds sub-schemas, once, with a description in each (and a property named
+# like a keyword, and a name with the characters a JSON pointer escapes).
+SCHEMA = {
+    "type": "object", "description": "root",
+    "properties": {
+        "properties": {"type": "array", "description": "a property named properties",
+                       "items": {"type": "object", "description": "its items",
+                                 "properties": {"a/b~c": {"type": "string", "description": "x"}}}},
+        "choice": {"description": "a choice", "anyOf": [
+            {"type": "object", "description": "first", "properties": {
+                "inner": {"type": "string", "description": "inner"}}},
+            {"type": "null", "description": "second"}]},
+        "one": {"oneOf": [{"type": "integer", "description": "int"},
+                          {"type": "string", "description": "str"}]},
+        "both": {"allOf": [{"description": "all 0"}, {"description": "all 1"}]},
+        "ref": {"$ref": "#/$defs/thing"},
+        "pair": {"type": "array", "prefixItems": [{"description": "first of pair"}],
+                 "items": [{"description": "tuple 0"}]},
+        "map": {"type": "object", "additionalProperties": {"description": "any value"},
+                "patternProperties": {"^x": {"description": "x keys"}}},
+        "neg": {"not": {"description": "not this"}}},
+    "$defs": {"thing": {"type": "object", "description": "a thing",
+                        "properties": {"deep": {"description": "deep"}}}},
+    "definitions": {"old": {"description": "old style"}},
+}
+ALL_DESCRIPTIONS = ["root", "a property named properties", "its items", "x", "a choice", "first",
+                    "inner", "second", "int", "str", "all 0", "all 1", "first of pair",
+                    "tuple 0", "any value", "x keys", "not this", "a thing", "deep", "old style"]
+
+
+def test_every_subschema_keyword_is_walked_in_written_order():
+    assert list(schema_descriptions(SCHEMA)) == ALL_DESCRIPTIONS
+    for parts, node in schema_nodes(SCHEMA):
+        assert node_at(SCHEMA, pointer(parts)) is node
+        assert pointer_parts(pointer(parts)) == parts
+
+
+def test_property_names_read_paths_from_the_root():
+    assert property_names(SCHEMA) == {"properties", "a/b~c", "choice", "inner", "one", "both",
+                                      "ref", "pair", "map", "neg", "deep"}
+    assert property_name(["properties", "properties"]) == "properties"
+    assert property_name(["properties", "properties", "items"]) is None  # its array items
+    assert property_name(["properties", "items"]) == "items"
+    assert property_name(["$defs", "properties"]) is None
+    assert is_instance_path(["properties", "properties", "items", "properties", "a/b~c"])
+    assert not is_instance_path(["properties", "choice", "anyOf", "0"])
+    assert not is_instance_path(["$defs", "thing"])
+
+
+def test_edits_copy_the_way_and_share_the_rest():
+    before = copy.deepcopy(SCHEMA)
+    at = "/properties/choice/anyOf/0/properties/inner"
+    out = edit_schema(SCHEMA, {at: lambda n: {**n, "description": "new"}}, "t")
+    assert before == SCHEMA  # never changed in place
+    assert node_at(out, at)["description"] == "new"
+    assert out["$defs"] is SCHEMA["$defs"]
+    assert out["properties"]["choice"]["anyOf"][1] is SCHEMA["properties"]["choice"]["anyOf"][1]
+    escaped = pointer(["properties", "properties", "items", "properties", "a/b~c"])
+    assert escaped == "/properties/properties/items/properties/a~1b~0c"
+    assert node_at(SCHEMA, escaped)["description"] == "x"
+    assert node_at(SCHEMA, "/properties/nope") is None and node_at(SCHEMA, "nope") is None
+
+
+_leaf = st.fixed_dictionaries({"description": st.text("abc ", min_size=1, max_size=5)})
+
+
+def _extend(children):
+    return st.one_of(
+        st.fixed_dictionaries({"type": st.just("object"), "description": st.text("xyz", max_size=3),
+                               "properties": st.dictionaries(st.sampled_from(["p", "q", "items"]),
+                                                             children, max_size=3)}),
+        st.fixed_dictionaries({"anyOf": st.lists(children, min_size=1, max_size=3)}),
+        st.fixed_dictionaries({"items": children}),
+        st.fixed_dictionaries({"$defs": st.dictionaries(st.sampled_from(["d", "e"]), children,
+                                                        max_size=2)}))
+
+
+@settings(max_examples=80, deadline=None)
+@given(schema=st.recursive(_leaf, _extend, max_leaves=12))
+def test_rewrite_descriptions_reaches_exactly_the_walked_descriptions(schema):
+    before = json.dumps(schema)
+    out = rewrite_descriptions(schema, lambda d: d + "!")
+    assert json.dumps(schema) == before
+    assert list(schema_descriptions(out)) == [d + "!" for d in schema_descriptions(schema)]
+    assert rewrite_descriptions(schema, lambda d: d) is schema
+    for parts, node in schema_nodes(schema):
+        assert node_at(schema, pointer(parts)) is node
+
+
+def test_renames_and_paraphrases_reach_branches_and_definitions():
+    # A description inside anyOf or $defs is prose the model reads: a renamed tool mentioned
+    # there moves with the name (and verification, which reads the same places, passes), and
+    # the description paraphrase rewords it.
+    episode = load_example_episodes()[0]
+    first, second = episode.harness.tools[:2]
+    parameters = {**second.parameters, "$defs": {"note": {
+        "type": "string", "description": f"Get the product; see {first.name}."}},
+        "anyOf": [{"description": f"Get the product with {first.name}."}]}
+    tools = (first, Tool.from_dict({"name": second.name, "description": second.description,
+                                    "parameters": parameters}), *episode.harness.tools[2:])
+    episode = episode.with_harness(replace(episode.harness, tools=tools))
+
+    def variant(name: str, **options) -> Variant:
+        recipe = Recipe.from_dict({"recipe_version": 1, "name": "t", "seed": 3,
+                                   "variants_per_episode": 1, "keep_original": False,
+                                   "pipeline": [{name: options}]})
+        out = augment_episode(recipe, episode)[0]
+        assert isinstance(out, Variant), str(out)  # verified
+        return out
+
+    masked = variant("tool_name_mask")
+    new = masked.mapping.tool(first.name)
+    schema = masked.episode.harness.tool(masked.mapping.tool(second.name)).parameters
+    assert list(schema_descriptions(schema))[-2:] == [f"Get the product; see {new}.",
+                                                      f"Get the product with {new}."]
+    reworded = variant("tool_description_paraphrase").episode.harness.tool(second.name)
+    texts = list(schema_descriptions(reworded.parameters))[-2:]
+    assert all(t.startswith("Get the product") is False for t in texts), texts
+    assert orjson.dumps(reworded.parameters["anyOf"][0]).count(first.name.encode()) == 1

@@ -1,0 +1,88 @@
+"""The wording of tool and parameter descriptions, reworded with the family's phrase table
+(:mod:`hsa.text.phrases`), keeping every invariant of :mod:`hsa.text.paraphrase`."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hsa.augment.registry import register
+from hsa.augment.transform import Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.frozen import replace
+from hsa.model.harness import Harness
+from hsa.model.schema import edit_schema, pointer, property_names, schema_nodes
+from hsa.transforms.tool_schema.common import tool_named, with_tools
+from hsa.transforms.tool_schema.options import DESCRIPTIONS
+
+
+def names_kept(harness: Harness) -> set[str]:
+    """Every name in the harness a paraphrase must keep: tools, skills, hooks, the loader and
+    every parameter at any depth."""
+    names = set(harness.names)
+    for tool in harness.tools:
+        names |= property_names(tool.parameters)
+    return names
+
+
+@register
+@dataclass(frozen=True)
+class ToolDescriptionParaphrase(Transform):
+    """Rewords tool and parameter descriptions (of every sub-schema) with curated phrase tables
+    (English and Chinese); every number, quoted string, code span, identifier, name and negation
+    is kept exactly, and so is everything else in the schema."""
+
+    name = "tool_description_paraphrase"
+    version = "2"  # 2: the invariants of hsa.text.paraphrase, shared with skill bodies
+    family = "tool_schema"
+
+    split: Literal["train", "heldout"] = "train"
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        harness = episode.harness
+        names = names_kept(harness)
+        tools: dict[str, dict] = {}
+        for tool in harness.tools:
+            entry: dict[str, Any] = {}
+            description = DESCRIPTIONS.paraphrase(tool.description, self.split, rng, names)
+            if description != tool.description:
+                entry["description"] = description
+            schema: dict[str, str] = {}
+            for parts, node in schema_nodes(tool.parameters):
+                text = node.get("description")
+                if isinstance(text, str):
+                    new = DESCRIPTIONS.paraphrase(text, self.split, rng, names)
+                    if new != text:
+                        schema[pointer(parts)] = new
+            if schema:
+                entry["schema"] = schema
+            if entry:
+                tools[tool.name] = entry
+        return {"tools": tools}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        harness = episode.harness
+        for name in params["tools"]:
+            tool_named(harness, name)
+
+        def describe(text: str, where: str) -> Callable[[dict], dict]:
+            def edit(node: dict) -> dict:
+                if not isinstance(node.get("description"), str):
+                    raise HsaError(f"{where} has no description to reword")
+                return {**node, "description": text}
+            return edit
+
+        tools = []
+        for tool in harness.tools:
+            entry = params["tools"].get(tool.name)
+            if entry is None:
+                tools.append(tool)
+                continue
+            edits = {p: describe(text, f"tool {tool.name!r} schema node {p!r}")
+                     for p, text in entry.get("schema", {}).items()}
+            tools.append(replace(tool, description=entry.get("description", tool.description),
+                                 parameters=edit_schema(tool.parameters, edits, tool.name)))
+        return with_tools(episode, tuple(tools))

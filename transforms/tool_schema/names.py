@@ -1,0 +1,227 @@
+"""Tool and parameter names: equivalent words from the general lexicon, or opaque masks, every
+renamed name in the harness variant's one naming convention (:mod:`hsa.transforms._names`)."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from hsa.augment.mapping import Mapping
+from hsa.augment.registry import register
+from hsa.augment.rename import rename_episode
+from hsa.augment.transform import Share, Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.tool import Tool
+from hsa.text.names import name_words
+from hsa.transforms._names import (
+    NamingMode,
+    Renamer,
+    declared_or_shared,
+    opaque_word,
+    record_convention,
+    variant_convention,
+)
+from hsa.transforms.tool_schema.options import (
+    PARAMETER_MASK_PREFIXES,
+    PARAMETER_NAME_SUFFIXES,
+    TOOL_MASK_PREFIXES,
+    TOOL_NAME_SUFFIXES,
+)
+from hsa.transforms.tool_schema.parameters import (
+    check_parameter_names,
+    parameter_mapping,
+    rename_parameters,
+)
+
+
+def _context_words(tool: Tool) -> set[str]:
+    """The words of a tool's name and description: what tells a word's sense."""
+    return ({w.lower() for w in name_words(tool.name)}
+            | {w.lower() for w in re.findall(r"[A-Za-z]+", tool.description)})
+
+
+@register
+@dataclass(frozen=True)
+class ToolNameMask(Transform):
+    """Replaces tool names with opaque ids (fn_qzkx) everywhere they appear; the model must read
+    descriptions instead of recognising names. Masks are written in the harness's convention."""
+
+    name = "tool_name_mask"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    family = "tool_schema"
+
+    fraction: Share = 1.0  # share of the tools whose names are masked
+    prefix: str | None = None  # a fixed prefix, as written; None draws a first word of the split
+    split: Literal["train", "heldout"] = "train"
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        harness = episode.harness
+        word = rng.choice(TOOL_MASK_PREFIXES[self.split])
+        renamer = Renamer(harness.tool_names, set(harness.names), self.split, rng,
+                          convention=declared_or_shared(episode, harness.tool_names),
+                          mask_prefixes=(word,))
+        renames = {}
+        for tool in harness.tools:
+            if rng.random() >= self.fraction:
+                continue
+            if self.prefix is None:
+                renames[tool.name] = renamer.mask(tool.name)
+                continue
+            new = next((n for n in (f"{self.prefix}{opaque_word(rng)}" for _ in range(200))
+                        if renamer.fits(tool.name, n)), None)
+            if new is None:
+                raise HsaError(f"no free masked name with prefix {self.prefix!r}")
+            renames[tool.name] = renamer.take(tool.name, new)
+        return {"renames": renames}
+
+    def mapping(self, episode: Episode, params: dict) -> Mapping:
+        renames = params["renames"]
+        unknown = set(renames) - set(episode.harness.tool_names)
+        if unknown:
+            raise HsaError(f"renames unknown tool(s) {sorted(unknown)}")
+        return Mapping(tools=renames)
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        return rename_episode(episode, self.mapping(episode, params))
+
+
+@register
+@dataclass(frozen=True)
+class ToolNameParaphrase(Transform):
+    """Renames tools to equivalent names (get_weather -> fetchWeatherReport): words from the
+    general English lexicon and the abbreviation table, or, where no table knows a word, the
+    verb moved behind the rest, a suffix or a mask; every name of the harness variant in its
+    one naming convention. Every mention moves along (calls, tool results, other tools'
+    descriptions, skills, hooks, gold); no new name says what another tool's name says.
+
+    ``fraction`` is the share of tools given new words; the others are only rewritten in the
+    variant's convention. ``naming: mixed`` draws a convention per name instead."""
+
+    name = "tool_name_paraphrase"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    family = "tool_schema"
+
+    fraction: Share = 1.0  # share of the tools that are renamed
+    split: Literal["train", "heldout"] = "train"
+    naming: NamingMode = "variant"
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        harness = episode.harness
+        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        renamer = Renamer(harness.tool_names, set(harness.names), self.split, rng,
+                          convention=convention, suffixes=TOOL_NAME_SUFFIXES[self.split],
+                          mask_prefixes=TOOL_MASK_PREFIXES[self.split])
+        chosen = [t for t in harness.tools if rng.random() < self.fraction]
+        renames = {t.name: renamer.paraphrase(t.name, _context_words(t)) for t in chosen}
+        for tool in harness.tools:  # one convention for the whole tool list
+            if tool.name not in renames and (new := renamer.restyle(tool.name)) is not None:
+                renames[tool.name] = new
+        return {"renames": renames, "naming": record}
+
+    def mapping(self, episode: Episode, params: dict) -> Mapping:
+        renames = params["renames"]
+        harness = episode.harness
+        unknown = set(renames) - set(harness.tool_names)
+        if unknown:
+            raise HsaError(f"renames unknown tool(s) {sorted(unknown)}")
+        new = list(renames.values())
+        clash = (set(new) & harness.names) - set(renames)
+        if clash or len(set(new)) != len(new):
+            raise HsaError(f"new tool names must be unique and unused, got {renames}")
+        return Mapping(tools=renames)
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        return record_convention(rename_episode(episode, self.mapping(episode, params)), params)
+
+
+class _ParameterRename(Transform):
+    """Shared by the parameter renames: params are ``{"renames": {old: new}}``, one new name per
+    old name across all tools, so that a mention in prose (a skill saying `link_number`) means
+    the same parameter in every tool that has it."""
+
+    def mapping(self, episode: Episode, params: dict) -> Mapping:
+        return parameter_mapping(episode.harness, params["renames"])
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        names = params["renames"]
+        parameter_mapping(episode.harness, names)
+        check_parameter_names(episode.harness, names)
+        return rename_parameters(episode, names)
+
+    @staticmethod
+    def _names(episode: Episode) -> list[str]:
+        return list(dict.fromkeys(p for t in episode.harness.tools for p in t.properties))
+
+    @staticmethod
+    def _taken(episode: Episode) -> set[str]:
+        return (set(episode.harness.names)
+                | {p for t in episode.harness.tools for p in t.properties})
+
+
+@register
+@dataclass(frozen=True)
+class ParameterNameParaphrase(_ParameterRename):
+    """Renames tool parameters to equivalent names (link_number -> itemNo): words from the
+    general English lexicon and the abbreviation table (a suffix or a mask where no table knows a
+    word), one new name per old name across all tools, in the variant's one naming convention;
+    argument keys in calls, schemas, gold, prose mentions, hook configuration that names them
+    (``link_params``) and tool results echoing them move along. Types, argument values and what
+    the gold expects are kept; no new name says what another parameter's name says.
+
+    ``fraction`` is the share of parameter names given new words; the others are only rewritten
+    in the variant's convention. ``naming: mixed`` draws a convention per name instead."""
+
+    name = "parameter_name_paraphrase"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    family = "tool_schema"
+
+    fraction: Share = 1.0  # share of the distinct parameter names that are renamed
+    split: Literal["train", "heldout"] = "train"
+    naming: NamingMode = "variant"
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        names = self._names(episode)
+        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        renamer = Renamer(names, self._taken(episode), self.split, rng, convention=convention,
+                          suffixes=PARAMETER_NAME_SUFFIXES[self.split],
+                          mask_prefixes=PARAMETER_MASK_PREFIXES[self.split], verbs=False)
+        chosen = [n for n in names if rng.random() < self.fraction]
+        renames = {}
+        for old in chosen:
+            tool = next(t for t in episode.harness.tools if old in t.properties)
+            renames[old] = renamer.paraphrase(old, _context_words(tool))
+        for old in names:  # one convention for every parameter
+            if old not in renames and (new := renamer.restyle(old)) is not None:
+                renames[old] = new
+        return {"renames": renames, "naming": record}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        return record_convention(super().apply(episode, params), params)
+
+
+@register
+@dataclass(frozen=True)
+class ParameterNameMask(_ParameterRename):
+    """Replaces tool parameter names with opaque ids (arg_qzkx) everywhere they appear, so the
+    model must read parameter descriptions; argument keys in calls, schemas, gold, prose
+    mentions, hook configuration that names them and tool results echoing them move along.
+    Types, argument values and what the gold expects are kept. Masks are written in the
+    harness's convention."""
+
+    name = "parameter_name_mask"
+    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    family = "tool_schema"
+
+    fraction: Share = 1.0  # share of the distinct parameter names that are masked
+    split: Literal["train", "heldout"] = "train"
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        names = self._names(episode)
+        word = rng.choice(PARAMETER_MASK_PREFIXES[self.split])
+        renamer = Renamer(names, self._taken(episode), self.split, rng,
+                          convention=declared_or_shared(episode, names), mask_prefixes=(word,))
+        return {"renames": {old: renamer.mask(old) for old in names
+                            if rng.random() < self.fraction}}

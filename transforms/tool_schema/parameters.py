@@ -1,0 +1,134 @@
+"""Renaming top-level tool parameters with every mention: the rename kernel
+(:func:`hsa.augment.rename.rename_episode`) moves schema keys, ``required``, tool-call argument
+keys and gold; this adds prose mentions (tool, skill, prompt and hook texts and messages), hook
+configuration values that name a parameter and tool results that echo the renamed arguments."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from hsa.augment.mapping import Mapping
+from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_episode
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.frozen import replace
+from hsa.model.harness import Harness
+from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
+from hsa.text.mentions import parameter_mentions
+from hsa.transforms.tool_schema.common import calls
+
+
+def parameter_mapping(harness: Harness, names: dict[str, str]) -> Mapping:
+    """The mapping of ``names`` (``old -> new``, the same in every tool that has ``old``)."""
+    known = {p for t in harness.tools for p in t.properties}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise HsaError(f"renames unknown parameter(s) {unknown}; the tools have "
+                       f"{sorted(known)}")
+    return Mapping(parameters={t.name: {o: n for o, n in names.items() if o in t.properties}
+                               for t in harness.tools})
+
+
+def check_parameter_names(harness: Harness, names: dict[str, str]) -> None:
+    """New parameter names must be unique, and no tool may end up with two parameters of one
+    name (a swap a -> b, b -> a is fine)."""
+    new = list(names.values())
+    if len(set(new)) != len(new):
+        raise HsaError(f"parameter renames give two parameters one name: {names}")
+    for tool in harness.tools:
+        renamed = [names.get(p, p) for p in tool.properties]
+        if len(set(renamed)) != len(renamed):
+            raise HsaError(f"parameter renames {names} give tool {tool.name!r} two parameters "
+                           f"of one name")
+
+
+def _config_values(value: Any, renames: dict[str, str]) -> Any:
+    """Hook configuration with every string value equal to a renamed parameter renamed (a hook
+    such as ``link_params: [link_number]`` names the parameters it checks)."""
+    if isinstance(value, str):
+        return renames.get(value, value)
+    if isinstance(value, list):
+        return [_config_values(v, renames) for v in value]
+    if isinstance(value, dict):
+        return {k: _config_values(v, renames) for k, v in value.items()}
+    return value
+
+
+def _dump_like(original: str, value: Any) -> str | None:
+    """``value`` serialised the way ``original`` was (compact, or ``json.dumps`` style), or None
+    when the original's style is not one of those (its text is then left alone)."""
+    parsed = orjson.loads(original)
+    for dump in (lambda v: orjson.dumps(v).decode(),
+                 lambda v: json.dumps(v, ensure_ascii=False),
+                 lambda v: json.dumps(v)):
+        if dump(parsed) == original:
+            return dump(value)
+    return None
+
+
+def _echoed_keys(content: str, args: dict, renames: dict[str, str]) -> str:
+    """A JSON tool result whose top-level keys echo the call's renamed arguments (same key,
+    same value), with those keys renamed."""
+    try:
+        result = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return content
+    if not isinstance(result, dict):
+        return content
+    echoed = {k for k in result if k in renames and k in args and args[k] == result[k]}
+    if not echoed or any(renames[k] in result for k in echoed):
+        return content
+    renamed = _dump_like(content, {renames.get(k, k) if k in echoed else k: v
+                                   for k, v in result.items()})
+    return content if renamed is None else renamed
+
+
+def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
+    """``episode`` with top-level parameters renamed (``old -> new``, the same in every tool that
+    has ``old``) and every mention of them (see the module doc)."""
+    harness = episode.harness
+    per_tool = {t.name: {old: new for old, new in names.items() if old in t.properties}
+                for t in harness.tools}
+    per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
+    if not per_tool:
+        return episode
+    out = rename_episode(episode, Mapping(parameters=per_tool))
+    # Prose mentions are only rewritten where they are unambiguous: never for a name that is
+    # also a tool, skill or hook name, a nested property, or the skill loader's own argument.
+    nested = {name for t in harness.tools for parts, _ in schema_nodes(t.parameters)
+              if len(parts) > 2 and (name := property_name(parts)) is not None}
+    ambiguous = harness.names | nested | ({"name"} if harness.skills else set())
+    prose = parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+    h = out.harness
+    tools = tuple(replace(t, description=prose(t.description),
+                          parameters=rewrite_descriptions(t.parameters, prose))
+                  for t in h.tools)
+    skills = tuple(replace(s, description=prose(s.description), content=prose(s.content))
+                   for s in h.skills)
+    # A configuration value equal to a tool, skill or hook name is that name, not a parameter.
+    config_names = {k: v for k, v in names.items() if k not in harness.names}
+    hooks = tuple(replace(k, description=prose(k.description),
+                          config=_config_values(k.config, config_names)) for k in h.hooks)
+    prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
+    harness_out = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
+    by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
+    messages = []
+    for message in out.messages:
+        content = message.get("content")
+        new = message
+        if isinstance(content, str) and content:
+            text = prose(content)
+            call = by_id.get(message.get("tool_call_id"))
+            if (message.get("role") == "tool" and call is not None and call[0] in per_tool
+                    and not str(message.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)):
+                text = _echoed_keys(text, call[1], per_tool[call[0]])
+            if text != content:
+                new = {**message, "content": text}
+        elif isinstance(content, list):
+            new = {**message, "content": [{**p, "text": prose(p["text"])} if "text" in p else p
+                                          for p in content]}
+        messages.append(new)
+    return replace(out.with_harness(harness_out), messages=tuple(messages))

@@ -1,0 +1,169 @@
+"""Equivalent spellings of a tool schema: ``required`` and ``enum`` in another order, and an
+explicit ``"additionalProperties": false`` on or off where no call or gold value needs more."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hsa.augment.registry import register
+from hsa.augment.transform import Share, Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.frozen import replace
+from hsa.model.schema import edit_schema, is_instance_path, pointer, pointer_parts, schema_nodes
+from hsa.transforms.tool_schema.common import calls, shuffled, tool_named, with_tools
+
+
+def _objects_at(value: Any, steps: list[str], gold: bool) -> Iterator[Any]:
+    """The instances that sit at schema path ``steps`` (an instance path: properties and items
+    only) inside ``value``. In gold, an object's value is a pattern ``{key: [acceptable
+    values]}`` (BFCL), so each acceptable value is followed; ``""`` marks a key that may be left
+    out."""
+    if not steps:
+        yield value
+        return
+    head, rest = steps[0], steps[1:]
+    if head == "items":
+        if isinstance(value, list):
+            for element in value:
+                yield from _objects_at(element, rest, gold)
+    elif head == "properties" and rest and isinstance(value, dict):
+        key, rest = rest[0], rest[1:]
+        if key not in value:
+            return
+        if gold and isinstance(value[key], list) and all(isinstance(v, list)
+                                                         for v in value.values()):
+            for alternative in value[key]:
+                if alternative != "":
+                    yield from _objects_at(alternative, rest, gold)
+        else:
+            yield from _objects_at(value[key], rest, gold)
+
+
+def _arguments_by_tool(episode: Episode) -> dict[str, list[dict]]:
+    """The decoded arguments of every tool call in the messages, per tool (parsed once, read
+    for every schema node)."""
+    out: dict[str, list[dict]] = {}
+    for name, _, args in calls(episode):
+        out.setdefault(name, []).append(args)
+    return out
+
+
+def _closing_is_safe(episode: Episode, arguments: dict[str, list[dict]], tool: str,
+                     parts: list[str], node: dict) -> bool:
+    """Whether every call (``arguments``: :func:`_arguments_by_tool`) and gold value at this
+    object node only uses its declared keys, so that ``"additionalProperties": false`` rejects
+    nothing the task needs. Only a node on an instance path qualifies: a branch of ``anyOf`` or
+    ``allOf`` describes the value together with its siblings, so closing it alone could reject
+    keys another branch declares."""
+    if not is_instance_path(parts):
+        return False
+    allowed = set(node.get("properties") or {})
+    instances: list[Any] = []
+    for args in arguments.get(tool, ()):
+        instances.extend(_objects_at(args, parts, gold=False))
+    for turn in episode.gold.turns:
+        for call in turn.calls:
+            if call.name == tool:
+                instances.extend(_objects_at(dict(call.arguments), parts, gold=bool(parts)))
+                if not parts:  # the top level: the gold's parameter names themselves
+                    instances.append(dict.fromkeys(call.omittable))
+    return all(set(i) <= allowed for i in instances if isinstance(i, dict))
+
+
+@register
+@dataclass(frozen=True)
+class ToolSchemaSpelling(Transform):
+    """Spells tool schemas differently with the same meaning: ``required`` and ``enum`` lists in
+    another order (in every sub-schema), and an explicit ``"additionalProperties": false`` added
+    where no call or gold value uses an undeclared key, or dropped where the schema had it (on
+    the nodes that describe a property or an array element); types, constraints and values are
+    kept."""
+
+    name = "tool_schema_spelling"
+    version = "2"  # 2: every sub-schema (hsa.model.schema), not only properties and items
+    family = "tool_schema"
+
+    rate: Share = 0.5  # chance of each possible respelling
+
+    def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        options: list[tuple[str, str, dict]] = []
+        arguments = _arguments_by_tool(episode)
+        for tool in episode.harness.tools:
+            for parts, node in schema_nodes(tool.parameters):
+                at = pointer(parts)
+                required = node.get("required")
+                if isinstance(required, list) and len(set(required)) >= 2:
+                    options.append((tool.name, at, {"required": shuffled(required, rng)}))
+                enum = node.get("enum")
+                if isinstance(enum, list) and len(enum) >= 2:
+                    new = shuffled(enum, rng)
+                    if new != enum:
+                        options.append((tool.name, at, {"enum": new}))
+                if isinstance(node.get("properties"), dict) and is_instance_path(parts):
+                    closed = node.get("additionalProperties")
+                    if closed is False:
+                        options.append((tool.name, at, {"additionalProperties": "open"}))
+                    elif closed is None and _closing_is_safe(episode, arguments, tool.name,
+                                                             parts, node):
+                        options.append((tool.name, at, {"additionalProperties": "close"}))
+        chosen = [o for o in options if rng.random() < self.rate]
+        if not chosen and options and self.rate > 0:
+            chosen = [rng.choice(options)]  # a variant that respells nothing is no variant
+        edits: dict[str, dict[str, dict]] = {}
+        for tool, at, change in chosen:
+            edits.setdefault(tool, {}).setdefault(at, {}).update(change)
+        return {"edits": edits}
+
+    def apply(self, episode: Episode, params: dict) -> Episode:
+        harness = episode.harness
+        for name in params["edits"]:
+            tool_named(harness, name)
+        arguments = _arguments_by_tool(episode)
+
+        def respell(change: dict, tool: str, parts: list[str]) -> Callable[[dict], dict]:
+            def edit(node: dict) -> dict:
+                out = dict(node)
+                where = f"tool {tool!r} schema node {pointer(parts)!r}"
+                for key in ("required", "enum"):
+                    if key in change:
+                        new, old = change[key], node.get(key)
+                        if not isinstance(old, list) or sorted(map(json.dumps, new)) != sorted(
+                                map(json.dumps, old)):
+                            raise HsaError(f"{where}: {key} {new} is not a reordering of {old}")
+                        out[key] = new
+                closing = change.get("additionalProperties")
+                if closing == "open":
+                    if node.get("additionalProperties") is not False:
+                        raise HsaError(f"{where} is not closed, so it cannot be opened")
+                    del out["additionalProperties"]
+                elif closing == "close":
+                    if "additionalProperties" in node:
+                        raise HsaError(f"{where} already sets additionalProperties")
+                    if not _closing_is_safe(episode, arguments, tool, parts, node):
+                        raise HsaError(f"{where}: a call or gold value uses an undeclared key, "
+                                       f"so the schema cannot be closed")
+                    out["additionalProperties"] = False
+                elif closing is not None:
+                    raise HsaError(f"{where}: additionalProperties change must be 'open' or "
+                                   f"'close', got {closing!r}")
+                return out
+            return edit
+
+        tools = []
+        for tool in harness.tools:
+            changes = params["edits"].get(tool.name)
+            if changes is None:
+                tools.append(tool)
+                continue
+            schema = edit_schema(tool.parameters, {
+                p: respell(c, tool.name, pointer_parts(p)) for p, c in changes.items()}, tool.name)
+            # No meta-schema re-check: respell() only reorders `required`/`enum` (checked above to
+            # be permutations) and sets or removes `additionalProperties: false`, none of which
+            # can make a valid schema invalid, and the check cost a quarter of generation time.
+            tools.append(replace(tool, parameters=schema))
+        return with_tools(episode, tuple(tools))
