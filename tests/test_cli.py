@@ -252,7 +252,7 @@ def test_the_readme_tour_reads_only_what_exists_or_an_earlier_line_made(bfcl_dat
     for args in _tour():
         assert args[0] == "hsa", args
         for i, arg in enumerate(args):
-            if arg.startswith("-") or "/" not in arg and not arg.endswith(".jsonl"):
+            if arg.startswith("-") or ("/" not in arg and not arg.endswith(".jsonl")):
                 continue
             if args[i - 1] in ("--out", "--repo-id") or "<" in arg:
                 made.add(arg)

@@ -17,16 +17,16 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.model.episode import Episode, find_episode, read_episodes
-from hsa.errors import HsaError
-from hsa.dataset.fingerprint import input_fingerprint
-from hsa.model.harness import Harness, load_harness
 from hsa.augment.lineage import Step, replay
-from hsa.dataset.rows import parse_row_id, variant_row
-from hsa.files.jsonl import dumps, read_lines
 from hsa.augment.variant import Variant
-from hsa.verify import VerificationFailed, verify_variant
+from hsa.dataset.fingerprint import input_fingerprint
+from hsa.dataset.rows import parse_row_id, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
+from hsa.errors import HsaError
+from hsa.files.jsonl import dumps, read_lines
+from hsa.model.episode import Episode, find_episode, read_episodes
+from hsa.model.harness import Harness, load_harness
+from hsa.verify import VerificationFailed, verify_variant
 
 _COUNTS = ("input_lines", "sources_out", "sources_all_rejected", "load_rejects", "rows",
            "variant_rejects")

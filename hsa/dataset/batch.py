@@ -17,14 +17,14 @@ from pathlib import Path
 import orjson
 import pyarrow as pa
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError, Reject
-from hsa.model.harness import Harness, load_harness
 from hsa.augment.lineage import fired_steps
-from hsa.dataset.pipeline import augment_episode
 from hsa.augment.recipe import Recipe
-from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.augment.variant import VariantReject
+from hsa.dataset.pipeline import augment_episode
+from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
+from hsa.errors import HsaError, Reject
+from hsa.model.episode import Episode
+from hsa.model.harness import Harness, load_harness
 
 INPUT_SCHEMA = pa.schema([("line", pa.int64()), ("text", pa.binary())])
 # hsa_line (the input line), hsa_reject, hsa_fired (the transforms that fired, one entry per
@@ -35,7 +35,7 @@ OUTPUT_SCHEMA = (ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
                  .append(pa.field("hsa_line", pa.int64()))
                  .append(pa.field("hsa_fired", pa.list_(pa.string())))
                  .append(pa.field("hsa_skill_licenses", JSON)))
-_EMPTY_ROW = {name: None for name in ROW_SCHEMA.names}
+_EMPTY_ROW = dict.fromkeys(ROW_SCHEMA.names)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class BatchFunction:
         lines = batch.column("line").to_pylist()
         texts = batch.column("text").to_pylist()
         out: list[dict] = []
-        for line, text in zip(lines, texts):
+        for line, text in zip(lines, texts, strict=True):
             for row in self.rows_for(line, text):
                 row["hsa_line"] = line
                 out.append(row)

@@ -116,8 +116,8 @@ def _naive(parquet: Path, out: Path) -> int:
 
 
 def _generate(jsonl: Path, out: Path, recipe: str, workers: int) -> int:
-    from hsa.dataset.generate import generate
     from hsa.augment.recipe import load_recipe
+    from hsa.dataset.generate import generate
     result = generate(load_recipe(recipe), jsonl, out / f"gen-{workers}", workers=workers)
     return result.manifest["counts"]["rows"]
 

@@ -16,13 +16,13 @@ import pyarrow.parquet as pq
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from hsa.files.assets import templates_dir
-from hsa.errors import HsaError
-from hsa.files.jsonl import atomic_path
 from hsa.dataset.licenses import is_open
 from hsa.dataset.outcome import REASON_CHARS
-from hsa.files.textfile import read_text
 from hsa.dataset.writer import read_manifest
+from hsa.errors import HsaError
+from hsa.files.assets import templates_dir
+from hsa.files.jsonl import atomic_path
+from hsa.files.textfile import read_text
 
 
 def read_table(path: Path, columns: list[str] | None = None) -> pl.DataFrame:

@@ -20,9 +20,9 @@ import os
 import re
 import shutil
 import sys
-from contextlib import closing
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,16 +31,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hsa import __version__
+from hsa.augment.recipe import Recipe
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
-from hsa.errors import HsaError
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
-from hsa.files.jsonl import atomic_path, raw_lines
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
-from hsa.augment.recipe import Recipe
 from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
-from hsa.dataset.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
-                        sha256, staging_dir, version_problems)
+from hsa.dataset.writer import (
+    ShardWriter,
+    finalize_shards,
+    publish,
+    read_manifest,
+    record_inputs,
+    sha256,
+    staging_dir,
+    version_problems,
+)
+from hsa.errors import HsaError
+from hsa.files.jsonl import atomic_path, raw_lines
 
 MANIFEST_VERSION = 1
 DEFAULT_BATCH = 256
@@ -275,7 +283,7 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
     ids = table.column("hsa_source_id").to_pylist()
     keep, duplicates = [], {}
     current_line, duplicate = None, False
-    for line, source_id, is_load_reject in zip(lines, ids, _load_rejects(table)):
+    for line, source_id, is_load_reject in zip(lines, ids, _load_rejects(table), strict=True):
         if line != current_line:
             current_line = line
             duplicate = source_id is not None and not is_load_reject and source_id in seen
@@ -287,7 +295,7 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
     if not duplicates:
         return table
     kept = table.filter(pa.array(keep))
-    records = [{**{name: None for name in table.schema.names}, "hsa_source_id": source_id,
+    records = [{**dict.fromkeys(table.schema.names), "hsa_source_id": source_id,
                 "hsa_line": line, "hsa_reject": orjson.dumps({
                     "source": source, "line": line, "id": source_id, "variant": None,
                     "stage": "load", "field": "id", "lineage": None,
@@ -317,7 +325,7 @@ def _count_sources(table: pa.Table, is_reject: pa.ChunkedArray, state: dict, cou
     """Each input line ends as a source with rows, a source whose variants were all rejected, or a
     load reject. Output is in line order, so only the current line needs remembering."""
     for line, rejected, load in zip(table.column("hsa_line").to_pylist(), is_reject.to_pylist(),
-                                    _load_rejects(table)):
+                                    _load_rejects(table), strict=True):
         if line not in state:
             _close_sources(state, counts)
             state[line] = "pending"

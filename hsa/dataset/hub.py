@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hsa.errors import HsaError
 from hsa.dataset.licenses import restricted
 from hsa.dataset.writer import listed_files, read_manifest, version_problems
+from hsa.errors import HsaError
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 RETRIES = 4

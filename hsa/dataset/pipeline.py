@@ -14,13 +14,13 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 
 from hsa.augment.compose import RunState, TransformFailed
-from hsa.dataset.outcome import Tally
-from hsa.files.jsonl import write_jsonl
-from hsa.model.episode import Episode
-from hsa.errors import Reject
 from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
+from hsa.dataset.outcome import Tally
+from hsa.errors import Reject
+from hsa.files.jsonl import write_jsonl
+from hsa.model.episode import Episode
 from hsa.verify import VerificationFailed, verify_variant
 
 

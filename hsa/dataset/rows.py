@@ -13,8 +13,9 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
-from hsa.render import render_messages
 from hsa.augment.variant import Variant, VariantReject
+from hsa.model.episode import Episode
+from hsa.render import render_messages
 
 JSON = pa.json_()
 

@@ -12,8 +12,17 @@ Nothing here imports torch or the openai client until a backend needs it.
 """
 
 from hsa.eval.compare import compare_reports
-from hsa.eval.items import (ALL, ORIGINAL, Item, ItemSet, VariantSet, build_items,
-                            dataset_sets, family_recipe, make_variant_sets)
+from hsa.eval.items import (
+    ALL,
+    ORIGINAL,
+    Item,
+    ItemSet,
+    VariantSet,
+    build_items,
+    dataset_sets,
+    family_recipe,
+    make_variant_sets,
+)
 from hsa.eval.report import read_report
 from hsa.eval.run import Settings, run_eval
 

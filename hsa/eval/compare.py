@@ -17,8 +17,15 @@ from pathlib import Path
 from hsa.errors import HsaError
 from hsa.eval.items import ORIGINAL
 from hsa.eval.report import interval, markdown_table, pct, points
-from hsa.eval.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Result, discordant,
-                            mcnemar_exact, paired_bootstrap, turn_counts)
+from hsa.eval.stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    Result,
+    discordant,
+    mcnemar_exact,
+    paired_bootstrap,
+    turn_counts,
+)
 
 
 def report_labels(paths: list[str]) -> list[str]:
@@ -33,7 +40,7 @@ def report_labels(paths: list[str]) -> list[str]:
 
 def check_same_items(reports: list[dict], labels: list[str]) -> None:
     base = reports[0]["run"]["items_sha256"]
-    for report, label in zip(reports[1:], labels[1:]):
+    for report, label in zip(reports[1:], labels[1:], strict=True):
         if report["run"]["items_sha256"] != base:
             mine = {r["key"] for r in report["results"]}
             theirs = {r["key"] for r in reports[0]["results"]}

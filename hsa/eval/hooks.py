@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
-from hsa.runtime.hooks import HookRunner, hook_arguments
 from hsa.model.message import message_text
+from hsa.runtime.hooks import HookRunner, hook_arguments
 
 
 def _blocked(conversation: tuple[dict, ...]) -> set[str | None]:

@@ -28,18 +28,18 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.dataset.audit import checked_input
-from hsa.model.episode import Episode, read_episodes
-from hsa.errors import HsaError
-from hsa.model.gold import TurnGold
-from hsa.model.harness import Harness, load_harness
 from hsa.augment.lineage import Step, replay
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import families as transform_families
-from hsa.render import render_conversation
 from hsa.augment.rng import derive_seed
-from hsa.model.scorer import episode_category
+from hsa.dataset.audit import checked_input
 from hsa.dataset.writer import read_manifest
+from hsa.errors import HsaError
+from hsa.model.episode import Episode, read_episodes
+from hsa.model.gold import TurnGold
+from hsa.model.harness import Harness, load_harness
+from hsa.model.scorer import episode_category
+from hsa.render import render_conversation
 
 ORIGINAL = "original"
 ALL = "all"

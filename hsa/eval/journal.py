@@ -70,7 +70,8 @@ class Journal:
 
     def _write(self, entry: dict) -> None:
         if self._handle is None:
-            self._handle = open(self.path, "ab")
+            # Kept open across appends (one flush per answer); close() closes it.
+            self._handle = open(self.path, "ab")  # noqa: SIM115
         self._handle.write(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS
                                         | orjson.OPT_APPEND_NEWLINE))
         self._handle.flush()

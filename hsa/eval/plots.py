@@ -49,7 +49,7 @@ def accuracy_plot(report: dict, path: Path) -> None:
     figure = _figure(max(6.0, 1.3 * len(sets) + 2), 4.5)
     axes = figure.add_subplot()
     width = 0.38
-    for i, (name, s) in enumerate(sets):
+    for i, (_, s) in enumerate(sets):
         for offset, value, ci, color in (
                 (-width / 2, s["original_accuracy"], s["original_ci95"], ORIGINAL_COLOR),
                 (width / 2, s["accuracy"], s["accuracy_ci95"], VARIANT_COLOR)):
@@ -79,11 +79,11 @@ def rules_plot(report: dict, path: Path) -> None:
     axes = figure.add_subplot()
     left = [0.0] * len(sets)
     colors = [f"C{i % 10}" for i in range(len(rules))]
-    for rule, color in zip(rules, colors):
+    for rule, color in zip(rules, colors, strict=True):
         shares = [100 * s["failures_by_rule"].get(rule, 0) / s["turns"] if s["turns"] else 0.0
                   for _, s in sets]
         axes.barh(range(len(sets)), shares, left=left, color=color, label=rule)
-        left = [a + b for a, b in zip(left, shares)]
+        left = [a + b for a, b in zip(left, shares, strict=True)]
     axes.set_yticks(range(len(sets)), [name for name, _ in sets])
     axes.invert_yaxis()
     axes.set_xlim(0, 100)

@@ -20,8 +20,14 @@ from hsa.errors import HsaError
 from hsa.eval.backends import Answer
 from hsa.eval.items import ORIGINAL, Item, ItemSet, VariantSet
 from hsa.eval.journal import PREDICTIONS_FILE, Journal, check_run
-from hsa.eval.stats import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, LEVEL, Result,
-                            summarize_original, summarize_set)
+from hsa.eval.stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    LEVEL,
+    Result,
+    summarize_original,
+    summarize_set,
+)
 from hsa.model.scorer import judge
 
 REPORT_VERSION = 1

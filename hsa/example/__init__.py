@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hsa.model.episode import Episode, read_episodes
 from hsa.errors import EpisodeError, Reject
+from hsa.model.episode import Episode, read_episodes
 from hsa.model.harness import Harness, load_harness
 
 __all__ = ["CATALOGUE_PATH", "CHATS_PATH", "EPISODES_PATH", "HARNESS_DIR", "PREDICTIONS_PATH",

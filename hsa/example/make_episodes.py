@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from hsa.example import CATALOGUE_PATH, EPISODES_PATH, HARNESS_DIR
-from hsa.model.harness import Harness, load_harness
 from hsa.files.jsonl import dumps, write_jsonl
+from hsa.model.harness import Harness, load_harness
 
 SEED = 20240611
 HARNESS_REF = "harness"  # the harness folder, relative to episodes.jsonl
@@ -1289,7 +1289,7 @@ def su_complaint(c: Ctx) -> None:
         (ticket,) = c.d.step(calls=[Call("create_after_sales_ticket", args)])
         return policy, ticket
 
-    policy, ticket = with_strategy(c, "complaint-handling-strategy", "after-sales-reply", work)
+    _, ticket = with_strategy(c, "complaint-handling-strategy", "after-sales-reply", work)
     tid, hours = ticket["ticket_id"], ticket["response_within_hours"]
     if c.zh():
         what = f"{ISSUE_WORDS[issue][0]}，{RES_WORDS[resolution][0]}"

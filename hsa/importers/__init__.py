@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.model.episode import Episode
 from hsa.errors import Notice, Reject
 from hsa.files.jsonl import write_jsonl
+from hsa.model.episode import Episode
 
 
 @dataclass

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
-from hsa.model.episode import Episode
 from hsa.errors import EpisodeError, HsaError, Notice, Reject
-from hsa.importers import ImportResult
 from hsa.files.jsonl import read_lines
+from hsa.importers import ImportResult
+from hsa.model.episode import Episode
 
 _TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array", "int": "integer",
              "str": "string", "bool": "boolean", "list": "array"}

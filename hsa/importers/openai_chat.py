@@ -9,14 +9,14 @@ assistant message. The id is the line's ``id`` when present, else ``<file stem>-
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
-from hsa.model.episode import Episode, parse_arguments
 from hsa.errors import EpisodeError, HsaError, Reject
-from hsa.importers import ImportResult
 from hsa.files.jsonl import read_lines
+from hsa.importers import ImportResult
+from hsa.model.episode import Episode, parse_arguments
 
 _KEYS = {"id", "messages", "tools", "meta"}
 

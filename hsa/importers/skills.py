@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hsa.errors import HarnessError, HsaError, Notice, Reject
+from hsa.files.textfile import dump_yaml, read_text
 from hsa.model.harness import DEFAULT_SKILL_LOADER, load_harness
 from hsa.model.skill import Skill, allowed_tool_name
-from hsa.files.textfile import dump_yaml, read_text
 
 
 @dataclass

@@ -22,18 +22,18 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.dataset.audit import AuditReport, audit_version
-from hsa.model.episode import Episode, parse_messages
-from hsa.errors import HsaError
-from hsa.model.gold import Gold
 from hsa.augment.lineage import Step, replay
+from hsa.augment.variant import Variant
+from hsa.dataset.audit import AuditReport, audit_version
+from hsa.dataset.rows import chat_template_messages, variant_row
+from hsa.dataset.writer import read_manifest
+from hsa.errors import HsaError
+from hsa.model.episode import Episode, parse_messages
+from hsa.model.gold import Gold
+from hsa.model.scorer import judge
 from hsa.render import render_conversation
 from hsa.rollout.script import ScriptError, is_user_message, script_of
-from hsa.dataset.rows import chat_template_messages, variant_row
-from hsa.model.scorer import judge
-from hsa.augment.variant import Variant
 from hsa.verify import VerificationFailed, verify_variant
-from hsa.dataset.writer import read_manifest
 
 _HARNESS_COLUMNS = ("tools", "hsa_lineage", "hsa_mapping", "hsa_families", "hsa_version")
 

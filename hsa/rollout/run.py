@@ -43,27 +43,50 @@ import orjson
 import pyarrow as pa
 
 from hsa import __version__
-from hsa.model.episode import Episode, check_gold, parse_messages
-from hsa.errors import HooksNotTrustedError, HsaError, Reject
-from hsa.dataset.fingerprint import input_fingerprint, version_id
-from hsa.model.gold import Gold
-from hsa.model.harness import load_harness
-from hsa.files.jsonl import atomic_path, read_lines
 from hsa.augment.lineage import fired_steps
 from hsa.augment.mapping import EMPTY
-from hsa.dataset.pipeline import augment_episode
 from hsa.augment.recipe import Recipe
+from hsa.augment.variant import Variant, VariantReject
+from hsa.dataset.fingerprint import input_fingerprint, version_id
+from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
+from hsa.dataset.writer import (
+    ShardWriter,
+    finalize_shards,
+    publish,
+    read_manifest,
+    record_inputs,
+    sha256,
+    staging_dir,
+    version_problems,
+)
+from hsa.errors import HooksNotTrustedError, HsaError, Reject
+from hsa.files.jsonl import atomic_path, read_lines
+from hsa.model.episode import Episode, check_gold, parse_messages
+from hsa.model.gold import Gold
+from hsa.model.harness import load_harness
+from hsa.model.scorer import judge
 from hsa.rollout.journal import Journal
 from hsa.rollout.script import Script, ScriptError, script_of
-from hsa.runtime import (DEFAULT_MAX_STEPS, ChatClient, CodeTools, Conversation, End, Endpoint,
-                         EndpointError, FaultInjector, FaultPlan, HookRunner, ReplayTools,
-                         RequestRecord, Step, ToolBelt, UserTurn, summarize_requests)
+from hsa.runtime import (
+    DEFAULT_MAX_STEPS,
+    ChatClient,
+    CodeTools,
+    Conversation,
+    End,
+    Endpoint,
+    EndpointError,
+    FaultInjector,
+    FaultPlan,
+    HookRunner,
+    ReplayTools,
+    RequestRecord,
+    Step,
+    ToolBelt,
+    UserTurn,
+    summarize_requests,
+)
 from hsa.runtime.records import DONE
-from hsa.model.scorer import judge
-from hsa.augment.variant import Variant, VariantReject
-from hsa.dataset.writer import (ShardWriter, finalize_shards, publish, read_manifest, record_inputs,
-                        sha256, staging_dir, version_problems)
 
 MANIFEST_VERSION = 1
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hsa.model.episode import Episode
 from hsa.errors import HsaError
+from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
 

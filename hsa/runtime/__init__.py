@@ -11,8 +11,16 @@ from hsa.runtime.conversation import DEFAULT_MAX_STEPS, Conversation
 from hsa.runtime.endpoint import ChatClient, Completion, Endpoint, EndpointError, Sampling
 from hsa.runtime.faults import FAULT_KINDS, FaultInjector, FaultPlan
 from hsa.runtime.hooks import HookError, HookRunner
-from hsa.runtime.records import (End, HookVerdict, RequestRecord, Step, ToolOutcome, Trajectory,
-                                 UserTurn, summarize_requests)
+from hsa.runtime.records import (
+    End,
+    HookVerdict,
+    RequestRecord,
+    Step,
+    ToolOutcome,
+    Trajectory,
+    UserTurn,
+    summarize_requests,
+)
 from hsa.runtime.replay import ReplayTools, recorded_results
 from hsa.runtime.tools import CallContext, CodeTools, ToolBelt, ToolResult, error_result
 

@@ -26,17 +26,28 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 
+from hsa.augment.rng import derive_seed
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.message import message_text
 from hsa.render import render_conversation
-from hsa.augment.rng import derive_seed
 from hsa.runtime.endpoint import ChatClient, EndpointError
 from hsa.runtime.hooks import HookError, HookRunner, hook_arguments
-from hsa.runtime.records import (DONE, ENDPOINT_ERROR, HOOK_ERROR, STEP_LIMIT, STOPPED, End,
-                                 HookVerdict, RequestRecord, Step, ToolOutcome, Trajectory,
-                                 UserTurn)
+from hsa.runtime.records import (
+    DONE,
+    ENDPOINT_ERROR,
+    HOOK_ERROR,
+    STEP_LIMIT,
+    STOPPED,
+    End,
+    HookVerdict,
+    RequestRecord,
+    Step,
+    ToolOutcome,
+    Trajectory,
+    UserTurn,
+)
 from hsa.runtime.tools import CallContext, ToolExecutor, ToolResult, error_result
-from hsa.model.message import message_text
 
 DEFAULT_MAX_STEPS = 24
 Record = UserTurn | RequestRecord | Step | ToolOutcome | End
@@ -149,7 +160,7 @@ class Conversation:
                     messages.append({"role": "user", "name": f"{HOOK_MESSAGE_PREFIX}{verdict.hook}",
                                      "content": verdict.message})
                 continue
-            for call, check in zip(calls, checks):
+            for call, check in zip(calls, checks, strict=True):
                 outcome = await self._answer(call, _failed(check), tools_called)
                 self.trajectory.tools.append(outcome)
                 answer = {"role": "tool", "tool_call_id": outcome.call_id,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hsa.errors import HsaError
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.rng import derive_rng
+from hsa.errors import HsaError
 from hsa.runtime.tools import CallContext, ToolExecutor, ToolResult, error_result
 
 FAULT_KINDS = ("timeout", "malformed", "permission_denied")

@@ -22,10 +22,10 @@ from typing import Any, Protocol
 
 import orjson
 
-from hsa.errors import HsaError
-from hsa.model.hook import import_module
 from hsa.augment.mapping import EMPTY, Mapping
+from hsa.errors import HsaError
 from hsa.files.textfile import read_text
+from hsa.model.hook import import_module
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,6 @@ import pyarrow.parquet as pq
 from hsa.dataset.batch import INPUT_SCHEMA, BatchFunction, BatchJob
 from hsa.errors import HsaError
 
-
 _functions: dict[bytes, BatchFunction] = {}
 
 
