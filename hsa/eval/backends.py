@@ -65,6 +65,14 @@ def assistant_message(content: str | None, calls: list[tuple[str, str]]) -> dict
     return message
 
 
+def unparsable_reason(exc: Exception) -> str:
+    """Why the response parser refused a completion, in one line."""
+    if isinstance(exc, KeyError):
+        return f"a tool call without {exc}"
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class EndpointBackend:
     """Items through an OpenAI-compatible endpoint (``--base-url URL --model M``)."""
 
@@ -209,10 +217,13 @@ class InProcessBackend:
                     content, _, calls = parse(tokenizer, model, generated, input_ids=prompt,
                                               cleaned_content=text,
                                               tools=list(item.tools) or None)
-                except ValueError as exc:  # where transformers serve answers HTTP 500
+                # Where transformers serve answers HTTP 500: JSON that does not parse
+                # (ValueError), a tool call object without "name" (KeyError) or one that is not
+                # an object (TypeError), as a barely trained model writes them.
+                except (ValueError, KeyError, TypeError) as exc:
                     on_answer(Answer(item.key, item.fingerprint, None, None,
                                      error=f"the completion cannot be parsed: "
-                                           f"{str(exc).splitlines()[0]}"))
+                                           f"{unparsable_reason(exc)}"))
                     continue
                 message = assistant_message(content, [(c.name, c.arguments) for c in calls or []])
                 finish = ("tool_calls" if calls else "stop" if end < len(row) or

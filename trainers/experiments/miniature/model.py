@@ -24,7 +24,7 @@ class ModelShape:
     num_hidden_layers: int = 3
     num_attention_heads: int = 4
     num_key_value_heads: int = 4
-    intermediate_size: int = 512
+    intermediate_size: int = 256
 
     def to_dict(self) -> dict:
         return asdict(self)

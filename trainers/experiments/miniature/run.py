@@ -1,0 +1,420 @@
+"""One run of the miniature experiment: per seed, the task, two training versions, one model
+trained from scratch on each, and their evaluation on the original harness and on held-out
+harness variants, through hsa's own generate, train and eval.
+
+Per seed ``s`` (everything below ``OUT/seed-s/``):
+
+1. ``task/``: the harness and the train and eval episodes (:mod:`.task`), made from ``s``;
+2. ``versions/``: ``hsa generate`` of the train episodes with ``miniature-fixed`` (the original
+   harness, repeated by the identity transform) and ``miniature-hsa`` (harness variants from the
+   train splits): the same number of rows;
+3. ``base-model/``: the tokenizer (trained on both versions' rows) and the model's random
+   weights, shared by both runs;
+4. ``fixed/model``, ``hsa/model``: ``hsa train sft`` with the same recipe, steps and seed; the
+   checkpoints it saves give the learning curve;
+5. ``fixed/report``, ``hsa/report``: ``hsa eval`` in-process on the eval episodes' original
+   harness and on ``miniature-heldout`` variants (held-out names and wordings);
+   ``fixed/curve/checkpoint-N`` etc.: the same on a subset of the episodes at each checkpoint;
+6. ``compare.md``: ``hsa eval compare`` of the two reports.
+
+A run that stops resumes with the same command: versions are found again, finished trainings
+are kept, and evaluations resume from their journals. ``OUT/settings.json`` must match.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import orjson
+
+from hsa.errors import HsaError
+from hsa.files.jsonl import atomic_path
+from hsa.trainers.experiments.miniature.model import ModelShape
+from hsa.trainers.experiments.miniature.recipes import (
+    CONDITIONS,
+    FIXED,
+    HELDOUT,
+    HSA,
+    generate_recipe,
+    sft_recipe,
+)
+from hsa.trainers.experiments.miniature.task import KINDS
+
+SETTINGS_FILE = "settings.json"
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run does; the defaults are the CPU run the experiment is sized for."""
+
+    seeds: int = 1
+    steps: int = 1000
+    checkpoints: int = 5  # evaluated along the way for the learning curve
+    batch_size: int = 4
+    learning_rate: float = 3e-3
+    warmup_steps: int = 50
+    shape: ModelShape = field(default_factory=ModelShape)
+    vocab_size: int = 1024
+    tools: int = 5  # tools of the harness
+    train_episodes: int = 300
+    eval_episodes: int = 20
+    curve_episodes: int = 5  # episodes of the eval set judged at each checkpoint
+    turns: int = 8  # requests (judged turns) per episode
+    heldout_variants: int = 2  # held-out harness variants per eval episode
+    device: str = "cpu"
+    threads: int = 2
+    eval_batch_size: int = 32
+    max_new_tokens: int = 40
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def check(self) -> None:
+        for name in (
+            "seeds",
+            "steps",
+            "checkpoints",
+            "batch_size",
+            "vocab_size",
+            "tools",
+            "train_episodes",
+            "eval_episodes",
+            "curve_episodes",
+            "turns",
+            "heldout_variants",
+            "threads",
+            "eval_batch_size",
+            "max_new_tokens",
+        ):
+            if getattr(self, name) < 1:
+                raise HsaError(
+                    f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}"
+                )
+        if self.checkpoints > self.steps:
+            raise HsaError(
+                f"--checkpoints ({self.checkpoints}) cannot exceed --steps ({self.steps})"
+            )
+        if self.tools > len(KINDS):
+            raise HsaError(
+                f"--tools must be at most {len(KINDS)} (the kinds of tool the task "
+                f"knows), got {self.tools}"
+            )
+        if self.device not in ("cpu", "cuda"):
+            raise HsaError(f"--device must be cpu or cuda, got {self.device!r}")
+
+    @property
+    def save_steps(self) -> int:
+        """Checkpoint spacing; the last checkpoint is the final model."""
+        return max(1, self.steps // self.checkpoints)
+
+
+def _write_json(path: Path, value) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(
+            orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        )
+
+
+def _claim(out: Path, settings: Settings) -> None:
+    """Use ``out`` for this run: new or empty, or an earlier run with the same settings."""
+    path = out / SETTINGS_FILE
+    if path.is_file():
+        earlier = orjson.loads(path.read_bytes())
+        if earlier != orjson.loads(orjson.dumps(settings.to_dict())):
+            changed = sorted(
+                k
+                for k in set(earlier) | set(settings.to_dict())
+                if earlier.get(k) != orjson.loads(orjson.dumps(settings.to_dict().get(k)))
+            )
+            raise HsaError(
+                f"this folder holds a run with other settings ({', '.join(changed)} "
+                f"differ); choose a new --out or repeat its settings to resume",
+                file=str(out),
+            )
+        return
+    if out.exists() and any(out.iterdir()):
+        raise HsaError(
+            "output folder exists, is not empty and holds no miniature run; choose a new --out",
+            file=str(out),
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(path, settings.to_dict())
+
+
+def _rendered_rows(version_dir: Path, tokenizer, every: int) -> list[str]:
+    """Every ``every``-th row of a version as the model will read it (for the tokenizer)."""
+    from hsa.trainers.version import check_provenance, load_rows
+
+    rows = load_rows(version_dir, check_provenance(version_dir)).select_columns(
+        ["messages", "tools"]
+    )
+    return [
+        tokenizer.apply_chat_template(rows[i]["messages"], tools=rows[i]["tools"], tokenize=False)
+        for i in range(0, len(rows), every)
+    ]
+
+
+def build_base_model(folder: Path, versions: list[Path], settings: Settings, seed: int) -> Path:
+    """The tokenizer, trained on the rendered rows of both versions, and random weights."""
+    from hsa.trainers.experiments.miniature.model import build_tokenizer, save_model
+
+    if (folder / "config.json").is_file():
+        return folder
+    # The template renders rows before the tokenizer exists: a throwaway one renders them.
+    renderer = build_tokenizer(["render"], 300)
+    corpus = [text for v in versions for text in _rendered_rows(v, renderer, every=4)]
+    tokenizer = build_tokenizer(corpus, settings.vocab_size)
+    staging = folder.with_name(folder.name + ".partial")
+    if staging.exists():
+        import shutil
+
+        shutil.rmtree(staging)
+    save_model(staging, tokenizer, settings.shape, seed=seed)
+    os.rename(staging, folder)
+    return folder
+
+
+def train(version: Path, base: Path, out: Path, settings: Settings, seed: int, log: Log) -> dict:
+    """``hsa train sft`` (kept if it finished before); the training record."""
+    from hsa.trainers.output import read_record
+    from hsa.trainers.sft import run_sft
+
+    record = read_record(out)
+    if record is None:
+        recipe = sft_recipe(
+            seed=seed,
+            steps=settings.steps,
+            batch_size=settings.batch_size,
+            learning_rate=settings.learning_rate,
+            warmup_steps=settings.warmup_steps,
+            save_steps=settings.save_steps,
+            device=settings.device,
+        )
+        record = run_sft(version, str(base), recipe, out, log=log)
+    return record
+
+
+def checkpoints(model_dir: Path) -> list[tuple[int, Path]]:
+    found = [
+        (int(p.name.split("-")[1]), p)
+        for p in model_dir.glob("checkpoint-*")
+        if p.name.split("-")[1].isdigit()
+    ]
+    return sorted(found)
+
+
+def evaluate(plan, model_dir: Path, out: Path, settings: Settings) -> dict:
+    """``hsa eval`` of one model on a plan's items, in-process; the report."""
+    from hsa.eval.backends import InProcessBackend
+    from hsa.eval.run import Settings as EvalSettings
+    from hsa.eval.run import run_eval
+
+    backend = InProcessBackend(
+        model_dir,
+        max_tokens=settings.max_new_tokens,
+        batch_size=settings.eval_batch_size,
+        device=None if settings.device == "cpu" else settings.device,
+    )
+    return run_eval(plan.itemset, plan.sets, backend, out, EvalSettings(inputs=plan.inputs))
+
+
+def curve_point(report: dict, sources: set[str]) -> dict:
+    """Accuracy on the original harness and on held-out variants over the judged turns of
+    ``sources`` (the curve's episodes), from a report's per-item results."""
+
+    def accuracy(set_name: str) -> float | None:
+        verdicts = [
+            r["correct"]
+            for r in report["results"]
+            if r["set"] == set_name and r["source_id"] in sources
+        ]
+        return sum(verdicts) / len(verdicts) if verdicts else None
+
+    return {"original": accuracy("original"), "held_out": accuracy("all")}
+
+
+def held_out(report: dict) -> float:
+    return report["sets"]["all"]["accuracy"]
+
+
+def original(report: dict) -> float:
+    return report["original"]["accuracy"]
+
+
+def run_seed(out: Path, settings: Settings, seed: int, log: Log) -> dict:
+    from hsa.dataset.generate import generate
+    from hsa.eval.compare import compare_reports, comparison_markdown
+    from hsa.eval.items import plan_from_episodes
+    from hsa.trainers.experiments.miniature.task import write_task
+
+    folder = out / f"seed-{seed}"
+    clock: dict[str, float] = {}
+    began = time.monotonic()
+    task = write_task(
+        folder / "task",
+        seed=seed,
+        tools=settings.tools,
+        train_episodes=settings.train_episodes,
+        eval_episodes=settings.eval_episodes,
+        turns=settings.turns,
+    )
+    versions = {}
+    for condition, name in CONDITIONS.items():
+        result = generate(generate_recipe(name, seed), task.train, folder / "versions")
+        versions[condition] = result.path
+        log(
+            f"seed {seed}: {condition} version {result.manifest['version']} "
+            f"({result.manifest['counts']['rows']} rows)"
+        )
+        if (failure := result.failure()) is not None:
+            raise HsaError(f"hsa generate made no usable {condition} version: {failure}")
+    rows = {
+        c: orjson.loads((v / "manifest.json").read_bytes())["counts"]["rows"]
+        for c, v in versions.items()
+    }
+    if rows[FIXED] != rows[HSA]:
+        raise HsaError(
+            f"the training versions must hold as many rows each, got {rows}: a "
+            f"variant of the HSA recipe was rejected (see its rejects.parquet)",
+            file=str(versions[HSA]),
+        )
+    clock["generate"] = time.monotonic() - began
+
+    began = time.monotonic()
+    base = build_base_model(folder / "base-model", list(versions.values()), settings, seed)
+    clock["base_model"] = time.monotonic() - began
+
+    heldout = generate_recipe(HELDOUT, seed)
+    datasets = folder / "eval-datasets"
+    plan = plan_from_episodes(
+        task.eval,
+        heldout,
+        datasets,
+        variants=settings.heldout_variants,
+        families=[],
+        limit=None,
+        seed=seed,
+        harness=None,
+        trust_hooks=False,
+    )
+    curve_plan = plan_from_episodes(
+        task.eval,
+        heldout,
+        datasets,
+        variants=settings.heldout_variants,
+        families=[],
+        limit=settings.curve_episodes,
+        seed=seed,
+        harness=None,
+        trust_hooks=False,
+    )
+    curve_sources = {item.source_id for item in curve_plan.itemset.items}
+
+    records, reports, curves = {}, {}, {}
+    # HSA first: its curve is the one that shows whether the model has learned to read the
+    # harness, so whoever watches a long run sees it first.
+    for condition in (HSA, FIXED):
+        began = time.monotonic()
+        log(f"seed {seed}: training {condition} ({settings.steps} steps)")
+        model_dir = folder / condition / "model"
+        records[condition] = train(
+            versions[condition],
+            base,
+            model_dir,
+            settings,
+            seed,
+            log=lambda line, c=condition: log(f"seed {seed} {c}: {line}"),
+        )
+        clock[f"train_{condition}"] = time.monotonic() - began
+
+        began = time.monotonic()
+        reports[condition] = evaluate(plan, model_dir, folder / condition / "report", settings)
+        curve = []
+        for step, checkpoint in checkpoints(model_dir):
+            # The last checkpoint is the final model: its point comes from the full report.
+            report = (
+                reports[condition]
+                if step == records[condition]["global_step"]
+                else evaluate(
+                    curve_plan, checkpoint, folder / condition / "curve" / checkpoint.name, settings
+                )
+            )
+            curve.append({"step": step, **curve_point(report, curve_sources)})
+            log(
+                f"seed {seed}: {condition} at step {step}: original "
+                f"{100 * curve[-1]['original']:.1f}%, held-out {100 * curve[-1]['held_out']:.1f}% "
+                f"({len(curve_sources)} episodes)"
+            )
+        curves[condition] = curve
+        clock[f"eval_{condition}"] = time.monotonic() - began
+        log(
+            f"seed {seed}: {condition}: original {100 * original(reports[condition]):.1f}%, "
+            f"held-out {100 * held_out(reports[condition]):.1f}%"
+        )
+
+    comparison = compare_reports([reports[FIXED], reports[HSA]], [FIXED, HSA])
+    with atomic_path(folder / "compare.md") as tmp:
+        tmp.write_text(comparison_markdown(comparison), encoding="utf-8")
+    _write_json(folder / "compare.json", comparison)
+
+    return {
+        "seed": seed,
+        "accuracy": {
+            c: {
+                "original": original(r),
+                "held_out": held_out(r),
+                "turns_original": r["original"]["turns"],
+                "turns_held_out": r["sets"]["all"]["turns"],
+            }
+            for c, r in reports.items()
+        },
+        "curve": curves,
+        "training": {
+            c: {
+                "steps": r.get("global_step"),
+                "train_seconds": r["seconds"]["train"],
+                "steps_per_second": (r.get("global_step") or 0) / r["seconds"]["train"],
+                "final_loss": (r.get("losses") or [{}])[-1].get("loss"),
+                "token_lengths": r.get("token_lengths"),
+            }
+            for c, r in records.items()
+        },
+        "rows": rows,
+        "seconds": {k: round(v, 1) for k, v in clock.items()},
+        "paths": {
+            "compare": str(folder / "compare.md"),
+            **{f"report_{c}": str(folder / c / "report") for c in reports},
+        },
+    }
+
+
+def run_miniature(out: str | os.PathLike, settings: Settings, *, log: Log = print) -> dict:
+    """Run every seed, then write ``results.json``, ``results.md`` and ``curve.png``."""
+    import torch
+
+    from hsa.trainers.experiments.miniature.report import write_results
+
+    settings.check()
+    out = Path(out)
+    _claim(out, settings)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(settings.threads)
+    began = time.monotonic()
+    try:
+        seeds = [run_seed(out, settings, seed, log) for seed in range(settings.seeds)]
+    finally:
+        torch.set_num_threads(threads)
+    results = {
+        "settings": settings.to_dict(),
+        "seeds": seeds,
+        "wall_seconds": round(time.monotonic() - began, 1),
+        "load_average": list(os.getloadavg()),
+        "cpus": os.cpu_count(),
+    }
+    return write_results(out, results)
