@@ -15,6 +15,7 @@ Schemas are never changed in place: :func:`edit_schema` copies the nodes on the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from hsa.errors import HsaError
@@ -192,5 +193,9 @@ def rewrite_descriptions(schema: Any, prose: Callable[[str], str]) -> Any:
         if isinstance(description, str):
             new = prose(description)
             if new != description:
-                edits[pointer(parts)] = lambda n, text=new: {**n, "description": text}
+                edits[pointer(parts)] = partial(_described, text=new)
     return edit_schema(schema, edits, "") if edits else schema
+
+
+def _described(node: dict, text: str) -> dict:
+    return {**node, "description": text}
