@@ -266,7 +266,7 @@ def first_line(body: str) -> str:
 @pytest.mark.parametrize("split", ["train", "heldout"])
 def test_example_skills_keep_every_invariant_and_rule(example, split):
     episode = next(iter(example.values()))
-    names = content.harness_names(episode.harness)
+    names = sorted(episode.harness.identifiers)
     changed = Counter()
     for seed in range(8):
         for flag in (True, False):
@@ -442,10 +442,10 @@ def skill_bodies(draw) -> str:
     return "\n\n".join(parts) + draw(st.sampled_from(["", "\n"]))
 
 
-def skill_episode(bodies: list[str]) -> Episode:
+def skill_episode(bodies: list[str], properties: dict | None = None) -> Episode:
     skills = [{"id": f"skill-{i}", "description": "d", "content": b} for i, b in enumerate(bodies)]
     tools = [{"type": "function", "function": {"name": "check_stock", "parameters": {
-        "type": "object", "properties": {"link_number": {"type": "integer"}}}}}]
+        "type": "object", "properties": properties or {"link_number": {"type": "integer"}}}}}]
     calls = [{"id": f"s{i}", "type": "function", "function": {
         "name": "load_skill", "arguments": json.dumps({"name": s["id"]})}}
         for i, s in enumerate(skills)]
@@ -466,7 +466,7 @@ def skill_episode(bodies: list[str]) -> Episode:
        split=st.sampled_from(["train", "heldout"]), rephrase=st.booleans())
 def test_rewrite_keeps_invariants_rules_title_and_steps(bodies, seed, split, rephrase):
     episode = skill_episode(bodies)
-    names = content.harness_names(episode.harness)
+    names = sorted(episode.harness.identifiers)
     transform = SkillContentRewrite(split=split, rephrase=rephrase)
     variant, params = run(transform, episode, seed)
     for skill in episode.harness.skills:
@@ -576,7 +576,7 @@ def test_garbage_is_refused_for_the_rules_with_the_reason(endpoint, tmp_path):
     assert record["fallback_reason"].startswith("lost: [")
     assert "96.2" in record["fallback_reason"] and "never" in record["fallback_reason"]
     new = variant.harness.skills[0].content
-    assert not lost_invariants(BODY, new, content.harness_names(episode.harness))
+    assert not lost_invariants(BODY, new, sorted(episode.harness.identifiers))
 
 
 def test_a_slow_endpoint_times_out_to_the_rules(endpoint, tmp_path):
@@ -614,3 +614,18 @@ def test_a_tampered_paraphrase_is_refused():
             "backend": "llm", "text": BODY.replace("Never", "Always")}}})
     with pytest.raises(HsaError, match="backend must be"):
         SkillContentLlmParaphrase().apply(episode, {"skills": {"skill-0": {"backend": "x"}}})
+
+
+def test_a_nested_parameter_named_in_a_body_is_kept_like_a_top_level_one():
+    """The rewrite keeps every identifier of the harness (Harness.identifiers), nested fields
+    included: a body that names the nested ``briefly`` flag keeps the word, though it is also a
+    phrase of the synonym tables."""
+    body = "# Stock reply\n\nSet briefly when the viewer asks for a short answer.\n"
+    episode = skill_episode([body], {"link_number": {"type": "integer"}, "reply": {
+        "type": "object", "properties": {"briefly": {"type": "boolean"}}}})
+    assert "briefly" in episode.harness.identifiers
+    plan = {"phrases": [["briefly", "concisely"]]}
+    out = SkillContentRewrite().apply(episode, {"plans": {"skill-0": plan}})
+    assert out.harness.skill("skill-0").content == body
+    # Where "briefly" names nothing, the same plan rewords it.
+    assert "concisely" in rewrite_body(body, plan, ["check_stock", "link_number", "reply"])

@@ -280,3 +280,23 @@ def test_renaming_a_tool_keeps_an_allowed_entrys_restriction(tmp_path):
     renamed = rename_harness(load_harness(root), Mapping(tools={"get_price": "fetch_price"}))
     assert renamed.skill("price-reply").allowed_tools == ("fetch_price(*)", "Bash")
     renamed.validate()
+
+
+def test_identifiers_are_the_names_and_every_parameter_name_at_any_depth(harness_dir):
+    """What a rewording of the harness's texts must keep: a nested field is as much a name as a
+    top-level parameter, in objects, array items, anyOf branches and shared definitions."""
+    from hsa.model.frozen import replace
+    nested = Tool("book", "Book a trip.", {"type": "object", "properties": {
+        "trip": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "travellers": {"type": "array", "items": {"type": "object", "properties": {
+            "age": {"type": "integer"}}}},
+        "pay": {"anyOf": [{"type": "object", "properties": {"card_token": {"type": "string"}}},
+                          {"$ref": "#/$defs/voucher"}]}},
+        "$defs": {"voucher": {"type": "object", "properties": {"code": {"type": "string"}}}}})
+    harness = load_harness(harness_dir)
+    harness = replace(harness, tools=harness.tools + (nested,))
+    assert harness.identifiers == harness.names | {
+        "link", "currency", "days", "trip", "city", "travellers", "age", "pay", "card_token",
+        "code"}
+    # keywords and definition names are not parameters
+    assert not {"properties", "items", "anyOf", "voucher", "$defs"} & harness.identifiers

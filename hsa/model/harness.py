@@ -32,6 +32,7 @@ from hsa.errors import HarnessError
 from hsa.model.hook import Hook, defined_functions, import_hooks
 from hsa.model.skill import Skill, allowed_tool_name
 from hsa.files.textfile import dump_yaml, read_bytes, write_text
+from hsa.model.schema import property_names
 from hsa.model.tool import Tool
 
 # Sections of the system prompt that are generated from the harness rather than written as text.
@@ -120,6 +121,15 @@ class Harness:
         tools: what a new name must avoid, and what prose may mention (see :meth:`validate`)."""
         return frozenset((*self.tool_names, *self.skill_ids, *(h.name for h in self.hooks),
                           self.skill_loader, *self.runtime_tools))
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """Every name the harness's texts may mention as an identifier, which a rewording of a
+        skill body or a description must keep: :attr:`names` and every tool's parameter names at
+        any depth of its schema (nested objects, array items, branches and definitions), since
+        a text may name a nested field as well as a top-level one."""
+        return self.names | frozenset(name for tool in self.tools
+                                      for name in property_names(tool.parameters))
 
     @cached_property
     def _tools_by_name(self) -> dict[str, Tool]:

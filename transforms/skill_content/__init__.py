@@ -21,11 +21,16 @@ The family, one concept per module (read in this order): ``options`` (the option
 bodies into an episode), and the two transforms, ``rule_rewrite`` and ``llm_paraphrase``.
 """
 
-from hsa.transforms.skill_content.bodies import harness_names, with_skill_bodies
+from hsa.transforms.skill_content.bodies import with_skill_bodies
 from hsa.transforms.skill_content.llm_paraphrase import SkillContentLlmParaphrase
-from hsa.transforms.skill_content.options import (EMPHASIS_STYLES, HEADING_STYLES, LIST_STYLES,
-                                                  PARAPHRASE_STYLES, SKILL_PHRASES,
-                                                  WHITESPACE_STYLES)
+from hsa.transforms.skill_content.options import (
+                                                  EMPHASIS_STYLES,
+                                                  HEADING_STYLES,
+                                                  LIST_STYLES,
+                                                  PARAPHRASE_STYLES,
+                                                  SKILL_PHRASES,
+                                                  WHITESPACE_STYLES,
+)
 from hsa.transforms.skill_content.plan import draw_plan
 from hsa.transforms.skill_content.rewrite import rewrite_body
 from hsa.transforms.skill_content.rule_rewrite import SkillContentRewrite
@@ -33,4 +38,4 @@ from hsa.transforms.skill_content.structure import essentials, rules_of
 
 __all__ = ["EMPHASIS_STYLES", "HEADING_STYLES", "LIST_STYLES", "PARAPHRASE_STYLES", "SKILL_PHRASES",
            "WHITESPACE_STYLES", "SkillContentLlmParaphrase", "SkillContentRewrite", "draw_plan",
-           "essentials", "harness_names", "rewrite_body", "rules_of", "with_skill_bodies"]
+           "essentials", "rewrite_body", "rules_of", "with_skill_bodies"]

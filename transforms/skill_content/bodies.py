@@ -8,18 +8,8 @@ import orjson
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
-from hsa.model.harness import Harness
 from hsa.model.skill import Skill
 from hsa.transforms.skill_content.rewrite import rewrite_body
-
-
-def harness_names(harness: Harness) -> list[str]:
-    """Names a skill body may mention as identifiers: tools, their parameters, skills, hooks
-    and the skill loader."""
-    names = set(harness.names)
-    for tool in harness.tools:
-        names.update(tool.properties)
-    return sorted(names)
 
 
 def rewritten(skill: Skill, plan: dict, names) -> str:

@@ -12,7 +12,7 @@ from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.text.paraphrase import Endpoint, ParaphraseUnavailable, llm_paraphrase, lost_invariants
-from hsa.transforms.skill_content.bodies import harness_names, rewritten, with_skill_bodies
+from hsa.transforms.skill_content.bodies import rewritten, with_skill_bodies
 from hsa.transforms.skill_content.options import PARAPHRASE_STYLES
 from hsa.transforms.skill_content.plan import draw_plan, safe_plan
 
@@ -30,7 +30,7 @@ class SkillContentLlmParaphrase(Transform):
     draws one. ``cache_dir`` "" disables the cache."""
 
     name = "skill_content_llm_paraphrase"
-    version = "1"
+    version = "2"
     family = "skill_content"
     # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint
     # that fails or times out is a fallback recorded in params, like any outage).
@@ -53,7 +53,7 @@ class SkillContentLlmParaphrase(Transform):
                            f"positive, got {self.samples!r} and {self.timeout_s!r}")
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        names = harness_names(episode.harness)
+        names = sorted(episode.harness.identifiers)
         endpoint = Endpoint(self.base_url, self.model, self.api_key_env, self.timeout_s,
                             self.temperature, self.cache_dir)
         skills = {}
@@ -92,7 +92,7 @@ class SkillContentLlmParaphrase(Transform):
         skills = params.get("skills")
         if not isinstance(skills, dict):
             raise HsaError(f"params need 'skills' (skill id -> paraphrase), got {params!r:.200}")
-        names = harness_names(episode.harness)
+        names = sorted(episode.harness.identifiers)
         bodies = {}
         for skill_id, record in skills.items():
             skill = episode.harness.skill(skill_id)

@@ -10,7 +10,7 @@ from hsa.augment.registry import register
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
-from hsa.transforms.skill_content.bodies import harness_names, rewritten, with_skill_bodies
+from hsa.transforms.skill_content.bodies import rewritten, with_skill_bodies
 from hsa.transforms.skill_content.plan import changing_plan, draw_plan, safe_plan
 
 
@@ -29,7 +29,7 @@ class SkillContentRewrite(Transform):
     short skill without lists or phrases of the tables) gets a style that changes it."""
 
     name = "skill_content_rewrite"
-    version = "2"
+    version = "3"
     family = "skill_content"
 
     split: Literal["train", "heldout"] = "train"
@@ -40,7 +40,7 @@ class SkillContentRewrite(Transform):
     drop_examples: bool = True
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        names = harness_names(episode.harness)
+        names = sorted(episode.harness.identifiers)
         plans = {}
         for skill in episode.harness.skills:
             if rng.random() >= self.fraction:
@@ -59,7 +59,7 @@ class SkillContentRewrite(Transform):
         plans = params.get("plans")
         if not isinstance(plans, dict):
             raise HsaError(f"params need 'plans' (skill id -> rewrite plan), got {params!r:.200}")
-        names = harness_names(episode.harness)
+        names = sorted(episode.harness.identifiers)
         bodies = {}
         for skill_id, plan in plans.items():
             skill = episode.harness.skill(skill_id)
