@@ -1,0 +1,243 @@
+"""`hsa experiment miniature`, shortened: the whole pipeline (task -> hsa generate -> tokenizer
+and model -> hsa train sft twice -> hsa eval at checkpoints and at the end -> compare -> results)
+runs through the CLI for a few dozen steps on one seed, and the report has its shape. The
+accuracy target needs the full run (minutes, a command, not a test): here the models are barely
+trained, so only what the pipeline promises whatever the accuracy is checked.
+
+The task generator is checked without torch: valid hsa episodes, deterministic from the seed,
+tool names that say nothing about what a tool does.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hsa.errors import HsaError
+from hsa.model.episode import Episode, read_episodes
+from hsa.model.harness import load_harness
+from hsa.text.names import name_words
+from hsa.trainers.experiments.miniature.task import KINDS, make_episode, make_harness, write_task
+
+# The pipeline trains with torch: in the one process every torch test shares (make test runs
+# pytest -n 2 --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("torch")
+
+STEPS, CHECKPOINTS, TRAIN_EPISODES, EPISODES, TURNS, VARIANTS, TOOLS = 20, 2, 8, 3, 3, 1, 4
+
+
+def _rows(version_dir):
+    return [
+        row
+        for shard in sorted((version_dir / "data").glob("*.parquet"))
+        for row in pq.read_table(shard).to_pylist()
+    ]
+
+
+def _version(recipe_dir):
+    """The one version folder a recipe's folder holds (beside it: the note of its inputs)."""
+    (version,) = (p for p in recipe_dir.iterdir() if p.is_dir())
+    return version
+
+
+def _tools(row) -> list[dict]:
+    return [t["function"] for t in orjson.loads(row["tools"])]
+
+
+@pytest.fixture(scope="session")
+def miniature_run(tmp_path_factory):
+    pytest.importorskip("trl")
+    import torch
+
+    from hsa.cli import main
+
+    out = tmp_path_factory.mktemp("miniature") / "run"
+    threads = torch.get_num_threads()
+    code = main(
+        [
+            "experiment",
+            "miniature",
+            "--out",
+            str(out),
+            "--steps",
+            str(STEPS),
+            "--checkpoints",
+            str(CHECKPOINTS),
+            "--warmup-steps",
+            "5",
+            "--batch-size",
+            "2",
+            "--tools",
+            str(TOOLS),
+            "--train-episodes",
+            str(TRAIN_EPISODES),
+            "--eval-episodes",
+            str(EPISODES),
+            "--curve-episodes",
+            "2",
+            "--turns",
+            str(TURNS),
+            "--heldout-variants",
+            str(VARIANTS),
+            "--vocab-size",
+            "600",
+            "--threads",
+            "1",
+            "--max-new-tokens",
+            "20",
+        ]
+    )
+    assert code == 0
+    assert torch.get_num_threads() == threads  # the run gives the process its threads back
+    return out
+
+
+def test_results_have_their_shape(miniature_run):
+    results = orjson.loads((miniature_run / "results.json").read_bytes())
+    (seed,) = results["seeds"]
+    assert seed["seed"] == 0
+    assert seed["rows"]["fixed"] == seed["rows"]["hsa"] == TRAIN_EPISODES * 8
+    for condition in ("fixed", "hsa"):
+        accuracy = seed["accuracy"][condition]
+        assert accuracy["turns_original"] == EPISODES * TURNS
+        assert accuracy["turns_held_out"] == EPISODES * TURNS * VARIANTS
+        assert 0 <= accuracy["original"] <= 1 and 0 <= accuracy["held_out"] <= 1
+        assert seed["training"][condition]["steps"] == STEPS
+        assert [p["step"] for p in seed["curve"][condition]] == [STEPS // 2, STEPS]
+    gain = seed["accuracy"]["hsa"]["held_out"] - seed["accuracy"]["fixed"]["held_out"]
+    assert seed["verdict"]["held_out_gain"] == pytest.approx(gain)
+    assert results["target_met"] == {"0": seed["verdict"]["met"]}
+
+    table = (miniature_run / "results.md").read_text(encoding="utf-8")
+    assert "| seed | fixed: original | fixed: held-out | HSA: original | HSA: held-out |" in table
+    assert re.search(r"^\| 0 \| [\d.]+% \| [\d.]+% \| [\d.]+% \| [\d.]+% \|", table, re.M)
+    assert (miniature_run / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    compare = (miniature_run / "seed-0" / "compare.md").read_text(encoding="utf-8")
+    assert "accuracy fixed" in compare and "accuracy hsa" in compare
+    assert re.search(rf"^\| original \| {EPISODES * TURNS} \|", compare, re.M)
+    assert re.search(rf"^\| all \| {EPISODES * TURNS * VARIANTS} \|", compare, re.M)
+
+
+def test_versions_differ_only_in_the_harness(miniature_run):
+    """Both versions hold the same conversations; the fixed one always under the original
+    harness, the HSA one under variants with other tool names (the original row kept)."""
+    versions = miniature_run / "seed-0" / "versions"
+    fixed = _rows(_version(versions / "miniature-fixed"))
+    hsa = _rows(_version(versions / "miniature-hsa"))
+    assert sorted(r["id"] for r in fixed) == sorted(r["id"] for r in hsa)
+    harness = load_harness(miniature_run / "seed-0" / "task" / "harness")
+    original = [t.name for t in harness.tools]
+    assert all([t["name"] for t in _tools(r)] == original for r in fixed)
+    renamed = [r for r in hsa if r["hsa_variant"] > 0]
+    assert renamed and all(not {t["name"] for t in _tools(r)} & set(original) for r in renamed)
+    assert all([t["name"] for t in _tools(r)] == original for r in hsa if r["hsa_variant"] == 0)
+
+
+def test_held_out_names_and_wordings_were_never_trained_on(miniature_run):
+    seed_dir = miniature_run / "seed-0"
+    trained_names, trained_descriptions = set(), set()
+    for recipe_dir in (seed_dir / "versions").iterdir():
+        for row in _rows(_version(recipe_dir)):
+            for tool in _tools(row):
+                trained_names.add(tool["name"])
+                trained_descriptions.add(tool["description"])
+    heldout = _rows(_version(seed_dir / "eval-datasets" / "miniature-heldout"))
+    assert len(heldout) == EPISODES * VARIANTS
+    for row in heldout:
+        tools = _tools(row)
+        assert not {t["name"] for t in tools} & trained_names
+        assert not {t["description"] for t in tools} & trained_descriptions
+
+
+def test_the_model_reads_each_description_before_its_name(miniature_run):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(miniature_run / "seed-0" / "base-model")
+    hsa_dir = _version(miniature_run / "seed-0" / "versions" / "miniature-hsa")
+    row = next(r for r in _rows(hsa_dir) if r["hsa_variant"] > 0)
+    tools = orjson.loads(row["tools"])
+    text = tokenizer.apply_chat_template(orjson.loads(row["messages"]), tools=tools, tokenize=False)
+    for tool in (t["function"] for t in tools):
+        line = next(x for x in text.splitlines() if f'"{tool["name"]}"(' in x)
+        assert line.index(tool["description"]) < line.index(tool["name"])
+    # Each name splits into the same tokens in its tool line and in a call to it, so copying
+    # it is copying tokens.
+    for tool in (t["function"] for t in tools):
+        messages = [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": tool["name"], "arguments": {}}}
+                ],
+            },
+        ]
+        ids = tokenizer.apply_chat_template(messages, tools=tools, tokenize=True, return_dict=True)[
+            "input_ids"
+        ]
+        pieces = tokenizer(tool["name"], add_special_tokens=False)["input_ids"]
+        found = [i for i in range(len(ids)) if ids[i : i + len(pieces)] == pieces]
+        assert len(found) == 2, tool["name"]
+
+
+def test_a_run_resumes_only_with_its_own_settings(miniature_run):
+    from hsa.trainers.experiments.miniature.run import Settings, run_miniature
+
+    with pytest.raises(HsaError, match="steps"):
+        run_miniature(miniature_run, Settings(steps=STEPS + 1))
+
+
+# ---- the task, without torch ----------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=2, max_value=len(KINDS)))
+def test_tool_names_say_nothing_about_the_tool(seed, tools):
+    harness = make_harness(seed, tools)
+    assert len(harness.tools) == tools
+    assert {t.description for t in harness.tools} <= {k.description for k in KINDS}
+    assert len({t.description for t in harness.tools}) == tools
+    for tool in harness.tools:
+        words = {w.lower() for w in name_words(tool.name)}
+        described = set(re.findall(r"[a-z]+", tool.description.lower()))
+        assert not words & described, tool
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=1, max_value=6))
+def test_every_request_wants_the_tool_of_its_kind(seed, turns):
+    harness = make_harness(seed)
+    data = make_episode(harness, "e", random.Random(seed), turns)
+    assert data.pop("harness") == "harness"  # the folder write_task saves beside the episodes
+    episode = Episode.from_dict(data, harness=harness)
+    assert len(episode.gold.turns) == turns
+    for turn in episode.gold.turns:
+        request = episode.messages[turn.at - 1]["content"]
+        (call,) = turn.calls
+        kind = next(k for k in KINDS if k.description == harness.tool(call.name).description)
+        # The request is one of the kind's phrasings, with the gold's values filled in.
+        values = {p: v[0] for p, v in call.arguments.items()}
+        assert request in {r.format(**values) for r in kind.requests}
+
+
+def test_the_task_is_made_from_its_seed(tmp_path):
+    def task(folder, seed):
+        return write_task(
+            tmp_path / folder, seed=seed, tools=4, train_episodes=5, eval_episodes=2, turns=3
+        )
+
+    first, again, other = task("a", 3), task("b", 3), task("c", 4)
+    assert first.train.read_bytes() == again.train.read_bytes()
+    assert first.eval.read_bytes() == again.eval.read_bytes()
+    assert first.train.read_bytes() != other.train.read_bytes()
+    loaded = list(read_episodes(first.train))
+    assert len(loaded) == 5 and all(isinstance(e, Episode) for e in loaded)
+    train_ids = {e.id for e in loaded}
+    assert not train_ids & {e.id for e in read_episodes(first.eval)}
