@@ -23,7 +23,9 @@ DPI = 100
 ORIGINAL_COLOR, VARIANT_COLOR = "#8c8c8c", "#1f77b4"
 
 
-def _figure(width: float, height: float):
+def new_figure(width: float, height: float):
+    """A figure on matplotlib's Agg canvas (no display, no global backend switch); also for
+    plots drawn elsewhere (the miniature experiment's curve), so every PNG is made alike."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -34,7 +36,8 @@ def _figure(width: float, height: float):
     return figure
 
 
-def _save(figure, path: Path) -> None:
+def save_figure(figure, path: Path) -> None:
+    """Write ``figure`` to ``path`` as PNG, atomically, with no metadata that changes by run."""
     with atomic_path(path) as tmp:
         # No Software/Creation metadata: the bytes depend on the data only.
         figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
@@ -46,7 +49,7 @@ def _errors(value: float, ci: list | None) -> list[float]:
 
 def accuracy_plot(report: dict, path: Path) -> None:
     sets = [(n, s) for n, s in report["sets"].items() if s["accuracy"] is not None]
-    figure = _figure(max(6.0, 1.3 * len(sets) + 2), 4.5)
+    figure = new_figure(max(6.0, 1.3 * len(sets) + 2), 4.5)
     axes = figure.add_subplot()
     width = 0.38
     for i, (_, s) in enumerate(sets):
@@ -68,14 +71,14 @@ def accuracy_plot(report: dict, path: Path) -> None:
                          Patch(color=VARIANT_COLOR, label="held-out variants")],
                 loc="upper right", fontsize=8)
     axes.grid(axis="y", alpha=0.3)
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def rules_plot(report: dict, path: Path) -> None:
     sets = [(ORIGINAL, report["original"])] + [
         (n if s["family"] is None else f"{n} (alone)", s) for n, s in report["sets"].items()]
     rules = sorted({r for _, s in sets for r in s["failures_by_rule"]})
-    figure = _figure(8.0, 0.5 * len(sets) + 2.5)
+    figure = new_figure(8.0, 0.5 * len(sets) + 2.5)
     axes = figure.add_subplot()
     left = [0.0] * len(sets)
     colors = [f"C{i % 10}" for i in range(len(rules))]
@@ -92,7 +95,7 @@ def rules_plot(report: dict, path: Path) -> None:
     if rules:  # below the axes: inside, it would hide the bars
         figure.legend(loc="outside lower center", ncol=min(4, len(rules)), fontsize=7)
     axes.grid(axis="x", alpha=0.3)
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def latency_plot(report: dict, path: Path) -> bool:
@@ -103,7 +106,7 @@ def latency_plot(report: dict, path: Path) -> bool:
     series = [s for s in series if s[1]]
     if not series:
         return False
-    figure = _figure(7.0, 4.0)
+    figure = new_figure(7.0, 4.0)
     axes = figure.add_subplot()
     for i, (label, samples, summary) in enumerate(series):
         axes.hist([1000 * v for v in samples], bins=40, alpha=0.6, color=f"C{i}",
@@ -115,7 +118,7 @@ def latency_plot(report: dict, path: Path) -> bool:
     axes.set_ylabel("requests")
     axes.set_title("Request latency")
     axes.legend(fontsize=7)
-    _save(figure, path)
+    save_figure(figure, path)
     return True
 
 

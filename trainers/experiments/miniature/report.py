@@ -65,9 +65,9 @@ def results_table(seeds: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 def curve_plot(seeds: list[dict], path: Path) -> None:
     """Held-out accuracy (solid) and original accuracy (dotted) at each checkpoint, per seed."""
-    from hsa.eval.plots import _figure, _save
+    from hsa.eval.plots import new_figure, save_figure
 
-    figure = _figure(7.5, 4.5)
+    figure = new_figure(7.5, 4.5)
     axes = figure.add_subplot()
     for s in seeds:
         for condition, points_ in s["curve"].items():
@@ -97,7 +97,7 @@ def curve_plot(seeds: list[dict], path: Path) -> None:
     axes.set_title("Miniature: accuracy on held-out harness variants over training")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def render_markdown(results: dict) -> str:
