@@ -23,7 +23,6 @@ from hsa.text.paraphrase import (
     lost_invariants,
     negations,
 )
-from hsa.transforms.tool_schema.descriptions import names_kept
 from hsa.transforms.tool_schema.options import DESCRIPTIONS
 
 # Words of both families' phrase tables (tool descriptions: get, the user, product, e.g.,
@@ -124,7 +123,7 @@ def test_invariant_spans_hold_every_invariant_but_numbers_and_negations(text):
 @given(text=texts(), seed=st.integers(0, 2**32), split=st.sampled_from(["train", "heldout"]))
 def test_skill_bodies_and_tool_descriptions_keep_the_same_invariants(episode, text, seed, split):
     source = with_texts(episode, text)
-    names = sorted(names_kept(source.harness) | set(NAMES))
+    names = sorted(source.harness.identifiers | set(NAMES))
     body = source.harness.skills[0].content
     skill = rewritten("skill_content_rewrite", source, seed, split=split)
     assert lost_invariants(body, skill.harness.skills[0].content, names) == []
@@ -139,7 +138,7 @@ def test_both_reword_a_text_that_holds_their_phrases(episode):
     text = ("Get the product information for the viewer, e.g. the price; make sure you do not "
             "share it unless the user asks. 获取商品信息，然后回复，非必填。")
     source = with_texts(episode, text)
-    names = sorted(names_kept(source.harness))
+    names = sorted(source.harness.identifiers)
     changed = {"skill": 0, "tool": 0}
     for seed in range(6):
         skill = rewritten("skill_content_rewrite", source, seed, split="train")

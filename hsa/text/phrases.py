@@ -20,8 +20,6 @@ from functools import lru_cache
 
 from hsa.text.paraphrase import invariant_spans
 
-SPLITS = ("train", "heldout")
-
 
 @dataclass(frozen=True)
 class Phrasing:

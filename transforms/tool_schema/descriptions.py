@@ -13,19 +13,9 @@ from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
-from hsa.model.harness import Harness
-from hsa.model.schema import edit_schema, pointer, property_names, schema_nodes
+from hsa.model.schema import edit_schema, pointer, schema_nodes
 from hsa.transforms.tool_schema.common import tool_named, with_tools
 from hsa.transforms.tool_schema.options import DESCRIPTIONS
-
-
-def names_kept(harness: Harness) -> set[str]:
-    """Every name in the harness a paraphrase must keep: tools, skills, hooks, the loader and
-    every parameter at any depth."""
-    names = set(harness.names)
-    for tool in harness.tools:
-        names |= property_names(tool.parameters)
-    return names
 
 
 @register
@@ -43,7 +33,7 @@ class ToolDescriptionParaphrase(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        names = names_kept(harness)
+        names = harness.identifiers  # every name a rewording keeps
         tools: dict[str, dict] = {}
         for tool in harness.tools:
             entry: dict[str, Any] = {}
