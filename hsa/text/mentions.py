@@ -95,6 +95,8 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
                if words else None)
 
     def in_code(span: re.Match) -> str:
+        if keyword is None:
+            return span.group(0)
         return keyword.sub(lambda m: words[m.group(1)], span.group(0))
 
     def rewrite(text: str) -> str:

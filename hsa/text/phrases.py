@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hsa.errors import HsaError
 from hsa.text.paraphrase import invariant_spans
 
 
@@ -53,7 +54,9 @@ def _protect(text: str, names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
             merged[-1][1] = max(merged[-1][1], end)
         elif end > start:
             merged.append([start, end])
-    out, kept, last = [], [], 0
+    out: list[str] = []
+    kept: list[str] = []
+    last = 0
     for start, end in merged:
         out.append(text[last:start])
         out.append(chr(_HOLE + len(kept)))
@@ -107,8 +110,10 @@ class PhraseTable:
                     # A phrase the pattern matches starts at a word boundary, so its first word
                     # is a whole ASCII word of the text: looking those words up narrows the
                     # substring tests to a handful.
-                    first = _ASCII_WORD.match(member.lower()).group(0)
-                    by_first_word.setdefault(first, []).append((member.lower(), member))
+                    first = _ASCII_WORD.match(member.lower())
+                    if first is None:
+                        raise HsaError(f"English phrase {member!r} must start with a letter")
+                    by_first_word.setdefault(first.group(0), []).append((member.lower(), member))
         self._zh = tuple(sorted(zh))
         self._by_first_word = {w: tuple(sorted(set(e))) for w, e in by_first_word.items()}
         self._prepared = lru_cache(maxsize=16384)(self._prepare)

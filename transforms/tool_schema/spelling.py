@@ -115,8 +115,8 @@ class ToolSchemaSpelling(Transform):
         if not chosen and options and self.rate > 0:
             chosen = [rng.choice(options)]  # a variant that respells nothing is no variant
         edits: dict[str, dict[str, dict]] = {}
-        for tool, at, change in chosen:
-            edits.setdefault(tool, {}).setdefault(at, {}).update(change)
+        for name, at, change in chosen:
+            edits.setdefault(name, {}).setdefault(at, {}).update(change)
         return {"edits": edits}
 
     def apply(self, episode: Episode, params: dict) -> Episode:
