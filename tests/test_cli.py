@@ -140,7 +140,10 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
                                                              "rejects.parquet"]
     # The committed card of the example dataset is this version's card.
     shipped = ROOT / "data_cards" / "live-commerce-hat-train.md"
-    assert shipped.read_text(encoding="utf-8") == (version_dir / "README.md").read_text(encoding="utf-8")
+    assert shipped.read_text(encoding="utf-8") == (version_dir / "README.md").read_text(
+        encoding="utf-8"), (f"the demo made {version_dir.name}, whose card is not the committed one: "
+                            f"if a transform or template changed on purpose, copy its README.md "
+                            f"to {shipped.relative_to(ROOT)}")
 
 
 def test_augment_then_replay_a_variant(tmp_path, capsys):
