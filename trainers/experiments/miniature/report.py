@@ -137,7 +137,9 @@ def render_markdown(results: dict) -> str:
     load = ", ".join(f"{x:.2f}" for x in results["load_average"])
     lines += [
         "",
-        f"Wall time: {results['wall_seconds']:.0f} s for {len(seeds)} seed(s) on "
+        f"Wall time of this invocation (a resumed run counts only what it did; each "
+        f"training's own time is in the table above): {results['wall_seconds']:.0f} s for "
+        f"{len(seeds)} seed(s) on "
         f"{settings['threads']} thread(s), {settings['device']} (load average at the "
         f"end: {load}; {results['cpus']} CPUs).",
         "",
