@@ -9,8 +9,8 @@ credit, :func:`score_turn` for the verdict alone).
 # The one place the version is written: pyproject.toml reads it ([tool.hatch.version]).
 __version__ = "0.1.0"
 
-from hsa.model.episode import Episode, read_episodes
 from hsa.errors import EpisodeError, HarnessError, HooksNotTrustedError, HsaError, Reject
+from hsa.model.episode import Episode, read_episodes
 from hsa.model.gold import Gold, GoldCall, TurnGold
 from hsa.model.harness import Harness, PromptSpec, load_harness, save_harness
 from hsa.model.hook import Hook
@@ -19,8 +19,26 @@ from hsa.model.skill import Skill
 from hsa.model.tool import Tool
 
 __all__ = [
-    "Episode", "EpisodeError", "Gold", "GoldCall", "Harness", "HarnessError", "Hook",
-    "HooksNotTrustedError", "HsaError", "Judgement", "PromptSpec", "Reject", "Skill", "Tool",
-    "TurnGold", "Verdict", "__version__", "judge", "load_harness", "read_episodes", "save_harness",
+    "Episode",
+    "EpisodeError",
+    "Gold",
+    "GoldCall",
+    "Harness",
+    "HarnessError",
+    "Hook",
+    "HooksNotTrustedError",
+    "HsaError",
+    "Judgement",
+    "PromptSpec",
+    "Reject",
+    "Skill",
+    "Tool",
+    "TurnGold",
+    "Verdict",
+    "__version__",
+    "judge",
+    "load_harness",
+    "read_episodes",
+    "save_harness",
     "score_turn",
 ]

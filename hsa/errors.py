@@ -10,8 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-def locate(file: str | None = None, line: int | None = None, row: str | None = None,
-           field: str | None = None) -> str:
+def locate(
+    file: str | None = None,
+    line: int | None = None,
+    row: str | None = None,
+    field: str | None = None,
+) -> str:
     """Format an input location as ``file:line [id=row] field``; parts that are unknown are left out."""
     parts = []
     if file is not None:
@@ -28,8 +32,15 @@ def locate(file: str | None = None, line: int | None = None, row: str | None = N
 class HsaError(Exception):
     """A user error: bad input, bad configuration. Its message is meant to be read by a person."""
 
-    def __init__(self, reason: str, *, file: str | None = None, line: int | None = None,
-                 row: str | None = None, field: str | None = None):
+    def __init__(
+        self,
+        reason: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        row: str | None = None,
+        field: str | None = None,
+    ):
         self.reason = reason
         self.file = None if file is None else str(file)
         self.line = line
@@ -38,16 +49,29 @@ class HsaError(Exception):
         where = locate(self.file, line, row, field)
         super().__init__(f"{where}: {reason}" if where else reason)
 
-    def at(self, *, file: str | None = None, line: int | None = None, row: str | None = None,
-           field_prefix: str | None = None) -> HsaError:
+    def at(
+        self,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        row: str | None = None,
+        field_prefix: str | None = None,
+    ) -> HsaError:
         """The same error with outer location parts filled in (inner ones win)."""
         field = self.field
         if field_prefix:
-            field = f"{field_prefix}.{field}" if field and not field.startswith("[") else \
-                f"{field_prefix}{field or ''}"
-        return type(self)(self.reason, file=self.file if self.file is not None else file,
-                          line=self.line if self.line is not None else line,
-                          row=self.row if self.row is not None else row, field=field)
+            field = (
+                f"{field_prefix}.{field}"
+                if field and not field.startswith("[")
+                else f"{field_prefix}{field or ''}"
+            )
+        return type(self)(
+            self.reason,
+            file=self.file if self.file is not None else file,
+            line=self.line if self.line is not None else line,
+            row=self.row if self.row is not None else row,
+            field=field,
+        )
 
 
 class HarnessError(HsaError):
@@ -85,15 +109,26 @@ class Reject:
     stage: str = "load"  # which check refused it (see EpisodeError)
 
     @classmethod
-    def from_error(cls, err: HsaError, *, source: str, line: int | None = None,
-                   id: str | None = None) -> Reject:
-        return cls(source=err.file or source, line=err.line if err.line is not None else line,
-                   id=err.row if err.row is not None else id, field=err.field, reason=err.reason,
-                   stage=getattr(err, "stage", "load"))
+    def from_error(
+        cls, err: HsaError, *, source: str, line: int | None = None, id: str | None = None
+    ) -> Reject:
+        return cls(
+            source=err.file or source,
+            line=err.line if err.line is not None else line,
+            id=err.row if err.row is not None else id,
+            field=err.field,
+            reason=err.reason,
+            stage=getattr(err, "stage", "load"),
+        )
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "line": self.line, "id": self.id, "field": self.field,
-                "reason": self.reason}
+        return {
+            "source": self.source,
+            "line": self.line,
+            "id": self.id,
+            "field": self.field,
+            "reason": self.reason,
+        }
 
     def __str__(self) -> str:
         return f"{locate(self.source, self.line, self.id, self.field)}: {self.reason}"

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from json.encoder import encode_basestring
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from hsa.files.assets import templates_dir
 from hsa.errors import HarnessError
+from hsa.files.assets import templates_dir
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 
@@ -33,7 +33,11 @@ DEFAULT_PHRASES = {
 def json_string_of(value: str) -> str:
     """A JSON string literal that keeps every character (no ASCII escaping, no HTML escaping):
     exactly what ``json.dumps(value, ensure_ascii=False)`` writes."""
-    return encode_basestring(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return (
+        encode_basestring(value)
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False)
+    )
 
 
 # The standard library's encoders: the one-line one runs in C, the indented one writes strings in
@@ -81,8 +85,10 @@ def _nested_json(value, indent: int, depth: int, flat_from: int) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = (f"{json_string_of(str(k))}: {_nested_json(v, indent, depth + 1, flat_from)}"
-                 for k, v in value.items())
+        items = (
+            f"{json_string_of(str(k))}: {_nested_json(v, indent, depth + 1, flat_from)}"
+            for k, v in value.items()
+        )
         return "{" + inner + (comma + inner).join(items) + outer + "}"
     if isinstance(value, list | tuple):
         if not value:
@@ -97,8 +103,12 @@ def _environment(sandboxed: bool = True) -> jinja2.Environment:
     """The sandbox for a harness's own layouts; the shipped layouts are this package's code and
     render without the sandbox's per-attribute checks (a tenth of rendering time)."""
     kind = ImmutableSandboxedEnvironment if sandboxed else jinja2.Environment
-    env = kind(loader=jinja2.FileSystemLoader(str(templates_dir() / "layouts")),
-               undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
+    env = kind(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "layouts")),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
     env.globals.update(json_string_of=json_string_of, json_value_of=json_value_of)
     return env
 
@@ -112,7 +122,7 @@ def _shipped_layouts() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-3] for p in (templates_dir() / "layouts").glob("*.j2")))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shipped_layout(name: str) -> jinja2.Template:
     """A shipped layout, compiled once: the loader's own cache would stat its file on every row
     to see whether it changed, and the package's templates do not change under a running job."""
@@ -132,12 +142,15 @@ def _template(harness: Harness) -> jinja2.Template:
             return _harness_layout(harness.layouts[name])
         return _shipped_layout(name)
     except jinja2.TemplateNotFound:
-        raise HarnessError(f"unknown prompt layout {name!r}; available: "
-                           f"{', '.join(available_layouts() + sorted(harness.layouts))}",
-                           field="prompt.layout") from None
+        raise HarnessError(
+            f"unknown prompt layout {name!r}; available: "
+            f"{', '.join(available_layouts() + sorted(harness.layouts))}",
+            field="prompt.layout",
+        ) from None
     except jinja2.TemplateSyntaxError as exc:
-        raise HarnessError(f"layout {name!r} does not parse: {exc.message}", line=exc.lineno,
-                           field="prompt.layout") from None
+        raise HarnessError(
+            f"layout {name!r} does not parse: {exc.message}", line=exc.lineno, field="prompt.layout"
+        ) from None
 
 
 PLACEMENTS = ("system", "first_user")
@@ -151,9 +164,11 @@ def placement(harness: Harness) -> dict[str, str]:
     chosen = harness.prompt.options.get("placement") or {}
     for section, where in chosen.items():
         if where not in PLACEMENTS or section not in harness.prompt.sections:
-            raise HarnessError(f"placement of {section!r} must be one of {list(PLACEMENTS)} for "
-                               f"a section of the prompt, got {where!r}",
-                               field="prompt.options.placement")
+            raise HarnessError(
+                f"placement of {section!r} must be one of {list(PLACEMENTS)} for "
+                f"a section of the prompt, got {where!r}",
+                field="prompt.options.placement",
+            )
     return {name: chosen.get(name, "system") for name in harness.prompt.sections}
 
 
@@ -169,48 +184,73 @@ def render_system_prompt(harness: Harness, sections: list[str] | None = None) ->
     # Generated sections carry uniform entries (name, tag, description) so every layout can list
     # skills, tools and hooks with one loop.
     generated = {
-        "skills": [{"name": s.id, "tag": s.kind, "description": s.description}
-                   for s in harness.skills],
-        "tools": [{"name": t.name, "tag": None, "description": t.description}
-                  for t in harness.all_tools()],
-        "hooks": [{"name": h.name, "tag": h.event, "description": h.description}
-                  for h in harness.hooks],
+        "skills": [
+            {"name": s.id, "tag": s.kind, "description": s.description} for s in harness.skills
+        ],
+        "tools": [
+            {"name": t.name, "tag": None, "description": t.description} for t in harness.all_tools()
+        ],
+        "hooks": [
+            {"name": h.name, "tag": h.event, "description": h.description} for h in harness.hooks
+        ],
     }
-    sections = [{"name": name, "heading": headings.get(name, name.replace("_", " ").title()),
-                 "text": harness.prompt.text.get(name, ""), "entries": generated.get(name, []),
-                 "intro": phrases.get(f"{name}_intro", "")}
-                for name in harness.prompt.sections
-                if name in sections and (name in generated or harness.prompt.text.get(name))]
+    sections = [
+        {
+            "name": name,
+            "heading": headings.get(name, name.replace("_", " ").title()),
+            "text": harness.prompt.text.get(name, ""),
+            "entries": generated.get(name, []),
+            "intro": phrases.get(f"{name}_intro", ""),
+        }
+        for name in harness.prompt.sections
+        if name in sections and (name in generated or harness.prompt.text.get(name))
+    ]
     if not sections:
         return ""
     context = {
-        "sections": sections, "headings": headings, "phrases": phrases, "options": options,
-        "skills": [{"id": s.id, "kind": s.kind, "description": s.description}
-                   for s in harness.skills],
-        "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                  for t in harness.all_tools()],
-        "hooks": [{"name": h.name, "event": h.event, "description": h.description}
-                  for h in harness.hooks],
+        "sections": sections,
+        "headings": headings,
+        "phrases": phrases,
+        "options": options,
+        "skills": [
+            {"id": s.id, "kind": s.kind, "description": s.description} for s in harness.skills
+        ],
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in harness.all_tools()
+        ],
+        "hooks": [
+            {"name": h.name, "event": h.event, "description": h.description} for h in harness.hooks
+        ],
         "skill_loader": harness.skill_loader,
     }
     try:
         text = _template(harness).render(context)
     except jinja2.exceptions.SecurityError as exc:
-        raise HarnessError(f"layout {harness.prompt.layout!r} tried an unsafe operation: {exc}",
-                           field="prompt.layout") from None
+        raise HarnessError(
+            f"layout {harness.prompt.layout!r} tried an unsafe operation: {exc}",
+            field="prompt.layout",
+        ) from None
     except jinja2.UndefinedError as exc:
-        raise HarnessError(f"layout {harness.prompt.layout!r} uses an undefined value: "
-                           f"{exc.message}", field="prompt.layout") from None
+        raise HarnessError(
+            f"layout {harness.prompt.layout!r} uses an undefined value: {exc.message}",
+            field="prompt.layout",
+        ) from None
     except Exception as exc:
         if harness.prompt.layout not in harness.layouts:
             raise  # a shipped layout failing is a bug in hsa, not in the harness
         # A harness's own layout is the user's code: whatever it raises (a range the sandbox
         # caps, a template it may not include, a division by zero) is the harness's error.
-        why = (f"it includes {exc.name!r}, which is no shipped layout"
-               if isinstance(exc, jinja2.TemplateNotFound) else f"{type(exc).__name__}: {exc}")
-        raise HarnessError(f"layout {harness.prompt.layout!r} (layouts/"
-                           f"{harness.prompt.layout}.j2) does not render: {why}",
-                           field="prompt.layout") from None
+        why = (
+            f"it includes {exc.name!r}, which is no shipped layout"
+            if isinstance(exc, jinja2.TemplateNotFound)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        raise HarnessError(
+            f"layout {harness.prompt.layout!r} (layouts/"
+            f"{harness.prompt.layout}.j2) does not render: {why}",
+            field="prompt.layout",
+        ) from None
     return text.strip() + "\n"
 
 

@@ -26,19 +26,18 @@ Checks, in order (the first failure rejects the variant, naming the check):
 
 from __future__ import annotations
 
-import re
-from hsa.model.frozen import replace
-
 import orjson
 
-from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
+from hsa.augment.mapping import Mapping
 from hsa.errors import EpisodeError, HsaError
+from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
+from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.message import message_text
 from hsa.model.schema import schema_descriptions
-from hsa.augment.mapping import Mapping
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import identifier_like, meaning
+
 
 class VerificationFailed(HsaError):
     def __init__(self, check: str, reason: str):
@@ -58,8 +57,9 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
         check_recorded_calls(variant.messages, variant.harness)
         check_recorded_turns(variant.gold, variant.messages, variant.harness)
     except EpisodeError as exc:
-        raise VerificationFailed(exc.stage.removeprefix("check:"),
-                                 f"{exc.field}: {exc.reason}") from None
+        raise VerificationFailed(
+            exc.stage.removeprefix("check:"), f"{exc.field}: {exc.reason}"
+        ) from None
     _no_stale_identifiers(variant, mapping)
     if mapping:
         _no_meaning_taken(original, mapping)
@@ -72,13 +72,16 @@ def _without_positions(gold: Gold) -> tuple:
 def _gold_preserved(original: Gold, variant: Gold, mapping: Mapping) -> None:
     restored = mapping.inverse().apply_to_gold(variant)
     if _without_positions(restored) != _without_positions(original):
-        raise VerificationFailed("gold_preserved", "the variant's gold mapped back through the "
-                                 "inverse mapping differs from the original gold")
+        raise VerificationFailed(
+            "gold_preserved",
+            "the variant's gold mapped back through the "
+            "inverse mapping differs from the original gold",
+        )
 
 
 def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
-    for turn_o, turn_v in zip(original.gold.turns, variant.gold.turns):
-        for call_o, call_v in zip(turn_o.calls, turn_v.calls):
+    for turn_o, turn_v in zip(original.gold.turns, variant.gold.turns, strict=False):
+        for call_o, call_v in zip(turn_o.calls, turn_v.calls, strict=False):
             props_o = original.harness.tool(call_o.name).properties
             props_v = variant.harness.tool(call_v.name).properties
             for param, values in call_o.arguments.items():
@@ -86,41 +89,51 @@ def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
                 if props_o[param] == props_v[new_param]:
                     continue  # the same schema gives the same verdict
                 for value in values:
-                    if (value_fits(value, props_o[param])
-                            and not value_fits(value, props_v[new_param])):
+                    if value_fits(value, props_o[param]) and not value_fits(
+                        value, props_v[new_param]
+                    ):
                         raise VerificationFailed(
-                            "gold_schema", f"gold value {orjson.dumps(value).decode()[:60]} of "
-                            f"{call_v.name}.{new_param} no longer fits its schema")
+                            "gold_schema",
+                            f"gold value {orjson.dumps(value).decode()[:60]} of "
+                            f"{call_v.name}.{new_param} no longer fits its schema",
+                        )
 
 
 def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
     renamed = mapping.renamed()
     # A name that is also some identifier's new name (a swap) is legitimately still there.
-    names = ({old for kind in ("skills", "tools", "hooks") for old in renamed[kind]}
-             - {new for kind in ("skills", "tools", "hooks") for new in renamed[kind].values()})
+    names = {old for kind in ("skills", "tools", "hooks") for old in renamed[kind]} - {
+        new for kind in ("skills", "tools", "hooks") for new in renamed[kind].values()
+    }
     if names:
         prose_names = sorted(n for n in names if identifier_like(n))
         code_names = sorted(n for n in names if not identifier_like(n))
         harness = variant.harness
-        structural = set(harness.tool_names) | set(harness.skill_ids) | {
-            h.name for h in harness.hooks}
+        structural = (
+            set(harness.tool_names) | set(harness.skill_ids) | {h.name for h in harness.hooks}
+        )
         for name in names & structural:
-            raise VerificationFailed("stale_identifier", f"renamed {name!r} is still a name in "
-                                     f"the variant's harness")
+            raise VerificationFailed(
+                "stale_identifier", f"renamed {name!r} is still a name in the variant's harness"
+            )
         for where, text in _prose(variant):
             found = find_mentions(text, prose_names) + find_code_mentions(text, code_names)
             if found:
-                raise VerificationFailed("stale_identifier", f"renamed {found[0]!r} survives in "
-                                         f"{where}")
+                raise VerificationFailed(
+                    "stale_identifier", f"renamed {found[0]!r} survives in {where}"
+                )
         for i, message in enumerate(variant.messages):
             for j, call in enumerate(message.get("tool_calls") or ()):
                 fn = call["function"]
-                loaded = fn["name"] == harness.skill_loader and orjson.loads(
-                    fn["arguments"]).get("name")
+                loaded = fn["name"] == harness.skill_loader and orjson.loads(fn["arguments"]).get(
+                    "name"
+                )
                 for value in (fn["name"], loaded):
                     if value in names:
-                        raise VerificationFailed("stale_identifier", f"renamed {value!r} "
-                                                 f"survives in messages[{i}].tool_calls[{j}]")
+                        raise VerificationFailed(
+                            "stale_identifier",
+                            f"renamed {value!r} survives in messages[{i}].tool_calls[{j}]",
+                        )
     _no_stale_parameters(variant, mapping)
 
 
@@ -152,16 +165,20 @@ def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
         stale = set(renames) & set(tool.properties)
         stale -= set(renames.values())  # a swap (a->b, b->a) leaves both names present
         if stale:
-            raise VerificationFailed("stale_identifier", f"renamed parameter(s) {sorted(stale)} "
-                                     f"still in the schema of {tool.name!r}")
+            raise VerificationFailed(
+                "stale_identifier",
+                f"renamed parameter(s) {sorted(stale)} still in the schema of {tool.name!r}",
+            )
         for i, message in enumerate(variant.messages):
             for call in message.get("tool_calls") or ():
                 if call["function"]["name"] == tool.name:
                     args = orjson.loads(call["function"]["arguments"])
                     left = (set(renames) & set(args)) - set(renames.values())
                     if left:
-                        raise VerificationFailed("stale_identifier", f"renamed parameter(s) "
-                                                 f"{sorted(left)} still used in messages[{i}]")
+                        raise VerificationFailed(
+                            "stale_identifier",
+                            f"renamed parameter(s) {sorted(left)} still used in messages[{i}]",
+                        )
 
 
 def identifiers_by_kind(harness, mapping: Mapping) -> dict[str, dict[str, set[str]]]:
@@ -172,7 +189,8 @@ def identifiers_by_kind(harness, mapping: Mapping) -> dict[str, dict[str, set[st
         "skill": {s: {mapping.skill(s)} for s in harness.skill_ids},
         "tool": {t: {mapping.tool(t)} for t in harness.tool_names},
         "hook": {h.name: {mapping.hooks.get(h.name, h.name)} for h in harness.hooks},
-        "parameter": {}}
+        "parameter": {},
+    }
     for tool in harness.tools:
         for param in tool.properties:
             out["parameter"].setdefault(param, set()).add(mapping.parameter(tool.name, param))
@@ -196,5 +214,7 @@ def _no_meaning_taken(original: Episode, mapping: Mapping) -> None:
                 if others:
                     taken = others[min(others)]
                     raise VerificationFailed(
-                        "meaning_taken", f"renamed {kind} {old!r} -> {new!r} says what {kind} "
-                        f"{taken!r} says (words: {' '.join(said)})")
+                        "meaning_taken",
+                        f"renamed {kind} {old!r} -> {new!r} says what {kind} "
+                        f"{taken!r} says (words: {' '.join(said)})",
+                    )

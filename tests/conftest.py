@@ -9,10 +9,17 @@ from pathlib import Path
 import pytest
 
 # The shared data lies beside the checkout (../shared), in development and in CI alike.
-BFCL_DIR = Path(os.environ.get("HSA_BFCL_DIR")
-                or Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl")
-BFCL_FILES = ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json", "BFCL_v4_parallel.json",
-              "BFCL_v4_live_simple.json", "BFCL_v4_irrelevance.json"]
+BFCL_DIR = Path(
+    os.environ.get("HSA_BFCL_DIR")
+    or Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
+)
+BFCL_FILES = [
+    "BFCL_v4_simple_python.json",
+    "BFCL_v4_multiple.json",
+    "BFCL_v4_parallel.json",
+    "BFCL_v4_live_simple.json",
+    "BFCL_v4_irrelevance.json",
+]
 
 
 @pytest.fixture(scope="session")
@@ -21,22 +28,42 @@ def bfcl_data() -> Path:
     (never skip: a missing folder would silently drop that coverage)."""
     missing = [name for name in BFCL_FILES if not (BFCL_DIR / name).is_file()]
     if missing:
-        pytest.fail(f"BFCL test data missing in {BFCL_DIR} ({len(missing)} files, e.g. "
-                    f"{missing[0]}): the tests read shared/data/bfcl beside the checkout, where "
-                    f"CI puts it; or set HSA_BFCL_DIR to the folder", pytrace=False)
+        pytest.fail(
+            f"BFCL test data missing in {BFCL_DIR} ({len(missing)} files, e.g. "
+            f"{missing[0]}): the tests read shared/data/bfcl beside the checkout, where "
+            f"CI puts it; or set HSA_BFCL_DIR to the folder",
+            pytrace=False,
+        )
     return BFCL_DIR
 
-PRICE_TOOL = {"type": "function", "function": {
-    "name": "get_price", "description": "Price of a product by link number.",
-    "parameters": {"type": "object", "properties": {
-        "link": {"type": "integer", "minimum": 1, "description": "Link number"},
-        "currency": {"type": "string", "enum": ["CNY", "USD"]}},
-        "required": ["link"]}}}
-HISTORY_TOOL = {"type": "function", "function": {
-    "name": "get_price_history", "description": "Past prices; unlike get_price it looks back.",
-    "parameters": {"type": "object", "properties": {"link": {"type": "integer"},
-                                                    "days": {"type": "number"}},
-                   "required": ["link"]}}}
+
+PRICE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_price",
+        "description": "Price of a product by link number.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "link": {"type": "integer", "minimum": 1, "description": "Link number"},
+                "currency": {"type": "string", "enum": ["CNY", "USD"]},
+            },
+            "required": ["link"],
+        },
+    },
+}
+HISTORY_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_price_history",
+        "description": "Past prices; unlike get_price it looks back.",
+        "parameters": {
+            "type": "object",
+            "properties": {"link": {"type": "integer"}, "days": {"type": "number"}},
+            "required": ["link"],
+        },
+    },
+}
 SKILL_MD = """---
 name: price-reply
 description: How to answer a price question.
@@ -74,16 +101,23 @@ hooks:
 """
 
 
-def write_harness(root: Path, *, harness_yaml: str = HARNESS_YAML, skills: dict | None = None,
-                  tools: dict | None = None, hooks: str | None = HOOKS_PY) -> Path:
+def write_harness(
+    root: Path,
+    *,
+    harness_yaml: str = HARNESS_YAML,
+    skills: dict | None = None,
+    tools: dict | None = None,
+    hooks: str | None = HOOKS_PY,
+) -> Path:
     """Write a harness folder; ``skills`` maps folder -> SKILL.md text, ``tools`` file -> object."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "harness.yaml").write_text(harness_yaml, encoding="utf-8")
     for folder, text in (skills if skills is not None else {"price-reply": SKILL_MD}).items():
         (root / "skills" / folder).mkdir(parents=True)
         (root / "skills" / folder / "SKILL.md").write_text(text, encoding="utf-8")
-    tools = tools if tools is not None else {"a_price.json": PRICE_TOOL,
-                                             "b_history.json": HISTORY_TOOL}
+    tools = (
+        tools if tools is not None else {"a_price.json": PRICE_TOOL, "b_history.json": HISTORY_TOOL}
+    )
     if tools:
         (root / "tools").mkdir()
         for name, obj in tools.items():
@@ -100,8 +134,11 @@ def harness_dir(tmp_path: Path) -> Path:
 
 
 def call(name: str, args: dict, call_id: str = "c1") -> dict:
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
 
 
 def assistant(*calls: dict, content: str | None = None) -> dict:
@@ -114,10 +151,16 @@ def assistant(*calls: dict, content: str | None = None) -> dict:
 # Hypothesis budgets: "ci" for make test; HSA_HYPOTHESIS_PROFILE=deep for a long bug hunt.
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-settings.register_profile("ci", max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                 HealthCheck.too_slow])
-settings.register_profile("deep", max_examples=1000, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                 HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "deep",
+    max_examples=1000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HSA_HYPOTHESIS_PROFILE", "ci"))

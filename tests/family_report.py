@@ -22,21 +22,23 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.model.episode import Episode, read_episodes
-from hsa.example import EPISODES_PATH
-from hsa.text.names import meaning, shared_conventions
-from hsa.dataset.pipeline import augment
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import registered
-from hsa.dataset.rows import visible_families
 from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment
+from hsa.dataset.rows import visible_families
+from hsa.example import EPISODES_PATH
+from hsa.model.episode import Episode, read_episodes
+from hsa.text.names import meaning, shared_conventions
 from hsa.verify import identifiers_by_kind
 
 HERE = Path(__file__).resolve().parent
-HARNESSES = {"example (live commerce)": EPISODES_PATH,
-             "airline": HERE / "harnesses" / "airline" / "episodes.jsonl",
-             "coding": HERE / "harnesses" / "coding" / "episodes.jsonl",
-             "finance": HERE / "harnesses" / "finance" / "episodes.jsonl"}
+HARNESSES = {
+    "example (live commerce)": EPISODES_PATH,
+    "airline": HERE / "harnesses" / "airline" / "episodes.jsonl",
+    "coding": HERE / "harnesses" / "coding" / "episodes.jsonl",
+    "finance": HERE / "harnesses" / "finance" / "episodes.jsonl",
+}
 FAMILIES = ("skill_ids", "skill_content", "tool_schema", "prompt_structure", "hooks")
 SPLITS = ("train", "heldout")
 # Transforms that need a service this machine does not run (an LLM endpoint) are covered by
@@ -51,9 +53,16 @@ def family_recipe(family: str, split: str, variants: int = 1, seed: int = 11) ->
         if cls.family != family or name in NEEDS_SERVICE:
             continue
         steps.append({name: {"split": split} if "split" in cls.options() else {}})
-    return Recipe.from_dict({"recipe_version": 1, "name": f"{family}-{split}", "seed": seed,
-                             "variants_per_episode": variants, "keep_original": False,
-                             "pipeline": steps})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": f"{family}-{split}",
+            "seed": seed,
+            "variants_per_episode": variants,
+            "keep_original": False,
+            "pipeline": steps,
+        }
+    )
 
 
 def visible(family: str, episode: Episode) -> bool:
@@ -62,13 +71,18 @@ def visible(family: str, episode: Episode) -> bool:
     if family == "skill_ids":
         return bool(harness.skills)  # listed in the prompt and in the loader's enum
     if family == "skill_content":  # a body is read only where a message loads it
-        return any(call["function"]["name"] == harness.skill_loader
-                   for m in episode.messages for call in m.get("tool_calls") or ())
+        return any(
+            call["function"]["name"] == harness.skill_loader
+            for m in episode.messages
+            for call in m.get("tool_calls") or ()
+        )
     if family == "tool_schema":
         return bool(harness.tools)
     if family == "hooks":
-        return bool(harness.hooks) and ("hooks" in harness.prompt.sections or any(
-            str(m.get("name", "")).startswith("hook.") for m in episode.messages))
+        return bool(harness.hooks) and (
+            "hooks" in harness.prompt.sections
+            or any(str(m.get("name", "")).startswith("hook.") for m in episode.messages)
+        )
     return True
 
 
@@ -81,8 +95,12 @@ def meaning_taken(original: Episode, variant: Variant) -> list[str]:
             for new in news - {old}:
                 if meaning(new) == meaning(old):
                     continue
-                others = {n for other, names in identifiers.items()
-                          if meaning(other) != meaning(old) for n in names | {other}}
+                others = {
+                    n
+                    for other, names in identifiers.items()
+                    if meaning(other) != meaning(old)
+                    for n in names | {other}
+                }
                 if meaning(new) in {meaning(n) for n in others}:
                     found.append(f"{kind} {old} -> {new}")
     return found
@@ -93,11 +111,17 @@ def conventions_broken(variant: Variant) -> list[str]:
     kinds that do not share one (empty: the variant uses one convention)."""
     harness = variant.episode.harness
     renamed = variant.mapping.renamed()
-    names = {"skills": harness.skill_ids, "tools": harness.tool_names,
-             "hooks": [h.name for h in harness.hooks],
-             "parameters": [p for t in harness.tools for p in t.properties]}
-    broken = [kind for kind, kind_names in names.items()
-              if renamed[kind] and not shared_conventions(kind_names)]
+    names = {
+        "skills": harness.skill_ids,
+        "tools": harness.tool_names,
+        "hooks": [h.name for h in harness.hooks],
+        "parameters": [p for t in harness.tools for p in t.properties],
+    }
+    broken = [
+        kind
+        for kind, kind_names in names.items()
+        if renamed[kind] and not shared_conventions(kind_names)
+    ]
     all_new = [new for kind in renamed.values() for new in kind.values()]
     if all_new and not shared_conventions(all_new):
         broken.append("across kinds")
@@ -159,11 +183,14 @@ def _share(value: float | None) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", type=int, default=4, help="variants per episode")
-    parser.add_argument("--samples", type=int, default=2,
-                        help="renamed tool lists shown per harness and split")
+    parser.add_argument(
+        "--samples", type=int, default=2, help="renamed tool lists shown per harness and split"
+    )
     args = parser.parse_args(argv)
-    print("| harness | family | split | rows | kept | changed (visible) | meaning taken "
-          "(rejected / kept) | rows with >1 convention |")
+    print(
+        "| harness | family | split | rows | kept | changed (visible) | meaning taken "
+        "(rejected / kept) | rows with >1 convention |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     samples: dict[str, list[tuple[Episode, Variant, str]]] = {}
     for harness, path in HARNESSES.items():
@@ -171,28 +198,43 @@ def main(argv: list[str] | None = None) -> None:
         for family in FAMILIES:
             for split in SPLITS:
                 m = measure(episodes, family, split, args.variants)
-                changed = (f"{m.changed}/{m.applicable} = {_share(m.changed_share)}"
-                           if m.applicable else "n/a (not visible)")
-                print(f"| {harness} | {family} | {split} | {m.rows} | {_share(m.kept_share)} | "
-                      f"{changed} | {m.meaning_rejects} / {m.meaning_kept} | "
-                      f"{m.convention_breaks} |")
+                changed = (
+                    f"{m.changed}/{m.applicable} = {_share(m.changed_share)}"
+                    if m.applicable
+                    else "n/a (not visible)"
+                )
+                print(
+                    f"| {harness} | {family} | {split} | {m.rows} | {_share(m.kept_share)} | "
+                    f"{changed} | {m.meaning_rejects} / {m.meaning_kept} | "
+                    f"{m.convention_breaks} |"
+                )
         for split in SPLITS:  # renamed tool lists, as tool_name_paraphrase alone writes them
-            alone = Recipe.from_dict({"recipe_version": 1, "name": "tools", "seed": 11,
-                                      "variants_per_episode": 1, "keep_original": False,
-                                      "pipeline": [{"tool_name_paraphrase": {"split": split}}]})
+            alone = Recipe.from_dict(
+                {
+                    "recipe_version": 1,
+                    "name": "tools",
+                    "seed": 11,
+                    "variants_per_episode": 1,
+                    "keep_original": False,
+                    "pipeline": [{"tool_name_paraphrase": {"split": split}}],
+                }
+            )
             variants = [v for v in augment(alone, episodes) if isinstance(v, Variant)]
             originals = {e.id: e for e in episodes}
             samples.setdefault(harness, []).extend(
                 (originals[v.source_id], v, split)
-                for v in random.Random(0).sample(variants, min(args.samples, len(variants))))
+                for v in random.Random(0).sample(variants, min(args.samples, len(variants)))
+            )
     print()
     for harness, chosen in samples.items():
         print(f"{harness}:")
         for original, variant, split in chosen:
             before = list(original.harness.tool_names)
             after = [variant.mapping.tool(name) for name in before]
-            print(f"  [{split}, {variant.episode.harness.prompt.options['naming']}] "
-                  + ", ".join(f"{a} -> {b}" for a, b in zip(before, after)))
+            print(
+                f"  [{split}, {variant.episode.harness.prompt.options['naming']}] "
+                + ", ".join(f"{a} -> {b}" for a, b in zip(before, after))
+            )
 
 
 if __name__ == "__main__":

@@ -43,10 +43,18 @@ class Reply:
         message: dict = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [
-                {"id": f"{request_id}-{i}", "type": "function",
-                 "function": {"name": name, "arguments": args if isinstance(args, str)
-                              else json.dumps(args, ensure_ascii=False)}}
-                for i, (name, args) in enumerate(self.tool_calls)]
+                {
+                    "id": f"{request_id}-{i}",
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": args
+                        if isinstance(args, str)
+                        else json.dumps(args, ensure_ascii=False),
+                    },
+                }
+                for i, (name, args) in enumerate(self.tool_calls)
+            ]
         return message
 
 
@@ -64,8 +72,9 @@ def status(code: int, **kw) -> Reply:
 
 def from_message(message: dict) -> Reply:
     """A recorded assistant message as a planned reply."""
-    pairs = tuple((c["function"]["name"], c["function"]["arguments"])
-                  for c in message.get("tool_calls") or [])
+    pairs = tuple(
+        (c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or []
+    )
     return Reply(content=message.get("content"), tool_calls=pairs)
 
 
@@ -113,21 +122,24 @@ def _first_int_changed(message: dict, harness) -> dict | None:
             if isinstance(value, int) and not isinstance(value, bool):
                 args[key] = value % 10 + 1 if 1 <= value <= 10 else value + 1
                 changed = [dict(c) for c in message["tool_calls"]]
-                changed[i] = {**call, "function": {**call["function"],
-                                                   "arguments": json.dumps(args)}}
+                changed[i] = {
+                    **call,
+                    "function": {**call["function"], "arguments": json.dumps(args)},
+                }
                 return {**message, "tool_calls": changed}
     return None
 
 
-def replay_plans(episodes_path: str, recipe=None, *, mistake_every: int = 0,
-                 trust_hooks: bool = True) -> tuple[dict[str, list[Reply]], set[str]]:
+def replay_plans(
+    episodes_path: str, recipe=None, *, mistake_every: int = 0, trust_hooks: bool = True
+) -> tuple[dict[str, list[Reply]], set[str]]:
     """A replaying teacher: for every variant (``<id>#<index>``) of ``recipe`` over the episodes
     (the originals only without one), the recorded assistant messages in order; and the ids
     where it makes a mistake. With ``mistake_every`` k, every k-th trajectory (in row order)
     gets a wrong integer argument in its last domain call, so that the scorer discards it."""
-    from hsa.model.episode import Episode, read_episodes
-    from hsa.dataset.pipeline import augment_episode
     from hsa.augment.variant import Variant
+    from hsa.dataset.pipeline import augment_episode
+    from hsa.model.episode import Episode, read_episodes
 
     plans: dict[str, list[Reply]] = {}
     mistaken: set[str] = set()
@@ -135,8 +147,11 @@ def replay_plans(episodes_path: str, recipe=None, *, mistake_every: int = 0,
     for episode in read_episodes(episodes_path, trust_hooks=trust_hooks):
         if not isinstance(episode, Episode):
             continue
-        variants = (augment_episode(recipe, episode) if recipe is not None
-                    else [Variant(episode.id, 0, episode, (), None)])
+        variants = (
+            augment_episode(recipe, episode)
+            if recipe is not None
+            else [Variant(episode.id, 0, episode, (), None)]
+        )
         for variant in variants:
             if not isinstance(variant, Variant):
                 continue
@@ -149,7 +164,7 @@ def replay_plans(episodes_path: str, recipe=None, *, mistake_every: int = 0,
                     message = messages[k]
                     wrong = _first_int_changed(message, variant.episode.harness)
                     if wrong is not None:
-                        messages = messages[:k] + [wrong] + messages[k + 1:]
+                        messages = messages[:k] + [wrong] + messages[k + 1 :]
                         mistaken.add(key)
                         break
             plans[key] = [from_message(m) for m in messages]
@@ -195,8 +210,20 @@ class ScriptedServer:
                 if self.path.rstrip("/") == "/health":
                     self._send(200, {"status": "ok"})
                 elif self.path.rstrip("/") == "/v1/models":
-                    self._send(200, {"object": "list", "data": [
-                        {"id": server.model, "object": "model", "created": 0, "owned_by": "test"}]})
+                    self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [
+                                {
+                                    "id": server.model,
+                                    "object": "model",
+                                    "created": 0,
+                                    "owned_by": "test",
+                                }
+                            ],
+                        },
+                    )
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -212,8 +239,13 @@ class ScriptedServer:
                     server.seen.append(seen)
                 if body.get("model") != server.model:
                     seen.status = 400
-                    self._send(400, {"detail": f"Server is pinned to {server.model!r}; requested "
-                                               f"{body.get('model')!r}."})
+                    self._send(
+                        400,
+                        {
+                            "detail": f"Server is pinned to {server.model!r}; requested "
+                            f"{body.get('model')!r}."
+                        },
+                    )
                     return
                 reply = server.plan(request_id, body)
                 if server.log is not None:
@@ -222,25 +254,40 @@ class ScriptedServer:
                 time.sleep(reply.delay_s)
                 if reply.status != 200:
                     seen.status = reply.status
-                    headers = ({"Retry-After": str(reply.retry_after)}
-                               if reply.retry_after is not None else {})
-                    self._send(reply.status, {"error": {"message": reply.content or
-                                                        f"planned HTTP {reply.status}"}}, headers)
+                    headers = (
+                        {"Retry-After": str(reply.retry_after)}
+                        if reply.retry_after is not None
+                        else {}
+                    )
+                    self._send(
+                        reply.status,
+                        {"error": {"message": reply.content or f"planned HTTP {reply.status}"}},
+                        headers,
+                    )
                     return
                 message = reply.message(request_id)
                 prompt = max(1, len(json.dumps(body["messages"])) // 4)
                 completion = max(1, len(json.dumps(message)) // 4)
-                usage = {"prompt_tokens": prompt, "completion_tokens": completion,
-                         "total_tokens": prompt + completion}
+                usage = {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                }
                 finish = "tool_calls" if message.get("tool_calls") else "stop"
                 if body.get("stream"):
                     self._stream(request_id, message, finish, usage)
                     return
-                self._send(200, {"id": request_id, "object": "chat.completion",
-                                 "created": int(time.time()), "model": server.model,
-                                 "choices": [{"index": 0, "message": message,
-                                              "finish_reason": finish}],
-                                 "usage": usage})
+                self._send(
+                    200,
+                    {
+                        "id": request_id,
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": server.model,
+                        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                        "usage": usage,
+                    },
+                )
 
             def _stream(self, request_id, message, finish, usage):
                 self.send_response(200)
@@ -249,10 +296,13 @@ class ScriptedServer:
                 self.end_headers()
 
                 def chunk(delta, finish_reason=None, usage=None):
-                    payload = {"id": request_id, "object": "chat.completion.chunk",
-                               "created": int(time.time()), "model": server.model,
-                               "choices": [{"index": 0, "delta": delta,
-                                            "finish_reason": finish_reason}]}
+                    payload = {
+                        "id": request_id,
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": server.model,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+                    }
                     if usage is not None:
                         payload["usage"] = usage
                     self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
@@ -261,13 +311,25 @@ class ScriptedServer:
                 chunk({"role": "assistant"})  # the role-only chunk some servers send at once
                 content = message.get("content") or ""
                 for start in range(0, len(content), max(1, len(content) // 2 or 1)):
-                    chunk({"content": content[start:start + max(1, len(content) // 2 or 1)]})
+                    chunk({"content": content[start : start + max(1, len(content) // 2 or 1)]})
                 for i, call in enumerate(message.get("tool_calls") or []):
                     args = call["function"]["arguments"]
                     half = len(args) // 2
-                    chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
-                                           "function": {"name": call["function"]["name"],
-                                                        "arguments": args[:half]}}]})
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": i,
+                                    "id": call["id"],
+                                    "type": "function",
+                                    "function": {
+                                        "name": call["function"]["name"],
+                                        "arguments": args[:half],
+                                    },
+                                }
+                            ]
+                        }
+                    )
                     chunk({"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]})
                 chunk({}, finish_reason=finish, usage=usage)
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -280,8 +342,9 @@ class ScriptedServer:
 
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -310,6 +373,7 @@ def main() -> None:
     recipe = None
     if args.recipe:
         from hsa.augment.recipe import load_recipe
+
         recipe = load_recipe(args.recipe)
     plans, _ = replay_plans(args.replay, recipe, mistake_every=args.mistake_every)
     with ScriptedServer(PerConversation(plans), model=args.model, log=args.log) as server:

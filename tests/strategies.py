@@ -35,21 +35,28 @@ skill_ids = st.builds(lambda parts: "-".join(parts), st.lists(_WORD, min_size=1,
 
 def unique_names(strategy, min_size=0, max_size=6, sep="_"):
     """Distinct names, often with one a prefix of another (get_price / get_price_history)."""
+
     @st.composite
     def build(draw):
         names = draw(st.lists(strategy, min_size=min_size, max_size=max_size, unique=True))
         if names and draw(st.booleans()):
             names.append(names[0] + draw(st.sampled_from([f"{sep}history", "2", f"{sep}v2"])))
         return list(dict.fromkeys(names))
+
     return build()
 
 
 def _scalar_schema():
     return st.one_of(
         st.just({"type": "string"}),
-        st.builds(lambda e: {"type": "string", "enum": e},
-                  st.lists(_WORD, min_size=1, max_size=4, unique=True)),
-        st.just({"type": "integer"}), st.just({"type": "number"}), st.just({"type": "boolean"}))
+        st.builds(
+            lambda e: {"type": "string", "enum": e},
+            st.lists(_WORD, min_size=1, max_size=4, unique=True),
+        ),
+        st.just({"type": "integer"}),
+        st.just({"type": "number"}),
+        st.just({"type": "boolean"}),
+    )
 
 
 def property_schemas(depth: int = 2):
@@ -60,8 +67,11 @@ def property_schemas(depth: int = 2):
     return st.one_of(
         _scalar_schema(),
         st.builds(lambda items: {"type": "array", "items": items}, inner),
-        st.builds(lambda props: {"type": "object", "properties": props},
-                  st.dictionaries(identifiers(), inner, min_size=1, max_size=3)))
+        st.builds(
+            lambda props: {"type": "object", "properties": props},
+            st.dictionaries(identifiers(), inner, min_size=1, max_size=3),
+        ),
+    )
 
 
 @st.composite
@@ -71,37 +81,64 @@ def tools(draw, name: str | None = None) -> Tool:
     params = {"type": "object", "properties": props}
     if required:
         params["required"] = required
-    return Tool(name=name or draw(identifiers()), description=draw(unicode_text),
-                parameters=params)
+    return Tool(name=name or draw(identifiers()), description=draw(unicode_text), parameters=params)
 
 
 @st.composite
 def skills(draw, skill_id: str | None = None, kinds=("reply", "strategy")) -> Skill:
-    return Skill(id=skill_id or draw(skill_ids), description=draw(unicode_text.filter(str.strip)),
-                 content=draw(unicode_text), kind=draw(st.sampled_from((None, *kinds))))
+    return Skill(
+        id=skill_id or draw(skill_ids),
+        description=draw(unicode_text.filter(str.strip)),
+        content=draw(unicode_text),
+        kind=draw(st.sampled_from((None, *kinds))),
+    )
 
 
 @st.composite
 def harnesses(draw, min_tools: int = 0, max_tools: int = 6) -> Harness:
     tool_names = draw(unique_names(identifiers(), min_size=min_tools, max_size=max_tools))
-    skill_names = [n for n in draw(unique_names(skill_ids, max_size=4, sep="-"))
-                   if n not in tool_names]
-    hook_names = draw(st.lists(identifiers().filter(lambda n: n not in tool_names
-                                                     and n not in skill_names),
-                               max_size=3, unique=True))
-    hooks = tuple(Hook(name=n, event=draw(st.sampled_from(HOOK_EVENTS)), function=f"check_{i}",
-                       description=draw(unicode_text)) for i, n in enumerate(hook_names))
-    source = "".join(f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
-                     for i in range(len(hooks))) if hooks else None
+    skill_names = [
+        n for n in draw(unique_names(skill_ids, max_size=4, sep="-")) if n not in tool_names
+    ]
+    hook_names = draw(
+        st.lists(
+            identifiers().filter(lambda n: n not in tool_names and n not in skill_names),
+            max_size=3,
+            unique=True,
+        )
+    )
+    hooks = tuple(
+        Hook(
+            name=n,
+            event=draw(st.sampled_from(HOOK_EVENTS)),
+            function=f"check_{i}",
+            description=draw(unicode_text),
+        )
+        for i, n in enumerate(hook_names)
+    )
+    source = (
+        "".join(
+            f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
+            for i in range(len(hooks))
+        )
+        if hooks
+        else None
+    )
     return Harness(
-        name=draw(skill_ids), version=str(draw(st.integers(1, 9))),
+        name=draw(skill_ids),
+        version=str(draw(st.integers(1, 9))),
         description=draw(unicode_text),
         skills=tuple(draw(skills(s)) for s in skill_names),
         tools=tuple(draw(tools(n)) for n in tool_names),
-        prompt=PromptSpec(layout="markdown",
-                          sections=tuple(draw(st.permutations(["persona", "skills", "tools"]))),
-                          text={"persona": draw(unicode_text)}),
-        hooks=hooks, skill_kinds=("reply", "strategy"), hooks_source=source)
+        prompt=PromptSpec(
+            layout="markdown",
+            sections=tuple(draw(st.permutations(["persona", "skills", "tools"]))),
+            text={"persona": draw(unicode_text)},
+        ),
+        hooks=hooks,
+        skill_kinds=("reply", "strategy"),
+        hooks_source=source,
+    )
 
 
 def values_for(schema: dict):
@@ -112,7 +149,7 @@ def values_for(schema: dict):
     if kind == "string":
         return st.text(alphabet="abcdefghijXYZ0123456789", min_size=1, max_size=10)
     if kind == "integer":
-        return st.integers(-10**6, 10**6)
+        return st.integers(-(10**6), 10**6)
     if kind == "number":
         return st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
     if kind == "boolean":
@@ -158,11 +195,16 @@ def episodes_dicts(draw) -> dict:
     chosen = draw(st.lists(st.sampled_from(harness.tools), max_size=3))
     calls = [draw(gold_calls(t)) for t in chosen]
     question = draw(unicode_text.filter(str.strip))
-    gold = ({"calls": [c.to_dict() for c, _ in calls], "ordered": False} if calls
-            else {"no_call": True})
-    return {"id": draw(identifiers()), "harness": harness.to_dict(),
-            "messages": [{"role": "user", "content": question}], "gold": gold,
-            "meta": {"arguments": [json.dumps(a) for _, a in calls]}}
+    gold = (
+        {"calls": [c.to_dict() for c, _ in calls], "ordered": False} if calls else {"no_call": True}
+    )
+    return {
+        "id": draw(identifiers()),
+        "harness": harness.to_dict(),
+        "messages": [{"role": "user", "content": question}],
+        "gold": gold,
+        "meta": {"arguments": [json.dumps(a) for _, a in calls]},
+    }
 
 
 @st.composite
@@ -180,10 +222,14 @@ def harnesses_with_mentions(draw, min_tools: int = 1) -> Harness:
         return draw(st.sampled_from([f" Use `{name}` here.", f" Call {name}.", f" ({name})"]))
 
     from dataclasses import replace
-    tools_ = tuple(replace(t, description=t.description + mention(tool_names))
-                   for t in harness.tools)
-    skills_ = tuple(replace(s, content=s.content + mention(tool_names) + mention(skill_names))
-                    for s in harness.skills)
+
+    tools_ = tuple(
+        replace(t, description=t.description + mention(tool_names)) for t in harness.tools
+    )
+    skills_ = tuple(
+        replace(s, content=s.content + mention(tool_names) + mention(skill_names))
+        for s in harness.skills
+    )
     return replace(harness, tools=tools_, skills=skills_)
 
 
@@ -194,61 +240,113 @@ def rich_episode_dicts(draw) -> dict:
     harness = draw(harnesses_with_mentions())
     chosen = draw(st.lists(st.sampled_from(harness.tools), max_size=3))
     calls = [draw(gold_calls(t)) for t in chosen]
-    loaded = draw(st.lists(st.sampled_from(harness.skill_ids), max_size=2, unique=True)) \
-        if harness.skills else []
+    loaded = (
+        draw(st.lists(st.sampled_from(harness.skill_ids), max_size=2, unique=True))
+        if harness.skills
+        else []
+    )
     messages = [{"role": "user", "content": draw(unicode_text.filter(str.strip))}]
     if not calls and not loaded:
         gold = {"no_call": True}
         if draw(st.booleans()):
             messages.append({"role": "assistant", "content": draw(unicode_text) or "ok"})
             gold["at"] = 1
-        return {"id": draw(identifiers()), "harness": harness.to_dict(), "messages": messages,
-                "gold": gold, "meta": {}}
-    tool_calls = [{"id": f"s{i}", "type": "function",
-                   "function": {"name": harness.skill_loader, "arguments": json.dumps({"name": s})}}
-                  for i, s in enumerate(loaded)]
-    tool_calls += [{"id": f"c{i}", "type": "function",
-                    "function": {"name": c.name, "arguments": json.dumps(args)}}
-                   for i, (c, args) in enumerate(calls)]
+        return {
+            "id": draw(identifiers()),
+            "harness": harness.to_dict(),
+            "messages": messages,
+            "gold": gold,
+            "meta": {},
+        }
+    tool_calls = [
+        {
+            "id": f"s{i}",
+            "type": "function",
+            "function": {"name": harness.skill_loader, "arguments": json.dumps({"name": s})},
+        }
+        for i, s in enumerate(loaded)
+    ]
+    tool_calls += [
+        {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": c.name, "arguments": json.dumps(args)},
+        }
+        for i, (c, args) in enumerate(calls)
+    ]
     if calls and harness.hooks and draw(st.booleans()):
         # A hook-retry sequence: a failing call, the hook's feedback as its result, then the
         # correct turn (the one the gold judges).
         hook = draw(st.sampled_from(harness.hooks))
-        bad = {"id": "bad0", "type": "function",
-               "function": {"name": calls[0][0].name, "arguments": "{}"}}
+        bad = {
+            "id": "bad0",
+            "type": "function",
+            "function": {"name": calls[0][0].name, "arguments": "{}"},
+        }
         messages.append({"role": "assistant", "content": None, "tool_calls": [bad]})
-        messages.append({"role": "tool", "tool_call_id": "bad0", "name": f"hook.{hook.name}",
-                         "content": f"[{hook.name}] {calls[0][0].name} needs its arguments."})
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": "bad0",
+                "name": f"hook.{hook.name}",
+                "content": f"[{hook.name}] {calls[0][0].name} needs its arguments.",
+            }
+        )
     judged = len(messages)
     messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
     for call in tool_calls:
         name = call["function"]["name"]
-        messages.append({"role": "tool", "tool_call_id": call["id"],
-                         "content": json.dumps({"tool": name, "ok": True})})
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "content": json.dumps({"tool": name, "ok": True}),
+            }
+        )
     names = [c.name for c, _ in calls] or loaded
-    messages.append({"role": "assistant", "content": f"Done with {names[0]}: "
-                     + draw(unicode_text)})
+    messages.append(
+        {"role": "assistant", "content": f"Done with {names[0]}: " + draw(unicode_text)}
+    )
     first = {"at": judged, "ordered": False}
     if calls:
         first["calls"] = [c.to_dict() for c, _ in calls]
     if loaded:
         first["skills"] = loaded
     gold = {"turns": [first, {"at": len(messages) - 1, "no_call": True}]}
-    return {"id": draw(identifiers()), "harness": harness.to_dict(), "messages": messages,
-            "gold": gold, "meta": {}}
+    return {
+        "id": draw(identifiers()),
+        "harness": harness.to_dict(),
+        "messages": messages,
+        "gold": gold,
+        "meta": {},
+    }
 
 
 # Words whose synonyms, abbreviations and plurals are each other (item/product, id/identifier,
 # number/num, list/enumerate...): names made of them collide in meaning, which is where a rename
 # can give one identifier another's meaning.
-CLASHING_WORDS = ("item", "items", "product", "goods", "id", "ids", "identifier", "number",
-                  "num", "get", "fetch", "list", "user", "client", "zorblat")
+CLASHING_WORDS = (
+    "item",
+    "items",
+    "product",
+    "goods",
+    "id",
+    "ids",
+    "identifier",
+    "number",
+    "num",
+    "get",
+    "fetch",
+    "list",
+    "user",
+    "client",
+    "zorblat",
+)
 
 
 @st.composite
 def clashing_names(draw, sep: str = "_", max_words: int = 3) -> str:
-    return sep.join(draw(st.lists(st.sampled_from(CLASHING_WORDS), min_size=1,
-                                  max_size=max_words)))
+    return sep.join(draw(st.lists(st.sampled_from(CLASHING_WORDS), min_size=1, max_size=max_words)))
 
 
 @st.composite
@@ -259,27 +357,65 @@ def clashing_episode_dicts(draw) -> dict:
     tools = []
     for name in tool_names:
         params = draw(st.lists(clashing_names(max_words=2), max_size=6, unique=True))
-        tools.append(Tool(name=name, description=f"Does {name.replace('_', ' ')}.",
-                          parameters={"type": "object",
-                                      "properties": {p: {"type": "string"} for p in params}}))
-    skill_names = [s for s in draw(st.lists(clashing_names(sep="-"), max_size=4, unique=True))
-                   if s not in tool_names]
-    hook_names = [h for h in draw(st.lists(clashing_names(), max_size=2, unique=True))
-                  if h not in tool_names and h not in skill_names]
-    hooks = tuple(Hook(name=n, event="tool_call", function=f"check_{i}")
-                  for i, n in enumerate(hook_names))
+        tools.append(
+            Tool(
+                name=name,
+                description=f"Does {name.replace('_', ' ')}.",
+                parameters={
+                    "type": "object",
+                    "properties": {p: {"type": "string"} for p in params},
+                },
+            )
+        )
+    skill_names = [
+        s
+        for s in draw(st.lists(clashing_names(sep="-"), max_size=4, unique=True))
+        if s not in tool_names
+    ]
+    hook_names = [
+        h
+        for h in draw(st.lists(clashing_names(), max_size=2, unique=True))
+        if h not in tool_names and h not in skill_names
+    ]
+    hooks = tuple(
+        Hook(name=n, event="tool_call", function=f"check_{i}") for i, n in enumerate(hook_names)
+    )
     harness = Harness(
-        name="clash", skills=tuple(Skill(id=s, description=f"About {s}.", content=f"Use {s}.")
-                                   for s in skill_names),
-        tools=tuple(tools), hooks=hooks,
-        hooks_source="".join(f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
-                             for i in range(len(hooks))) if hooks else None)
+        name="clash",
+        skills=tuple(
+            Skill(id=s, description=f"About {s}.", content=f"Use {s}.") for s in skill_names
+        ),
+        tools=tuple(tools),
+        hooks=hooks,
+        hooks_source="".join(
+            f"def check_{i}(payload, config):\n    return {{'ok': True}}\n\n"
+            for i in range(len(hooks))
+        )
+        if hooks
+        else None,
+    )
     tool = draw(st.sampled_from(tools))
-    args = {p: "x" for p in tool.properties}
-    messages = [{"role": "user", "content": "please help"},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "c1", "type": "function",
-                     "function": {"name": tool.name, "arguments": json.dumps(args)}}]}]
-    return {"id": "clash", "harness": harness.to_dict(), "messages": messages,
-            "gold": {"at": 1, "calls": [{"name": tool.name,
-                                         "arguments": {k: [v] for k, v in args.items()}}]}}
+    args = dict.fromkeys(tool.properties, "x")
+    messages = [
+        {"role": "user", "content": "please help"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": tool.name, "arguments": json.dumps(args)},
+                }
+            ],
+        },
+    ]
+    return {
+        "id": "clash",
+        "harness": harness.to_dict(),
+        "messages": messages,
+        "gold": {
+            "at": 1,
+            "calls": [{"name": tool.name, "arguments": {k: [v] for k, v in args.items()}}],
+        },
+    }

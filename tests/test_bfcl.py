@@ -7,8 +7,8 @@ import json
 import pytest
 
 from hsa.cli import main
-from hsa.model.episode import read_episodes
 from hsa.importers.bfcl import bfcl_category, import_bfcl, normalize_schema
+from hsa.model.episode import read_episodes
 from hsa.model.scorer import score_predictions
 from tests.conftest import BFCL_DIR, BFCL_FILES
 
@@ -39,7 +39,7 @@ def first_answer_message(ground_truth, functions):
 
     calls = []
     for i, entry in enumerate(ground_truth):
-        (name, params), = entry.items()
+        ((name, params),) = entry.items()
         args = {}
         for param, values in params.items():
             real = [v for v in values if v != ""]
@@ -47,8 +47,13 @@ def first_answer_message(ground_truth, functions):
                 args[param] = first(values[0])
             elif param in required[name] and real:
                 args[param] = first(real[0])
-        calls.append({"id": f"call_{i}", "type": "function",
-                      "function": {"name": name, "arguments": json.dumps(args)}})
+        calls.append(
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+        )
     return {"role": "assistant", "content": None, "tool_calls": calls}
 
 
@@ -72,12 +77,15 @@ def test_import_conserves_every_line(name, tmp_path):
 @pytest.mark.parametrize("name", [f for f in BFCL_FILES if "irrelevance" not in f])
 def test_first_acceptable_answers_score_100_percent(name):
     source = BFCL_DIR / name
-    answers = {row["id"]: row["ground_truth"] for row in raw_lines(BFCL_DIR / "possible_answer" / name)}
+    answers = {
+        row["id"]: row["ground_truth"] for row in raw_lines(BFCL_DIR / "possible_answer" / name)
+    }
     questions = {row["id"]: row for row in raw_lines(source)}
     episodes = import_bfcl(source).episodes
-    predictions = {e.id: {"message": first_answer_message(answers[e.id],
-                                                          questions[e.id]["function"])}
-                   for e in episodes}
+    predictions = {
+        e.id: {"message": first_answer_message(answers[e.id], questions[e.id]["function"])}
+        for e in episodes
+    }
     report = score_predictions(episodes, predictions)
     failures = [i for i in report.items if not i["correct"]]
     assert failures == [] and report.accuracy == 1.0
@@ -85,27 +93,43 @@ def test_first_acceptable_answers_score_100_percent(name):
 
 def test_irrelevance_gold_is_no_call():
     episodes = import_bfcl(BFCL_DIR / "BFCL_v4_irrelevance.json").episodes
-    silent = {e.id: {"message": {"role": "assistant", "content": "I cannot do that."}}
-              for e in episodes}
+    silent = {
+        e.id: {"message": {"role": "assistant", "content": "I cannot do that."}} for e in episodes
+    }
     assert score_predictions(episodes, silent).accuracy == 1.0
-    calling = {e.id: {"message": first_answer_message(
-        [{e.harness.tools[0].name: {}}], [{"name": e.harness.tools[0].name,
-                                          "parameters": {"required": []}}])}
-               for e in episodes}
+    calling = {
+        e.id: {
+            "message": first_answer_message(
+                [{e.harness.tools[0].name: {}}],
+                [{"name": e.harness.tools[0].name, "parameters": {"required": []}}],
+            )
+        }
+        for e in episodes
+    }
     assert score_predictions(episodes, calling).accuracy == 0.0
 
 
 def test_schema_quirks_become_json_schema():
-    quirky = {"type": "dict", "properties": {
-        "rate": {"type": "float"}, "point": {"type": "tuple", "items": {"type": "integer"}},
-        "payload": {"type": "any"},
-        "days": {"type": "array", "items": {"type": "string"}, "enum": ["mon", "tue"]},
-        "nested": {"type": "dict", "properties": {"x": {"type": "float"}}}}}
-    assert normalize_schema(quirky) == {"type": "object", "properties": {
-        "rate": {"type": "number"}, "point": {"type": "array", "items": {"type": "integer"}},
-        "payload": {},
-        "days": {"type": "array", "items": {"type": "string", "enum": ["mon", "tue"]}},
-        "nested": {"type": "object", "properties": {"x": {"type": "number"}}}}}
+    quirky = {
+        "type": "dict",
+        "properties": {
+            "rate": {"type": "float"},
+            "point": {"type": "tuple", "items": {"type": "integer"}},
+            "payload": {"type": "any"},
+            "days": {"type": "array", "items": {"type": "string"}, "enum": ["mon", "tue"]},
+            "nested": {"type": "dict", "properties": {"x": {"type": "float"}}},
+        },
+    }
+    assert normalize_schema(quirky) == {
+        "type": "object",
+        "properties": {
+            "rate": {"type": "number"},
+            "point": {"type": "array", "items": {"type": "integer"}},
+            "payload": {},
+            "days": {"type": "array", "items": {"type": "string", "enum": ["mon", "tue"]}},
+            "nested": {"type": "object", "properties": {"x": {"type": "number"}}},
+        },
+    }
 
 
 def test_every_imported_schema_is_valid_and_dotted_names_survive():
@@ -130,9 +154,12 @@ def test_every_imported_schema_is_valid_and_dotted_names_survive():
 
 
 def test_omission_marker_becomes_omittable():
-    episode = next(e for e in import_bfcl(BFCL_DIR / "BFCL_v4_simple_python.json").episodes
-                   if e.id == "simple_python_0")
-    gold_call, = episode.gold.turn().calls
+    episode = next(
+        e
+        for e in import_bfcl(BFCL_DIR / "BFCL_v4_simple_python.json").episodes
+        if e.id == "simple_python_0"
+    )
+    (gold_call,) = episode.gold.turn().calls
     assert gold_call.arguments == {"base": [10], "height": [5], "unit": ["units"]}
     assert gold_call.omittable == ("unit",)
 
@@ -152,8 +179,10 @@ def test_cli_import_and_score_json(tmp_path, capsys):
     ids = list(answers)
     preds = tmp_path / "preds.jsonl"
     # Drop one prediction and break another: both must count as wrong.
-    lines = [json.dumps({"id": i, "message": first_answer_message(answers[i], functions[i])})
-             for i in ids[2:]] + ["{not json"]
+    lines = [
+        json.dumps({"id": i, "message": first_answer_message(answers[i], functions[i])})
+        for i in ids[2:]
+    ] + ["{not json"]
     preds.write_text("\n".join(lines) + "\n")
     assert main(["score", "--episodes", str(out), "--predictions", str(preds), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -167,31 +196,67 @@ def test_cli_import_and_score_json(tmp_path, capsys):
 def test_gold_parameter_the_schema_lacks_is_dropped_only_when_omittable(tmp_path, capsys):
     """BFCL's checker still judges an item whose answer names a parameter the function does not
     define, when it may be omitted: the import keeps it without that parameter, with a notice."""
-    function = {"name": "weather.get", "description": "Weather for a city.", "parameters": {
-        "type": "dict", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    function = {
+        "name": "weather.get",
+        "description": "Weather for a city.",
+        "parameters": {
+            "type": "dict",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    }
     questions = tmp_path / "BFCL_v4_simple_python.json"
     answers = tmp_path / "possible_answer" / questions.name
     answers.parent.mkdir()
-    rows = [("simple_python_1", {"city": ["Rome"], "units": ["", "metric"]}),   # omittable: kept
-            ("simple_python_2", {"city": ["Oslo"], "units": ["metric"]})]      # required: rejected
-    questions.write_text("".join(json.dumps({
-        "id": i, "question": [[{"role": "user", "content": "weather?"}]], "function": [function]})
-        + "\n" for i, _ in rows))
-    answers.write_text("".join(json.dumps({"id": i, "ground_truth": [{"weather.get": gt}]}) + "\n"
-                               for i, gt in rows))
+    rows = [
+        ("simple_python_1", {"city": ["Rome"], "units": ["", "metric"]}),  # omittable: kept
+        ("simple_python_2", {"city": ["Oslo"], "units": ["metric"]}),
+    ]  # required: rejected
+    questions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": i,
+                    "question": [[{"role": "user", "content": "weather?"}]],
+                    "function": [function],
+                }
+            )
+            + "\n"
+            for i, _ in rows
+        )
+    )
+    answers.write_text(
+        "".join(
+            json.dumps({"id": i, "ground_truth": [{"weather.get": gt}]}) + "\n" for i, gt in rows
+        )
+    )
     result = import_bfcl(questions)
     (kept,), (rejected,) = result.episodes, result.rejects
     assert kept.id == "simple_python_1"
     (gold_call,) = kept.gold.turn().calls
     assert gold_call.arguments == {"city": ["Rome"]} and gold_call.omittable == ()
     (notice,) = result.notices
-    assert (notice.line, notice.id, notice.field) == (1, "simple_python_1",
-                                                      "gold.calls[0].arguments.units")
+    assert (notice.line, notice.id, notice.field) == (
+        1,
+        "simple_python_1",
+        "gold.calls[0].arguments.units",
+    )
     assert rejected.id == "simple_python_2" and "'units'" in rejected.reason
     assert "does not define" in rejected.reason
     # The kept item is judged as BFCL judges it: only an answer without the parameter passes.
-    assert score_predictions([kept], {kept.id: {"message": first_answer_message(
-        [{"weather.get": {"city": ["Rome"]}}], [function])}}).accuracy == 1.0
+    assert (
+        score_predictions(
+            [kept],
+            {
+                kept.id: {
+                    "message": first_answer_message(
+                        [{"weather.get": {"city": ["Rome"]}}], [function]
+                    )
+                }
+            },
+        ).accuracy
+        == 1.0
+    )
     # The CLI summary shows the notice.
     assert main(["import", "bfcl", str(questions), "--out", str(tmp_path / "e.jsonl")]) == 0
     captured = capsys.readouterr()

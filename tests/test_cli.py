@@ -18,12 +18,18 @@ from tests.conftest import write_harness
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_hsa(*args: str, cwd: Path | None = None, env: dict | None = None
-            ) -> subprocess.CompletedProcess:
+def run_hsa(
+    *args: str, cwd: Path | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """The installed console script, as a user runs it (``env``: variables to add)."""
-    return subprocess.run([str(Path(sys.executable).with_name("hsa")), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120,
-                          env=None if env is None else {**os.environ, **env})
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("hsa")), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=None if env is None else {**os.environ, **env},
+    )
 
 
 def test_help_lists_every_command():
@@ -43,12 +49,25 @@ def test_user_error_is_one_line_without_traceback(tmp_path):
 def test_bad_episode_file_names_line_and_field(tmp_path, capsys):
     harness = write_harness(tmp_path / "h")
     episodes = tmp_path / "e.jsonl"
-    episodes.write_text('{"id": "a", "messages": [{"role": "robot", "content": "x"}], '
-                        '"gold": {"no_call": true}}\n')
+    episodes.write_text(
+        '{"id": "a", "messages": [{"role": "robot", "content": "x"}], "gold": {"no_call": true}}\n'
+    )
     preds = tmp_path / "p.jsonl"
     preds.write_text("")
-    assert main(["score", "--episodes", str(episodes), "--predictions", str(preds),
-                 "--harness", str(harness)]) == 2
+    assert (
+        main(
+            [
+                "score",
+                "--episodes",
+                str(episodes),
+                "--predictions",
+                str(preds),
+                "--harness",
+                str(harness),
+            ]
+        )
+        == 2
+    )
     message = capsys.readouterr().err
     assert f"{episodes}:1 id=a messages[0].role: unknown role 'robot'" in message
 
@@ -69,8 +88,11 @@ def test_transforms_json_is_a_list(capsys):
 
 def _shipped(folder: Path, prefix: str) -> set[str]:
     """The wheel paths of the files under ``folder`` (bytecode aside, which hatchling leaves out)."""
-    return {prefix + path.relative_to(folder).as_posix() for path in folder.rglob("*")
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
+    return {
+        prefix + path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
 
 
 def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
@@ -84,51 +106,115 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     (a plain path line: the editable hook for the checkout in this venv is not run) and gets only
     the wheel, with --no-deps."""
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "-w", str(dist), str(ROOT)], check=True,
-                   capture_output=True, timeout=300)
-    wheel, = dist.glob("hsa-*.whl")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = dist.glob("hsa-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
     assert {name.split("/")[0] for name in names} == {"hsa", dist_info}
-    expected = (_shipped(ROOT / "hsa", "hsa/") | _shipped(ROOT / "transforms", "hsa/transforms/")
-                | _shipped(ROOT / "trainers", "hsa/trainers/")
-                | _shipped(ROOT / "templates", "hsa/_assets/templates/"))
+    expected = (
+        _shipped(ROOT / "hsa", "hsa/")
+        | _shipped(ROOT / "transforms", "hsa/transforms/")
+        | _shipped(ROOT / "trainers", "hsa/trainers/")
+        | _shipped(ROOT / "templates", "hsa/_assets/templates/")
+    )
     assert expected - names == set()
-    assert {"hsa/transforms/recipes/hat-train.yaml", "hsa/trainers/recipes/sft-tiny-cpu.yaml",
-            "hsa/trainers/prompts/general-mini.jsonl", "hsa/_assets/templates/layouts/markdown.j2",
-            "hsa/example/episodes.jsonl", "hsa/py.typed"} <= names
+    assert {
+        "hsa/transforms/recipes/hat-train.yaml",
+        "hsa/trainers/recipes/sft-tiny-cpu.yaml",
+        "hsa/trainers/prompts/general-mini.jsonl",
+        "hsa/_assets/templates/layouts/markdown.j2",
+        "hsa/example/episodes.jsonl",
+        "hsa/py.typed",
+    } <= names
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                                "['purelib'])"], check=True, capture_output=True, text=True,
-                               timeout=60).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+    )
     ours = sysconfig.get_paths()
     (site / "_test_dependencies.pth").write_text(
-        "".join(f"{path}\n" for path in sorted({ours["purelib"], ours["platlib"]})))
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True,
-                   timeout=300)
+        "".join(f"{path}\n" for path in sorted({ours["purelib"], ours["platlib"]}))
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    probe = ("import hsa, hsa.transforms, hsa.trainers.recipe as r, hsa.files.assets as a, "
-             "importlib.util as u; print(hsa.__file__, hsa.transforms.__file__, r.RECIPES_DIR, "
-             "a.templates_dir(), u.find_spec('transforms'), u.find_spec('trainers'))")
-    found = subprocess.run([str(python), "-c", probe], cwd=elsewhere, env=env, capture_output=True,
-                           text=True, timeout=120)
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    }
+    probe = (
+        "import hsa, hsa.transforms, hsa.trainers.recipe as r, hsa.files.assets as a, "
+        "importlib.util as u; print(hsa.__file__, hsa.transforms.__file__, r.RECIPES_DIR, "
+        "a.templates_dir(), u.find_spec('transforms'), u.find_spec('trainers'))"
+    )
+    found = subprocess.run(
+        [str(python), "-c", probe],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert found.returncode == 0, found.stderr
     *files, top_transforms, top_trainers = found.stdout.split()
     assert all(Path(file).is_relative_to(site / "hsa") for file in files), files
     assert top_transforms == top_trainers == "None"
 
-    result = subprocess.run([str(venv / "bin" / "hsa"), "demo", "--out", str(elsewhere / "out")],
-                            cwd=elsewhere, env=env, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [str(venv / "bin" / "hsa"), "demo", "--out", str(elsewhere / "out")],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
     printed = result.stdout
     version_dir = Path(printed.strip().splitlines()[-1])
@@ -136,27 +222,63 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert "live-commerce-host (12 skills, 10 tools, 4 hooks), 240 episodes" in printed
     assert "1200 rows from 240 episodes, 0 rejected" in printed
     assert "1200 rows rebuilt from their lineage and re-verified" in printed
-    assert sorted(p.name for p in version_dir.iterdir()) == ["README.md", "data", "manifest.json",
-                                                             "rejects.parquet"]
+    assert sorted(p.name for p in version_dir.iterdir()) == [
+        "README.md",
+        "data",
+        "manifest.json",
+        "rejects.parquet",
+    ]
     # The committed card of the example dataset is this version's card.
     shipped = ROOT / "data_cards" / "live-commerce-hat-train.md"
     assert shipped.read_text(encoding="utf-8") == (version_dir / "README.md").read_text(
-        encoding="utf-8"), (f"the demo made {version_dir.name}, whose card is not the committed one: "
-                            f"if a transform or template changed on purpose, copy its README.md "
-                            f"to {shipped.relative_to(ROOT)}")
+        encoding="utf-8"
+    ), (
+        f"the demo made {version_dir.name}, whose card is not the committed one: "
+        f"if a transform or template changed on purpose, copy its README.md "
+        f"to {shipped.relative_to(ROOT)}"
+    )
 
 
 def test_augment_then_replay_a_variant(tmp_path, capsys):
     from hsa.example import EPISODES_PATH
+
     variants = tmp_path / "v.jsonl"
-    assert main(["augment", "--recipe", "tools-basic", "--episodes", str(EPISODES_PATH),
-                 "--out", str(variants), "--trust-hooks"]) == 0
+    assert (
+        main(
+            [
+                "augment",
+                "--recipe",
+                "tools-basic",
+                "--episodes",
+                str(EPISODES_PATH),
+                "--out",
+                str(variants),
+                "--trust-hooks",
+            ]
+        )
+        == 0
+    )
     assert "960 variants written, 0 rejected" in capsys.readouterr().out
-    first = next(json.loads(line) for line in variants.read_text().splitlines()
-                 if json.loads(line)["variant"] == 2)
+    first = next(
+        json.loads(line)
+        for line in variants.read_text().splitlines()
+        if json.loads(line)["variant"] == 2
+    )
     row = f"{first['source_id']}#2"
-    assert main(["replay", str(variants), "--episodes", str(EPISODES_PATH), "--id", row,
-                 "--trust-hooks"]) == 0
+    assert (
+        main(
+            [
+                "replay",
+                str(variants),
+                "--episodes",
+                str(EPISODES_PATH),
+                "--id",
+                row,
+                "--trust-hooks",
+            ]
+        )
+        == 0
+    )
     assert "identical to the stored row" in capsys.readouterr().out
     # Tamper with the stored variant: replay must notice.
     lines = [json.loads(line) for line in variants.read_text().splitlines()]
@@ -164,8 +286,20 @@ def test_augment_then_replay_a_variant(tmp_path, capsys):
         if line["source_id"] == first["source_id"] and line["variant"] == 2:
             line["episode"]["messages"][0]["content"] += "!"
     variants.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    assert main(["replay", str(variants), "--episodes", str(EPISODES_PATH), "--id", row,
-                 "--trust-hooks"]) == 1
+    assert (
+        main(
+            [
+                "replay",
+                str(variants),
+                "--episodes",
+                str(EPISODES_PATH),
+                "--id",
+                row,
+                "--trust-hooks",
+            ]
+        )
+        == 1
+    )
     assert "DIFFERS" in capsys.readouterr().err
 
 
@@ -209,9 +343,13 @@ def test_help_keeps_every_placeholder():
         wanted = {m for text in texts for m in placeholder.findall(text)}
         if not wanted:
             continue
-        shown = subprocess.run([str(Path(sys.executable).with_name("hsa")), *path, "--help"],
-                               capture_output=True, text=True, timeout=120,
-                               env={**os.environ, "COLUMNS": "400"}).stdout
+        shown = subprocess.run(
+            [str(Path(sys.executable).with_name("hsa")), *path, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "400"},
+        ).stdout
         for text in wanted:
             assert text in shown, f"hsa {' '.join(path)} --help lost {text}"
             checked += 1
@@ -219,9 +357,12 @@ def test_help_keeps_every_placeholder():
 
 
 def test_a_layout_the_sandbox_refuses_is_one_error_line(tmp_path):
-    harness = write_harness(tmp_path / "h", harness_yaml=(
-        "name: h\nprompt:\n  layout: mine\n  sections: [tools]\n"), hooks=None,
-        skills={})
+    harness = write_harness(
+        tmp_path / "h",
+        harness_yaml=("name: h\nprompt:\n  layout: mine\n  sections: [tools]\n"),
+        hooks=None,
+        skills={},
+    )
     (harness / "layouts").mkdir()
     (harness / "layouts" / "mine.j2").write_text("{{ range(10 ** 6) | list | length }}")
     result = run_hsa("harness", "validate", str(harness))
@@ -232,6 +373,7 @@ def test_a_layout_the_sandbox_refuses_is_one_error_line(tmp_path):
 def test_an_unexpected_failure_is_one_line_too(tmp_path, monkeypatch, capsys):
     """A bug still ends with one line (and how to get the traceback), never a dump."""
     import hsa.model.harness
+
     monkeypatch.setattr(hsa.model.harness, "load_harness", lambda *a, **k: 1 / 0)
     assert main(["harness", "validate", str(tmp_path)]) == 1
     printed = capsys.readouterr().err
@@ -244,6 +386,7 @@ def test_an_unexpected_failure_is_one_line_too(tmp_path, monkeypatch, capsys):
 def _tour() -> list[list[str]]:
     """The README tour's commands, as argument lists."""
     import shlex
+
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = text.split("## A short tour of the CLI", 1)[1].split("```bash\n", 1)[1]
     block = block.split("```", 1)[0]
@@ -264,14 +407,16 @@ def test_the_readme_tour_reads_only_what_exists_or_an_earlier_line_made(bfcl_dat
             if arg.startswith("../shared/data/bfcl/"):
                 assert (bfcl_data / arg.rsplit("/", 1)[1]).is_file(), arg
             else:
-                assert (ROOT / arg).exists() or arg in made or root in made, \
+                assert (ROOT / arg).exists() or arg in made or root in made, (
                     f"the tour reads {arg}, which is neither shipped nor made by an earlier line"
+                )
             checked += 1
     assert checked >= 6
 
 
 def test_the_tour_inputs_are_what_their_generator_makes():
     from hsa.example.make_tour_inputs import main as make_tour_inputs
+
     assert make_tour_inputs(["--check"]) == 0
 
 

@@ -14,16 +14,16 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from hsa.dataset.audit import audit_version, replay_row, replay_variant
+from hsa.augment.recipe import load_recipe
+from hsa.augment.variant import Variant
 from hsa.cli import main
-from hsa.errors import HsaError
-from hsa.example import EPISODES_PATH
+from hsa.dataset.audit import audit_version, replay_row, replay_variant
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment, write_variants
-from hsa.model.episode import read_episodes
-from hsa.augment.recipe import load_recipe
 from hsa.dataset.rows import variant_row
-from hsa.augment.variant import Variant
+from hsa.errors import HsaError
+from hsa.example import EPISODES_PATH
+from hsa.model.episode import read_episodes
 
 RECIPE = "tools-basic"
 
@@ -41,34 +41,56 @@ def shard_hashes(result) -> list[str]:
 def test_version_layout_and_counts(version):
     root = version.path
     assert root.parent.name == RECIPE and root.name == version.manifest["version"]
-    assert sorted(p.name for p in root.iterdir()) == ["README.md", "data", "manifest.json",
-                                                      "rejects.parquet"]
+    assert sorted(p.name for p in root.iterdir()) == [
+        "README.md",
+        "data",
+        "manifest.json",
+        "rejects.parquet",
+    ]
     assert [p.name for p in (root / "data").iterdir()] == ["train-00000-of-00001.parquet"]
     counts = version.manifest["counts"]
-    assert counts == {"input_lines": 240, "sources_out": 240, "sources_all_rejected": 0,
-                      "load_rejects": 0, "rows": 960, "variant_rejects": 0}
+    assert counts == {
+        "input_lines": 240,
+        "sources_out": 240,
+        "sources_all_rejected": 0,
+        "load_rejects": 0,
+        "rows": 960,
+        "variant_rejects": 0,
+    }
     assert not list(root.parent.glob(".*partial*"))  # no staging folder left behind
 
 
 def test_rows_load_with_datasets_and_decode_to_what_was_written(version):
     import datasets
-    ds = datasets.load_dataset("parquet", data_files={
-        "train": str(version.path / "data" / "train-*.parquet")})["train"]
+
+    ds = datasets.load_dataset(
+        "parquet", data_files={"train": str(version.path / "data" / "train-*.parquet")}
+    )["train"]
     assert len(ds) == 960
-    expected = [variant_row(v, version.manifest["version"])
-                for v in augment(load_recipe(RECIPE), read_episodes(EPISODES_PATH, trust_hooks=True))
-                if isinstance(v, Variant)]
+    expected = [
+        variant_row(v, version.manifest["version"])
+        for v in augment(load_recipe(RECIPE), read_episodes(EPISODES_PATH, trust_hooks=True))
+        if isinstance(v, Variant)
+    ]
     for row, want in zip(ds, expected, strict=True):
         assert row["id"] == want["id"]
         assert row["messages"] == json.loads(want["messages"])
         assert row["tools"] == json.loads(want["tools"])
         # Heterogeneous schemas stay exactly as written: no keys merged in from other rows.
-        assert all(set(t["function"]) == {"name", "description", "parameters"} for t in row["tools"])
+        assert all(
+            set(t["function"]) == {"name", "description", "parameters"} for t in row["tools"]
+        )
 
 
 def test_same_inputs_same_bytes_whatever_the_workers_or_batch_size(version, tmp_path):
-    two = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "w2", workers=2, batch_size=7,
-                   trust_hooks=True)
+    two = generate(
+        load_recipe(RECIPE),
+        EPISODES_PATH,
+        tmp_path / "w2",
+        workers=2,
+        batch_size=7,
+        trust_hooks=True,
+    )
     assert two.path.name == version.path.name
     assert shard_hashes(two) == shard_hashes(version)
     again = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "w2", trust_hooks=True)
@@ -82,14 +104,22 @@ def test_ray_engine_writes_the_same_bytes(version, tmp_path, monkeypatch):
     # (this test failed with read_parquet), so the engine must keep input order by its own read
     # tasks. Set before ray.init: the workers inherit it.
     monkeypatch.setenv("RAY_DATA_PARQUET_BIN_PACKING_BYTES", "30000")
-    ray_result = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "ray", engine="ray",
-                          workers=2, batch_size=7, trust_hooks=True)
+    ray_result = generate(
+        load_recipe(RECIPE),
+        EPISODES_PATH,
+        tmp_path / "ray",
+        engine="ray",
+        workers=2,
+        batch_size=7,
+        trust_hooks=True,
+    )
     assert shard_hashes(ray_result) == shard_hashes(version)
     files = sorted(str(p.relative_to(ray_result.path)) for p in ray_result.path.rglob("*"))
     assert files == sorted(str(p.relative_to(version.path)) for p in version.path.rglob("*"))
     # Nothing of Ray's staged input is left: only the version and the note of its inputs.
-    assert sorted(p.name for p in (tmp_path / "ray" / RECIPE).iterdir()) == \
-        sorted([ray_result.path.name, f".{ray_result.path.name}.inputs.json"])
+    assert sorted(p.name for p in (tmp_path / "ray" / RECIPE).iterdir()) == sorted(
+        [ray_result.path.name, f".{ray_result.path.name}.inputs.json"]
+    )
 
 
 def test_version_changes_with_the_seed(version, tmp_path):
@@ -124,8 +154,9 @@ def test_duplicate_ids_and_unusable_harness_paths_become_rejects(tmp_path):
     long = json.loads(lines[2])
     long["id"], long["harness"] = "long", "a" * 5000
     source = tmp_path / "episodes.jsonl"
-    source.write_text("\n".join(lines + [lines[1], json.dumps(odd), json.dumps(long)]) + "\n",
-                      encoding="utf-8")
+    source.write_text(
+        "\n".join(lines + [lines[1], json.dumps(odd), json.dumps(long)]) + "\n", encoding="utf-8"
+    )
     shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
     result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
     counts = result.manifest["counts"]
@@ -138,6 +169,7 @@ def test_duplicate_ids_and_unusable_harness_paths_become_rejects(tmp_path):
 
 def test_a_folder_in_the_way_is_not_mistaken_for_a_version(tmp_path):
     from hsa.dataset.writer import publish, staging_dir
+
     final = tmp_path / "r" / "v1"
     staging = staging_dir(final)
     final.mkdir()
@@ -161,6 +193,7 @@ def test_unreadable_harness_is_refused(tmp_path):
 
 def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypatch):
     import hsa.dataset.writer
+
     real_add = hsa.dataset.writer.ShardWriter.add
     calls = {"n": 0}
 
@@ -196,6 +229,7 @@ def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch)
 
 def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
     import hsa.dataset.batch
+
     real_call = hsa.dataset.batch.BatchFunction.__call__
 
     def dies_on_line_100(self, batch):
@@ -205,8 +239,9 @@ def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
 
     monkeypatch.setattr(hsa.dataset.batch.BatchFunction, "__call__", dies_on_line_100)
     with pytest.raises(HsaError, match="worker process died"):
-        generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, workers=2, batch_size=16,
-                 trust_hooks=True)
+        generate(
+            load_recipe(RECIPE), EPISODES_PATH, tmp_path, workers=2, batch_size=16, trust_hooks=True
+        )
     assert list((tmp_path / RECIPE).iterdir()) == []
 
 
@@ -225,6 +260,7 @@ def test_verify_passes_and_catches_tampering(version, tmp_path):
     pq.write_table(type(table).from_pylist(rows, schema=table.schema), shard)
     manifest = json.loads((copy / "manifest.json").read_text())
     from hsa.dataset.writer import sha256
+
     manifest["shards"][0]["sha256"] = sha256(shard)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     # A copy elsewhere has no note of where its inputs are: they are given.
@@ -243,33 +279,46 @@ def test_verify_refuses_a_harness_that_changed_since_generation(tmp_path):
     shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
     lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:6]
     (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
-    made = generate(load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out",
-                    trust_hooks=True)
+    made = generate(
+        load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out", trust_hooks=True
+    )
     assert audit_version(made.path, trust_hooks=True).ok
     skill = next((tmp_path / "harness" / "skills").rglob("SKILL.md"))
     skill.write_text(skill.read_text(encoding="utf-8") + "\nOne more rule.\n", encoding="utf-8")
-    with pytest.raises(HsaError, match="harness folder is not the one the version was made with") as caught:
+    with pytest.raises(
+        HsaError, match="harness folder is not the one the version was made with"
+    ) as caught:
         audit_version(made.path, trust_hooks=True)
     assert caught.value.file == str(tmp_path / "harness")
 
 
 def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tmp_path):
     from hsa.dataset.card import card_license
+
     lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:3]
     shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
     (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
-    first = generate(load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out",
-                     trust_hooks=True)
+    first = generate(
+        load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out", trust_hooks=True
+    )
     assert card_license(first.path) == "other"
-    again = generate(load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out",
-                     trust_hooks=True, license="apache-2.0")
+    again = generate(
+        load_recipe(RECIPE),
+        tmp_path / "episodes.jsonl",
+        tmp_path / "out",
+        trust_hooks=True,
+        license="apache-2.0",
+    )
     assert again.reused and again.path == first.path
     assert card_license(first.path) == "apache-2.0"
 
 
 def test_replay_rebuilds_a_stored_row(version, capsys):
-    row_id = pq.read_table(version.path / "data" / "train-00000-of-00001.parquet",
-                           columns=["id"]).column("id")[7].as_py()
+    row_id = (
+        pq.read_table(version.path / "data" / "train-00000-of-00001.parquet", columns=["id"])
+        .column("id")[7]
+        .as_py()
+    )
     stored, differing = replay_row(version.path, row_id, trust_hooks=True)
     assert stored["id"] == row_id and differing == []
     assert main(["replay", str(version.path), "--id", row_id, "--trust-hooks"]) == 0
@@ -281,8 +330,9 @@ def test_replay_finds_the_line_a_run_used_when_an_earlier_one_with_that_id_faile
     broken = json.loads(lines[1])
     broken["messages"][0]["role"] = "robot"  # same id, rejected at load: the run uses the next
     source = tmp_path / "episodes.jsonl"
-    source.write_text("\n".join([lines[0], json.dumps(broken), lines[1], lines[2]]) + "\n",
-                      encoding="utf-8")
+    source.write_text(
+        "\n".join([lines[0], json.dumps(broken), lines[1], lines[2]]) + "\n", encoding="utf-8"
+    )
     shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
     result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
     assert result.manifest["counts"]["load_rejects"] == 1
@@ -300,8 +350,9 @@ def test_augment_files_account_for_every_line_and_each_variant_replays(tmp_path)
     source = small_source(tmp_path / "src", 3, ("{not json",))
     variants, rejects = tmp_path / "v.jsonl", tmp_path / "v.rejects.jsonl"
     recipe = load_recipe(RECIPE)
-    tally = write_variants(recipe, read_episodes(source, trust_hooks=True), variants, rejects,
-                           batch_size=2)
+    tally = write_variants(
+        recipe, read_episodes(source, trust_hooks=True), variants, rejects, batch_size=2
+    )
     lines = [json.loads(line) for line in variants.read_text().splitlines()]
     reject_lines = [json.loads(line) for line in rejects.read_text().splitlines()]
     per_episode = recipe.variants_per_episode + recipe.keep_original
@@ -317,7 +368,9 @@ def test_augment_files_account_for_every_line_and_each_variant_replays(tmp_path)
     stored["mapping"]["tampered"] = {"a": "b"}
     variants.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert replay_variant(variants, row, episodes=source, trust_hooks=True)[1] == [
-        "episode", "mapping"]
+        "episode",
+        "mapping",
+    ]
     with pytest.raises(HsaError, match="--id must look like SOURCE_ID#INDEX"):
         replay_variant(variants, stored["source_id"], episodes=source)
     with pytest.raises(HsaError, match=f"no variant {stored['source_id']}#99 in"):
@@ -325,8 +378,9 @@ def test_augment_files_account_for_every_line_and_each_variant_replays(tmp_path)
     lines[0]["source_id"] = "elsewhere"
     variants.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(HsaError, match="source episode 'elsewhere' not found"):
-        replay_variant(variants, f"elsewhere#{lines[0]['variant']}", episodes=source,
-                       trust_hooks=True)
+        replay_variant(
+            variants, f"elsewhere#{lines[0]['variant']}", episodes=source, trust_hooks=True
+        )
 
 
 def test_card_has_front_matter_configs_and_statistics(version):
@@ -367,9 +421,12 @@ class FakeHub:
             raise self.failures.pop(0)
         if kwargs.get("parent_commit") not in (None, self.commits[0].commit_id):
             raise _http_error(412)
-        self.calls.append(("create_commit", repo_id, [op.path_in_repo for op in operations], kwargs))
-        self.commits.insert(0, SimpleNamespace(commit_id=f"c{len(self.commits)}",
-                                               title=kwargs["commit_message"]))
+        self.calls.append(
+            ("create_commit", repo_id, [op.path_in_repo for op in operations], kwargs)
+        )
+        self.commits.insert(
+            0, SimpleNamespace(commit_id=f"c{len(self.commits)}", title=kwargs["commit_message"])
+        )
         if self.failures:
             raise self.failures.pop(0)
 
@@ -377,12 +434,14 @@ class FakeHub:
 def _http_error(status: int):
     import httpx2 as httpx  # huggingface_hub 2 ships its HTTP client as httpx2
     from huggingface_hub.errors import HfHubHTTPError
+
     response = httpx.Response(status, request=httpx.Request("POST", "https://hub.invalid/x"))
     return HfHubHTTPError(f"{status} error", response=response)
 
 
 def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
     from hsa.dataset.hub import push_version
+
     monkeypatch.setenv("HF_TOKEN", "hf_secret_token_value")
     hub = FakeHub(failures=[_http_error(503), _http_error(429)])
     sleeps = []
@@ -390,8 +449,12 @@ def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
     (_, repo, repo_kwargs), (_, _, paths, commit_kwargs) = hub.calls
     assert repo == "org/live-commerce-hsa"
     assert repo_kwargs == {"repo_type": "dataset", "private": True, "exist_ok": True}
-    assert paths == ["README.md", "manifest.json", "rejects.parquet",
-                     "data/train-00000-of-00001.parquet"]
+    assert paths == [
+        "README.md",
+        "manifest.json",
+        "rejects.parquet",
+        "data/train-00000-of-00001.parquet",
+    ]
     assert commit_kwargs["repo_type"] == "dataset" and sleeps == [1, 2]
     for path in version.path.rglob("*"):  # the token is never written anywhere
         if path.is_file():
@@ -400,6 +463,7 @@ def test_push_commits_once_and_retries_transient_errors(version, monkeypatch):
 
 def test_push_retry_after_a_lost_response_does_not_commit_twice(version):
     from hsa.dataset.hub import push_version
+
     hub = FakeHub(failures=[_http_error(503)], lost=True)
     push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
     assert [c[0] for c in hub.calls].count("create_commit") == 1
@@ -408,6 +472,7 @@ def test_push_retry_after_a_lost_response_does_not_commit_twice(version):
 
 def test_push_stops_when_someone_else_pushes_meanwhile(version):
     from hsa.dataset.hub import push_version
+
     hub = FakeHub(failures=[_http_error(503)])
     original = hub.create_commit
 
@@ -424,6 +489,7 @@ def test_push_stops_when_someone_else_pushes_meanwhile(version):
 
 def test_push_gives_up_on_auth_errors_and_dry_run_sends_nothing(version, capsys):
     from hsa.dataset.hub import push_version
+
     hub = FakeHub(failures=[_http_error(401)])
     with pytest.raises(HsaError, match="upload commit failed after 1 attempt"):
         push_version(version.path, "org/name", api=hub, sleep=lambda s: None)
@@ -442,15 +508,29 @@ def test_two_sft_steps_on_a_generated_version(version, tmp_path):
     from trl import SFTConfig, SFTTrainer
 
     from hsa.trainers.tiny import build_model, build_tokenizer
-    ds = datasets.load_dataset("parquet", data_files={
-        "train": str(version.path / "data" / "train-*.parquet")})["train"]
+
+    ds = datasets.load_dataset(
+        "parquet", data_files={"train": str(version.path / "data" / "train-*.parquet")}
+    )["train"]
     ds = ds.select(range(0, 960, 60)).select_columns(["messages", "tools"])
-    tokenizer = build_tokenizer((json.dumps(r["messages"], ensure_ascii=False)
-                                 + json.dumps(r["tools"]) for r in ds), vocab_size=4096)
+    tokenizer = build_tokenizer(
+        (json.dumps(r["messages"], ensure_ascii=False) + json.dumps(r["tools"]) for r in ds),
+        vocab_size=4096,
+    )
     model = build_model(tokenizer)
-    args = SFTConfig(output_dir=str(tmp_path / "sft"), max_steps=2, per_device_train_batch_size=1,
-                     max_length=6144, assistant_only_loss=True, use_cpu=True, bf16=False,
-                     report_to="none", logging_steps=1, save_strategy="no", learning_rate=1e-3)
+    args = SFTConfig(
+        output_dir=str(tmp_path / "sft"),
+        max_steps=2,
+        per_device_train_batch_size=1,
+        max_length=6144,
+        assistant_only_loss=True,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        logging_steps=1,
+        save_strategy="no",
+        learning_rate=1e-3,
+    )
     trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tokenizer)
     sample = trainer.train_dataset[0]
     trained = sum(label != -100 for label in sample["labels"])
@@ -462,6 +542,7 @@ def test_two_sft_steps_on_a_generated_version(version, tmp_path):
 
 
 # ---- honest outcomes, undamaged versions, nothing outside its folders ---------------------------
+
 
 def small_source(folder: Path, lines: int = 3, extra: tuple[str, ...] = ()) -> Path:
     """The first ``lines`` example episodes (plus ``extra`` raw lines) beside a copy of the example
@@ -476,8 +557,21 @@ def small_source(folder: Path, lines: int = 3, extra: tuple[str, ...] = ()) -> P
 
 def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
     source = small_source(tmp_path / "none", 0, ("{not json", "[1, 2]", "{also not json"))
-    assert main(["generate", "--recipe", RECIPE, "--episodes", str(source), "--out",
-                 str(tmp_path / "out"), "--trust-hooks"]) == 1
+    assert (
+        main(
+            [
+                "generate",
+                "--recipe",
+                RECIPE,
+                "--episodes",
+                str(source),
+                "--out",
+                str(tmp_path / "out"),
+                "--trust-hooks",
+            ]
+        )
+        == 1
+    )
     printed = capsys.readouterr()
     assert "rejects by reason (3 in all):" in printed.err
     assert "2  load: not valid JSON" in printed.err
@@ -485,20 +579,42 @@ def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
     assert Path(printed.out.strip().splitlines()[-1]).is_dir()  # the version is still there
     # One good episode (4 rows) and two broken lines: 2 of 6 outputs rejected.
     mixed = small_source(tmp_path / "mixed", 1, ("{not json", "{not json either"))
-    args = ["generate", "--recipe", RECIPE, "--episodes", str(mixed), "--out",
-            str(tmp_path / "out"), "--trust-hooks"]
+    args = [
+        "generate",
+        "--recipe",
+        RECIPE,
+        "--episodes",
+        str(mixed),
+        "--out",
+        str(tmp_path / "out"),
+        "--trust-hooks",
+    ]
     assert main(args) == 0
     capsys.readouterr()
     assert main(args + ["--max-reject-share", "0.25"]) == 1  # reused: the same verdict
-    assert "33.3% of the run was rejected (2 rejects, 4 rows), more than --max-reject-share " \
-           "0.25" in capsys.readouterr().err
+    assert (
+        "33.3% of the run was rejected (2 rejects, 4 rows), more than --max-reject-share "
+        "0.25" in capsys.readouterr().err
+    )
 
 
 def test_augment_and_import_that_keep_nothing_exit_1(tmp_path, capsys):
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n")
-    assert main(["augment", "--recipe", RECIPE, "--episodes", str(broken), "--out",
-                 str(tmp_path / "v.jsonl")]) == 1
+    assert (
+        main(
+            [
+                "augment",
+                "--recipe",
+                RECIPE,
+                "--episodes",
+                str(broken),
+                "--out",
+                str(tmp_path / "v.jsonl"),
+            ]
+        )
+        == 1
+    )
     assert "FAILED: no variants written" in capsys.readouterr().err
     assert main(["import", "openai", str(broken), "--out", str(tmp_path / "e.jsonl")]) == 1
     assert "FAILED: no episodes written" in capsys.readouterr().err
@@ -507,55 +623,75 @@ def test_augment_and_import_that_keep_nothing_exit_1(tmp_path, capsys):
 def test_a_damaged_version_is_rebuilt_instead_of_reused(tmp_path, capsys):
     source = small_source(tmp_path)
     first = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
-    files = {p.relative_to(first.path): p.read_bytes() for p in first.path.rglob("*")
-             if p.is_file()}
+    files = {
+        p.relative_to(first.path): p.read_bytes() for p in first.path.rglob("*") if p.is_file()
+    }
     shard = first.path / "data" / "train-00000-of-00001.parquet"
     shard.unlink()
     again = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
     assert not again.reused and again.repaired == ["data/train-00000-of-00001.parquet: missing"]
-    assert {p.relative_to(again.path): p.read_bytes() for p in again.path.rglob("*")
-            if p.is_file()} == files
+    assert {
+        p.relative_to(again.path): p.read_bytes() for p in again.path.rglob("*") if p.is_file()
+    } == files
     # An extra shard is damage too (the version's data/train-*.parquet pattern would load it).
     shutil.copy(shard, shard.with_name("train-00001-of-00001.parquet"))
-    args = ["generate", "--recipe", RECIPE, "--episodes", str(source), "--out",
-            str(tmp_path / "out"), "--trust-hooks"]
+    args = [
+        "generate",
+        "--recipe",
+        RECIPE,
+        "--episodes",
+        str(source),
+        "--out",
+        str(tmp_path / "out"),
+        "--trust-hooks",
+    ]
     assert main(args) == 0
     printed = capsys.readouterr()
-    assert "existed but was damaged (data/train-00001-of-00001.parquet: not part of this " \
-           "version" in printed.err and "nothing to do" not in printed.out
+    assert (
+        "existed but was damaged (data/train-00001-of-00001.parquet: not part of this version"
+        in printed.err
+        and "nothing to do" not in printed.out
+    )
     assert sorted(p.name for p in (again.path / "data").iterdir()) == [shard.name]
     assert main(args) == 0
-    assert "already exists (same inputs, files checked against its manifest); nothing to do" \
+    assert (
+        "already exists (same inputs, files checked against its manifest); nothing to do"
         in capsys.readouterr().out
+    )
     assert not list((tmp_path / "out" / RECIPE).glob(".*damaged*"))
 
 
 def test_verify_refuses_files_the_manifest_does_not_list(version, tmp_path):
     import datasets
+
     copy = tmp_path / "copy"
     shutil.copytree(version.path, copy)
     shard = copy / "data" / "train-00000-of-00001.parquet"
     shutil.copy(shard, shard.with_name("train-00001-of-00002.parquet"))
     (copy / "notes.txt").write_text("x")
-    loaded = datasets.load_dataset("parquet", data_files={
-        "train": str(copy / "data" / "train-*.parquet")})["train"]
+    loaded = datasets.load_dataset(
+        "parquet", data_files={"train": str(copy / "data" / "train-*.parquet")}
+    )["train"]
     assert len(loaded) == 2 * version.manifest["counts"]["rows"]  # why an extra file matters
     problems = audit_version(copy, trust_hooks=True).problems
-    assert problems == ["data/train-00001-of-00002.parquet: not part of this version (the "
-                        "manifest does not list it); remove it",
-                        "notes.txt: not part of this version (the manifest does not list it); "
-                        "remove it"]
+    assert problems == [
+        "data/train-00001-of-00002.parquet: not part of this version (the "
+        "manifest does not list it); remove it",
+        "notes.txt: not part of this version (the manifest does not list it); remove it",
+    ]
     # A manifest is read only within its version: a listed path may not lead out of it.
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["shards"][0]["path"] = "../../outside.parquet"
     (copy / "manifest.json").write_text(json.dumps(manifest))
     problems = audit_version(copy, trust_hooks=True).problems
-    assert "manifest lists '../../outside.parquet', which is not a path inside the version" \
-        in problems
+    assert (
+        "manifest lists '../../outside.parquet', which is not a path inside the version" in problems
+    )
 
 
 def test_push_checks_the_version_before_sending_anything(version, tmp_path):
     from hsa.dataset.hub import push_version
+
     copy = tmp_path / "copy"
     shutil.copytree(version.path, copy)
     shard = copy / "data" / "train-00000-of-00001.parquet"
@@ -572,10 +708,20 @@ def test_manifest_and_rejects_hold_no_local_paths_and_verify_works_anywhere(tmp_
     """Inputs given by relative paths: the manifest names them without any path (it is published
     with the version), and hsa verify finds them from another directory all the same."""
     from tests.test_cli import run_hsa
+
     work = tmp_path / "work"
     small_source(work / "data", 2, ("{not json",))
-    made = run_hsa("generate", "--recipe", RECIPE, "--episodes", "data/episodes.jsonl",
-                   "--out", "out", "--trust-hooks", cwd=work)
+    made = run_hsa(
+        "generate",
+        "--recipe",
+        RECIPE,
+        "--episodes",
+        "data/episodes.jsonl",
+        "--out",
+        "out",
+        "--trust-hooks",
+        cwd=work,
+    )
     assert made.returncode == 0, made.stderr
     version_dir = work / made.stdout.strip().splitlines()[-1]
     manifest = (version_dir / "manifest.json").read_text()
@@ -592,8 +738,14 @@ def test_manifest_and_rejects_hold_no_local_paths_and_verify_works_anywhere(tmp_
     shutil.copytree(version_dir, moved)  # a copy made elsewhere: its inputs must be given
     lost = run_hsa("verify", str(moved), "--trust-hooks", cwd=tmp_path)
     assert lost.returncode == 2 and "pass --episodes" in lost.stderr
-    found = run_hsa("verify", str(moved), "--trust-hooks", "--episodes",
-                    str(work / "data" / "episodes.jsonl"), cwd=tmp_path)
+    found = run_hsa(
+        "verify",
+        str(moved),
+        "--trust-hooks",
+        "--episodes",
+        str(work / "data" / "episodes.jsonl"),
+        cwd=tmp_path,
+    )
     assert found.returncode == 0, found.stderr
 
 
@@ -601,30 +753,40 @@ def test_harness_folders_outside_the_episodes_folder_need_a_root(tmp_path):
     source = small_source(tmp_path / "data", 2)
     shutil.move(source.parent / "harness", tmp_path / "shared-harness")
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
-    source.write_text("".join(json.dumps({**row, "harness": "../shared-harness"}) + "\n"
-                              for row in rows), encoding="utf-8")
+    source.write_text(
+        "".join(json.dumps({**row, "harness": "../shared-harness"}) + "\n" for row in rows),
+        encoding="utf-8",
+    )
     refused = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
     assert refused.failure() == "no rows written; 2 reject(s)"
     reasons = pq.read_table(refused.path / "rejects.parquet").column("reason").to_pylist()
     assert all("leads outside the episodes file's folder" in r for r in reasons)
-    allowed = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True,
-                       harness_roots=(tmp_path / "shared-harness",))
+    allowed = generate(
+        load_recipe(RECIPE),
+        source,
+        tmp_path / "out",
+        trust_hooks=True,
+        harness_roots=(tmp_path / "shared-harness",),
+    )
     assert allowed.failure() is None and allowed.path != refused.path
     manifest = (allowed.path / "manifest.json").read_text()
     assert "shared-harness" not in manifest  # a path above the episodes is named by its hash
     with pytest.raises(HsaError, match="give the same here"):
         audit_version(allowed.path, trust_hooks=True)
-    assert audit_version(allowed.path, trust_hooks=True,
-                         harness_roots=(tmp_path / "shared-harness",)).ok
+    assert audit_version(
+        allowed.path, trust_hooks=True, harness_roots=(tmp_path / "shared-harness",)
+    ).ok
 
 
 def test_run_sizes_and_names_have_limits(tmp_path):
     source = small_source(tmp_path, 1)
     recipe = load_recipe(RECIPE)
-    for options, message in [({"split": "../../escape"}, "split must be a name"),
-                             ({"workers": 0}, "workers must be from 1 to 256"),
-                             ({"workers": 10_000}, "workers must be from 1 to 256"),
-                             ({"batch_size": 10**9}, "batch size must be from 1 to 65536")]:
+    for options, message in [
+        ({"split": "../../escape"}, "split must be a name"),
+        ({"workers": 0}, "workers must be from 1 to 256"),
+        ({"workers": 10_000}, "workers must be from 1 to 256"),
+        ({"batch_size": 10**9}, "batch size must be from 1 to 65536"),
+    ]:
         with pytest.raises(HsaError, match=message):
             generate(recipe, source, tmp_path / "out", trust_hooks=True, **options)
     assert not (tmp_path / "out").exists() and not (tmp_path.parent / "escape").exists()
@@ -632,6 +794,7 @@ def test_run_sizes_and_names_have_limits(tmp_path):
 
 def test_many_variants_per_episode_cut_the_batch_not_the_bytes(tmp_path, monkeypatch):
     import hsa.dataset.generate
+
     source = small_source(tmp_path, 5)
     recipe = load_recipe(RECIPE)  # 3 variants and the original: 4 rows per episode
     whole = generate(recipe, source, tmp_path / "a", trust_hooks=True)
@@ -655,18 +818,33 @@ def test_progress_moves_episode_by_episode_within_a_batch(tmp_path):
     end. It must move with every episode done."""
     source = small_source(tmp_path, 5)
     seen = []
-    generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True,
-             on_progress=lambda done, rows: seen.append(done))
+    generate(
+        load_recipe(RECIPE),
+        source,
+        tmp_path / "out",
+        trust_hooks=True,
+        on_progress=lambda done, rows: seen.append(done),
+    )
     assert seen[:5] == [1, 2, 3, 4, 5] and seen == sorted(seen)
 
 
 def test_logs_get_progress_lines_and_a_byte_order_mark_costs_nothing(tmp_path):
     from tests.test_cli import run_hsa
+
     source = small_source(tmp_path, 3)
     source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())
     env = {"HSA_PROGRESS_SECONDS": "0"}
-    made = run_hsa("generate", "--recipe", RECIPE, "--episodes", str(source), "--out",
-                   str(tmp_path / "out"), "--trust-hooks", env=env)
+    made = run_hsa(
+        "generate",
+        "--recipe",
+        RECIPE,
+        "--episodes",
+        str(source),
+        "--out",
+        str(tmp_path / "out"),
+        "--trust-hooks",
+        env=env,
+    )
     assert made.returncode == 0, made.stderr
     assert "3 input lines -> 12 rows from 3 sources; rejected: 0 on load" in made.stdout
     assert "generate: 1/3 episodes (33.3%)" in made.stderr
@@ -685,9 +863,21 @@ def test_killing_the_parent_kills_its_workers(tmp_path):
     import time
 
     source = small_source(tmp_path, 240)
-    command = [str(Path(sys.executable).with_name("hsa")), "generate", "--recipe", RECIPE,
-               "--episodes", str(source), "--out", str(tmp_path / "out"), "--trust-hooks",
-               "--workers", "2", "--batch-size", "2"]
+    command = [
+        str(Path(sys.executable).with_name("hsa")),
+        "generate",
+        "--recipe",
+        RECIPE,
+        "--episodes",
+        str(source),
+        "--out",
+        str(tmp_path / "out"),
+        "--trust-hooks",
+        "--workers",
+        "2",
+        "--batch-size",
+        "2",
+    ]
     parent = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     children_file = Path(f"/proc/{parent.pid}/task/{parent.pid}/children")
 

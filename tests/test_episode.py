@@ -6,26 +6,39 @@ import json
 
 import pytest
 
-from hsa.model.episode import Episode, read_all_episodes, read_episodes
 from hsa.errors import EpisodeError, HsaError, Reject
+from hsa.model.episode import Episode, read_all_episodes, read_episodes
 from hsa.model.harness import load_harness
 from tests.conftest import assistant, call
 
 
 def good_row(row_id="e1", **over):
-    row = {"id": row_id,
-           "messages": [{"role": "user", "content": "How much is link 3?"},
-                        assistant(call("load_skill", {"name": "price-reply"}, "c0"),
-                                  call("get_price", {"link": 3}, "c1")),
-                        {"role": "tool", "tool_call_id": "c0", "content": "# Price reply"},
-                        {"role": "tool", "tool_call_id": "c1", "content": "{\"price\": 199}"},
-                        assistant(content="Link 3 is 199 yuan.")],
-           "gold": {"turns": [
-               {"at": 1, "skills": ["price-reply"],
-                "calls": [{"name": "get_price", "arguments": {"link": [3]},
-                           "omittable": ["currency"]}]},
-               {"at": 4, "no_call": True, "reply": {"contains": ["199"], "language": "en"}}]},
-           "meta": {"category": "single_call"}}
+    row = {
+        "id": row_id,
+        "messages": [
+            {"role": "user", "content": "How much is link 3?"},
+            assistant(
+                call("load_skill", {"name": "price-reply"}, "c0"),
+                call("get_price", {"link": 3}, "c1"),
+            ),
+            {"role": "tool", "tool_call_id": "c0", "content": "# Price reply"},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"price": 199}'},
+            assistant(content="Link 3 is 199 yuan."),
+        ],
+        "gold": {
+            "turns": [
+                {
+                    "at": 1,
+                    "skills": ["price-reply"],
+                    "calls": [
+                        {"name": "get_price", "arguments": {"link": [3]}, "omittable": ["currency"]}
+                    ],
+                },
+                {"at": 4, "no_call": True, "reply": {"contains": ["199"], "language": "en"}},
+            ]
+        },
+        "meta": {"category": "single_call"},
+    }
     row.update(over)
     return row
 
@@ -66,32 +79,46 @@ def test_inline_harness(harness_dir):
 def _mutations():
     def role(row):
         row["messages"][0]["role"] = "narrator"
+
     def args_not_json(row):
         row["messages"][1]["tool_calls"][1]["function"]["arguments"] = "{link: 3"
+
     def args_not_object(row):
         row["messages"][1]["tool_calls"][1]["function"]["arguments"] = "[3]"
+
     def unknown_tool(row):
         row["messages"][1]["tool_calls"][1]["function"]["name"] = "get_cost"
+
     def unknown_skill(row):
         row["messages"][1]["tool_calls"][0]["function"]["arguments"] = '{"name": "nope"}'
+
     def orphan_result(row):
         row["messages"][3]["tool_call_id"] = "c9"
+
     def gold_unknown_tool(row):
         row["gold"]["turns"][0]["calls"][0]["name"] = "get_cost"
+
     def gold_unknown_param(row):
         row["gold"]["turns"][0]["calls"][0]["arguments"]["colour"] = ["red"]
+
     def gold_unknown_skill(row):
         row["gold"]["turns"][0]["skills"] = ["nope"]
+
     def gold_unsatisfiable(row):
         row["gold"]["turns"][0]["calls"][0]["arguments"] = {}
+
     def gold_at_user(row):
         row["gold"]["turns"][0]["at"] = 0
+
     def gold_empty_turn(row):
         row["gold"]["turns"][1] = {"at": 4}
+
     def gold_missing(row):
         del row["gold"]
+
     def tool_calls_on_user(row):
         row["messages"][0]["tool_calls"] = row["messages"][1]["tool_calls"]
+
     return [
         (role, "messages[0].role", "unknown role 'narrator'"),
         (args_not_json, "messages[1].tool_calls[1].function.arguments", "not JSON"),
@@ -110,14 +137,19 @@ def _mutations():
     ]
 
 
-@pytest.mark.parametrize(("mutate", "field", "message"), _mutations(),
-                         ids=[m[0].__name__ for m in _mutations()])
+@pytest.mark.parametrize(
+    ("mutate", "field", "message"), _mutations(), ids=[m[0].__name__ for m in _mutations()]
+)
 def test_bad_row_is_rejected_with_line_id_and_field(harness_dir, tmp_path, mutate, field, message):
     bad = good_row("bad")
     mutate(bad)
     path = tmp_path / "episodes.jsonl"
-    lines = [json.dumps(good_row("before")), "{broken json", json.dumps(bad),
-             json.dumps(good_row("after"))]
+    lines = [
+        json.dumps(good_row("before")),
+        "{broken json",
+        json.dumps(bad),
+        json.dumps(good_row("after")),
+    ]
     path.write_text("\n".join(lines) + "\n")
     out = list(read_episodes(path, harness=load_harness(harness_dir)))
     assert [o.id for o in out if isinstance(o, Episode)] == ["before", "after"]
@@ -134,8 +166,11 @@ def test_reading_all_episodes_refuses_a_file_with_any_bad_line(harness_dir, tmp_
     path.write_text("\n".join(good) + "\n")
     assert [e.id for e in read_all_episodes(path, harness=load_harness(harness_dir))] == ["a", "b"]
     path.write_text("\n".join([good[0], "{broken json", json.dumps(good_row("")), good[1]]) + "\n")
-    with pytest.raises(HsaError, match=r"^2 episode line\(s\) do not load; first: .*:2: .*not valid "
-                                       r"JSON"):
+    with pytest.raises(
+        HsaError,
+        match=r"^2 episode line\(s\) do not load; first: .*:2: .*not valid "
+        r"JSON",
+    ):
         read_all_episodes(path, harness=load_harness(harness_dir))
 
 
@@ -149,6 +184,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     import stat
 
     from hsa.files.jsonl import write_jsonl
+
     path = tmp_path / "x.jsonl"
     write_jsonl(path, [{"a": 1}])
     umask = os.umask(0)
@@ -157,6 +193,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
 
 
 # ---- trustworthy training targets: recorded calls, gold values, recorded turns ------------------
+
 
 def _check_failure(harness_dir, row) -> EpisodeError:
     with pytest.raises(EpisodeError) as caught:
@@ -169,7 +206,8 @@ def test_a_recorded_call_that_breaks_its_schema_is_rejected(harness_dir):
     training target, even before its gold is looked at."""
     row = good_row()
     row["messages"][1]["tool_calls"][1]["function"]["arguments"] = json.dumps(
-        {"link": "four", "colour": "red"})
+        {"link": "four", "colour": "red"}
+    )
     error = _check_failure(harness_dir, row)
     assert error.stage == "check:call_schema"
     assert error.field == "messages[1].tool_calls[1].function.arguments"
@@ -181,8 +219,12 @@ def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
     about, so it is not held to the schema; the recovery is."""
     row = good_row()
     blocked = assistant(call("get_price", {"link": "three"}, "bad"))
-    feedback = {"role": "tool", "tool_call_id": "bad", "name": "hook.reply_length",
-                "content": "link must be a number"}
+    feedback = {
+        "role": "tool",
+        "tool_call_id": "bad",
+        "name": "hook.reply_length",
+        "content": "link must be a number",
+    }
     row["messages"][1:1] = [blocked, feedback]
     row["gold"]["turns"][0]["at"] = 3
     row["gold"]["turns"][1]["at"] = 6
@@ -192,18 +234,21 @@ def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
     assert _check_failure(harness_dir, row).stage == "check:call_schema"
 
 
-@pytest.mark.parametrize(("values", "param", "accepted"), [
-    ([500], "link", True),                  # an integer >= 1: fits
-    ([0], "link", False),                   # below the minimum of 1
-    ([0, -3], "link", False),
-    ([0, 7], "link", True),                 # one acceptable value fits: enough
-    (["four"], "link", True),               # every value of another type: a BFCL variable
-    ([0, "four"], "link", False),           # an integer that breaks the range has no excuse
-    (["EUR"], "currency", False),           # a string outside the enum
-    ([None], "currency", True),             # null for a parameter that is not required
-    ([None], "link", True),                 # null is another type than integer: a variable
-    (["EUR", "CNY"], "currency", True),
-])
+@pytest.mark.parametrize(
+    ("values", "param", "accepted"),
+    [
+        ([500], "link", True),  # an integer >= 1: fits
+        ([0], "link", False),  # below the minimum of 1
+        ([0, -3], "link", False),
+        ([0, 7], "link", True),  # one acceptable value fits: enough
+        (["four"], "link", True),  # every value of another type: a BFCL variable
+        ([0, "four"], "link", False),  # an integer that breaks the range has no excuse
+        (["EUR"], "currency", False),  # a string outside the enum
+        ([None], "currency", True),  # null for a parameter that is not required
+        ([None], "link", True),  # null is another type than integer: a variable
+        (["EUR", "CNY"], "currency", True),
+    ],
+)
 def test_gold_values_must_fit_their_schema(harness_dir, values, param, accepted):
     row = good_row()
     arguments = row["gold"]["turns"][0]["calls"][0]["arguments"]
@@ -211,7 +256,8 @@ def test_gold_values_must_fit_their_schema(harness_dir, values, param, accepted)
     if param == "currency":  # the recorded call gives the first valid currency, if any
         given = next(({"currency": v} for v in values if v in ("CNY", "USD")), {})
         row["messages"][1]["tool_calls"][1]["function"]["arguments"] = json.dumps(
-            {"link": 3, **given})
+            {"link": 3, **given}
+        )
     else:
         row["gold"]["turns"][0]["calls"][0]["omittable"] = ["currency"]
         row["messages"] = row["messages"][:1]  # a prompt awaiting its answer (as BFCL)
@@ -227,15 +273,38 @@ def test_gold_values_must_fit_their_schema(harness_dir, values, param, accepted)
 
 def test_the_schema_default_is_an_acceptable_gold_value(tmp_path):
     """BFCL lists a parameter's default ('N/A') among its answers even where the enum lacks it."""
-    tool = {"type": "function", "function": {"name": "run", "parameters": {
-        "type": "object", "required": ["command"], "properties": {
-            "command": {"type": "string"},
-            "unit": {"type": "string", "enum": ["seconds", "milliseconds"], "default": "N/A"}}}}}
-    row = {"id": "b", "harness": {"name": "h", "tools": [tool]},
-           "messages": [{"role": "user", "content": "docker version?"}],
-           "gold": {"calls": [{"name": "run", "arguments": {"command": ["docker --version"],
-                                                             "unit": ["N/A"]},
-                               "omittable": ["unit"]}]}}
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "run",
+            "parameters": {
+                "type": "object",
+                "required": ["command"],
+                "properties": {
+                    "command": {"type": "string"},
+                    "unit": {
+                        "type": "string",
+                        "enum": ["seconds", "milliseconds"],
+                        "default": "N/A",
+                    },
+                },
+            },
+        },
+    }
+    row = {
+        "id": "b",
+        "harness": {"name": "h", "tools": [tool]},
+        "messages": [{"role": "user", "content": "docker version?"}],
+        "gold": {
+            "calls": [
+                {
+                    "name": "run",
+                    "arguments": {"command": ["docker --version"], "unit": ["N/A"]},
+                    "omittable": ["unit"],
+                }
+            ]
+        },
+    }
     Episode.from_dict(row)
     row["gold"]["calls"][0]["arguments"]["unit"] = ["hours"]
     with pytest.raises(EpisodeError, match="fits its schema") as caught:
@@ -245,14 +314,37 @@ def test_the_schema_default_is_an_acceptable_gold_value(tmp_path):
 
 def test_patterns_inside_lists_are_checked_key_by_key():
     """BFCL writes an array of objects as a list of {key: [acceptable]} patterns."""
-    people = {"type": "array", "items": {"type": "object", "properties": {
-        "name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}}}
-    tool = {"type": "function", "function": {"name": "save", "parameters": {
-        "type": "object", "required": ["data"], "properties": {"data": people}}}}
-    row = {"id": "p", "harness": {"name": "h", "tools": [tool]},
-           "messages": [{"role": "user", "content": "Chester 42, Jane 43"}],
-           "gold": {"calls": [{"name": "save", "arguments": {"data": [[
-               {"name": ["Chester"], "age": [42]}, {"name": ["Jane"], "age": [43]}]]}}]}}
+    people = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+        },
+    }
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "save",
+            "parameters": {"type": "object", "required": ["data"], "properties": {"data": people}},
+        },
+    }
+    row = {
+        "id": "p",
+        "harness": {"name": "h", "tools": [tool]},
+        "messages": [{"role": "user", "content": "Chester 42, Jane 43"}],
+        "gold": {
+            "calls": [
+                {
+                    "name": "save",
+                    "arguments": {
+                        "data": [
+                            [{"name": ["Chester"], "age": [42]}, {"name": ["Jane"], "age": [43]}]
+                        ]
+                    },
+                }
+            ]
+        },
+    }
     Episode.from_dict(row)
     row["gold"]["calls"][0]["arguments"]["data"][0][1]["age"] = [-43]
     with pytest.raises(EpisodeError, match="fits its schema"):
@@ -293,6 +385,7 @@ def test_a_byte_order_mark_does_not_cost_the_first_episode(harness_dir, tmp_path
 
 # ---- harness references stay in their folders ---------------------------------------------------
 
+
 def test_harness_references_stay_beside_the_episodes(harness_dir, tmp_path):
     """An episodes file may name harness folders beside it, not any folder on disk: the folder's
     text becomes training data that push may publish."""
@@ -300,13 +393,18 @@ def test_harness_references_stay_beside_the_episodes(harness_dir, tmp_path):
     data.mkdir()
     (data / "linked").symlink_to(harness_dir, target_is_directory=True)
     path = data / "episodes.jsonl"
-    rows = [good_row("up", harness="../tiny-shop"), good_row("abs", harness=str(harness_dir)),
-            good_row("link", harness="linked")]
+    rows = [
+        good_row("up", harness="../tiny-shop"),
+        good_row("abs", harness=str(harness_dir)),
+        good_row("link", harness="linked"),
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     rejects = list(read_episodes(path))
     assert all(isinstance(r, Reject) and r.field == "harness" for r in rejects)
-    assert all("leads outside the episodes file's folder" in r.reason
-               and "--harness-root" in r.reason for r in rejects)
+    assert all(
+        "leads outside the episodes file's folder" in r.reason and "--harness-root" in r.reason
+        for r in rejects
+    )
     allowed = list(read_episodes(path, harness_roots=(tmp_path,)))
     assert [e.id for e in allowed] == ["up", "abs", "link"]
 
@@ -317,5 +415,5 @@ def test_a_harness_that_does_not_load_is_named_relative_to_the_episodes(tmp_path
     (tmp_path / "h" / "harness.yaml").write_text("name: [unclosed\n")
     path = tmp_path / "episodes.jsonl"
     path.write_text(json.dumps(good_row("x", harness="h")) + "\n")
-    reject, = read_episodes(path)
+    (reject,) = read_episodes(path)
     assert "h/harness.yaml:" in reject.reason and str(tmp_path) not in reject.reason

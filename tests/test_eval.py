@@ -17,14 +17,15 @@ import subprocess
 import sys
 import time
 import urllib.request
+from itertools import pairwise
 from pathlib import Path
 
 import orjson
 import pytest
-
 from conftest import HARNESS_YAML, HOOKS_PY, assistant, call, write_harness
+
 from hsa.cli import main
-from hsa.eval.items import load_sources, episode_items
+from hsa.eval.items import episode_items, load_sources
 from hsa.eval.journal import PREDICTIONS_FILE
 from hsa.eval.report import read_report
 from hsa.model.scorer import judge
@@ -37,22 +38,29 @@ FAMILIES = ["hooks", "prompt_structure", "skill_content", "skill_ids", "tool_sch
 
 # conftest's tiny shop, with its tools shown only in the chat template's tool block (a shorter
 # prompt) and a tool_call hook as well as the reply hook, so hook compliance has calls to judge.
-LEAN_HARNESS = HARNESS_YAML.replace(
-    "sections: [persona, skills, tools, hooks]", "sections: [persona, skills, hooks]") + """\
+LEAN_HARNESS = (
+    HARNESS_YAML.replace(
+        "sections: [persona, skills, tools, hooks]", "sections: [persona, skills, hooks]"
+    )
+    + """\
   - name: link_range
     event: tool_call
     function: check_link
     description: Links on sale run from 1 to 5.
     config: {max_link: 5}
 """
-LEAN_HOOKS = HOOKS_PY + '''
+)
+LEAN_HOOKS = (
+    HOOKS_PY
+    + """
 
 def check_link(payload, config):
     link = (payload.get("arguments") or {}).get("link")
     if isinstance(link, int) and not 1 <= link <= config["max_link"]:
         return {"ok": False, "feedback": "no such link"}
     return {"ok": True}
-'''
+"""
+)
 
 
 def shop_episodes(root: Path) -> Path:
@@ -64,30 +72,66 @@ def shop_episodes(root: Path) -> Path:
     for link in range(1, 9):
         price = 100 + 7 * link
         if link % 4 == 0:
-            question, calls = (f"Price history of link {link} over 30 days?",
-                               [call("get_price_history", {"link": link, "days": 30}, "c1")])
-            turn = {"calls": [{"name": "get_price_history",
-                               "arguments": {"link": [link], "days": [30]}}]}
+            question, calls = (
+                f"Price history of link {link} over 30 days?",
+                [call("get_price_history", {"link": link, "days": 30}, "c1")],
+            )
+            turn = {
+                "calls": [
+                    {"name": "get_price_history", "arguments": {"link": [link], "days": [30]}}
+                ]
+            }
         elif link % 2 == 0:
-            question, calls = (f"What does link {link} cost in USD?",
-                               [call("load_skill", {"name": "price-reply"}, "c1"),
-                                call("get_price", {"link": link, "currency": "USD"}, "c2")])
-            turn = {"skills": ["price-reply"], "calls": [{"name": "get_price", "arguments": {
-                "link": [link], "currency": ["USD"]}}]}
+            question, calls = (
+                f"What does link {link} cost in USD?",
+                [
+                    call("load_skill", {"name": "price-reply"}, "c1"),
+                    call("get_price", {"link": link, "currency": "USD"}, "c2"),
+                ],
+            )
+            turn = {
+                "skills": ["price-reply"],
+                "calls": [
+                    {"name": "get_price", "arguments": {"link": [link], "currency": ["USD"]}}
+                ],
+            }
         else:
-            question, calls = (f"How much is link {link}?",
-                               [call("get_price", {"link": link}, "c1")])
-            turn = {"calls": [{"name": "get_price", "arguments": {"link": [link]},
-                               "omittable": ["currency"]}]}
-        results = [{"role": "tool", "tool_call_id": c["id"],
-                    "content": json.dumps({"price": price})} for c in calls]
-        messages = [{"role": "user", "content": question}, assistant(*calls), *results,
-                    {"role": "assistant", "content": f"Link {link}: {price}."}]
-        gold = {"turns": [{"at": 1, **turn}, {"at": len(messages) - 1, "no_call": True,
-                                               "reply": {"contains": [str(price)]}}]}
-        lines.append(json.dumps({"id": f"shop-{link}", "harness": "shop", "messages": messages,
-                                 "gold": gold, "meta": {"category": "history" if link % 4 == 0
-                                                        else "price"}}))
+            question, calls = (
+                f"How much is link {link}?",
+                [call("get_price", {"link": link}, "c1")],
+            )
+            turn = {
+                "calls": [
+                    {"name": "get_price", "arguments": {"link": [link]}, "omittable": ["currency"]}
+                ]
+            }
+        results = [
+            {"role": "tool", "tool_call_id": c["id"], "content": json.dumps({"price": price})}
+            for c in calls
+        ]
+        messages = [
+            {"role": "user", "content": question},
+            assistant(*calls),
+            *results,
+            {"role": "assistant", "content": f"Link {link}: {price}."},
+        ]
+        gold = {
+            "turns": [
+                {"at": 1, **turn},
+                {"at": len(messages) - 1, "no_call": True, "reply": {"contains": [str(price)]}},
+            ]
+        }
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"shop-{link}",
+                    "harness": "shop",
+                    "messages": messages,
+                    "gold": gold,
+                    "meta": {"category": "history" if link % 4 == 0 else "price"},
+                }
+            )
+        )
     path = root / "episodes.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -112,19 +156,32 @@ def tool_calling_model(out: Path, episodes: Path, answer: str = ANSWER) -> Path:
 
     sources = load_sources(episodes, harness=None, trust_hooks=True).episodes
     items = [i for e in sources.values() for i in episode_items(e, "original")]
-    tokenizer = build_tokenizer([json.dumps([list(i.messages), list(i.tools)]) for i in items]
-                                + [answer] * 100, vocab_size=1000)
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=32768, tie_word_embeddings=False,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    tokenizer = build_tokenizer(
+        [json.dumps([list(i.messages), list(i.tools)]) for i in items] + [answer] * 100,
+        vocab_size=1000,
+    )
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=32768,
+        tie_word_embeddings=False,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     torch.manual_seed(0)
     model = Qwen2ForCausalLM(config)
-    opener = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=True,
-                                           add_generation_prompt=True,
-                                           return_dict=True)["input_ids"][-1]
+    opener = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}],
+        tokenize=True,
+        add_generation_prompt=True,
+        return_dict=True,
+    )["input_ids"][-1]
     chain = [opener, *tokenizer.encode(answer, add_special_tokens=False), tokenizer.eos_token_id]
-    following = dict(zip(chain, chain[1:]))
+    following = dict(pairwise(chain))
     assert len(following) == len(chain) - 1, "a token repeats in the answer: pick another"
     with torch.no_grad():
         for layer in model.model.layers:
@@ -164,8 +221,11 @@ def server(model_dir, tmp_path_factory):
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     binary = Path(sys.executable).parent / "transformers"
     with open(log, "wb") as sink:
-        process = subprocess.Popen([str(binary), "serve", str(model_dir), "--host", "127.0.0.1",
-                                    "--port", str(port)], stdout=sink, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [str(binary), "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -188,14 +248,36 @@ def server(model_dir, tmp_path_factory):
 
 
 def eval_args(shop: Path, out: Path, datasets: Path, *extra: str) -> list[str]:
-    return ["eval", "--episodes", str(shop), "--recipe", "hat-heldout", "--variants", "1",
-            "--out", str(out), "--datasets-dir", str(datasets), "--trust-hooks",
-            "--max-tokens", "24", *extra]
+    return [
+        "eval",
+        "--episodes",
+        str(shop),
+        "--recipe",
+        "hat-heldout",
+        "--variants",
+        "1",
+        "--out",
+        str(out),
+        "--datasets-dir",
+        str(datasets),
+        "--trust-hooks",
+        "--max-tokens",
+        "24",
+        *extra,
+    ]
 
 
 def served_args(server: str, model_dir: Path) -> list[str]:
-    return ["--base-url", server, "--model", str(model_dir), "--max-retries", "0",
-            "--concurrency", "2"]
+    return [
+        "--base-url",
+        server,
+        "--model",
+        str(model_dir),
+        "--max-retries",
+        "0",
+        "--concurrency",
+        "2",
+    ]
 
 
 def journal_lines(folder: Path) -> list[dict]:
@@ -229,8 +311,10 @@ def test_eval_against_transformers_serve_writes_the_report_and_plots(served, sho
     for episode in sources.values():
         for item in episode_items(episode, "original"):
             result = next(r for r in report["results"] if r["key"] == item.key)
-            assert result["correct"] == judge(answers[item.fingerprint]["message"], item.gold,
-                                              item.harness).correct
+            assert (
+                result["correct"]
+                == judge(answers[item.fingerprint]["message"], item.gold, item.harness).correct
+            )
     # The tiny model writes tool calls, and some are right.
     assert any(a["message"] and a["message"].get("tool_calls") for a in answers.values())
     assert 0 < report["original"]["accuracy"] < 1
@@ -244,29 +328,47 @@ def test_eval_against_transformers_serve_writes_the_report_and_plots(served, sho
         assert (served / png).read_bytes().startswith(b"\x89PNG") and f"({png})" in text
 
 
-def test_a_rerun_asks_nothing_and_rewrites_the_same_report(served, shop, server, model_dir,
-                                                           datasets):
-    before = {name: (served / name).read_bytes()
-              for name in ("report.json", "report.md", "accuracy_by_family.png", PREDICTIONS_FILE)}
+def test_a_rerun_asks_nothing_and_rewrites_the_same_report(
+    served, shop, server, model_dir, datasets
+):
+    before = {
+        name: (served / name).read_bytes()
+        for name in ("report.json", "report.md", "accuracy_by_family.png", PREDICTIONS_FILE)
+    }
     assert main(eval_args(shop, served, datasets, *served_args(server, model_dir))) == 0
     assert {name: (served / name).read_bytes() for name in before} == before
 
 
-def test_other_settings_in_the_same_folder_are_refused(served, shop, server, model_dir, datasets,
-                                                      capsys):
+def test_other_settings_in_the_same_folder_are_refused(
+    served, shop, server, model_dir, datasets, capsys
+):
     args = eval_args(shop, served, datasets, *served_args(server, model_dir), "--limit", "3")
     assert main(args) == 2
     assert "other settings" in capsys.readouterr().err
 
 
-def test_a_killed_run_resumes_without_asking_again(served, shop, server, model_dir, datasets,
-                                                   tmp_path):
+def test_a_killed_run_resumes_without_asking_again(
+    served, shop, server, model_dir, datasets, tmp_path
+):
     out = tmp_path / "killed"
     # Streamed this time: time to first token is measured, and the verdicts must not change.
-    args = eval_args(shop, out, datasets, *served_args(server, model_dir), "--concurrency", "1",
-                     "--families", "tool_schema", "--stream")
-    process = subprocess.Popen([sys.executable, "-m", "hsa.cli", *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": ""})
+    args = eval_args(
+        shop,
+        out,
+        datasets,
+        *served_args(server, model_dir),
+        "--concurrency",
+        "1",
+        "--families",
+        "tool_schema",
+        "--stream",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hsa.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     journal = out / PREDICTIONS_FILE
     deadline = time.monotonic() + 300
     while not (journal.is_file() and journal.read_bytes().count(b"\n") >= 5):
@@ -278,13 +380,14 @@ def test_a_killed_run_resumes_without_asking_again(served, shop, server, model_d
     assert not (out / "report.json").exists()
     assert main(args) == 0
     asked = [a["fingerprint"] for a in journal_lines(out) if "key" in a]
-    assert len(asked) == len(set(asked))                     # nothing asked twice
+    assert len(asked) == len(set(asked))  # nothing asked twice
     assert done_before < set(asked)
     resumed, whole = read_report(out), read_report(served)
     assert list(resumed["sets"]) == ["all", "tool_schema"]
     # Greedy decoding: the verdicts of the uninterrupted run on the same items.
-    assert resumed["results"] == [r for r in whole["results"]
-                                  if r["set"] in ("original", "all", "tool_schema")]
+    assert resumed["results"] == [
+        r for r in whole["results"] if r["set"] in ("original", "all", "tool_schema")
+    ]
     ttft = resumed["latency"]["ttft_s"]
     assert ttft["n"] > 0 and ttft["p50"] <= resumed["latency"]["e2e_s"]["p50"]
     assert whole["latency"]["ttft_s"]["n"] == 0
@@ -293,8 +396,10 @@ def test_a_killed_run_resumes_without_asking_again(served, shop, server, model_d
 @pytest.fixture(scope="module")
 def in_process(shop, model_dir, datasets, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("inproc") / "report"
-    assert main(eval_args(shop, out, datasets, "--model-path", str(model_dir),
-                          "--batch-size", "16")) == 0
+    assert (
+        main(eval_args(shop, out, datasets, "--model-path", str(model_dir), "--batch-size", "16"))
+        == 0
+    )
     return out
 
 
@@ -307,9 +412,14 @@ def test_in_process_backend_gives_the_server_verdicts(served, in_process):
     def comparable(message):
         if message is None:
             return None
-        return ((message.get("content") or "").strip(),
-                [(c["function"]["name"], json.loads(c["function"]["arguments"]))
-                 for c in message.get("tool_calls") or []])
+        return (
+            (message.get("content") or "").strip(),
+            [
+                (c["function"]["name"], json.loads(c["function"]["arguments"]))
+                for c in message.get("tool_calls") or []
+            ],
+        )
+
     served_answers = {a["fingerprint"]: a for a in journal_lines(served) if "key" in a}
     local_answers = {a["fingerprint"]: a for a in journal_lines(in_process) if "key" in a}
     assert served_answers.keys() == local_answers.keys()
@@ -317,9 +427,9 @@ def test_in_process_backend_gives_the_server_verdicts(served, in_process):
         assert comparable(local_answers[fingerprint]["message"]) == comparable(answer["message"])
 
 
-def test_compare_prints_the_paired_table_and_refuses_other_items(served, in_process, shop,
-                                                                 model_dir, datasets, tmp_path,
-                                                                 capsys):
+def test_compare_prints_the_paired_table_and_refuses_other_items(
+    served, in_process, shop, model_dir, datasets, tmp_path, capsys
+):
     capsys.readouterr()
     assert main(["eval", "compare", str(served), str(in_process), "--json"]) == 0
     comparison = json.loads(capsys.readouterr().out)
@@ -327,13 +437,27 @@ def test_compare_prints_the_paired_table_and_refuses_other_items(served, in_proc
     for row in comparison["rows"]:
         versus = row["versus_first"][0]
         assert versus["only_first"] == versus["only_this"] == 0 and versus["mcnemar_p"] == 1.0
-        assert versus["diff"] == (0 if row["turns"] else None)   # a set may have no variant
+        assert versus["diff"] == (0 if row["turns"] else None)  # a set may have no variant
     assert main(["eval", "compare", str(served), str(in_process)]) == 0
     printed = capsys.readouterr().out
     assert "McNemar p (b/c)" in printed and "| original | 16 |" in printed
     fewer = tmp_path / "fewer"
-    assert main(eval_args(shop, fewer, datasets, "--model-path", str(model_dir),
-                          "--limit", "3", "--families", "none")) == 0
+    assert (
+        main(
+            eval_args(
+                shop,
+                fewer,
+                datasets,
+                "--model-path",
+                str(model_dir),
+                "--limit",
+                "3",
+                "--families",
+                "none",
+            )
+        )
+        == 0
+    )
     assert main(["eval", "compare", str(served), str(fewer)]) == 2
     assert "different items" in capsys.readouterr().err
 
@@ -344,25 +468,49 @@ def test_a_dataset_version_is_evaluated_as_it_is(served, model_dir, tmp_path):
     whole = read_report(served)
     version = Path(whole["sets"]["tool_schema"]["dataset"]["version_dir"])
     out = tmp_path / "dataset"
-    assert main(["eval", "--dataset", str(version), "--model-path", str(model_dir), "--out",
-                 str(out), "--max-tokens", "24", "--trust-hooks"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                str(version),
+                "--model-path",
+                str(model_dir),
+                "--out",
+                str(out),
+                "--max-tokens",
+                "24",
+                "--trust-hooks",
+            ]
+        )
+        == 0
+    )
     report = read_report(out)
     assert list(report["sets"]) == ["hat-heldout.tool_schema"]
 
     def verdicts(results, set_name):
-        return sorted((r["source_id"], r["variant"], r["at"], r["correct"], r["rule"])
-                      for r in results if r["set"] == set_name)
+        return sorted(
+            (r["source_id"], r["variant"], r["at"], r["correct"], r["rule"])
+            for r in results
+            if r["set"] == set_name
+        )
+
     assert verdicts(report["results"], "original") == verdicts(whole["results"], "original")
-    assert verdicts(report["results"], "hat-heldout.tool_schema") == \
-        verdicts(whole["results"], "tool_schema")
+    assert verdicts(report["results"], "hat-heldout.tool_schema") == verdicts(
+        whole["results"], "tool_schema"
+    )
 
 
-@pytest.mark.parametrize("answer, reason", [
-    ('<tool_call>{"arguments":{"link":3}}</tool_call>', "a tool call without 'name'"),
-    ('<tool_call>{"name":"get_price","arguments":{"link":3}</tool_call>', ""),
-])
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        ('<tool_call>{"arguments":{"link":3}}</tool_call>', "a tool call without 'name'"),
+        ('<tool_call>{"name":"get_price","arguments":{"link":3}</tool_call>', ""),
+    ],
+)
 def test_an_unparsable_tool_call_is_an_item_without_answer_not_a_stopped_run(
-        shop, tmp_path, answer, reason):
+    shop, tmp_path, answer, reason
+):
     """A barely trained model writes tool calls the response parser refuses: one without "name"
     (transformers' parser raises KeyError) or JSON that does not close (ValueError), where
     transformers serve answers HTTP 500. Every item still gets its Answer, with no message and

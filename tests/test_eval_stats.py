@@ -4,19 +4,29 @@ pass^k, intervals, McNemar; and the report, plots and comparison built from them
 from __future__ import annotations
 
 import random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hsa.augment.recipe import load_recipe
 from hsa.errors import HsaError
 from hsa.eval.compare import compare_reports, comparison_table
 from hsa.eval.items import ORIGINAL, family_recipe, recipe_families
 from hsa.eval.journal import Journal
 from hsa.eval.plots import write_plots
 from hsa.eval.report import main_table, render_markdown
-from hsa.eval.stats import (Result, consistency, mcnemar_exact, paired_bootstrap, pass_hat_k,
-                            solved, summarize_original, summarize_set, turn_counts)
-from hsa.augment.recipe import load_recipe
+from hsa.eval.stats import (
+    Result,
+    consistency,
+    mcnemar_exact,
+    paired_bootstrap,
+    pass_hat_k,
+    solved,
+    summarize_original,
+    summarize_set,
+    turn_counts,
+)
 
 
 def results(set_name: str, table: dict[str, list[list[bool]]]) -> list[Result]:
@@ -26,17 +36,29 @@ def results(set_name: str, table: dict[str, list[list[bool]]]) -> list[Result]:
         for v, turns in enumerate(variants):
             for t, correct in enumerate(turns):
                 variant = None if set_name == ORIGINAL else v
-                out.append(Result(key=f"{set_name}/{episode}#{variant}@{t}", set=set_name,
-                                  source_id=episode, variant=variant, at=t, correct=correct,
-                                  rule=None if correct else "value_mismatch"))
+                out.append(
+                    Result(
+                        key=f"{set_name}/{episode}#{variant}@{t}",
+                        set=set_name,
+                        source_id=episode,
+                        variant=variant,
+                        at=t,
+                        correct=correct,
+                        rule=None if correct else "value_mismatch",
+                    )
+                )
     return out
 
 
 # Four episodes of one turn; two variants each. Original: 3/4 right. Variants: e1 both, e2 one,
 # e3 none, e4 one -> 4/8.
 ORIGINAL_TABLE = {"e1": [[True]], "e2": [[True]], "e3": [[True]], "e4": [[False]]}
-VARIANT_TABLE = {"e1": [[True], [True]], "e2": [[True], [False]], "e3": [[False], [False]],
-                 "e4": [[False], [True]]}
+VARIANT_TABLE = {
+    "e1": [[True], [True]],
+    "e2": [[True], [False]],
+    "e3": [[False], [False]],
+    "e4": [[False], [True]],
+}
 
 
 def test_hand_computed_accuracy_drop_consistency_and_pass_k():
@@ -44,12 +66,12 @@ def test_hand_computed_accuracy_drop_consistency_and_pass_k():
     s = summarize_set(original, variants)
     assert s["accuracy"] == 0.5 and s["original_accuracy"] == 0.75
     assert s["drop"] == pytest.approx(0.25)
-    assert s["consistency"] == 0.25                    # only e1 solved under both variants
-    assert s["robust"] == 0.25                         # e1 is also solved on the original
-    assert s["pass_k"] == {"1": 0.5, "2": 0.25}        # mean(1, .5, 0, .5); mean(1, 0, 0, 0)
+    assert s["consistency"] == 0.25  # only e1 solved under both variants
+    assert s["robust"] == 0.25  # e1 is also solved on the original
+    assert s["pass_k"] == {"1": 0.5, "2": 0.25}  # mean(1, .5, 0, .5); mean(1, 0, 0, 0)
     assert s["failures_by_rule"] == {"value_mismatch": 4}
     low, high = s["drop_ci95"]
-    assert low < 0.25 < high and -1 <= low and high <= 1
+    assert low < 0.25 < high and low >= -1 and high <= 1
     assert summarize_original(original)["accuracy"] == 0.75
 
 
@@ -57,14 +79,14 @@ def test_multi_turn_episodes_pool_turns_and_solve_only_when_every_turn_is_right(
     original = results(ORIGINAL, {"a": [[True, True, True]], "b": [[True]]})
     variants = results("all", {"a": [[True, False, True]], "b": [[True]]})
     s = summarize_set(original, variants)
-    assert s["accuracy"] == 0.75 and s["original_accuracy"] == 1.0    # 3/4 turns; 4/4 turns
-    assert s["consistency"] == 0.5                   # a has a wrong turn: not solved
+    assert s["accuracy"] == 0.75 and s["original_accuracy"] == 1.0  # 3/4 turns; 4/4 turns
+    assert s["consistency"] == 0.5  # a has a wrong turn: not solved
     assert turn_counts(variants) == {"a": (2, 3), "b": (1, 1)}
 
 
 def test_the_drop_is_paired_on_the_episodes_that_have_variants():
     original = results(ORIGINAL, {"a": [[True]], "b": [[False]], "c": [[False]]})
-    variants = results("all", {"a": [[False]]})      # b and c got no variant
+    variants = results("all", {"a": [[False]]})  # b and c got no variant
     s = summarize_set(original, variants)
     assert s["original_accuracy"] == 1.0 and s["drop"] == 1.0 and s["episodes"] == 1
 
@@ -88,14 +110,17 @@ def test_bootstrap_is_seeded_and_ignores_input_order():
 
 
 def test_mcnemar_exact_by_hand():
-    assert mcnemar_exact(1, 5) == pytest.approx(2 * (1 + 6) / 64)    # 0.21875
+    assert mcnemar_exact(1, 5) == pytest.approx(2 * (1 + 6) / 64)  # 0.21875
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
     assert mcnemar_exact(0, 10) == pytest.approx(2 / 1024)
 
 
-outcomes = st.dictionaries(st.text("abcdef", min_size=1, max_size=3),
-                           st.lists(st.booleans(), min_size=1, max_size=5), min_size=1,
-                           max_size=12)
+outcomes = st.dictionaries(
+    st.text("abcdef", min_size=1, max_size=3),
+    st.lists(st.booleans(), min_size=1, max_size=5),
+    min_size=1,
+    max_size=12,
+)
 
 
 @given(outcomes)
@@ -108,12 +133,13 @@ def test_pass_k_falls_with_k_and_equals_consistency_when_every_episode_has_k(tab
     if len(n) == 1:  # every episode has the same number of variants: pass^k never rises
         assert present == sorted(present, reverse=True)
         assert values[n.pop() - 1] == pytest.approx(consistency(variant_solved))
-    assert values[0] == pytest.approx(
-        sum(sum(f) / len(f) for f in table.values()) / len(table))
+    assert values[0] == pytest.approx(sum(sum(f) / len(f) for f in table.values()) / len(table))
 
 
-@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=30),
-       st.integers(0, 2 ** 32))
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=30),
+    st.integers(0, 2**32),
+)
 def test_paired_bootstrap_interval_bounds_and_point(pairs, seed):
     a = {f"e{i}": (min(x, 4), 4) for i, (x, _) in enumerate(pairs)}
     b = {f"e{i}": (min(y, 4), 4) for i, (_, y) in enumerate(pairs)}
@@ -131,31 +157,57 @@ def test_solved_reads_each_variant_separately():
 
 # ---- the report, plots and comparison from scripted results ---------------------------------
 
+
 def scripted_report(variant_table: dict, name: str = "model") -> dict:
     original = results(ORIGINAL, ORIGINAL_TABLE)
     variants = results("all", variant_table)
     every = original + variants
-    return {"run": {"backend": {"model": name, "backend": "scripted",
-                                "sampling": {"temperature": 0.0, "max_tokens": 8}},
-                    "inputs": {}, "episodes": 4, "items": len(every), "items_sha256": "same",
-                    "hooks_checked": False,
-                    "bootstrap": {"resamples": 2000, "seed": 1, "level": 0.95}},
-            "original": summarize_original(original),
-            "sets": {"all": {"family": None, **summarize_set(original, variants)}},
-            "latency": {"e2e_s": {"n": 2, "mean": 0.2, "p50": 0.2, "p95": 0.29, "p99": 0.3},
-                        "ttft_s": {"n": 0}, "tpot_s": {"n": 0}, "e2e_samples_s": [0.1, 0.3],
-                        "ttft_samples_s": [], "completion_tokens": 10, "wall_s": 1.0,
-                        "output_tokens_per_s": 10.0},
-            "no_answer": [], "results": [r.to_dict() for r in every]}
+    return {
+        "run": {
+            "backend": {
+                "model": name,
+                "backend": "scripted",
+                "sampling": {"temperature": 0.0, "max_tokens": 8},
+            },
+            "inputs": {},
+            "episodes": 4,
+            "items": len(every),
+            "items_sha256": "same",
+            "hooks_checked": False,
+            "bootstrap": {"resamples": 2000, "seed": 1, "level": 0.95},
+        },
+        "original": summarize_original(original),
+        "sets": {"all": {"family": None, **summarize_set(original, variants)}},
+        "latency": {
+            "e2e_s": {"n": 2, "mean": 0.2, "p50": 0.2, "p95": 0.29, "p99": 0.3},
+            "ttft_s": {"n": 0},
+            "tpot_s": {"n": 0},
+            "e2e_samples_s": [0.1, 0.3],
+            "ttft_samples_s": [],
+            "completion_tokens": 10,
+            "wall_s": 1.0,
+            "output_tokens_per_s": 10.0,
+        },
+        "no_answer": [],
+        "results": [r.to_dict() for r in every],
+    }
 
 
 def test_main_table_and_markdown_show_the_numbers():
     report = scripted_report(VARIANT_TABLE)
     header, rows = main_table(report)
-    assert header[:8] == ["set", "episodes", "turns", "accuracy", "original (same episodes)",
-                          "drop", "95% CI of drop", "consistency"]
+    assert header[:8] == [
+        "set",
+        "episodes",
+        "turns",
+        "accuracy",
+        "original (same episodes)",
+        "drop",
+        "95% CI of drop",
+        "consistency",
+    ]
     assert rows[1][:6] == ["all", "4", "8", "50.0%", "75.0%", "+25.0 pp"]
-    assert rows[1][7:10] == ["25.0%", "50.0%", "25.0%"]       # consistency, pass^1, pass^2
+    assert rows[1][7:10] == ["25.0%", "50.0%", "25.0%"]  # consistency, pass^1, pass^2
     text = render_markdown(report, ["accuracy_by_family.png"])
     assert "| all | 4 | 8 | 50.0% | 75.0% | +25.0 pp |" in text
     assert "![accuracy_by_family.png](accuracy_by_family.png)" in text
@@ -191,18 +243,24 @@ def test_compare_pairs_turns_and_refuses_other_items():
 
 # ---- variant sets and the journal -----------------------------------------------------------
 
+
 def test_family_recipes_keep_only_their_family_with_the_held_out_options():
     recipe = load_recipe("hat-heldout")
     families = recipe_families(recipe)
     assert families == ["hooks", "prompt_structure", "skill_content", "skill_ids", "tool_schema"]
     from hsa.augment.registry import families as known
+
     for family in families:
         alone = family_recipe(recipe, family)
-        assert {known()[t.transform.name] for t in alone.pipeline.transforms()} - {"core"} == \
-            {family}
+        assert {known()[t.transform.name] for t in alone.pipeline.transforms()} - {"core"} == {
+            family
+        }
         assert alone.seed == recipe.seed and alone.name == f"hat-heldout.{family}"
-        assert all(t.transform.split == "heldout" for t in alone.pipeline.transforms()
-                   if hasattr(t.transform, "split"))
+        assert all(
+            t.transform.split == "heldout"
+            for t in alone.pipeline.transforms()
+            if hasattr(t.transform, "split")
+        )
     with pytest.raises(HsaError, match="no node of family"):
         family_recipe(family_recipe(recipe, "hooks"), "tool_schema")
 
@@ -214,7 +272,7 @@ def test_journal_cuts_a_torn_line_and_keeps_whole_answers(tmp_path):
     journal.end_session(1.5, 1)
     journal.close()
     with open(path, "ab") as handle:
-        handle.write(b'{"key": "k2", "finger')                 # killed mid-write
+        handle.write(b'{"key": "k2", "finger')  # killed mid-write
     again = Journal(path)
     assert list(again.answers) == ["f1"] and again.wall_s == 1.5
     again.add({"key": "k2", "fingerprint": "f2", "message": None})

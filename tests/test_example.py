@@ -10,12 +10,17 @@ import jsonschema
 import pytest
 
 from hsa.errors import HooksNotTrustedError, Reject
-from hsa.model.episode import read_episodes
-from hsa.example import (CATALOGUE_PATH, EPISODES_PATH, HARNESS_DIR, load_example_episodes,
-                         load_example_harness)
-from hsa.example import make_episodes
-from hsa.model.harness import load_harness
+from hsa.example import (
+    CATALOGUE_PATH,
+    EPISODES_PATH,
+    HARNESS_DIR,
+    load_example_episodes,
+    load_example_harness,
+    make_episodes,
+)
 from hsa.files.jsonl import read_lines
+from hsa.model.episode import read_episodes
+from hsa.model.harness import load_harness
 
 CATEGORIES = {"single_call", "multi_step", "skill_use", "hook_retry", "no_tool"}
 REQUIRED_HOOKS = {  # function -> event: the four checks the example promises
@@ -57,6 +62,7 @@ def call_args(tool_call: dict) -> dict:
 
 # ---- the harness ---------------------------------------------------------------------------------
 
+
 def test_harness_loads_and_validates(harness):
     assert harness.name == "live-commerce-host"
     assert harness.validate() is harness
@@ -96,8 +102,7 @@ def test_tools_have_real_schemas(harness):
         assert tool.parameters["type"] == "object"
         assert tool.properties, tool.name
         for name, spec in tool.properties.items():
-            assert "type" in spec and spec.get("description"), \
-                (tool.name, name)
+            assert "type" in spec and spec.get("description"), (tool.name, name)
         for req in tool.required:
             assert req in tool.properties
 
@@ -120,6 +125,7 @@ def test_untrusted_harness_refuses_hooks():
 
 # ---- the hooks, on inputs the data does not cover ------------------------------------------------
 
+
 def test_viewer_hook_flags_bad_input(harness, hooks):
     hook = hook_named(harness, "check_viewer_message")
     check = lambda text: hooks[hook.name]({"text": text}, hook.config)  # noqa: E731
@@ -137,8 +143,9 @@ def test_tool_hook_checks_schema_and_room(harness, hooks):
     schema = harness.tool("check_stock").parameters
 
     def check(args, parameters=schema, tool="check_stock"):
-        return hooks[hook.name]({"tool_name": tool, "arguments": args, "parameters": parameters},
-                                hook.config)
+        return hooks[hook.name](
+            {"tool_name": tool, "arguments": args, "parameters": parameters}, hook.config
+        )
 
     assert check({"link_number": 3, "size": "M"})["ok"]
     assert check({"link_number": 10})["ok"]
@@ -165,8 +172,9 @@ def test_reply_hooks(harness, hooks):
     reply = next(s for s, k in kinds.items() if k == "reply")
 
     def skill_check(loaded, called, config=skill_hook.config):
-        return hooks[skill_hook.name]({"loaded_skills": loaded, "skill_kinds": kinds,
-                                       "tools_called": called}, config)
+        return hooks[skill_hook.name](
+            {"loaded_skills": loaded, "skill_kinds": kinds, "tools_called": called}, config
+        )
 
     assert skill_check([reply], ["check_stock"])["ok"]
     assert skill_check([], [])["ok"]  # a one-line thanks needs no skill
@@ -190,13 +198,15 @@ def test_reply_hooks(harness, hooks):
 
 # ---- the episodes file ---------------------------------------------------------------------------
 
+
 def test_committed_file_is_current(built):
     """As ``make_episodes --check``: building again gives the committed file, line by line."""
     lines = EPISODES_PATH.read_bytes().splitlines(keepends=True)
     fresh = make_episodes.render(built).splitlines(keepends=True)
     for i, (old, new) in enumerate(zip(lines, fresh, strict=False), start=1):
-        assert old == new, (f"episodes.jsonl line {i} is stale: "
-                            f"run python -m hsa.example.make_episodes")
+        assert old == new, (
+            f"episodes.jsonl line {i} is stale: run python -m hsa.example.make_episodes"
+        )
     assert len(lines) == len(fresh)
 
 
@@ -288,10 +298,10 @@ def test_gold_values_fit_the_schemas(harness, rows):
 def hook_feedback_after(msgs: list[dict], i: int) -> dict[str, str]:
     """Hook messages (user or tool, named hook.<name>) right after message ``i``: name -> text."""
     out = {}
-    for m in msgs[i + 1:]:
+    for m in msgs[i + 1 :]:
         if not m.get("name", "").startswith("hook."):
             break
-        out[m["name"][len("hook."):]] = m["content"]
+        out[m["name"][len("hook.") :]] = m["content"]
     return out
 
 
@@ -331,8 +341,12 @@ def replay_hooks(harness, hooks, row) -> list[tuple[str, int, bool]]:
                 blocked = answer.get("name", "").startswith("hook.")
                 for hook in by_event["tool_call"]:
                     feedback = answer["content"] if answer.get("name") == f"hook.{hook}" else None
-                    judge(hook, {"tool_name": name, "arguments": args,
-                                 "parameters": tool.parameters}, i, feedback)
+                    judge(
+                        hook,
+                        {"tool_name": name, "arguments": args, "parameters": tool.parameters},
+                        i,
+                        feedback,
+                    )
                 if blocked:
                     continue
                 if name == harness.skill_loader:
@@ -340,12 +354,15 @@ def replay_hooks(harness, hooks, row) -> list[tuple[str, int, bool]]:
                 else:
                     called.append(name)
         elif m["role"] == "assistant":
-            payloads = {"check_reply_skill_loaded": {"loaded_skills": list(loaded),
-                                                     "skill_kinds": kinds,
-                                                     "tools_called": list(called),
-                                                     "skill_loader": harness.skill_loader},
-                        "check_reply_compliance": {"reply": m["content"],
-                                                   "viewer_message": viewer}}
+            payloads = {
+                "check_reply_skill_loaded": {
+                    "loaded_skills": list(loaded),
+                    "skill_kinds": kinds,
+                    "tools_called": list(called),
+                    "skill_loader": harness.skill_loader,
+                },
+                "check_reply_compliance": {"reply": m["content"], "viewer_message": viewer},
+            }
             for hook in by_event["reply"]:
                 function = next(h.function for h in harness.hooks if h.name == hook)
                 judge(hook, payloads[function], i, after.get(hook))
@@ -402,8 +419,9 @@ def test_gold_describes_the_correct_messages(harness, rows):
             if m["role"] != "assistant":
                 continue
             if hook_feedback_after(msgs, i) or any(
-                    answers[tc["id"]].get("name", "").startswith("hook.")
-                    for tc in m.get("tool_calls", [])):
+                answers[tc["id"]].get("name", "").startswith("hook.")
+                for tc in m.get("tool_calls", [])
+            ):
                 rejected.add(i)
         assistants = {i for i, m in enumerate(msgs) if m["role"] == "assistant"}
         turns = row["gold"]["turns"]

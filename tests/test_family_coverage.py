@@ -14,7 +14,7 @@ The numbers come from tests/family_report.py (``python -m tests.family_report`` 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -25,13 +25,20 @@ from tests.family_report import FAMILIES, HARNESSES, SPLITS, harness_episodes, m
 pytestmark = pytest.mark.usefixtures("bfcl_data")
 
 
-@lru_cache(maxsize=None)
+@cache
 def datasets() -> dict[str, tuple[list, int]]:
     """name -> (episodes, variants per episode); the small harnesses get more variants."""
-    out = {name.removeprefix("BFCL_v4_").removesuffix(".json"):
-           (import_bfcl(BFCL_DIR / name).episodes, 1) for name in BFCL_FILES}
-    out |= {name: (harness_episodes(path), 1 if name.startswith("example") else 2)
-            for name, path in HARNESSES.items()}
+    out = {
+        name.removeprefix("BFCL_v4_").removesuffix(".json"): (
+            import_bfcl(BFCL_DIR / name).episodes,
+            1,
+        )
+        for name in BFCL_FILES
+    }
+    out |= {
+        name: (harness_episodes(path), 1 if name.startswith("example") else 2)
+        for name, path in HARNESSES.items()
+    }
     return out
 
 
@@ -45,11 +52,14 @@ def test_family_preserves_the_task_and_changes_its_part(family, split):
         if m.kept_share < 0.99:
             failures.append(f"{name}: kept {m.kept_share:.1%}; {m.rejects[:3]}")
         if m.applicable and m.changed_share < 0.90:
-            failures.append(f"{name}: changed {m.changed}/{m.applicable}; unchanged e.g. "
-                            f"{m.unchanged[:5]}")
+            failures.append(
+                f"{name}: changed {m.changed}/{m.applicable}; unchanged e.g. {m.unchanged[:5]}"
+            )
         if m.meaning_rejects or m.meaning_kept:
-            failures.append(f"{name}: {m.meaning_rejects} variants rejected and "
-                            f"{m.meaning_kept} renames kept that take another's meaning")
+            failures.append(
+                f"{name}: {m.meaning_rejects} variants rejected and "
+                f"{m.meaning_kept} renames kept that take another's meaning"
+            )
         if name in HARNESSES and m.convention_breaks:
             failures.append(f"{name}: {m.convention_breaks} rows mix naming conventions")
     assert applicable > 0, f"family {family} is visible nowhere"

@@ -11,33 +11,53 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
-from hsa.example import load_example_episodes, load_example_harness
-from hsa.model.hook import Hook
-from hsa.model.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, FORMATS, PLAIN, WORDINGS,
-                               format_feedback, parse_feedback, split_format)
 from hsa.augment.mapping import Mapping
-from hsa.dataset.pipeline import augment, augment_episode
 from hsa.augment.recipe import Recipe
 from hsa.augment.rename import rename_messages
 from hsa.augment.variant import Variant
-from tests.strategies import gold_calls, harnesses, identifiers, rich_episode_dicts, unicode_text
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.errors import HsaError
+from hsa.example import load_example_episodes, load_example_harness
+from hsa.model.episode import Episode
+from hsa.model.hook import Hook
+from hsa.model.hook_feedback import (
+    FORMAT_KEY,
+    FORMAT_SPLITS,
+    FORMATS,
+    PLAIN,
+    format_feedback,
+    parse_feedback,
+    split_format,
+)
 from hsa.transforms._names import CONVENTION_SPLITS
-from hsa.transforms.hooks import (NAMING_STYLES, HookImplementationSwap, HookRetryPolicy,
-                              hook_name_in, retry_sequences)
+from hsa.transforms.hooks import (
+    NAMING_STYLES,
+    HookImplementationSwap,
+    HookRetryPolicy,
+    hook_name_in,
+    retry_sequences,
+)
+from tests.strategies import gold_calls, harnesses, identifiers, rich_episode_dicts, unicode_text
 
 
 def recipe(name: str, seed: int = 11, variants: int = 1, **options) -> Recipe:
-    return Recipe.from_dict({"recipe_version": 1, "name": "hooks-test", "seed": seed,
-                             "variants_per_episode": variants, "keep_original": False,
-                             "pipeline": [{name: options}]})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "hooks-test",
+            "seed": seed,
+            "variants_per_episode": variants,
+            "keep_original": False,
+            "pipeline": [{name: options}],
+        }
+    )
 
 
 def variants_of(name: str, episodes, **options) -> list[Variant]:
     out = list(augment(recipe(name, **options), episodes))
-    assert all(isinstance(v, Variant) for v in out), [str(v) for v in out if not
-                                                      isinstance(v, Variant)][:3]
+    assert all(isinstance(v, Variant) for v in out), [
+        str(v) for v in out if not isinstance(v, Variant)
+    ][:3]
     return out
 
 
@@ -47,11 +67,13 @@ def example():
 
 
 def hook_messages(episode: Episode) -> list[tuple[int, dict]]:
-    return [(i, m) for i, m in enumerate(episode.messages)
-            if str(m.get("name", "")).startswith("hook.")]
+    return [
+        (i, m) for i, m in enumerate(episode.messages) if str(m.get("name", "")).startswith("hook.")
+    ]
 
 
 # ---- option tables ---------------------------------------------------------------------------
+
 
 def test_format_and_naming_splits_are_disjoint_and_non_trivial():
     train, heldout = set(FORMAT_SPLITS["train"]), set(FORMAT_SPLITS["heldout"])
@@ -64,21 +86,23 @@ def test_format_and_naming_splits_are_disjoint_and_non_trivial():
         assert any(":en-" in f for f in sentences) and any(":zh-" in f for f in sentences)
     assert not set(NAMING_STYLES["train"]) & set(NAMING_STYLES["heldout"])
     assert min(len(NAMING_STYLES["train"]), len(NAMING_STYLES["heldout"])) >= 3
-    words = {split: {w for p in NAMING_STYLES[split] for w in p.split() if w != "{words}"}
-             for split in ("train", "heldout")}
+    words = {
+        split: {w for p in NAMING_STYLES[split] for w in p.split() if w != "{words}"}
+        for split in ("train", "heldout")
+    }
     assert not words["train"] & words["heldout"]  # not even a word is shared
 
 
 def test_hook_names_in_each_convention():
     assert hook_name_in("{words} check", "tool_arguments") == "tool_arguments_check"
     assert hook_name_in("{words} guard", "tool_arguments", "camel") == "toolArgumentsGuard"
-    assert hook_name_in("{words} check", "replySkillLoaded", "kebab") \
-        == "reply-skill-loaded-check"
+    assert hook_name_in("{words} check", "replySkillLoaded", "kebab") == "reply-skill-loaded-check"
     assert hook_name_in("validate {words}", "math.check2") == "validate_math_check_2"
     assert hook_name_in("enforce {words}", "tool_arguments", "pascal") == "EnforceToolArguments"
 
 
 # ---- formats ---------------------------------------------------------------------------------
+
 
 def test_each_style_looks_as_documented():
     core = "tool_x: link_number 28 is not a link in this room."
@@ -86,16 +110,21 @@ def test_each_style_looks_as_documented():
     assert format_feedback("tool_arguments", core, "tag", "square") == f"[tool_arguments] {core}"
     assert format_feedback("h", core, "xml", "hook") == f'<hook name="h">{core}</hook>'
     assert json.loads(format_feedback("h", core, "json", "hook")) == {
-        "hook": "h", "ok": False, "feedback": core}
+        "hook": "h",
+        "ok": False,
+        "feedback": core,
+    }
     assert format_feedback("h", core, "sentence", "en-failed") == f"Check h failed: {core}"
     assert format_feedback("h", core, "sentence", "zh-failed") == f"检查 h 未通过：{core}"
     with pytest.raises(HsaError, match="unknown hook feedback format 'xml:nope'"):
         format_feedback("h", core, "xml", "nope")
 
 
-@given(fmt=st.sampled_from(FORMATS),
-       hook=st.one_of(identifiers(), st.text(min_size=1, max_size=12)),
-       feedback=unicode_text)
+@given(
+    fmt=st.sampled_from(FORMATS),
+    hook=st.one_of(identifiers(), st.text(min_size=1, max_size=12)),
+    feedback=unicode_text,
+)
 def test_parse_inverts_format_for_any_name_and_text(fmt, hook, feedback):
     style, wording = split_format(fmt)
     text = format_feedback(hook, feedback, style, wording)
@@ -123,33 +152,47 @@ def test_parse_with_the_declared_format_keeps_plain_text_whole():
 
 # ---- the example's hook messages are plain ---------------------------------------------------
 
+
 def _recomputed_feedback(episode: Episode, i: int, harness, functions) -> dict:
     """What the harness's own hook returns for the step messages[i] reports on."""
     messages = episode.messages
     hook = harness.hooks[[h.name for h in harness.hooks].index(messages[i]["name"][5:])]
-    viewer_at = max(k for k in range(i)
-                    if messages[k]["role"] == "user" and "name" not in messages[k])
+    viewer_at = max(
+        k for k in range(i) if messages[k]["role"] == "user" and "name" not in messages[k]
+    )
     if hook.event == "user_message":
         payload = {"text": messages[viewer_at]["content"]}
     elif hook.event == "tool_call":
-        (call,) = [c for m in messages[:i] for c in m.get("tool_calls") or ()
-                   if c["id"] == messages[i]["tool_call_id"]]
+        (call,) = [
+            c
+            for m in messages[:i]
+            for c in m.get("tool_calls") or ()
+            if c["id"] == messages[i]["tool_call_id"]
+        ]
         name = call["function"]["name"]
         tool = harness.tool(name) or harness.loader_tool()
-        payload = {"tool_name": name, "arguments": json.loads(call["function"]["arguments"]),
-                   "parameters": tool.parameters}
+        payload = {
+            "tool_name": name,
+            "arguments": json.loads(call["function"]["arguments"]),
+            "parameters": tool.parameters,
+        }
     else:
-        calls = [(k, c["function"]) for k, m in enumerate(messages[:i])
-                 for c in m.get("tool_calls") or ()]
+        calls = [
+            (k, c["function"])
+            for k, m in enumerate(messages[:i])
+            for c in m.get("tool_calls") or ()
+        ]
         loader = harness.skill_loader
-        payload = {"reply": messages[i - 1]["content"],
-                   "viewer_message": messages[viewer_at]["content"],
-                   "loaded_skills": [json.loads(f["arguments"])["name"] for _, f in calls
-                                     if f["name"] == loader],
-                   "skill_kinds": {s.id: s.kind for s in harness.skills},
-                   "tools_called": [f["name"] for k, f in calls
-                                    if f["name"] != loader and k > viewer_at],
-                   "skill_loader": loader}
+        payload = {
+            "reply": messages[i - 1]["content"],
+            "viewer_message": messages[viewer_at]["content"],
+            "loaded_skills": [
+                json.loads(f["arguments"])["name"] for _, f in calls if f["name"] == loader
+            ],
+            "skill_kinds": {s.id: s.kind for s in harness.skills},
+            "tools_called": [f["name"] for k, f in calls if f["name"] != loader and k > viewer_at],
+            "skill_loader": loader,
+        }
     return functions[hook.name](payload, hook.config)
 
 
@@ -168,6 +211,7 @@ def test_example_hook_messages_are_the_plain_feedback_of_its_hooks(example):
 
 # ---- hook_implementation_swap ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("split", ["train", "heldout"])
 def test_swap_renames_hooks_and_rewraps_every_feedback_message(example, split):
     chosen = [e for e in example if hook_messages(e)]
@@ -183,11 +227,16 @@ def test_swap_renames_hooks_and_rewraps_every_feedback_message(example, split):
         assert set(renames) == {h.name for h in original.harness.hooks}
         naming = out.harness.prompt.options["naming"]  # the variant's one convention
         assert naming in CONVENTION_SPLITS[split]
-        assert any(hook_name_in(style, "tool_arguments", naming) == renames["tool_arguments"]
-                   for style in NAMING_STYLES[split])
+        assert any(
+            hook_name_in(style, "tool_arguments", naming) == renames["tool_arguments"]
+            for style in NAMING_STYLES[split]
+        )
         for old, new in zip(original.harness.hooks, out.harness.hooks, strict=True):
-            assert (new.name, new.function, new.event) == (renames[old.name], old.function,
-                                                            old.event)
+            assert (new.name, new.function, new.event) == (
+                renames[old.name],
+                old.function,
+                old.event,
+            )
             assert new.config == {**old.config, FORMAT_KEY: fmt}
         before, after = hook_messages(original), hook_messages(out)
         assert [i for i, _ in before] == [i for i, _ in after]
@@ -198,41 +247,67 @@ def test_swap_renames_hooks_and_rewraps_every_feedback_message(example, split):
             assert parsed.feedback == old["content"]  # the example's cores name no hook
         # Every other message only moves with the renaming (a loaded skill names a hook).
         moved = rename_messages(original.messages, original.harness, variant.mapping)
-        assert [m for m in out.messages if "name" not in m] == \
-            [m for m in moved if "name" not in m]
+        assert [m for m in out.messages if "name" not in m] == [m for m in moved if "name" not in m]
         assert out.gold == original.gold
     assert len(formats) >= 3
 
 
 def test_swap_twice_reads_the_first_swaps_format(example):
     episode = next(e for e in example if e.id == "lc-hook-retry-002")
-    twice = Recipe.from_dict({"recipe_version": 1, "name": "twice", "seed": 5,
-                              "variants_per_episode": 4, "keep_original": False, "pipeline": [
-                                  {"hook_implementation_swap": {}},
-                                  {"hook_implementation_swap": {"split": "heldout"}}]})
-    (_, core), = [(i, m["content"]) for i, m in hook_messages(episode)]
+    twice = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "twice",
+            "seed": 5,
+            "variants_per_episode": 4,
+            "keep_original": False,
+            "pipeline": [
+                {"hook_implementation_swap": {}},
+                {"hook_implementation_swap": {"split": "heldout"}},
+            ],
+        }
+    )
+    ((_, core),) = [(i, m["content"]) for i, m in hook_messages(episode)]
     for variant in augment_episode(twice, episode):
         assert isinstance(variant, Variant), str(variant)
         fmt = variant.lineage[1].params["format"]
-        (_, message), = hook_messages(variant.episode)
+        ((_, message),) = hook_messages(variant.episode)
         assert parse_feedback(message["content"], fmt, hook=message["name"][5:]).feedback == core
 
 
 def test_swap_moves_hook_mentions_inside_the_core_and_keeps_list_content():
     base = load_example_harness()
-    episode = Episode.from_dict({"id": "mention", "messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "Hello!"},
-        {"role": "user", "name": "hook.reply_compliance",
-         "content": [{"type": "text",
-                      "text": "reply_compliance wants Chinese; see `tool_arguments`."}]},
-        {"role": "assistant", "content": "你好！"}],
-        "gold": {"at": 3, "no_call": True}}, harness=base)
+    episode = Episode.from_dict(
+        {
+            "id": "mention",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "Hello!"},
+                {
+                    "role": "user",
+                    "name": "hook.reply_compliance",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "reply_compliance wants Chinese; see `tool_arguments`.",
+                        }
+                    ],
+                },
+                {"role": "assistant", "content": "你好！"},
+            ],
+            "gold": {"at": 3, "no_call": True},
+        },
+        harness=base,
+    )
     params = {"renames": {h.name: h.name + "_v2" for h in base.hooks}, "format": "xml:check"}
     out = HookImplementationSwap().apply(episode, params)
-    assert out.messages[2]["content"] == [{"type": "text", "text":
-        '<check name="reply_compliance_v2">reply_compliance_v2 wants Chinese; see '
-        '`tool_arguments_v2`.</check>'}]
+    assert out.messages[2]["content"] == [
+        {
+            "type": "text",
+            "text": '<check name="reply_compliance_v2">reply_compliance_v2 wants Chinese; see '
+            "`tool_arguments_v2`.</check>",
+        }
+    ]
 
 
 def test_swap_refuses_params_that_do_not_fit(example):
@@ -244,14 +319,19 @@ def test_swap_refuses_params_that_do_not_fit(example):
         swap.apply(episode, {"renames": {"viewer_input": "check_stock"}, "format": "xml:check"})
     with pytest.raises(HsaError, match="unknown hook feedback format"):
         swap.apply(episode, {"renames": {}, "format": "smoke:signals"})
-    stray = replace(episode, messages=episode.messages + (
-        {"role": "user", "name": "hook.ghost", "content": "boo"},))
+    stray = replace(
+        episode,
+        messages=episode.messages + ({"role": "user", "name": "hook.ghost", "content": "boo"},),
+    )
     with pytest.raises(HsaError, match="hook.ghost, a hook the harness does not define"):
         swap.apply(stray, {"renames": {}, "format": "xml:check"})
 
 
-@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32),
-       split=st.sampled_from(["train", "heldout"]))
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    split=st.sampled_from(["train", "heldout"]),
+)
 def test_swap_keeps_every_core_feedback_up_to_the_renaming(row, seed, split):
     episode = Episode.from_dict(row)
     swap = HookImplementationSwap(split=split)
@@ -263,10 +343,12 @@ def test_swap_keeps_every_core_feedback_up_to_the_renaming(row, seed, split):
     for (_, old), (_, new) in zip(before, after, strict=True):
         hook = mapping.hooks.get(old["name"][5:], old["name"][5:])
         assert new["name"] == f"hook.{hook}"
-        (moved,) = rename_messages(({"role": "user", "content": old["content"]},),
-                                   episode.harness, mapping)
-        assert parse_feedback(new["content"], params["format"], hook=hook).feedback == \
-            moved["content"]
+        (moved,) = rename_messages(
+            ({"role": "user", "content": old["content"]},), episode.harness, mapping
+        )
+        assert (
+            parse_feedback(new["content"], params["format"], hook=hook).feedback == moved["content"]
+        )
     assert all(h.config[FORMAT_KEY] == params["format"] for h in out.harness.hooks)
     taken = set(out.harness.tool_names) | set(out.harness.skill_ids) | {out.harness.skill_loader}
     names = [h.name for h in out.harness.hooks]
@@ -274,6 +356,7 @@ def test_swap_keeps_every_core_feedback_up_to_the_renaming(row, seed, split):
 
 
 # ---- hook_retry_policy -----------------------------------------------------------------------
+
 
 def _judged(episode: Episode) -> list[dict]:
     return [episode.messages[t.at] for t in episode.gold.turns if t.at < len(episode.messages)]
@@ -283,10 +366,12 @@ def test_retry_sequences_of_the_example(example):
     found = {e.id: retry_sequences(e) for e in example}
     with_sequences = {k for k, v in found.items() if v}
     assert with_sequences == {e.id for e in example if e.meta.get("category") == "hook_retry"}
-    assert found["lc-hook-retry-001"] == [{"at": 3, "hook_messages": [4],
-                                           "hooks": ["tool_arguments"], "recovery": 5}]
-    assert found["lc-hook-retry-004"] == [{"at": 5, "hook_messages": [6],
-                                           "hooks": ["reply_compliance"], "recovery": 7}]
+    assert found["lc-hook-retry-001"] == [
+        {"at": 3, "hook_messages": [4], "hooks": ["tool_arguments"], "recovery": 5}
+    ]
+    assert found["lc-hook-retry-004"] == [
+        {"at": 5, "hook_messages": [6], "hooks": ["reply_compliance"], "recovery": 7}
+    ]
     # A viewer-input flag follows a viewer message, not a failed step: nothing to strip.
     assert found["lc-no-tool-005"] == []
 
@@ -297,21 +382,23 @@ def test_retry_policy_strips_to_the_recovering_turn(example):
         original, out = by_id[variant.source_id], variant.episode
         (params,) = [s.params for s in variant.lineage]
         removed = {k for s in params["stripped"] for k in [s["at"], *s["hook_messages"]]}
-        assert out.messages == tuple(m for i, m in enumerate(original.messages)
-                                     if i not in removed)
+        assert out.messages == tuple(m for i, m in enumerate(original.messages) if i not in removed)
         if original.meta.get("category") == "hook_retry":
             assert len(removed) == 2 and not hook_messages(out)
         else:
             assert out == original
         assert _judged(out) == _judged(original)
-        assert [replace(t, at=0) for t in out.gold.turns] == \
-            [replace(t, at=0) for t in original.gold.turns]
+        assert [replace(t, at=0) for t in out.gold.turns] == [
+            replace(t, at=0) for t in original.gold.turns
+        ]
 
 
 def test_retry_policy_keeps_a_share_whole(example):
     retry = [e for e in example if retry_sequences(e)]
-    assert all(v.episode == e for v, e in zip(
-        variants_of("hook_retry_policy", retry, keep_share=1.0), retry, strict=True))
+    assert all(
+        v.episode == e
+        for v, e in zip(variants_of("hook_retry_policy", retry, keep_share=1.0), retry, strict=True)
+    )
     out = list(augment(recipe("hook_retry_policy", variants=5), retry))
     kept = sum(1 for v in out if v.episode == next(e for e in retry if e.id == v.source_id))
     assert 0.1 < kept / len(out) < 0.3  # default keep_share 0.2, over 200 variants
@@ -323,57 +410,98 @@ def _hand_episode(messages, gold):
 
 
 def _call(cid, name, args):
-    return {"id": cid, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}
+    return {
+        "id": cid,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
 
 
 def test_a_step_with_a_successful_call_or_judged_by_gold_is_never_stripped():
-    mixed = _hand_episode([
-        {"role": "user", "content": "1、2号多少钱"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            _call("a", "get_product_info", {"link_number": 1}),
-            _call("b", "get_product_info", {"link_number": 12})]},
-        {"role": "tool", "tool_call_id": "a", "content": "{}"},
-        {"role": "tool", "tool_call_id": "b", "name": "hook.tool_arguments", "content": "bad link"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            _call("c", "get_product_info", {"link_number": 2})]},
-        {"role": "tool", "tool_call_id": "c", "content": "{}"},
-        {"role": "assistant", "content": "ok"}], {"at": 6, "no_call": True})
+    mixed = _hand_episode(
+        [
+            {"role": "user", "content": "1、2号多少钱"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    _call("a", "get_product_info", {"link_number": 1}),
+                    _call("b", "get_product_info", {"link_number": 12}),
+                ],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "{}"},
+            {
+                "role": "tool",
+                "tool_call_id": "b",
+                "name": "hook.tool_arguments",
+                "content": "bad link",
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_call("c", "get_product_info", {"link_number": 2})],
+            },
+            {"role": "tool", "tool_call_id": "c", "content": "{}"},
+            {"role": "assistant", "content": "ok"},
+        ],
+        {"at": 6, "no_call": True},
+    )
     assert retry_sequences(mixed) == []
-    judged = _hand_episode([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "Hello"},
-        {"role": "user", "name": "hook.reply_compliance", "content": "Chinese please"},
-        {"role": "assistant", "content": "你好"}],
-        {"turns": [{"at": 1, "no_call": True}, {"at": 3, "no_call": True}]})
+    judged = _hand_episode(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Hello"},
+            {"role": "user", "name": "hook.reply_compliance", "content": "Chinese please"},
+            {"role": "assistant", "content": "你好"},
+        ],
+        {"turns": [{"at": 1, "no_call": True}, {"at": 3, "no_call": True}]},
+    )
     assert retry_sequences(judged) == []
-    no_hook = _hand_episode([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "Hello"},
-        {"role": "assistant", "content": "你好"}], {"at": 2, "no_call": True})
+    no_hook = _hand_episode(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Hello"},
+            {"role": "assistant", "content": "你好"},
+        ],
+        {"at": 2, "no_call": True},
+    )
     assert retry_sequences(no_hook) == []
     with pytest.raises(HsaError, match="no strippable hook-retry sequence"):
-        HookRetryPolicy().apply(judged, {"stripped": [{"at": 1, "hook_messages": [2],
-                                                       "hooks": ["reply_compliance"],
-                                                       "recovery": 3}], "kept": []})
+        HookRetryPolicy().apply(
+            judged,
+            {
+                "stripped": [
+                    {"at": 1, "hook_messages": [2], "hooks": ["reply_compliance"], "recovery": 3}
+                ],
+                "kept": [],
+            },
+        )
 
 
 def test_consecutive_sequences_strip_independently():
-    episode = _hand_episode([
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "Hello, cheapest!"},
-        {"role": "user", "name": "hook.reply_compliance", "content": "no superlatives"},
-        {"role": "assistant", "content": "Hello"},
-        {"role": "user", "name": "hook.reply_compliance", "content": "Chinese please"},
-        {"role": "user", "name": "hook.reply_skill_loaded", "content": "and a skill"},
-        {"role": "assistant", "content": "你好"}], {"at": 6, "no_call": True})
+    episode = _hand_episode(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "Hello, cheapest!"},
+            {"role": "user", "name": "hook.reply_compliance", "content": "no superlatives"},
+            {"role": "assistant", "content": "Hello"},
+            {"role": "user", "name": "hook.reply_compliance", "content": "Chinese please"},
+            {"role": "user", "name": "hook.reply_skill_loaded", "content": "and a skill"},
+            {"role": "assistant", "content": "你好"},
+        ],
+        {"at": 6, "no_call": True},
+    )
     first, second = retry_sequences(episode)
     assert (first["at"], first["recovery"]) == (1, 3)
     assert (second["at"], second["hook_messages"], second["recovery"]) == (3, [4, 5], 6)
     policy = HookRetryPolicy()
     only_second = policy.apply(episode, {"stripped": [second], "kept": [first]})
     assert [m["content"] for m in only_second.messages] == [
-        "hi", "Hello, cheapest!", "no superlatives", "你好"]
+        "hi",
+        "Hello, cheapest!",
+        "no superlatives",
+        "你好",
+    ]
     assert only_second.gold.turns[0].at == 3
     both = policy.apply(episode, {"stripped": [first, second], "kept": []})
     assert [m["content"] for m in both.messages] == ["hi", "你好"] and both.gold.turns[0].at == 1
@@ -386,9 +514,11 @@ def retry_episode_dicts(draw) -> dict:
     blocked), each good step judged by the gold."""
     harness = draw(harnesses(min_tools=1))
     if not harness.hooks:
-        harness = replace(harness, hooks=(Hook(name="guard_x", event="tool_call",
-                                               function="check_0"),),
-                          hooks_source="def check_0(payload, config):\n    return {'ok': True}\n")
+        harness = replace(
+            harness,
+            hooks=(Hook(name="guard_x", event="tool_call", function="check_0"),),
+            hooks_source="def check_0(payload, config):\n    return {'ok': True}\n",
+        )
     hooks = [h.name for h in harness.hooks]
     messages = [{"role": "user", "content": "go"}]
     turns = []
@@ -397,12 +527,18 @@ def retry_episode_dicts(draw) -> dict:
     def call(tool, args):
         nonlocal n
         n += 1
-        return {"id": f"c{n}", "type": "function",
-                "function": {"name": tool, "arguments": json.dumps(args)}}
+        return {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": tool, "arguments": json.dumps(args)},
+        }
 
     def hook_message(role, call_id=None):
-        message = {"role": role, "name": f"hook.{draw(st.sampled_from(hooks))}",
-                   "content": draw(unicode_text)}
+        message = {
+            "role": role,
+            "name": f"hook.{draw(st.sampled_from(hooks))}",
+            "content": draw(unicode_text),
+        }
         if call_id:
             message["tool_call_id"] = call_id
         return message
@@ -410,8 +546,10 @@ def retry_episode_dicts(draw) -> dict:
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(["blocked", "rejected", "both", "mixed", "plain"]))
         if kind in ("blocked", "both"):
-            bad = [call(draw(st.sampled_from(harness.tool_names)), {})
-                   for _ in range(draw(st.integers(1, 2)))]
+            bad = [
+                call(draw(st.sampled_from(harness.tool_names)), {})
+                for _ in range(draw(st.integers(1, 2)))
+            ]
             messages.append({"role": "assistant", "content": None, "tool_calls": bad})
             messages += [hook_message("tool", c["id"]) for c in bad]
             if kind == "both":
@@ -424,25 +562,35 @@ def retry_episode_dicts(draw) -> dict:
             good = call(passed.name, draw(gold_calls(passed))[1])
             bad = call(draw(st.sampled_from(harness.tool_names)), {})
             messages.append({"role": "assistant", "content": None, "tool_calls": [good, bad]})
-            messages += [{"role": "tool", "tool_call_id": good["id"], "content": "{}"},
-                         hook_message("tool", bad["id"])]
+            messages += [
+                {"role": "tool", "tool_call_id": good["id"], "content": "{}"},
+                hook_message("tool", bad["id"]),
+            ]
         tool = draw(st.sampled_from(harness.tools))
         gold_call, args = draw(gold_calls(tool))
         turns.append({"at": len(messages), "calls": [gold_call.to_dict()]})
         good = call(tool.name, args)
-        messages += [{"role": "assistant", "content": None, "tool_calls": [good]},
-                     {"role": "tool", "tool_call_id": good["id"], "content": "{}"}]
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [good]},
+            {"role": "tool", "tool_call_id": good["id"], "content": "{}"},
+        ]
     if draw(st.booleans()):  # a final reply, or a prompt still awaiting it
         messages.append({"role": "assistant", "content": "done"})
         turns.append({"at": len(messages) - 1, "no_call": True})
     else:
         turns.append({"at": len(messages), "no_call": True})
-    return {"id": "retry", "harness": harness.to_dict(), "messages": messages,
-            "gold": {"turns": turns}, "meta": {}}
+    return {
+        "id": "retry",
+        "harness": harness.to_dict(),
+        "messages": messages,
+        "gold": {"turns": turns},
+        "meta": {},
+    }
 
 
-@given(row=retry_episode_dicts(), seed=st.integers(0, 2**32),
-       keep_share=st.sampled_from([0.0, 0.5]))
+@given(
+    row=retry_episode_dicts(), seed=st.integers(0, 2**32), keep_share=st.sampled_from([0.0, 0.5])
+)
 def test_stripping_removes_whole_sequences_and_keeps_every_judged_turn(row, seed, keep_share):
     episode = Episode.from_dict(row)
     policy = HookRetryPolicy(keep_share=keep_share)
@@ -459,10 +607,16 @@ def test_stripping_removes_whole_sequences_and_keeps_every_judged_turn(row, seed
         else:
             assert turn_v.at == len(out.messages)
     # Each kept step that is no sequence ("mixed") survives whole.
-    assert all(any(m is o for m in out.messages) for i, o in enumerate(episode.messages)
-               if i not in removed)
+    assert all(
+        any(m is o for m in out.messages)
+        for i, o in enumerate(episode.messages)
+        if i not in removed
+    )
     if keep_share == 0.0:
         assert retry_sequences(out) == []
-    assert HookRetryPolicy(keep_share=1.0).apply(
-        episode, HookRetryPolicy(keep_share=1.0).sample_params(episode, random.Random(seed))) \
+    assert (
+        HookRetryPolicy(keep_share=1.0).apply(
+            episode, HookRetryPolicy(keep_share=1.0).sample_params(episode, random.Random(seed))
+        )
         is episode
+    )

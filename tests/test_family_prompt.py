@@ -14,22 +14,35 @@ from hypothesis import example as known_case
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.model.episode import Episode
+from hsa.augment.recipe import Recipe
+from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment_episode
 from hsa.errors import HarnessError, HsaError
-from hsa.example import load_example_episodes, load_example_harness
+from hsa.example import load_example_episodes
+from hsa.model.episode import Episode
 from hsa.model.harness import Harness, PromptSpec
 from hsa.model.hook import Hook
-from hsa.dataset.pipeline import augment_episode
-from hsa.augment.recipe import Recipe
-from hsa.render import (DEFAULT_HEADINGS, DEFAULT_PHRASES, available_layouts, render_messages,
-                        render_system_prompt)
 from hsa.model.skill import Skill
 from hsa.model.tool import Tool
-from hsa.augment.variant import Variant
+from hsa.render import (
+    DEFAULT_HEADINGS,
+    DEFAULT_PHRASES,
+    available_layouts,
+    render_messages,
+    render_system_prompt,
+)
+from hsa.transforms.prompt_structure import (
+    HEADINGS,
+    LAYOUTS,
+    PHRASES,
+    PromptLayout,
+    PromptPlacement,
+    PromptSectionOrder,
+    PromptWording,
+    order_split,
+    rendered_sections,
+)
 from tests.strategies import harnesses, unicode_text
-from hsa.transforms.prompt_structure import (HEADINGS, LAYOUTS, PHRASES, PromptLayout,
-                                         PromptPlacement, PromptSectionOrder, PromptWording,
-                                         order_split, rendered_sections)
 
 TRANSFORMS = ("prompt_layout", "prompt_section_order", "prompt_wording", "prompt_placement")
 ALL_STYLES = [c for part in LAYOUTS.values() for c in part]
@@ -79,6 +92,7 @@ def example():
 
 # ---- option tables ---------------------------------------------------------------------------
 
+
 def test_layout_tables_split_whole_layouts():
     train = {c["layout"] for c in LAYOUTS["train"]}
     heldout = {c["layout"] for c in LAYOUTS["heldout"]}
@@ -117,15 +131,27 @@ def test_section_orders_split_by_parity():
 # ---- layouts ---------------------------------------------------------------------------------
 
 TINY = Harness(
-    name="tiny", skills=(Skill(id="price-reply", description="Price answers.", content="x",
-                               kind="reply"),),
-    tools=(Tool(name="get_price", description="Price of a link.",
-                parameters={"type": "object", "properties": {"link": {"type": "integer"}},
-                            "required": ["link"]}),),
-    prompt=PromptSpec(layout="markdown", sections=("persona", "skills", "tools", "hooks"),
-                      text={"persona": "You sell."}),
+    name="tiny",
+    skills=(Skill(id="price-reply", description="Price answers.", content="x", kind="reply"),),
+    tools=(
+        Tool(
+            name="get_price",
+            description="Price of a link.",
+            parameters={
+                "type": "object",
+                "properties": {"link": {"type": "integer"}},
+                "required": ["link"],
+            },
+        ),
+    ),
+    prompt=PromptSpec(
+        layout="markdown",
+        sections=("persona", "skills", "tools", "hooks"),
+        text={"persona": "You sell."},
+    ),
     hooks=(Hook(name="reply_length", event="reply", function="f", description="Short."),),
-    hooks_source="def f(payload, config):\n    return {'ok': True}\n")
+    hooks_source="def f(payload, config):\n    return {'ok': True}\n",
+)
 
 
 def test_markdown_default_output_is_unchanged():
@@ -137,7 +163,8 @@ def test_markdown_default_output_is_unchanged():
         "- `get_price`: Price of a link.\n"
         "- `load_skill`: Load a skill's full instructions by its id before acting on them.\n\n"
         "## Checks\nThese checks run around your actions; follow their feedback.\n\n"
-        "- `reply_length` (reply): Short.\n")
+        "- `reply_length` (reply): Short.\n"
+    )
     styled = render_system_prompt(with_layout(TINY, "markdown", {"heading": "#", "bullet": "*"}))
     assert styled.startswith("# Persona\n") and "\n* `get_price`: Price of a link.\n" in styled
 
@@ -162,23 +189,35 @@ def test_json_and_xml_layouts_show_each_tool_whole_in_its_shape(example, shape):
 
     def expected(tool):
         if shape == "mcp":
-            return {"name": tool.name, "description": tool.description,
-                    "inputSchema": tool.parameters}
-        return {"type": "function", "function": {"name": tool.name,
-                                                 "description": tool.description,
-                                                 "parameters": tool.parameters}}
+            return {
+                "name": tool.name,
+                "description": tool.description,
+                "inputSchema": tool.parameters,
+            }
+        return {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            },
+        }
 
     want = [expected(t) for t in harness.all_tools()]
     options = {} if shape == "openai" else {"tool_shape": shape}
     document = json.loads(render_system_prompt(with_layout(harness, "json", **options)))
     assert document["Tools"]["tools"] == want
-    assert document["Skills"]["skills"][0] == {"id": "after-sales-reply", "kind": "reply",
-                                               "description": harness.skills[0].description}
+    assert document["Skills"]["skills"][0] == {
+        "id": "after-sales-reply",
+        "kind": "reply",
+        "description": harness.skills[0].description,
+    }
     assert [c["name"] for c in document["Checks"]["checks"]] == [h.name for h in harness.hooks]
     xml = render_system_prompt(with_layout(harness, "xml", **options))
     shown = re.findall(r'<tool name="([^"]+)">(.*?)</tool>', xml)
-    assert [(name, json.loads(body)) for name, body in shown] == \
-        [(t.name, w) for t, w in zip(harness.all_tools(), want, strict=True)]
+    assert [(name, json.loads(body)) for name, body in shown] == [
+        (t.name, w) for t, w in zip(harness.all_tools(), want, strict=True)
+    ]
 
 
 def test_unknown_tool_shape_fails_clearly():
@@ -186,40 +225,71 @@ def test_unknown_tool_shape_fails_clearly():
         render_system_prompt(with_layout(TINY, "json", tool_shape="anthropic"))
 
 
-@given(persona=unicode_text.filter(bool), description=unicode_text.filter(str.strip),
-       indent=st.sampled_from([0, 2, 4]), flat_from=st.sampled_from([1, 2, 3, 99]))
-@known_case(persona="".join(map(chr, range(32))) + '"\\/\x7f\u2028你', description="a\tb\x1f",
-         indent=2, flat_from=99)
+@given(
+    persona=unicode_text.filter(bool),
+    description=unicode_text.filter(str.strip),
+    indent=st.sampled_from([0, 2, 4]),
+    flat_from=st.sampled_from([1, 2, 3, 99]),
+)
+@known_case(
+    persona="".join(map(chr, range(32))) + '"\\/\x7f\u2028你',
+    description="a\tb\x1f",
+    indent=2,
+    flat_from=99,
+)
 def test_json_layout_is_json_that_keeps_every_character(persona, description, indent, flat_from):
-    tool = replace(TINY.tools[0], description=description,
-                   parameters={"type": "object", "properties": {
-                       "q": {"type": "string", "description": description, "default": None,
-                             "examples": [1.5, True, [], {}]}}})
+    tool = replace(
+        TINY.tools[0],
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {
+                "q": {
+                    "type": "string",
+                    "description": description,
+                    "default": None,
+                    "examples": [1.5, True, [], {}],
+                }
+            },
+        },
+    )
     harness = replace(TINY, tools=(tool,), prompt=replace(TINY.prompt, text={"persona": persona}))
-    document = json.loads(render_system_prompt(
-        with_layout(harness, "json", {"indent": indent, "flat_from": flat_from})))
+    document = json.loads(
+        render_system_prompt(
+            with_layout(harness, "json", {"indent": indent, "flat_from": flat_from})
+        )
+    )
     assert document["Persona"] == persona
     assert document["Tools"]["tools"][0]["function"] == {
-        "name": "get_price", "description": description, "parameters": tool.parameters}
+        "name": "get_price",
+        "description": description,
+        "parameters": tool.parameters,
+    }
 
 
 @pytest.mark.parametrize("choice", ALL_STYLES, ids=lambda c: json.dumps(c))
 def test_template_syntax_in_harness_text_is_rendered_literally(choice):
     sneaky = "{{ 7 * 7 }} {% if true %}yes{% endif %} {{ ''.__class__ }}"
-    harness = replace(TINY, skills=(replace(TINY.skills[0], description=sneaky),),
-                      tools=(replace(TINY.tools[0], description=sneaky),),
-                      prompt=replace(TINY.prompt, text={"persona": sneaky}))
+    harness = replace(
+        TINY,
+        skills=(replace(TINY.skills[0], description=sneaky),),
+        tools=(replace(TINY.tools[0], description=sneaky),),
+        prompt=replace(TINY.prompt, text={"persona": sneaky}),
+    )
     prompt = render_system_prompt(with_layout(harness, choice["layout"], choice["style"]))
     assert prompt.count(sneaky) == 3 and "49" not in prompt
 
 
-@pytest.mark.parametrize("source", [
-    "{{ sections.__class__.__mro__ }}",
-    "{{ ''.__class__.__base__.__subclasses__() }}",
-    "{{ cycler.__init__.__globals__ }}",
-    "{% for s in sections %}{{ s.entries.append(1) }}{% endfor %}",
-    "{{ options.update({'layout': 'x'}) }}",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ sections.__class__.__mro__ }}",
+        "{{ ''.__class__.__base__.__subclasses__() }}",
+        "{{ cycler.__init__.__globals__ }}",
+        "{% for s in sections %}{{ s.entries.append(1) }}{% endfor %}",
+        "{{ options.update({'layout': 'x'}) }}",
+    ],
+)
 def test_a_layout_reaching_for_python_internals_fails_with_a_harness_error(source):
     evil = replace(TINY, layouts={"evil": source}, prompt=replace(TINY.prompt, layout="evil"))
     with pytest.raises(HarnessError, match="layout 'evil' tried an unsafe operation"):
@@ -227,16 +297,20 @@ def test_a_layout_reaching_for_python_internals_fails_with_a_harness_error(sourc
 
 
 def test_a_custom_layout_can_use_the_json_macros():
-    custom = '{% from "json.j2" import json_value, tool_object %}' \
-             '{% for t in tools %}{{ tool_object(t, "mcp") }}\n{% endfor %}{{ json_value(skills) }}'
+    custom = (
+        '{% from "json.j2" import json_value, tool_object %}'
+        '{% for t in tools %}{{ tool_object(t, "mcp") }}\n{% endfor %}{{ json_value(skills) }}'
+    )
     harness = replace(TINY, layouts={"mine": custom}, prompt=replace(TINY.prompt, layout="mine"))
     *tools, skills = render_system_prompt(harness).strip().split("\n")
     assert [json.loads(t)["name"] for t in tools] == ["get_price", "load_skill"]
-    assert json.loads(skills) == [{"id": "price-reply", "kind": "reply",
-                                   "description": "Price answers."}]
+    assert json.loads(skills) == [
+        {"id": "price-reply", "kind": "reply", "description": "Price answers."}
+    ]
 
 
 # ---- the transforms, one by one --------------------------------------------------------------
+
 
 def draw(transform, episode: Episode, seed: int = 0) -> tuple[dict, Episode]:
     params = transform.sample_params(episode, random.Random(seed))
@@ -265,8 +339,9 @@ def test_section_order_draws_from_its_split(example, split):
         assert order_split(params["order"]) == split
         assert params["order"] != list(episode.harness.prompt.sections)
         prompt = render_system_prompt(out.harness)
-        positions = [prompt.index("## " + DEFAULT_HEADINGS.get(s, s.title()))
-                     for s in params["order"]]
+        positions = [
+            prompt.index("## " + DEFAULT_HEADINGS.get(s, s.title())) for s in params["order"]
+        ]
         assert positions == sorted(positions)
         orders.add(tuple(params["order"]))
     assert len(orders) >= 10
@@ -274,11 +349,15 @@ def test_section_order_draws_from_its_split(example, split):
 
 def test_section_order_moves_only_sections_that_render():
     bare = replace(TINY, skills=(), hooks=(), hooks_source=None)  # persona and tools render
-    episode = Episode.from_dict({"id": "e", "messages": [{"role": "user", "content": "hi"}],
-                                 "gold": {"no_call": True}}, harness=bare)
+    episode = Episode.from_dict(
+        {"id": "e", "messages": [{"role": "user", "content": "hi"}], "gold": {"no_call": True}},
+        harness=bare,
+    )
     assert rendered_sections(bare) == ["persona", "tools"]
-    for split, expected in (("train", ["persona", "skills", "tools", "hooks"]),
-                            ("heldout", ["tools", "skills", "persona", "hooks"])):
+    for split, expected in (
+        ("train", ["persona", "skills", "tools", "hooks"]),
+        ("heldout", ["tools", "skills", "persona", "hooks"]),
+    ):
         params, _ = draw(PromptSectionOrder(split=split), episode)
         assert params["order"] == expected
 
@@ -328,18 +407,26 @@ def test_bad_params_are_refused(example):
     with pytest.raises(HsaError, match="placement of 'hooks' must be one of"):
         PromptPlacement().apply(episode, {"placement": {"hooks": "footer"}})
     with pytest.raises(HsaError, match="headings must map names to strings"):
-        PromptWording().apply(episode, {"language": "en", "headings": {"tools": 3},
-                                        "phrases": {}})
+        PromptWording().apply(episode, {"language": "en", "headings": {"tools": 3}, "phrases": {}})
 
 
 # ---- the family's promise over whole pipelines -----------------------------------------------
 
+
 def pipeline_recipe(steps: list[tuple[str, str]], seed: int) -> Recipe:
-    pipeline = [{name: {} if name == "prompt_placement" else {"split": split}}
-                for name, split in steps]
-    return Recipe.from_dict({"recipe_version": 1, "name": "prompt", "seed": seed,
-                             "variants_per_episode": 2, "keep_original": False,
-                             "pipeline": pipeline})
+    pipeline = [
+        {name: {} if name == "prompt_placement" else {"split": split}} for name, split in steps
+    ]
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "prompt",
+            "seed": seed,
+            "variants_per_episode": 2,
+            "keep_original": False,
+            "pipeline": pipeline,
+        }
+    )
 
 
 def test_every_variant_of_the_example_keeps_every_section(example):
@@ -364,43 +451,78 @@ def prompt_episodes(draw_) -> Episode:
         text["instructions"] = draw_(unicode_text)
         sections.insert(draw_(st.integers(0, len(sections))), "instructions")
     harness = replace(harness, prompt=replace(harness.prompt, sections=tuple(sections), text=text))
-    messages = draw_(st.sampled_from([
-        [{"role": "user", "content": "hello"}],
-        [{"role": "system", "content": "Row system text."}, {"role": "user", "content": "hi"}],
-        [{"role": "system", "content": "Only a system turn."}]]))
-    return Episode.from_dict({"id": "p", "messages": messages, "gold": {"no_call": True}},
-                             harness=harness)
+    messages = draw_(
+        st.sampled_from(
+            [
+                [{"role": "user", "content": "hello"}],
+                [
+                    {"role": "system", "content": "Row system text."},
+                    {"role": "user", "content": "hi"},
+                ],
+                [{"role": "system", "content": "Only a system turn."}],
+            ]
+        )
+    )
+    return Episode.from_dict(
+        {"id": "p", "messages": messages, "gold": {"no_call": True}}, harness=harness
+    )
 
 
-@given(episode=prompt_episodes(),
-       steps=st.lists(st.tuples(st.sampled_from(TRANSFORMS),
-                                st.sampled_from(["train", "heldout"])), min_size=1, max_size=5),
-       seed=st.integers(0, 2**32))
+@given(
+    episode=prompt_episodes(),
+    steps=st.lists(
+        st.tuples(st.sampled_from(TRANSFORMS), st.sampled_from(["train", "heldout"])),
+        min_size=1,
+        max_size=5,
+    ),
+    seed=st.integers(0, 2**32),
+)
 def test_every_variant_keeps_every_section_in_what_the_model_reads(episode, steps, seed):
     for variant in augment_episode(pipeline_recipe(steps, seed), episode):
         assert isinstance(variant, Variant), str(variant)
         out = variant.episode
         assert missing_information(out) == []
         # Only the prompt changes; what it shows, and the conversation, are the same.
-        assert (out.messages, out.gold, out.harness.skills, out.harness.tools,
-                out.harness.hooks) == (episode.messages, episode.gold, episode.harness.skills,
-                                       episode.harness.tools, episode.harness.hooks)
+        assert (
+            out.messages,
+            out.gold,
+            out.harness.skills,
+            out.harness.tools,
+            out.harness.hooks,
+        ) == (
+            episode.messages,
+            episode.gold,
+            episode.harness.skills,
+            episode.harness.tools,
+            episode.harness.hooks,
+        )
 
 
 _JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=20)
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
-@given(value=_JSON_VALUES, indent=st.sampled_from([0, 1, 2, 4]), depth=st.integers(0, 3),
-       flat_from=st.sampled_from([0, 1, 2, 3, 99]))
+@given(
+    value=_JSON_VALUES,
+    indent=st.sampled_from([0, 1, 2, 4]),
+    depth=st.integers(0, 3),
+    flat_from=st.sampled_from([0, 1, 2, 3, 99]),
+)
 def test_layout_json_reads_back_and_keeps_its_shape(value, indent, depth, flat_from):
     """What layouts print for tools and schemas: valid JSON equal to the value; one line (as
     json.dumps with ", " writes it) when unindented or at/after flat_from; otherwise no line
     deeper than the last level allowed to break, each continuation line shifted by ``depth``."""
     from hsa.render import json_value_of
+
     text = json_value_of(value, indent, depth, flat_from)
     assert json.loads(text) == value
     if indent == 0 or depth >= flat_from:

@@ -11,35 +11,47 @@ import threading
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hsa.model.episode import Episode
+from hsa.augment.lineage import replay
+from hsa.augment.recipe import Recipe
+from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment_episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes
+from hsa.model.episode import Episode
 from hsa.model.harness import Harness
-from hsa.augment.lineage import replay
-from hsa.text.mentions import find_mentions
-from hsa.text.names import abbreviation_groups, convention_of, meaning, name_words, shared_conventions
-from hsa.text.paraphrase import invariants, lost_invariants, normalise_space
-from hsa.dataset.pipeline import augment_episode
-from hsa.augment.recipe import Recipe
-from hsa.render import render_messages
 from hsa.model.skill import Skill
 from hsa.model.tool import Tool
-from hsa.augment.variant import Variant
-from hsa.text.names import identifier_like
-from hsa.verify import verify_variant
-from tests.strategies import rich_episode_dicts
+from hsa.render import render_messages
+from hsa.text.mentions import find_mentions
+from hsa.text.names import (
+    abbreviation_groups,
+    convention_of,
+    identifier_like,
+    meaning,
+    name_words,
+    shared_conventions,
+)
+from hsa.text.paraphrase import invariants, lost_invariants, normalise_space
 from hsa.transforms import skill_content as content
 from hsa.transforms import skill_ids as ids
-from hsa.transforms.skill_content import (SkillContentLlmParaphrase, SkillContentRewrite, essentials,
-                                      rewrite_body, rules_of)
 from hsa.transforms._names import CONVENTION_SPLITS, lexicon
+from hsa.transforms.skill_content import (
+    SkillContentLlmParaphrase,
+    SkillContentRewrite,
+    essentials,
+    rewrite_body,
+    rules_of,
+)
 from hsa.transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
+from hsa.verify import verify_variant
+from tests.strategies import rich_episode_dicts
 
 ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
 
@@ -69,10 +81,21 @@ def loads(episode: Episode) -> list[tuple[str, str]]:
 
 # ---- option splits ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("table", [CONVENTION_SPLITS, ids.SKILL_NAMESPACES, ids.OPAQUE_PREFIXES,
-                                   ids.SKILL_SUFFIXES, content.HEADING_STYLES,
-                                   content.LIST_STYLES, content.WHITESPACE_STYLES,
-                                   content.EMPHASIS_STYLES, content.PARAPHRASE_STYLES])
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        CONVENTION_SPLITS,
+        ids.SKILL_NAMESPACES,
+        ids.OPAQUE_PREFIXES,
+        ids.SKILL_SUFFIXES,
+        content.HEADING_STYLES,
+        content.LIST_STYLES,
+        content.WHITESPACE_STYLES,
+        content.EMPHASIS_STYLES,
+        content.PARAPHRASE_STYLES,
+    ],
+)
 def test_option_tables_are_split_disjoint_and_non_trivial(table):
     assert set(table) == {"train", "heldout"}
     assert len(table["train"]) >= 2 and len(table["heldout"]) >= 2
@@ -101,6 +124,7 @@ def test_phrase_groups_are_split_and_cannot_touch_an_invariant():
 
 
 # ---- skill ids on the example ----------------------------------------------------------------
+
 
 def test_synonym_rename_moves_every_mention(example):
     episode = example["lc-single-call-001"]  # loads product-qa-reply, whose body names another
@@ -132,8 +156,11 @@ def test_every_renamed_id_is_in_the_variants_one_convention(example):
             assert params["naming"] in CONVENTION_SPLITS[split]
             assert variant.harness.prompt.options["naming"] == params["naming"]
             assert params["naming"] in shared_conventions(params["renames"].values())
-    mixed = {convention_of([new]) for seed in range(8) for new in
-             run(SkillIdSynonym(naming="mixed"), episode, seed)[1]["renames"].values()}
+    mixed = {
+        convention_of([new])
+        for seed in range(8)
+        for new in run(SkillIdSynonym(naming="mixed"), episode, seed)[1]["renames"].values()
+    }
     assert len(mixed) > 1  # the option that mixes conventions does
 
 
@@ -155,8 +182,9 @@ def test_case_rename_uses_one_convention_of_its_split(example, split):
     for seed in range(10):
         _, params = run(SkillIdCase(split=split), episode, seed)
         assert len(params["renames"]) == 12
-        assert convention_of(params["renames"].values(), CONVENTION_SPLITS[split]) \
-            == params["naming"]
+        assert (
+            convention_of(params["renames"].values(), CONVENTION_SPLITS[split]) == params["naming"]
+        )
         for old, new in params["renames"].items():
             assert [w.lower() for w in name_words(new)] == name_words(old)
 
@@ -177,16 +205,30 @@ def test_namespace_and_mask(example):
 
 def test_namespaces_come_from_the_harness_or_the_general_table():
     harness = Harness(name="airline-support-desk", skills=(Skill("baggage-rules", "Bags.", "x"),))
-    episode = Episode("e", harness, ({"role": "user", "content": "hi"},),
-                      Episode.from_dict({"id": "x", "harness": {"name": "h"}, "messages": [
-                          {"role": "user", "content": "q"}], "gold": {"no_call": True}}).gold)
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Episode.from_dict(
+            {
+                "id": "x",
+                "harness": {"name": "h"},
+                "messages": [{"role": "user", "content": "q"}],
+                "gold": {"no_call": True},
+            }
+        ).gold,
+    )
     own = set(ids.harness_namespaces(episode, "train")) | set(
-        ids.harness_namespaces(episode, "heldout"))
+        ids.harness_namespaces(episode, "heldout")
+    )
     assert own == {"airline", "support", "desk"}  # every word of its name, in one split each
     assert not set(ids.harness_namespaces(episode, "train")) & set(
-        ids.harness_namespaces(episode, "heldout"))
-    seen = {run(SkillIdNamespace(), episode, seed)[1]["renames"]["baggage-rules"].split(".")[0]
-            for seed in range(40)}
+        ids.harness_namespaces(episode, "heldout")
+    )
+    seen = {
+        run(SkillIdNamespace(), episode, seed)[1]["renames"]["baggage-rules"].split(".")[0]
+        for seed in range(40)
+    }
     allowed = set(ids.harness_namespaces(episode, "train")) | set(ids.SKILL_NAMESPACES["train"])
     assert seen <= allowed
     assert seen & own or not ids.harness_namespaces(episode, "train")
@@ -195,17 +237,34 @@ def test_namespaces_come_from_the_harness_or_the_general_table():
 def test_new_ids_never_take_a_name_in_use():
     # Every case style of "item-qa" is already taken by a tool, a hook or a text mention.
     harness = Harness(
-        name="h", skills=(Skill("item-qa", "Answers item questions.", "Use `itemQa`."),
-                          Skill("ITEM.QA", "Other.", "Mention: Item_Qa and ITEM-QA.")),
-        tools=(Tool("item_qa"), Tool("ITEM_QA"), Tool("ItemQa")))
-    episode = Episode("e", harness, ({"role": "user", "content": "hi item.qa"},),
-                      Episode.from_dict({"id": "x", "harness": {"name": "h"}, "messages": [
-                          {"role": "user", "content": "q"}], "gold": {"no_call": True}}).gold)
+        name="h",
+        skills=(
+            Skill("item-qa", "Answers item questions.", "Use `itemQa`."),
+            Skill("ITEM.QA", "Other.", "Mention: Item_Qa and ITEM-QA."),
+        ),
+        tools=(Tool("item_qa"), Tool("ITEM_QA"), Tool("ItemQa")),
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi item.qa"},),
+        Episode.from_dict(
+            {
+                "id": "x",
+                "harness": {"name": "h"},
+                "messages": [{"role": "user", "content": "q"}],
+                "gold": {"no_call": True},
+            }
+        ).gold,
+    )
     for seed in range(30):
         for split in ("train", "heldout"):
             _, params = run(SkillIdCase(split=split), episode, seed)
-            taken = set(harness.tool_names) | set(harness.skill_ids) | {"itemQa", "item.qa",
-                                                                       "Item_Qa", "ITEM-QA"}
+            taken = (
+                set(harness.tool_names)
+                | set(harness.skill_ids)
+                | {"itemQa", "item.qa", "Item_Qa", "ITEM-QA"}
+            )
             assert not set(params["renames"].values()) & taken
             assert "item-qa" not in params["renames"]  # no free style left for it
 
@@ -221,8 +280,12 @@ def test_bad_rename_params_are_rejected(example):
 
 
 @settings(max_examples=25)
-@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), which=st.sampled_from(ID_TRANSFORMS),
-       split=st.sampled_from(["train", "heldout"]))
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    which=st.sampled_from(ID_TRANSFORMS),
+    split=st.sampled_from(["train", "heldout"]),
+)
 def test_renamed_ids_are_fresh_identifiers_and_old_ones_are_gone(row, seed, which, split):
     episode = Episode.from_dict(row)
     transform = which(split=split)
@@ -231,7 +294,7 @@ def test_renamed_ids_are_fresh_identifiers_and_old_ones_are_gone(row, seed, whic
     new_ids = list(variant.harness.skill_ids)
     assert len(set(new_ids)) == len(new_ids)
     others = set(episode.harness.tool_names) | {h.name for h in episode.harness.hooks}
-    for old, new in renames.items():
+    for new in renames.values():
         assert identifier_like(new) and new not in others | set(episode.harness.skill_ids)
     Harness.from_dict(variant.harness.to_dict())  # still a valid harness
     verify_variant(episode, variant, transform.mapping(episode, params))
@@ -240,6 +303,7 @@ def test_renamed_ids_are_fresh_identifiers_and_old_ones_are_gone(row, seed, whic
 
 
 # ---- skill content: the rule-based rewrite ----------------------------------------------------
+
 
 def ordered_items(body: str, *, words: bool = True) -> list:
     """The numbered items of ``body`` in order (numbers only, or with their normalised text)."""
@@ -271,15 +335,16 @@ def test_example_skills_keep_every_invariant_and_rule(example, split):
     for seed in range(8):
         for flag in (True, False):
             transform = SkillContentRewrite(split=split, rephrase=flag)
-            variant, params = run(transform, episode, seed)
+            variant, _ = run(transform, episode, seed)
             for skill in episode.harness.skills:
                 new = variant.harness.skill(skill.id).content
                 changed[skill.id] += new != skill.content
                 assert not lost_invariants(essentials(skill.content), new, names), skill.id
                 assert first_line(new) == first_line(skill.content)  # the title stays first
                 # Numbered steps keep their order (and, without synonyms, their words).
-                assert ordered_items(new, words=not flag) == ordered_items(skill.content,
-                                                                           words=not flag)
+                assert ordered_items(new, words=not flag) == ordered_items(
+                    skill.content, words=not flag
+                )
                 assert re.search(r"(Viewer|Calls): ", new)  # at least one example is left
                 if not flag:
                     assert not Counter(rules_of(skill.content)) - Counter(rules_of(new))
@@ -289,12 +354,16 @@ def test_example_skills_keep_every_invariant_and_rule(example, split):
 def test_loaded_bodies_follow_the_rewrite(example):
     for episode in list(example.values())[::40]:
         variant, _ = run(SkillContentRewrite(), episode, seed=1)
-        assert loads(episode) and all(body == variant.harness.skill(skill).content
-                                      for skill, body in loads(variant))
+        assert loads(episode) and all(
+            body == variant.harness.skill(skill).content for skill, body in loads(variant)
+        )
         assert variant.gold == episode.gold
         # Only loaded-skill results change; every other message is untouched.
-        loaded_results = {i for i, m in enumerate(episode.messages) if m.get("role") == "tool"
-                          and any(m["content"] == body for _, body in loads(episode))}
+        loaded_results = {
+            i
+            for i, m in enumerate(episode.messages)
+            if m.get("role") == "tool" and any(m["content"] == body for _, body in loads(episode))
+        }
         for i, (a, b) in enumerate(zip(episode.messages, variant.messages)):
             assert a == b or i in loaded_results
 
@@ -304,13 +373,16 @@ def test_dependent_lists_and_step_sections_keep_their_order(example):
     price = episode.harness.skill("price-coupon-reply").content
     rules = re.findall(r"^- (\S+ \S+)", price, re.M)  # "- Then say..." ties this list's order
     for seed in range(10):
-        plan = content.draw_plan(price, [], random.Random(seed), "train", restyle=False,
-                                 rephrase=False)
+        plan = content.draw_plan(
+            price, [], random.Random(seed), "train", restyle=False, rephrase=False
+        )
         assert "lists" not in plan
         new = rewrite_body(price, plan)
         assert re.findall(r"^- (\S+ \S+)", new, re.M) == rules
-    body = ("# Refunds\n\n## 流程\n\n- 先查政策\n- 再开工单\n\n## Rules\n\n- Be calm.\n"
-            "- Never blame the viewer.\n- 不要 promise 200 yuan.\n")
+    body = (
+        "# Refunds\n\n## 流程\n\n- 先查政策\n- 再开工单\n\n## Rules\n\n- Be calm.\n"
+        "- Never blame the viewer.\n- 不要 promise 200 yuan.\n"
+    )
     moved = set()
     for seed in range(20):
         new = rewrite_body(body, content.draw_plan(body, [], random.Random(seed), "train"))
@@ -332,14 +404,17 @@ def test_tampered_plans_are_refused(example):
     with pytest.raises(HsaError, match="one synonym group"):
         rewrite_body(strategy, {"phrases": [["make sure", "never"]]})
     with pytest.raises(HsaError, match="skill 'coupon-price-strategy'"):
-        SkillContentRewrite().apply(episode, {"plans": {"coupon-price-strategy": {
-            "sections": [1, 0, 2]}}})  # "Steps" keeps its place
+        SkillContentRewrite().apply(
+            episode, {"plans": {"coupon-price-strategy": {"sections": [1, 0, 2]}}}
+        )  # "Steps" keeps its place
 
 
 def test_styles_render_as_promised():
-    body = ("# Title\n\nIntro paragraph that is\nwrapped over two lines.\n\n## Rules\n\n"
-            "- Never quote 3 prices.\n- Keep `code_span` as is\n  across lines.\n\n"
-            "## Examples\n\nViewer: a\nReply: b\n\nViewer: c\nReply: d\n")
+    body = (
+        "# Title\n\nIntro paragraph that is\nwrapped over two lines.\n\n## Rules\n\n"
+        "- Never quote 3 prices.\n- Keep `code_span` as is\n  across lines.\n\n"
+        "## Examples\n\nViewer: a\nReply: b\n\nViewer: c\nReply: d\n"
+    )
     assert rewrite_body(body, {}) == body  # an empty plan changes nothing, byte for byte
     setext = rewrite_body(body, {"headings": "setext"})
     assert setext.startswith("Title\n=====") and "\nRules\n-----\n" in setext
@@ -362,8 +437,10 @@ def test_styles_render_as_promised():
 
 
 def test_example_bullets_may_go_but_rules_stay():
-    body = ("# Sizes\n\n- Give the size from `recommend_size`.\n- 例如：身高160穿M码。\n"
-            "- For example, 52 kg fits M.\n- Never guess a size.\n")
+    body = (
+        "# Sizes\n\n- Give the size from `recommend_size`.\n- 例如：身高160穿M码。\n"
+        "- For example, 52 kg fits M.\n- Never guess a size.\n"
+    )
     seen = set()
     for seed in range(30):
         plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
@@ -374,24 +451,57 @@ def test_example_bullets_may_go_but_rules_stay():
 
 
 def test_invariant_checker_finds_what_was_lost():
-    original = ('Say "直播间专属价" and 「宝子」; call `get_price` with link_number 3.\n'
-                "Never promise 96.2 yuan; do not round. 不要夸大，禁止承诺。")
+    original = (
+        'Say "直播间专属价" and 「宝子」; call `get_price` with link_number 3.\n'
+        "Never promise 96.2 yuan; do not round. 不要夸大，禁止承诺。"
+    )
     assert lost_invariants(original, original.replace("\n", "\n  "), ["get_price"]) == []
     assert lost_invariants(original, original.replace("do not", "don't")) == []
     assert lost_invariants(original, original.replace("96.2", "96")) == ["96.2"]
     assert lost_invariants(original, original.replace("Never", "Always")) == ["never"]
     assert lost_invariants(original, original.replace("不要", "要")) == ["不"]
     assert lost_invariants(original, original.replace("「宝子」", "宝子")) == ["“宝子”"]
-    assert lost_invariants(original, original.replace("`get_price`", "it"),
-                           ["get_price"]) == ["`get_price`", "get_price"]
+    assert lost_invariants(original, original.replace("`get_price`", "it"), ["get_price"]) == [
+        "`get_price`",
+        "get_price",
+    ]
     assert lost_invariants(original, original.replace("link_number", "link")) == ["link_number"]
 
 
-_CHUNK = st.sampled_from([
-    "the viewer", "make sure", "in parallel", "然后", "商品", "库存", "exactly as", "give",
-    "never", "do not", "不要", "禁止", "no", "`check_stock`", "`recommend_size(link_number=3)`",
-    '"hello there"', "「宝子」", "link_number", "price-coupon-reply", "50%", "1-10", "3号",
-    "and", "stock", "answer", "reply", "**important**", "(see this)", "ok", "tonight"])
+_CHUNK = st.sampled_from(
+    [
+        "the viewer",
+        "make sure",
+        "in parallel",
+        "然后",
+        "商品",
+        "库存",
+        "exactly as",
+        "give",
+        "never",
+        "do not",
+        "不要",
+        "禁止",
+        "no",
+        "`check_stock`",
+        "`recommend_size(link_number=3)`",
+        '"hello there"',
+        "「宝子」",
+        "link_number",
+        "price-coupon-reply",
+        "50%",
+        "1-10",
+        "3号",
+        "and",
+        "stock",
+        "answer",
+        "reply",
+        "**important**",
+        "(see this)",
+        "ok",
+        "tonight",
+    ]
+)
 
 
 @st.composite
@@ -410,9 +520,9 @@ def bullet_lists(draw, ordered: bool = False) -> str:
     for i, text in enumerate(items):
         head = f"{i + 1}. " if ordered else f"{marker} "
         if draw(st.booleans()) and " " in text:
-            cut = text.index(" ", len(text) // 2) if " " in text[len(text) // 2:] else None
+            cut = text.index(" ", len(text) // 2) if " " in text[len(text) // 2 :] else None
             if cut:
-                text = text[:cut] + "\n" + " " * len(head) + text[cut + 1:]
+                text = text[:cut] + "\n" + " " * len(head) + text[cut + 1 :]
         lines.append(head + text)
     return "\n".join(lines)
 
@@ -425,15 +535,22 @@ def skill_bodies(draw) -> str:
     if draw(st.booleans()):
         parts.append(draw(sentences()))
     style = draw(st.sampled_from(["atx", "setext", "closed"]))
-    for heading in draw(st.lists(st.sampled_from(["Rules", "Tone", "Steps", "流程", "Examples",
-                                                  "示例", "Notes"]), max_size=4, unique=True)):
+    for heading in draw(
+        st.lists(
+            st.sampled_from(["Rules", "Tone", "Steps", "流程", "Examples", "示例", "Notes"]),
+            max_size=4,
+            unique=True,
+        )
+    ):
         if style == "setext":
             parts.append(f"{heading}\n{'-' * 5}")
         else:
             parts.append(f"## {heading}" + (" ##" if style == "closed" else ""))
         if heading in ("Examples", "示例"):
-            parts += [f"Viewer: {draw(sentences())}\nReply: {draw(sentences())}"
-                      for _ in range(draw(st.integers(1, 3)))]
+            parts += [
+                f"Viewer: {draw(sentences())}\nReply: {draw(sentences())}"
+                for _ in range(draw(st.integers(1, 3)))
+            ]
         else:
             ordered = heading in ("Steps", "流程")
             if draw(st.booleans()):
@@ -444,43 +561,76 @@ def skill_bodies(draw) -> str:
 
 def skill_episode(bodies: list[str], properties: dict | None = None) -> Episode:
     skills = [{"id": f"skill-{i}", "description": "d", "content": b} for i, b in enumerate(bodies)]
-    tools = [{"type": "function", "function": {"name": "check_stock", "parameters": {
-        "type": "object", "properties": properties or {"link_number": {"type": "integer"}}}}}]
-    calls = [{"id": f"s{i}", "type": "function", "function": {
-        "name": "load_skill", "arguments": json.dumps({"name": s["id"]})}}
-        for i, s in enumerate(skills)]
-    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None,
-                                                   "tool_calls": calls}]
-    messages += [{"role": "tool", "tool_call_id": c["id"], "content": s["content"]}
-                 for c, s in zip(calls, skills)]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "check_stock",
+                "parameters": {
+                    "type": "object",
+                    "properties": properties or {"link_number": {"type": "integer"}},
+                },
+            },
+        }
+    ]
+    calls = [
+        {
+            "id": f"s{i}",
+            "type": "function",
+            "function": {"name": "load_skill", "arguments": json.dumps({"name": s["id"]})},
+        }
+        for i, s in enumerate(skills)
+    ]
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+    ]
+    messages += [
+        {"role": "tool", "tool_call_id": c["id"], "content": s["content"]}
+        for c, s in zip(calls, skills)
+    ]
     messages.append({"role": "assistant", "content": "done"})
-    return Episode.from_dict({"id": "g", "harness": {"name": "h", "skills": skills,
-                                                     "tools": tools},
-                              "messages": messages,
-                              "gold": {"turns": [{"at": 1, "skills": [s["id"] for s in skills]},
-                                                 {"at": len(messages) - 1, "no_call": True}]}})
+    return Episode.from_dict(
+        {
+            "id": "g",
+            "harness": {"name": "h", "skills": skills, "tools": tools},
+            "messages": messages,
+            "gold": {
+                "turns": [
+                    {"at": 1, "skills": [s["id"] for s in skills]},
+                    {"at": len(messages) - 1, "no_call": True},
+                ]
+            },
+        }
+    )
 
 
 @settings(max_examples=40)
-@given(bodies=st.lists(skill_bodies(), min_size=1, max_size=2), seed=st.integers(0, 2**32),
-       split=st.sampled_from(["train", "heldout"]), rephrase=st.booleans())
+@given(
+    bodies=st.lists(skill_bodies(), min_size=1, max_size=2),
+    seed=st.integers(0, 2**32),
+    split=st.sampled_from(["train", "heldout"]),
+    rephrase=st.booleans(),
+)
 def test_rewrite_keeps_invariants_rules_title_and_steps(bodies, seed, split, rephrase):
     episode = skill_episode(bodies)
     names = sorted(episode.harness.identifiers)
     transform = SkillContentRewrite(split=split, rephrase=rephrase)
-    variant, params = run(transform, episode, seed)
+    variant, _ = run(transform, episode, seed)
     for skill in episode.harness.skills:
         new = variant.harness.skill(skill.id).content
         assert not lost_invariants(essentials(skill.content), new, names)
-        assert ordered_items(new, words=not rephrase) == ordered_items(skill.content,
-                                                                       words=not rephrase)
+        assert ordered_items(new, words=not rephrase) == ordered_items(
+            skill.content, words=not rephrase
+        )
         if skill.content.startswith("# "):
             assert first_line(new) == first_line(skill.content)
         if not rephrase:
             assert not Counter(rules_of(skill.content)) - Counter(rules_of(new))
         # A second rewrite of the rewrite keeps the first one's invariants.
-        again = rewrite_body(new, content.draw_plan(new, names, random.Random(seed + 1), split),
-                             names)
+        again = rewrite_body(
+            new, content.draw_plan(new, names, random.Random(seed + 1), split), names
+        )
         assert not lost_invariants(essentials(new), again, names)
     assert [body for _, body in loads(variant)] == [s.content for s in variant.harness.skills]
 
@@ -498,14 +648,16 @@ def test_empty_plan_is_exact_on_any_text(text):
 
 # ---- skill content: the LLM paraphrase -------------------------------------------------------
 
-BODY = ("# Price reply\n\nAnswer with the final price from `get_price` first.\n\n"
-        "- Never round 96.2 down.\n- Say \"直播间专属价\", 不要 say cheapest.\n")
+BODY = (
+    "# Price reply\n\nAnswer with the final price from `get_price` first.\n\n"
+    '- Never round 96.2 down.\n- Say "直播间专属价", 不要 say cheapest.\n'
+)
 
 
 class _Endpoint(BaseHTTPRequestHandler):
     """An OpenAI-compatible chat endpoint whose model name picks its behaviour."""
 
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def log_message(self, *args):
         pass
@@ -516,14 +668,26 @@ class _Endpoint(BaseHTTPRequestHandler):
         text = request["messages"][-1]["content"]
         if request["model"] == "slow":
             time.sleep(1.5)
-        output = {"faithful": text.replace("Answer with", "Reply with"),
-                  "garbage": "Lorem ipsum dolor sit amet."}.get(request["model"], text)
-        data = json.dumps({"id": "c1", "object": "chat.completion", "created": 0,
-                           "model": request["model"], "choices": [{
-                               "index": 0, "finish_reason": "stop",
-                               "message": {"role": "assistant", "content": output}}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                                     "total_tokens": 2}}).encode()
+        output = {
+            "faithful": text.replace("Answer with", "Reply with"),
+            "garbage": "Lorem ipsum dolor sit amet.",
+        }.get(request["model"], text)
+        data = json.dumps(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": output},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
         try:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -545,8 +709,9 @@ def endpoint():
 
 
 def paraphrase(endpoint, tmp_path, model, **options):
-    transform = SkillContentLlmParaphrase(base_url=endpoint, model=model,
-                                          cache_dir=str(tmp_path / "cache"), **options)
+    transform = SkillContentLlmParaphrase(
+        base_url=endpoint, model=model, cache_dir=str(tmp_path / "cache"), **options
+    )
     episode = skill_episode([BODY])
     variant, params = run(transform, episode)
     return episode, variant, params["skills"]["skill-0"]
@@ -558,11 +723,23 @@ def test_faithful_paraphrase_is_accepted_and_replays_without_the_endpoint(endpoi
     assert variant.harness.skills[0].content == record["text"]
     assert loads(variant) == [("skill-0", record["text"])]
     before = len(_Endpoint.hits)
-    recipe = Recipe.from_dict({"recipe_version": 1, "name": "p", "seed": 1,
-                               "variants_per_episode": 1, "pipeline": [{
-                                   "skill_content_llm_paraphrase": {
-                                       "base_url": endpoint, "model": "faithful",
-                                       "cache_dir": str(tmp_path / "cache")}}]})
+    recipe = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "p",
+            "seed": 1,
+            "variants_per_episode": 1,
+            "pipeline": [
+                {
+                    "skill_content_llm_paraphrase": {
+                        "base_url": endpoint,
+                        "model": "faithful",
+                        "cache_dir": str(tmp_path / "cache"),
+                    }
+                }
+            ],
+        }
+    )
     [out] = augment_episode(recipe, episode)
     assert isinstance(out, Variant)
     hits = len(_Endpoint.hits)
@@ -599,10 +776,12 @@ def test_no_endpoint_and_no_client(example, monkeypatch, tmp_path):
     episode = next(iter(example.values()))
     _, params = run(SkillContentLlmParaphrase(), episode)
     assert {r["fallback_reason"] for r in params["skills"].values()} == {
-        "no endpoint configured (set base_url and model)"}
+        "no endpoint configured (set base_url and model)"
+    }
     monkeypatch.setitem(sys.modules, "openai", None)
-    transform = SkillContentLlmParaphrase(base_url="http://127.0.0.1:9/v1", model="m",
-                                          cache_dir=str(tmp_path))
+    transform = SkillContentLlmParaphrase(
+        base_url="http://127.0.0.1:9/v1", model="m", cache_dir=str(tmp_path)
+    )
     with pytest.raises(HsaError, match=r"pip install 'hsa\[llm\]'"):
         transform.sample_params(skill_episode([BODY]), random.Random(0))
 
@@ -610,8 +789,10 @@ def test_no_endpoint_and_no_client(example, monkeypatch, tmp_path):
 def test_a_tampered_paraphrase_is_refused():
     episode = skill_episode([BODY])
     with pytest.raises(HsaError, match="loses"):
-        SkillContentLlmParaphrase().apply(episode, {"skills": {"skill-0": {
-            "backend": "llm", "text": BODY.replace("Never", "Always")}}})
+        SkillContentLlmParaphrase().apply(
+            episode,
+            {"skills": {"skill-0": {"backend": "llm", "text": BODY.replace("Never", "Always")}}},
+        )
     with pytest.raises(HsaError, match="backend must be"):
         SkillContentLlmParaphrase().apply(episode, {"skills": {"skill-0": {"backend": "x"}}})
 
@@ -621,8 +802,13 @@ def test_a_nested_parameter_named_in_a_body_is_kept_like_a_top_level_one():
     included: a body that names the nested ``briefly`` flag keeps the word, though it is also a
     phrase of the synonym tables."""
     body = "# Stock reply\n\nSet briefly when the viewer asks for a short answer.\n"
-    episode = skill_episode([body], {"link_number": {"type": "integer"}, "reply": {
-        "type": "object", "properties": {"briefly": {"type": "boolean"}}}})
+    episode = skill_episode(
+        [body],
+        {
+            "link_number": {"type": "integer"},
+            "reply": {"type": "object", "properties": {"briefly": {"type": "boolean"}}},
+        },
+    )
     assert "briefly" in episode.harness.identifiers
     plan = {"phrases": [["briefly", "concisely"]]}
     out = SkillContentRewrite().apply(episode, {"plans": {"skill-0": plan}})

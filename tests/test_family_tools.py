@@ -39,9 +39,16 @@ SPLIT_TRANSFORMS = [n for n in FAMILY if "split" in registered()[n].options()]
 
 
 def recipe(name: str, seed: int = 1, variants: int = 1, **options) -> Recipe:
-    return Recipe.from_dict({"recipe_version": 1, "name": f"t-{name}", "seed": seed,
-                             "variants_per_episode": variants, "keep_original": False,
-                             "pipeline": [{name: options}]})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": f"t-{name}",
+            "seed": seed,
+            "variants_per_episode": variants,
+            "keep_original": False,
+            "pipeline": [{name: options}],
+        }
+    )
 
 
 def variant_of(name: str, episode: Episode, seed: int = 1, **options) -> Variant:
@@ -65,6 +72,7 @@ def tools_json(episode: Episode) -> str:
 
 # ---- the option tables ---------------------------------------------------------------------
 
+
 def _members(groups, split):
     return {m.lower() for g in groups for m in g.part(split)}
 
@@ -78,8 +86,15 @@ def test_word_tables_split_into_disjoint_nontrivial_parts(table):
     assert all(g.heldout for g in groups), "every group offers held-out wordings"
 
 
-@pytest.mark.parametrize("table", ["TOOL_NAME_SUFFIXES", "PARAMETER_NAME_SUFFIXES",
-                                   "TOOL_MASK_PREFIXES", "PARAMETER_MASK_PREFIXES"])
+@pytest.mark.parametrize(
+    "table",
+    [
+        "TOOL_NAME_SUFFIXES",
+        "PARAMETER_NAME_SUFFIXES",
+        "TOOL_MASK_PREFIXES",
+        "PARAMETER_MASK_PREFIXES",
+    ],
+)
 def test_choice_tables_split_into_disjoint_nontrivial_parts(table):
     parts = getattr(ts, table)
     assert set(parts) == {"train", "heldout"}
@@ -88,8 +103,10 @@ def test_choice_tables_split_into_disjoint_nontrivial_parts(table):
 
 
 def test_distractor_pool_splits_into_disjoint_valid_tools():
-    names = {split: [d["tool"]["function"]["name"] for d in ts.DISTRACTOR_TOOLS[split]]
-             for split in ts.SPLITS}
+    names = {
+        split: [d["tool"]["function"]["name"] for d in ts.DISTRACTOR_TOOLS[split]]
+        for split in ts.SPLITS
+    }
     assert not set(names["train"]) & set(names["heldout"])
     for split in ts.SPLITS:
         assert len(set(names[split])) == len(names[split]) >= 10
@@ -114,12 +131,14 @@ def test_phrases_hold_no_invariant():
 
 # ---- order -----------------------------------------------------------------------------------
 
+
 def test_tool_and_property_order_change_order_only(example):
     episode = by_scenario(example, "complaint")
     tools = variant_of("tool_order_permutation", episode).episode.harness.tools
     assert [t.name for t in tools] != list(episode.harness.tool_names)
-    assert sorted(tools, key=lambda t: t.name) == sorted(episode.harness.tools,
-                                                         key=lambda t: t.name)
+    assert sorted(tools, key=lambda t: t.name) == sorted(
+        episode.harness.tools, key=lambda t: t.name
+    )
     shuffled = variant_of("tool_property_order", episode).episode.harness
     ticket = shuffled.tool("create_after_sales_ticket")
     original = episode.harness.tool("create_after_sales_ticket")
@@ -131,16 +150,27 @@ def test_tool_and_property_order_change_order_only(example):
 
 @given(harness=harnesses(min_tools=1), seed=st.integers(0, 2**32))
 def test_property_order_keeps_every_schema_up_to_order(harness, seed):
-    episode = Episode(id="e", harness=harness, messages=({"role": "user", "content": "hi"},),
-                      gold=Episode.from_dict({"id": "x", "harness": {"name": "h"}, "messages": [
-                          {"role": "user", "content": "hi"}], "gold": {"no_call": True}}).gold)
+    episode = Episode(
+        id="e",
+        harness=harness,
+        messages=({"role": "user", "content": "hi"},),
+        gold=Episode.from_dict(
+            {
+                "id": "x",
+                "harness": {"name": "h"},
+                "messages": [{"role": "user", "content": "hi"}],
+                "gold": {"no_call": True},
+            }
+        ).gold,
+    )
     transform = registered()["tool_property_order"]()
     params = transform.sample_params(episode, random.Random(seed))
     out = transform.apply(episode, params)
     for before, after in zip(harness.tools, out.harness.tools):
         assert before == replace(after, parameters=before.parameters)
-        assert json.dumps(before.parameters, sort_keys=True) == json.dumps(after.parameters,
-                                                                           sort_keys=True)
+        assert json.dumps(before.parameters, sort_keys=True) == json.dumps(
+            after.parameters, sort_keys=True
+        )
         shuffled = {pointer(p): n for p, n in schema_nodes(after.parameters)}
         for parts, old in schema_nodes(before.parameters):
             if isinstance(old.get("properties"), dict) and len(old["properties"]) >= 2:
@@ -148,6 +178,7 @@ def test_property_order_keeps_every_schema_up_to_order(harness, seed):
 
 
 # ---- tool names ------------------------------------------------------------------------------
+
 
 def test_tool_name_paraphrase_moves_every_mention(example):
     episode = by_scenario(example, "complaint")
@@ -161,8 +192,11 @@ def test_tool_name_paraphrase_moves_every_mention(example):
     assert f"`{policy}`" in strategy.content and ticket in strategy.allowed_tools
     called = [c["function"]["name"] for m in out.messages for c in m.get("tool_calls") or ()]
     assert policy in called and ticket in called
-    loaded = [m["content"] for m in out.messages if m.get("role") == "tool"
-              and m["content"].startswith("# Complaint handling")]
+    loaded = [
+        m["content"]
+        for m in out.messages
+        if m.get("role") == "tool" and m["content"].startswith("# Complaint handling")
+    ]
     assert loaded and f"`{policy}(" in loaded[0]  # the skill text the trajectory loaded
     assert {c.name for t in out.gold.turns for c in t.calls} == {policy, ticket}
     verify_variant(episode, out, variant.mapping)
@@ -171,11 +205,18 @@ def test_tool_name_paraphrase_moves_every_mention(example):
 def test_semantic_names_use_the_tables_and_the_split():
     for split in ts.SPLITS:
         other = "heldout" if split == "train" else "train"
-        foreign = ({w for g in lexicon().groups for m in g.part(other) for w in m.split("_")}
-                   | {w for g in abbreviation_groups() for m in g[other] for w in m.split("_")})
+        foreign = {w for g in lexicon().groups for m in g.part(other) for w in m.split("_")} | {
+            w for g in abbreviation_groups() for m in g[other] for w in m.split("_")
+        }
         for seed in range(20):
-            renamer = Renamer(["get_product_info"], set(), split, random.Random(seed),
-                              convention=None, suffixes=ts.TOOL_NAME_SUFFIXES[split])
+            renamer = Renamer(
+                ["get_product_info"],
+                set(),
+                split,
+                random.Random(seed),
+                convention=None,
+                suffixes=ts.TOOL_NAME_SUFFIXES[split],
+            )
             new = renamer.paraphrase("get_product_info", set())
             words = {w.lower() for w in name_words(new)}
             assert new != "get_product_info" and words != {"get", "product", "info"}
@@ -199,16 +240,25 @@ def test_names_no_table_knows_still_change():
     names = ["zorblat", "frob_quux", "zorblat_frob"]
     for split in ts.SPLITS:
         for convention in CONVENTION_SPLITS[split]:
-            renamer = Renamer(names, set(names), split, random.Random(0), convention=convention,
-                              suffixes=ts.TOOL_NAME_SUFFIXES[split])
+            renamer = Renamer(
+                names,
+                set(names),
+                split,
+                random.Random(0),
+                convention=convention,
+                suffixes=ts.TOOL_NAME_SUFFIXES[split],
+            )
             for name in names:
                 new = renamer.paraphrase(name, set())
                 assert new != name and convention in conventions_of(new)
 
 
-@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32),
-       split=st.sampled_from(ts.SPLITS), name=st.sampled_from(["tool_name_paraphrase",
-                                                                "tool_name_mask"]))
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    split=st.sampled_from(ts.SPLITS),
+    name=st.sampled_from(["tool_name_paraphrase", "tool_name_mask"]),
+)
 def test_new_tool_names_are_unique_and_unused(row, seed, split, name):
     episode = Episode.from_dict(row)
     transform = registered()[name](split=split)
@@ -227,6 +277,7 @@ def test_mask_prefix_may_be_fixed(example):
 
 # ---- parameter names -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_parameter_rename_moves_mentions_and_keeps_the_hook_checking(example, name):
     episode = by_scenario(example, "swapped_args")  # check_stock, then the hook's feedback
@@ -235,29 +286,39 @@ def test_parameter_rename_moves_mentions_and_keeps_the_hook_checking(example, na
     new = variant.mapping.parameters["check_stock"]["link_number"]
     assert set(variant.mapping.parameters["check_stock"]) == {"link_number", "size", "color"}
     # one name per old name across every tool, so prose mentions stay unambiguous
-    assert {r["link_number"] for r in variant.mapping.parameters.values() if "link_number" in r} \
-        == {new}
+    assert {
+        r["link_number"] for r in variant.mapping.parameters.values() if "link_number" in r
+    } == {new}
     hook = next(h for h in out.harness.hooks if h.name == "tool_arguments")
     assert new in hook.config["link_params"] and "link_number" not in hook.config["link_params"]
     # the renamed hook still blocks a link that is not in the room
     check = out.harness.hook_functions()["tool_arguments"]
     stock = out.harness.tool("check_stock")
-    blocked = check({"tool_name": "check_stock", "arguments": {new: 29},
-                     "parameters": stock.parameters}, hook.config)
+    blocked = check(
+        {"tool_name": "check_stock", "arguments": {new: 29}, "parameters": stock.parameters},
+        hook.config,
+    )
     assert not blocked["ok"] and new in blocked["feedback"]
     assert f"as the {new} argument" in out.harness.prompt.text["instructions"]
     strategy = out.harness.skill("size-stock-strategy").content
     size = variant.mapping.parameters["check_stock"]["size"]
     assert f"`{new}`" in strategy and f"`{size}`" in strategy and "`link_number`" not in strategy
-    assert f"{size}=\"29\"" in strategy  # a keyword argument inside a code span
+    assert f'{size}="29"' in strategy  # a keyword argument inside a code span
     feedback = next(m for m in out.messages if m.get("name") == "hook.tool_arguments")
     assert feedback["content"].startswith(f"check_stock: {new} 29 is not a link")
     result = orjson.loads(out.messages[-2]["content"])
     assert result[new] == 3 and "link_number" not in result
-    calls = [orjson.loads(c["function"]["arguments"]) for m in out.messages
-             for c in m.get("tool_calls") or () if c["function"]["name"] == "check_stock"]
-    assert calls[-1] == {new: 3, size: "29", variant.mapping.parameters["check_stock"]["color"]:
-                         "浅蓝色"}
+    calls = [
+        orjson.loads(c["function"]["arguments"])
+        for m in out.messages
+        for c in m.get("tool_calls") or ()
+        if c["function"]["name"] == "check_stock"
+    ]
+    assert calls[-1] == {
+        new: 3,
+        size: "29",
+        variant.mapping.parameters["check_stock"]["color"]: "浅蓝色",
+    }
     verify_variant(episode, out, variant.mapping)
 
 
@@ -265,15 +326,21 @@ def test_tool_results_echoing_plain_word_arguments_are_renamed(example):
     episode = by_scenario(example, "compare")
     variant = variant_of("parameter_name_mask", episode)
     aspects = variant.mapping.parameters["compare_products"]["aspects"]
-    result = next(m["content"] for m in variant.episode.messages
-                  if m.get("role") == "tool" and m["content"].startswith("{"))
+    result = next(
+        m["content"]
+        for m in variant.episode.messages
+        if m.get("role") == "tool" and m["content"].startswith("{")
+    )
     assert orjson.loads(result)[aspects] == ["material"]
     assert result == orjson.dumps(orjson.loads(result)).decode()  # the original compact style
 
 
-@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32),
-       name=st.sampled_from(["parameter_name_paraphrase", "parameter_name_mask"]),
-       split=st.sampled_from(ts.SPLITS))
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    name=st.sampled_from(["parameter_name_paraphrase", "parameter_name_mask"]),
+    split=st.sampled_from(ts.SPLITS),
+)
 def test_parameter_renames_keep_every_argument_value(row, seed, name, split):
     episode = Episode.from_dict(row)
     variant = augment_episode(recipe(name, seed, split=split), episode)[0]
@@ -284,8 +351,9 @@ def test_parameter_renames_keep_every_argument_value(row, seed, name, split):
         assert [renames.get(p, p) for p in before.properties] == list(after.properties)
         assert list(before.properties.values()) == list(after.properties.values())
     for m_before, m_after in zip(episode.messages, out.messages):
-        for c_before, c_after in zip(m_before.get("tool_calls") or (),
-                                     m_after.get("tool_calls") or ()):
+        for c_before, c_after in zip(
+            m_before.get("tool_calls") or (), m_after.get("tool_calls") or ()
+        ):
             args = orjson.loads(c_before["function"]["arguments"])
             if c_before["function"]["name"] != episode.harness.skill_loader:
                 args = {renames.get(k, k): v for k, v in args.items()}
@@ -303,35 +371,78 @@ def test_bad_parameter_params_raise(example):
 
 # ---- descriptions ----------------------------------------------------------------------------
 
+
 def test_paraphrase_rewords_english_and_chinese_and_keeps_what_matters():
     rng = random.Random(5)
-    text = ('Get the price of a product, e.g. "ZB10"; do not apply `coupon_code` unless the '
-            'user asks. Default is 3.5 items; see get_price_after_coupon.')
+    text = (
+        'Get the price of a product, e.g. "ZB10"; do not apply `coupon_code` unless the '
+        "user asks. Default is 3.5 items; see get_price_after_coupon."
+    )
     out = ts.DESCRIPTIONS.paraphrase(text, "heldout", rng, {"coupon_code"})
     assert out != text
     for kept in ('"ZB10"', "not", "`coupon_code`", "unless", "3.5", "get_price_after_coupon"):
         assert kept in out
     assert "Get the" not in out and "e.g." not in out
-    zh = ts.DESCRIPTIONS.paraphrase("获取指定商品的信息，例如价格。不要返回库存，最多20件。", "train", rng)
+    zh = ts.DESCRIPTIONS.paraphrase(
+        "获取指定商品的信息，例如价格。不要返回库存，最多20件。", "train", rng
+    )
     assert zh != "获取指定商品的信息，例如价格。不要返回库存，最多20件。"
     assert "不要" in zh and "20件" in zh
     assert ts.DESCRIPTIONS.paraphrase("Sends a GET request.", "train", rng).count("GET") == 1
-    assert ts.DESCRIPTIONS.paraphrase("An item", "heldout", random.Random(0)) in ("An article", "A listing")
+    assert ts.DESCRIPTIONS.paraphrase("An item", "heldout", random.Random(0)) in (
+        "An article",
+        "A listing",
+    )
 
 
-_TOKENS = st.sampled_from(["Get", "the", "price", "of", "a", "product", "e.g.", "based on",
-                           "not", "never", "without", "不", "获取", "商品", "例如", "没有",
-                           "3", "42.5", "10%", '"ZB10"', "'M'", "`size`", "get_price",
-                           "linkNumber", "user", "specific", "information", "viewer", ",", "."])
+_TOKENS = st.sampled_from(
+    [
+        "Get",
+        "the",
+        "price",
+        "of",
+        "a",
+        "product",
+        "e.g.",
+        "based on",
+        "not",
+        "never",
+        "without",
+        "不",
+        "获取",
+        "商品",
+        "例如",
+        "没有",
+        "3",
+        "42.5",
+        "10%",
+        '"ZB10"',
+        "'M'",
+        "`size`",
+        "get_price",
+        "linkNumber",
+        "user",
+        "specific",
+        "information",
+        "viewer",
+        ",",
+        ".",
+    ]
+)
 
 
-@given(tokens=st.lists(_TOKENS, min_size=1, max_size=25), seed=st.integers(0, 2**32),
-       split=st.sampled_from(ts.SPLITS))
+@given(
+    tokens=st.lists(_TOKENS, min_size=1, max_size=25),
+    seed=st.integers(0, 2**32),
+    split=st.sampled_from(ts.SPLITS),
+)
 def test_paraphrase_keeps_numbers_quotes_identifiers_and_negations(tokens, seed, split):
     text = " ".join(tokens)
     out = ts.DESCRIPTIONS.paraphrase(text, split, random.Random(seed))
-    kept = re.compile(r'\d+(?:\.\d+)?%?|"[^"]*"|\'[^\']*\'|`[^`]*`|[A-Za-z]+_[a-z_]+|[a-z]+[A-Z]'
-                      r'\w*|(?<![A-Za-z])(?:not|never|without)(?![A-Za-z])|[不没]')
+    kept = re.compile(
+        r'\d+(?:\.\d+)?%?|"[^"]*"|\'[^\']*\'|`[^`]*`|[A-Za-z]+_[a-z_]+|[a-z]+[A-Z]'
+        r"\w*|(?<![A-Za-z])(?:not|never|without)(?![A-Za-z])|[不没]"
+    )
     assert Counter(kept.findall(out)) == Counter(kept.findall(text))
 
 
@@ -343,16 +454,17 @@ def test_description_paraphrase_changes_only_descriptions(example):
         assert before.name == after.name
         strip = lambda s: json.dumps(s, sort_keys=True, default=str)  # noqa: E731
         assert strip(_without_descriptions(before.parameters)) == strip(
-            _without_descriptions(after.parameters))
+            _without_descriptions(after.parameters)
+        )
         changed += before.description != after.description
-        for (_, a), (_, b) in zip(schema_nodes(before.parameters),
-                                  schema_nodes(after.parameters)):
+        for (_, a), (_, b) in zip(schema_nodes(before.parameters), schema_nodes(after.parameters)):
             for token in re.findall(r'\d+|"[^"]*"|\([^)]*\)', a.get("description", "")):
                 assert token in b["description"]
     assert changed >= len(episode.harness.tools) // 2
     with pytest.raises(HsaError, match="no tool"):
         registered()["tool_description_paraphrase"]().apply(
-            episode, {"tools": {"nope": {"description": "x"}}})
+            episode, {"tools": {"nope": {"description": "x"}}}
+        )
 
 
 def _without_descriptions(schema):
@@ -365,6 +477,7 @@ def _without_descriptions(schema):
 
 # ---- distractors -----------------------------------------------------------------------------
 
+
 def test_distractors_are_new_unneeded_tools(example):
     episode = by_scenario(example, "size_stock")
     for split in ts.SPLITS:
@@ -374,23 +487,29 @@ def test_distractors_are_new_unneeded_tools(example):
         pool = {d["tool"]["function"]["name"] for d in ts.DISTRACTOR_TOOLS[split]}
         assert len(added) == 3 and {t.name for t in added} <= pool
         assert [t for t in out.harness.tools if t.name in episode.harness.tool_names] == list(
-            episode.harness.tools)
+            episode.harness.tools
+        )
         assert out.gold == episode.gold and out.messages == episode.messages
         assert not variant.mapping
 
 
 def test_distractors_avoid_what_the_user_asks_about(example):
     base = example[0]
-    asks = replace(base, id="mail", messages=({"role": "user",
-                                               "content": "Please send an email to my boss"},)
-                   + base.messages[1:])
+    asks = replace(
+        base,
+        id="mail",
+        messages=({"role": "user", "content": "Please send an email to my boss"},)
+        + base.messages[1:],
+    )
     for seed in range(30):
         params = registered()["distractor_tools"](min_count=3, max_count=3).sample_params(
-            asks, random.Random(seed))
+            asks, random.Random(seed)
+        )
         assert "send_email" not in {t["tool"]["function"]["name"] for t in params["tools"]}
     with pytest.raises(HsaError, match="reuse a name"):
-        registered()["distractor_tools"]().apply(base, {"tools": [
-            {"at": 0, "tool": base.harness.tools[0].to_openai()}]})
+        registered()["distractor_tools"]().apply(
+            base, {"tools": [{"at": 0, "tool": base.harness.tools[0].to_openai()}]}
+        )
 
 
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), split=st.sampled_from(ts.SPLITS))
@@ -399,20 +518,22 @@ def test_distractors_keep_the_original_tools_in_order(row, seed, split):
     variant = augment_episode(recipe("distractor_tools", seed, split=split), episode)[0]
     assert isinstance(variant, Variant), str(variant)
     tools = variant.episode.harness.tools
-    assert [t for t in tools if t.name in episode.harness.tool_names] == list(
-        episode.harness.tools)
+    assert [t for t in tools if t.name in episode.harness.tool_names] == list(episode.harness.tools)
     assert len(tools) > len(episode.harness.tools)
     assert variant.episode.gold == episode.gold
 
 
 # ---- schema spellings and shape --------------------------------------------------------------
 
+
 def test_schema_spelling_respells_without_changing_meaning(example):
     episode = by_scenario(example, "complaint")
     variant = variant_of("tool_schema_spelling", episode, rate=1.0)
     out = variant.episode.harness
-    ticket, original = out.tool("create_after_sales_ticket"), episode.harness.tool(
-        "create_after_sales_ticket")
+    ticket, original = (
+        out.tool("create_after_sales_ticket"),
+        episode.harness.tool("create_after_sales_ticket"),
+    )
     assert ticket.required != original.required and set(ticket.required) == set(original.required)
     assert ticket.properties["issue_type"]["enum"] != original.properties["issue_type"]["enum"]
     assert "additionalProperties" not in ticket.parameters  # it was closed: now left open
@@ -420,48 +541,97 @@ def test_schema_spelling_respells_without_changing_meaning(example):
 
 
 def test_schema_spelling_never_closes_a_schema_a_call_overflows(example):
-    episode = Episode.from_dict({
-        "id": "open", "harness": {"name": "h", "tools": [{"type": "function", "function": {
-            "name": "search_docs", "parameters": {"type": "object", "properties": {
-                "query": {"type": "string"}, "opts": {"type": "object", "properties": {
-                    "lang": {"type": "string"}}}}}}}]},
-        "messages": [{"role": "user", "content": "find it"},
-                     {"role": "assistant", "content": None, "tool_calls": [
-                         {"id": "c", "type": "function", "function": {
-                             "name": "search_docs",
-                             "arguments": '{"query": "x", "opts": {"lang": "en", "n": 2}}'}}]}],
-        "gold": {"at": 1, "calls": [{"name": "search_docs", "arguments": {
-            "query": ["x"], "opts": [{"lang": ["en"], "n": [2]}]}}]}})
+    episode = Episode.from_dict(
+        {
+            "id": "open",
+            "harness": {
+                "name": "h",
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": "search_docs",
+                            "parameters": {
+                                "type": "object",
+                                "properties": {
+                                    "query": {"type": "string"},
+                                    "opts": {
+                                        "type": "object",
+                                        "properties": {"lang": {"type": "string"}},
+                                    },
+                                },
+                            },
+                        },
+                    }
+                ],
+            },
+            "messages": [
+                {"role": "user", "content": "find it"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {
+                                "name": "search_docs",
+                                "arguments": '{"query": "x", "opts": {"lang": "en", "n": 2}}',
+                            },
+                        }
+                    ],
+                },
+            ],
+            "gold": {
+                "at": 1,
+                "calls": [
+                    {
+                        "name": "search_docs",
+                        "arguments": {"query": ["x"], "opts": [{"lang": ["en"], "n": [2]}]},
+                    }
+                ],
+            },
+        }
+    )
     for seed in range(20):
         edits = registered()["tool_schema_spelling"](rate=1.0).sample_params(
-            episode, random.Random(seed))["edits"]
+            episode, random.Random(seed)
+        )["edits"]
         assert edits["search_docs"] == {"": {"additionalProperties": "close"}}
     with pytest.raises(HsaError, match="undeclared key"):
         registered()["tool_schema_spelling"]().apply(
-            episode, {"edits": {"search_docs": {"/properties/opts": {
-                "additionalProperties": "close"}}}})
+            episode,
+            {"edits": {"search_docs": {"/properties/opts": {"additionalProperties": "close"}}}},
+        )
 
 
 @given(harness=harnesses(min_tools=1), seed=st.integers(0, 2**32))
 def test_schema_spelling_accepts_exactly_what_it_accepted(harness, seed):
-    row = {"id": "e", "harness": harness.to_dict(), "messages": [{"role": "user",
-                                                                  "content": "q"}],
-           "gold": {"no_call": True}}
+    row = {
+        "id": "e",
+        "harness": harness.to_dict(),
+        "messages": [{"role": "user", "content": "q"}],
+        "gold": {"no_call": True},
+    }
     episode = Episode.from_dict(row)
     transform = registered()["tool_schema_spelling"](rate=1.0)
     out = transform.apply(episode, transform.sample_params(episode, random.Random(seed)))
     for before, after in zip(harness.tools, out.harness.tools):
         assert _normalised(before.parameters) == _normalised(after.parameters)
         value = dict.fromkeys(before.properties, 1)
-        assert jsonschema.Draft202012Validator(after.parameters).is_valid(value) == \
-            jsonschema.Draft202012Validator(before.parameters).is_valid(value)
+        assert jsonschema.Draft202012Validator(after.parameters).is_valid(
+            value
+        ) == jsonschema.Draft202012Validator(before.parameters).is_valid(value)
 
 
 def _normalised(schema):
     """A schema with list order and a closing ``additionalProperties: false`` ignored."""
     if isinstance(schema, dict):
-        return {k: (sorted(map(json.dumps, v)) if k in ("required", "enum") else _normalised(v))
-                for k, v in schema.items() if not (k == "additionalProperties" and v is False)}
+        return {
+            k: (sorted(map(json.dumps, v)) if k in ("required", "enum") else _normalised(v))
+            for k, v in schema.items()
+            if not (k == "additionalProperties" and v is False)
+        }
     return schema
 
 
@@ -478,6 +648,7 @@ def test_tool_shape_sets_the_prompt_option_and_keeps_the_tools(example):
 
 # ---- the acceptance targets on real data -----------------------------------------------------
 
+
 def _differs(name: str, before: Episode, after: Episode) -> bool:
     shape = lambda e: e.harness.prompt.options.get("tool_shape")  # noqa: E731
     return tools_json(before) != tools_json(after) or shape(before) != shape(after)
@@ -488,8 +659,11 @@ def _applies(name: str, episode: Episode) -> bool:
     if name == "tool_order_permutation":
         return len(tools) >= 2
     if name == "tool_property_order":
-        return any(isinstance(n.get("properties"), dict) and len(n["properties"]) >= 2
-                   for t in tools for _, n in schema_nodes(t.parameters))
+        return any(
+            isinstance(n.get("properties"), dict) and len(n["properties"]) >= 2
+            for t in tools
+            for _, n in schema_nodes(t.parameters)
+        )
     if name.startswith("parameter_"):
         return any(t.properties for t in tools)
     return bool(tools)
@@ -497,6 +671,7 @@ def _applies(name: str, episode: Episode) -> bool:
 
 def _real_data() -> list[Episode]:
     from hsa.importers.bfcl import import_bfcl
+
     episodes = list(load_example_episodes()[::4])
     for file in BFCL_FILES:
         episodes += import_bfcl(BFCL_DIR / file).episodes[::8]

@@ -32,39 +32,47 @@ def test_output_matches_the_golden_file_of_its_version(name, inputs):
         assert any(golden.changed.values()), (
             f"{name} changed none of the golden inputs ({', '.join(INPUTS)}), so its golden file "
             f"would guard nothing: add an input that exercises it (INPUTS in tests/golden/"
-            f"__init__.py), then run `{UPDATE}`")
+            f"__init__.py), then run `{UPDATE}`"
+        )
     where = Path(inspect.getfile(cls)).resolve()
     where = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
     if not golden.path.is_file():
-        pytest.fail(f"{name} version {cls.version} has no golden file "
-                    f"tests/golden/{golden.path.name}: run `{UPDATE}` and commit the file")
+        pytest.fail(
+            f"{name} version {cls.version} has no golden file "
+            f"tests/golden/{golden.path.name}: run `{UPDATE}` and commit the file"
+        )
     recorded = Golden.read(golden.path)
     if recorded.digest == golden.digest:
         return
     if recorded.inputs != golden.inputs:
-        pytest.fail(f"the golden inputs changed (an episode or harness under tests/harnesses, or "
-                    f"the example), so every golden file is out of date: run `{UPDATE}`")
-    differing = [label for label, digest in golden.outputs.items()
-                 if recorded.outputs.get(label) != digest]
-    pytest.fail(f"the output of {name} changed (on the {', '.join(differing)} input) but its "
-                f"version is still {cls.version!r}. If the change is intended, bump `version` of "
-                f"{cls.__name__} in {where} and run `{UPDATE}` (and commit the new golden file); "
-                f"if not, the change broke the transform's output.")
+        pytest.fail(
+            f"the golden inputs changed (an episode or harness under tests/harnesses, or "
+            f"the example), so every golden file is out of date: run `{UPDATE}`"
+        )
+    differing = [
+        label for label, digest in golden.outputs.items() if recorded.outputs.get(label) != digest
+    ]
+    pytest.fail(
+        f"the output of {name} changed (on the {', '.join(differing)} input) but its "
+        f"version is still {cls.version!r}. If the change is intended, bump `version` of "
+        f"{cls.__name__} in {where} and run `{UPDATE}` (and commit the new golden file); "
+        f"if not, the change broke the transform's output."
+    )
 
 
 def test_every_golden_file_belongs_to_a_registered_transform_version():
     current = {f"{name}@{cls.version}" for name, cls in registered().items()}
     stale = sorted(set(golden_files()) - current)
-    assert not stale, (f"golden files of versions no transform has: {', '.join(stale)}; run "
-                       f"`{UPDATE}`, which removes them")
+    assert not stale, (
+        f"golden files of versions no transform has: {', '.join(stale)}; run "
+        f"`{UPDATE}`, which removes them"
+    )
 
 
-def test_update_writes_missing_removes_stale_and_refuses_an_unbumped_change(tmp_path,
-                                                                            monkeypatch):
+def test_update_writes_missing_removes_stale_and_refuses_an_unbumped_change(tmp_path, monkeypatch):
     """The regenerate command itself, on a private folder and one transform (identity)."""
     monkeypatch.setattr(golden_module, "GOLDEN_DIR", tmp_path)
-    monkeypatch.setattr(golden_module, "registered",
-                        lambda: {"identity": registered()["identity"]})
+    monkeypatch.setattr(golden_module, "registered", lambda: {"identity": registered()["identity"]})
     (tmp_path / "identity@0").write_text("digest: old\n")
     (tmp_path / "notes.txt").write_text("not a golden file\n")
     assert update() == ["wrote identity@1", "removed stale identity@0"]

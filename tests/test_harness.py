@@ -8,8 +8,8 @@ import pytest
 
 from hsa.errors import HarnessError, HooksNotTrustedError
 from hsa.model.harness import Harness, load_harness, save_harness
-from hsa.render import render_system_prompt
 from hsa.model.tool import Tool
+from hsa.render import render_system_prompt
 from tests.conftest import HARNESS_YAML, PRICE_TOOL, SKILL_MD, write_harness
 
 
@@ -44,20 +44,31 @@ def test_dict_round_trip_is_lossless(harness_dir):
 
 
 def test_skill_order_survives_round_trip(tmp_path):
-    skills = {name: SKILL_MD.replace("name: price-reply", f"name: {name}")
-              for name in ("b-skill", "a-skill")}
-    root = write_harness(tmp_path / "h", skills=skills, hooks=None,
-                         harness_yaml="name: h\nskills: [b-skill, a-skill]\n")
+    skills = {
+        name: SKILL_MD.replace("name: price-reply", f"name: {name}")
+        for name in ("b-skill", "a-skill")
+    }
+    root = write_harness(
+        tmp_path / "h",
+        skills=skills,
+        hooks=None,
+        harness_yaml="name: h\nskills: [b-skill, a-skill]\n",
+    )
     harness = load_harness(root)
     assert harness.skill_ids == ("b-skill", "a-skill")
     assert load_harness(save_harness(harness, tmp_path / "out")).skill_ids == ("b-skill", "a-skill")
 
 
 def test_mcp_tool_is_normalised(tmp_path):
-    mcp = {"name": "get_price", "description": "d", "annotations": {"readOnlyHint": True},
-           "inputSchema": PRICE_TOOL["function"]["parameters"]}
-    root = write_harness(tmp_path / "h", tools={"p.json": mcp}, hooks=None,
-                         harness_yaml="name: h\n")
+    mcp = {
+        "name": "get_price",
+        "description": "d",
+        "annotations": {"readOnlyHint": True},
+        "inputSchema": PRICE_TOOL["function"]["parameters"],
+    }
+    root = write_harness(
+        tmp_path / "h", tools={"p.json": mcp}, hooks=None, harness_yaml="name: h\n"
+    )
     tool = load_harness(root).tool("get_price")
     assert tool.parameters == PRICE_TOOL["function"]["parameters"]
     assert tool.to_openai()["function"]["annotations"] == {"readOnlyHint": True}
@@ -84,45 +95,115 @@ def test_untrusted_hooks_are_parsed_not_run(tmp_path):
 
 def test_system_prompt_renders_sections_in_order(harness_dir):
     prompt = render_system_prompt(load_harness(harness_dir))
-    assert prompt.index("You are a shop assistant.") < prompt.index("`price-reply`") \
-        < prompt.index("`get_price`") < prompt.index("`reply_length`")
+    assert (
+        prompt.index("You are a shop assistant.")
+        < prompt.index("`price-reply`")
+        < prompt.index("`get_price`")
+        < prompt.index("`reply_length`")
+    )
 
 
-@pytest.mark.parametrize(("change", "file_part", "message"), [
-    (dict(tools={"bad.json": {"name": "f", "parameters": {"type": "object",
-                                                          "properties": {"x": {"type": "nope"}}}}}),
-     "bad.json", r"parameters\.properties\.x.*not a valid JSON Schema"),
-    (dict(tools={"bad.json": {"name": "f", "parameters": {"type": "string"}}}),
-     "bad.json", "must describe an object"),
-    (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
-    (dict(tools={"a.json": PRICE_TOOL, "b.json": PRICE_TOOL}), "harness.yaml",
-     "duplicate tool name 'get_price'"),
-    (dict(skills={"price-reply": "# no front matter\n"}), "SKILL.md", "must start with YAML front matter"),
-    (dict(skills={"other-name": SKILL_MD}), "SKILL.md", "differs from its folder 'other-name'"),
-    (dict(skills={"Bad_Name": SKILL_MD.replace("price-reply", "Bad_Name")}), "SKILL.md",
-     "lowercase letters"),
-    (dict(skills={"price-reply": SKILL_MD.replace("How to answer a price question.", "x" * 1025)}),
-     "SKILL.md", "at most 1024"),
-    (dict(skills={"price-reply": SKILL_MD.replace("allowed-tools: get_price",
-                                                  "allowed-tools: get_cost")}),
-     "price-reply/SKILL.md", "allows unknown tool 'get_cost'"),
-    (dict(skills={"price-reply": SKILL_MD.replace("allowed-tools: get_price",
-                                                  "allowed-tools: Read, Bash(python:*)")}),
-     "price-reply/SKILL.md", r"unknown tool 'Read'.*runtime_tools: \[Read\]"),
-    (dict(hooks="def other(payload, config):\n    return {'ok': True}\n"), "harness.yaml",
-     "names function 'short_reply', which hooks.py does not define"),
-    (dict(hooks=None), "harness.yaml", "needs hooks.py"),
-    (dict(harness_yaml=HARNESS_YAML.replace("event: reply", "event: sometimes")), "harness.yaml",
-     "unknown event 'sometimes'"),
-    (dict(harness_yaml=HARNESS_YAML.replace("persona, skills", "persona, rules, skills")),
-     "harness.yaml", "section 'rules' has no text"),
-    (dict(harness_yaml=HARNESS_YAML.replace("skill_kinds: [reply, strategy]",
-                                            "skill_kinds: [strategy]")),
-     "price-reply/SKILL.md", "kind 'reply', not one of"),
-    (dict(harness_yaml=HARNESS_YAML + "runtime_tools: [get_price]\n"), "harness.yaml",
-     "runtime tool 'get_price' is already a tool"),
-    (dict(harness_yaml="name: [unclosed\n"), "harness.yaml", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    ("change", "file_part", "message"),
+    [
+        (
+            dict(
+                tools={
+                    "bad.json": {
+                        "name": "f",
+                        "parameters": {"type": "object", "properties": {"x": {"type": "nope"}}},
+                    }
+                }
+            ),
+            "bad.json",
+            r"parameters\.properties\.x.*not a valid JSON Schema",
+        ),
+        (
+            dict(tools={"bad.json": {"name": "f", "parameters": {"type": "string"}}}),
+            "bad.json",
+            "must describe an object",
+        ),
+        (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
+        (
+            dict(tools={"a.json": PRICE_TOOL, "b.json": PRICE_TOOL}),
+            "harness.yaml",
+            "duplicate tool name 'get_price'",
+        ),
+        (
+            dict(skills={"price-reply": "# no front matter\n"}),
+            "SKILL.md",
+            "must start with YAML front matter",
+        ),
+        (dict(skills={"other-name": SKILL_MD}), "SKILL.md", "differs from its folder 'other-name'"),
+        (
+            dict(skills={"Bad_Name": SKILL_MD.replace("price-reply", "Bad_Name")}),
+            "SKILL.md",
+            "lowercase letters",
+        ),
+        (
+            dict(
+                skills={
+                    "price-reply": SKILL_MD.replace("How to answer a price question.", "x" * 1025)
+                }
+            ),
+            "SKILL.md",
+            "at most 1024",
+        ),
+        (
+            dict(
+                skills={
+                    "price-reply": SKILL_MD.replace(
+                        "allowed-tools: get_price", "allowed-tools: get_cost"
+                    )
+                }
+            ),
+            "price-reply/SKILL.md",
+            "allows unknown tool 'get_cost'",
+        ),
+        (
+            dict(
+                skills={
+                    "price-reply": SKILL_MD.replace(
+                        "allowed-tools: get_price", "allowed-tools: Read, Bash(python:*)"
+                    )
+                }
+            ),
+            "price-reply/SKILL.md",
+            r"unknown tool 'Read'.*runtime_tools: \[Read\]",
+        ),
+        (
+            dict(hooks="def other(payload, config):\n    return {'ok': True}\n"),
+            "harness.yaml",
+            "names function 'short_reply', which hooks.py does not define",
+        ),
+        (dict(hooks=None), "harness.yaml", "needs hooks.py"),
+        (
+            dict(harness_yaml=HARNESS_YAML.replace("event: reply", "event: sometimes")),
+            "harness.yaml",
+            "unknown event 'sometimes'",
+        ),
+        (
+            dict(harness_yaml=HARNESS_YAML.replace("persona, skills", "persona, rules, skills")),
+            "harness.yaml",
+            "section 'rules' has no text",
+        ),
+        (
+            dict(
+                harness_yaml=HARNESS_YAML.replace(
+                    "skill_kinds: [reply, strategy]", "skill_kinds: [strategy]"
+                )
+            ),
+            "price-reply/SKILL.md",
+            "kind 'reply', not one of",
+        ),
+        (
+            dict(harness_yaml=HARNESS_YAML + "runtime_tools: [get_price]\n"),
+            "harness.yaml",
+            "runtime tool 'get_price' is already a tool",
+        ),
+        (dict(harness_yaml="name: [unclosed\n"), "harness.yaml", "not valid YAML"),
+    ],
+)
 def test_bad_harness_names_file_and_problem(tmp_path, change, file_part, message):
     root = write_harness(tmp_path / "h", **change)
     with pytest.raises(HarnessError, match=message) as info:
@@ -132,8 +213,9 @@ def test_bad_harness_names_file_and_problem(tmp_path, change, file_part, message
 
 def test_unknown_layout_is_reported(harness_dir):
     harness = load_harness(harness_dir)
-    broken = Harness.from_dict({**harness.to_dict(), "prompt": {"layout": "nope",
-                                                                "sections": ["tools"]}})
+    broken = Harness.from_dict(
+        {**harness.to_dict(), "prompt": {"layout": "nope", "sections": ["tools"]}}
+    )
     with pytest.raises(HarnessError, match="unknown prompt layout 'nope'; available: .*markdown"):
         render_system_prompt(broken)
 
@@ -141,8 +223,13 @@ def test_unknown_layout_is_reported(harness_dir):
 def test_layout_cannot_reach_python_internals(harness_dir):
     harness = load_harness(harness_dir)
     evil = "{{ tools.__class__.__mro__[1].__subclasses__() }}"
-    sneaky = Harness.from_dict({**harness.to_dict(), "layouts": {"evil": evil},
-                                "prompt": {"layout": "evil", "sections": ["tools"]}})
+    sneaky = Harness.from_dict(
+        {
+            **harness.to_dict(),
+            "layouts": {"evil": evil},
+            "prompt": {"layout": "evil", "sections": ["tools"]},
+        }
+    )
     with pytest.raises(HarnessError, match="unsafe"):
         render_system_prompt(sneaky)
 
@@ -152,23 +239,36 @@ def test_sections_can_move_to_the_first_user_turn(harness_dir):
 
     from hsa.model.episode import Episode
     from hsa.render import render_messages
+
     harness = load_harness(harness_dir)
-    moved = replace(harness, prompt=replace(harness.prompt,
-                                            options={"placement": {"skills": "first_user"}}))
-    episode = Episode.from_dict({"id": "e", "messages": [
-        {"role": "system", "content": "Row's own system text."},
-        {"role": "user", "content": "hi"}], "gold": {"no_call": True}}, harness=moved)
+    moved = replace(
+        harness, prompt=replace(harness.prompt, options={"placement": {"skills": "first_user"}})
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "system", "content": "Row's own system text."},
+                {"role": "user", "content": "hi"},
+            ],
+            "gold": {"no_call": True},
+        },
+        harness=moved,
+    )
     system, user = render_messages(episode)
     assert "`price-reply`" not in system["content"] and "`get_price`" in system["content"]
     assert system["content"].endswith("Row's own system text.")
     assert user["content"].startswith("## Skills") and user["content"].endswith("\n\nhi")
-    bad = replace(harness, prompt=replace(harness.prompt, options={"placement": {"skills": "footer"}}))
+    bad = replace(
+        harness, prompt=replace(harness.prompt, options={"placement": {"skills": "footer"}})
+    )
     with pytest.raises(HarnessError, match="placement of 'skills' must be one of"):
         render_messages(replace(episode, harness=bad))
 
 
 def test_skill_text_is_data_not_template(harness_dir):
     from dataclasses import replace
+
     harness = load_harness(harness_dir)
     skill = replace(harness.skills[0], description="{{ ''.__class__.__mro__ }}")
     prompt = render_system_prompt(replace(harness, skills=(skill,)))
@@ -196,20 +296,34 @@ def test_fast_replace_matches_dataclasses_replace(harness_dir):
         replace(harness, nope=1)
 
 
-@pytest.mark.parametrize("layout", ["{{ range(200000) | list | length }}",
-                                    "{% include '/etc/passwd' %}", "{{ 1 / 0 }}"])
+@pytest.mark.parametrize(
+    "layout", ["{{ range(200000) | list | length }}", "{% include '/etc/passwd' %}", "{{ 1 / 0 }}"]
+)
 def test_a_layout_that_fails_to_render_is_a_harness_error(harness_dir, layout):
     """The sandbox refuses, or the template itself fails: either way the harness is at fault,
     and the user gets one message naming the layout (no traceback from `harness validate`)."""
     harness = load_harness(harness_dir)
-    broken = Harness.from_dict({**harness.to_dict(), "layouts": {"mine": layout},
-                                "prompt": {"layout": "mine", "sections": ["tools"]}})
+    broken = Harness.from_dict(
+        {
+            **harness.to_dict(),
+            "layouts": {"mine": layout},
+            "prompt": {"layout": "mine", "sections": ["tools"]},
+        }
+    )
     with pytest.raises(HarnessError, match=r"layout 'mine' \(layouts/mine.j2\) does not render"):
         render_system_prompt(broken)
 
 
-@pytest.mark.parametrize("part", ["skills/price-reply/SKILL.md", "tools/a_price.json",
-                                  "hooks.py", "harness.yaml", "skills/price-reply"])
+@pytest.mark.parametrize(
+    "part",
+    [
+        "skills/price-reply/SKILL.md",
+        "tools/a_price.json",
+        "hooks.py",
+        "harness.yaml",
+        "skills/price-reply",
+    ],
+)
 def test_symlinks_out_of_the_harness_are_refused(tmp_path, part):
     """A harness's text becomes training data: a link to a file elsewhere on disk must not pull
     that file into every row."""
@@ -235,9 +349,13 @@ def test_a_byte_order_mark_is_accepted_in_every_harness_file(tmp_path, harness_d
     root = write_harness(tmp_path / "h")
     (root / "layouts").mkdir()
     (root / "layouts" / "plain.j2").write_text("{% for s in sections %}{{ s.text }}{% endfor %}")
-    for path in [root / "harness.yaml", root / "skills" / "price-reply" / "SKILL.md",
-                 root / "tools" / "a_price.json", root / "hooks.py",
-                 root / "layouts" / "plain.j2"]:
+    for path in [
+        root / "harness.yaml",
+        root / "skills" / "price-reply" / "SKILL.md",
+        root / "tools" / "a_price.json",
+        root / "hooks.py",
+        root / "layouts" / "plain.j2",
+    ]:
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     loaded = load_harness(root)
     assert loaded.tools == load_harness(harness_dir).tools
@@ -246,16 +364,19 @@ def test_a_byte_order_mark_is_accepted_in_every_harness_file(tmp_path, harness_d
     assert not loaded.hooks_source.startswith("\ufeff")
 
 
-CLAUDE_CODE_SKILL = SKILL_MD.replace("allowed-tools: get_price",
-                                     "allowed-tools: Read, Grep, Bash(git add:*), get_price")
+CLAUDE_CODE_SKILL = SKILL_MD.replace(
+    "allowed-tools: get_price", "allowed-tools: Read, Grep, Bash(git add:*), get_price"
+)
 
 
 def test_claude_code_allowed_tools_with_runtime_tools(tmp_path):
     """Claude Code's comma-separated allowed-tools, with restricted entries, loads when the
     runtime's tools are declared; entries are kept as written and survive a round trip."""
-    root = write_harness(tmp_path / "h",
-                         harness_yaml=HARNESS_YAML + "runtime_tools: [Read, Grep, Bash]\n",
-                         skills={"price-reply": CLAUDE_CODE_SKILL})
+    root = write_harness(
+        tmp_path / "h",
+        harness_yaml=HARNESS_YAML + "runtime_tools: [Read, Grep, Bash]\n",
+        skills={"price-reply": CLAUDE_CODE_SKILL},
+    )
     harness = load_harness(root)
     skill = harness.skill("price-reply")
     assert skill.allowed_tools == ("Read", "Grep", "Bash(git add:*)", "get_price")
@@ -266,17 +387,23 @@ def test_claude_code_allowed_tools_with_runtime_tools(tmp_path):
     assert load_harness(tmp_path / "copy") == harness
     assert Harness.from_dict(harness.to_dict()) == harness
     # the runtime's tools are not the model's: the tools list and the prompt hold the harness's
-    assert [t["function"]["name"] for t in harness.openai_tools()] == ["get_price",
-                                                                       "get_price_history",
-                                                                       "load_skill"]
+    assert [t["function"]["name"] for t in harness.openai_tools()] == [
+        "get_price",
+        "get_price_history",
+        "load_skill",
+    ]
 
 
 def test_renaming_a_tool_keeps_an_allowed_entrys_restriction(tmp_path):
     from hsa.augment.mapping import Mapping
     from hsa.augment.rename import rename_harness
+
     skill_md = SKILL_MD.replace("allowed-tools: get_price", "allowed-tools: get_price(*), Bash")
-    root = write_harness(tmp_path / "h", harness_yaml=HARNESS_YAML + "runtime_tools: [Bash]\n",
-                         skills={"price-reply": skill_md})
+    root = write_harness(
+        tmp_path / "h",
+        harness_yaml=HARNESS_YAML + "runtime_tools: [Bash]\n",
+        skills={"price-reply": skill_md},
+    )
     renamed = rename_harness(load_harness(root), Mapping(tools={"get_price": "fetch_price"}))
     assert renamed.skill("price-reply").allowed_tools == ("fetch_price(*)", "Bash")
     renamed.validate()
@@ -286,17 +413,41 @@ def test_identifiers_are_the_names_and_every_parameter_name_at_any_depth(harness
     """What a rewording of the harness's texts must keep: a nested field is as much a name as a
     top-level parameter, in objects, array items, anyOf branches and shared definitions."""
     from hsa.model.frozen import replace
-    nested = Tool("book", "Book a trip.", {"type": "object", "properties": {
-        "trip": {"type": "object", "properties": {"city": {"type": "string"}}},
-        "travellers": {"type": "array", "items": {"type": "object", "properties": {
-            "age": {"type": "integer"}}}},
-        "pay": {"anyOf": [{"type": "object", "properties": {"card_token": {"type": "string"}}},
-                          {"$ref": "#/$defs/voucher"}]}},
-        "$defs": {"voucher": {"type": "object", "properties": {"code": {"type": "string"}}}}})
+
+    nested = Tool(
+        "book",
+        "Book a trip.",
+        {
+            "type": "object",
+            "properties": {
+                "trip": {"type": "object", "properties": {"city": {"type": "string"}}},
+                "travellers": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"age": {"type": "integer"}}},
+                },
+                "pay": {
+                    "anyOf": [
+                        {"type": "object", "properties": {"card_token": {"type": "string"}}},
+                        {"$ref": "#/$defs/voucher"},
+                    ]
+                },
+            },
+            "$defs": {"voucher": {"type": "object", "properties": {"code": {"type": "string"}}}},
+        },
+    )
     harness = load_harness(harness_dir)
     harness = replace(harness, tools=harness.tools + (nested,))
     assert harness.identifiers == harness.names | {
-        "link", "currency", "days", "trip", "city", "travellers", "age", "pay", "card_token",
-        "code"}
+        "link",
+        "currency",
+        "days",
+        "trip",
+        "city",
+        "travellers",
+        "age",
+        "pay",
+        "card_token",
+        "code",
+    }
     # keywords and definition names are not parameters
     assert not {"properties", "items", "anyOf", "voucher", "$defs"} & harness.identifiers

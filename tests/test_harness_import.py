@@ -9,23 +9,31 @@ from pathlib import Path
 import orjson
 import pytest
 
-from hsa.dataset.card import card_text
+from hsa.augment.recipe import Recipe
 from hsa.cli import main
-from hsa.errors import HsaError
+from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
-from hsa.model.harness import load_harness
 from hsa.dataset.hub import push_version
 from hsa.dataset.licenses import is_open
-from hsa.augment.recipe import Recipe
+from hsa.errors import HsaError
+from hsa.model.harness import load_harness
 
-SEARCH = {"name": "search_orders", "title": "Search orders",
-          "description": "Find a customer's orders.",
-          "inputSchema": {"type": "object", "properties": {"customer_id": {"type": "string"},
-                                                           "status": {"type": "string"}},
-                          "required": ["customer_id"]},
-          "annotations": {"readOnlyHint": True}}
-REFUND = {"name": "billing/refund", "description": "Refund an order.",
-          "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
+SEARCH = {
+    "name": "search_orders",
+    "title": "Search orders",
+    "description": "Find a customer's orders.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"customer_id": {"type": "string"}, "status": {"type": "string"}},
+        "required": ["customer_id"],
+    },
+    "annotations": {"readOnlyHint": True},
+}
+REFUND = {
+    "name": "billing/refund",
+    "description": "Refund an order.",
+    "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+}
 BAD_SCHEMA = {"name": "broken", "inputSchema": {"type": "string"}}
 
 
@@ -36,21 +44,26 @@ def write_json(path: Path, value) -> Path:
 
 # ---- MCP ---------------------------------------------------------------------------------------
 
+
 def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path, capsys):
-    page1 = write_json(tmp_path / "page1.json", {"jsonrpc": "2.0", "id": 1, "result": {
-        "tools": [SEARCH, BAD_SCHEMA], "nextCursor": "p2"}})
+    page1 = write_json(
+        tmp_path / "page1.json",
+        {"jsonrpc": "2.0", "id": 1, "result": {"tools": [SEARCH, BAD_SCHEMA], "nextCursor": "p2"}},
+    )
     page2 = write_json(tmp_path / "page2.json", {"tools": [REFUND, dict(SEARCH)]})
     tools = tmp_path / "h" / "tools"
     assert main(["import", "mcp", str(page1), str(page2), "--out", str(tools)]) == 0
-    assert sorted(p.name for p in tools.iterdir()) == ["billing_refund.json",
-                                                       "search_orders.json"]
+    assert sorted(p.name for p in tools.iterdir()) == ["billing_refund.json", "search_orders.json"]
     # the server's object, as it sent it (title and annotations kept)
     assert orjson.loads((tools / "search_orders.json").read_bytes()) == SEARCH
-    rejects = [json.loads(line) for line in
-               (tmp_path / "h" / "tools.rejects.jsonl").read_text().splitlines()]
+    rejects = [
+        json.loads(line)
+        for line in (tmp_path / "h" / "tools.rejects.jsonl").read_text().splitlines()
+    ]
     assert [(r["source"], r["field"], r["id"]) for r in rejects] == [
-        (str(page1), "tools[1].parameters", "broken"), (str(page2), "tools[1].name",
-                                                        "search_orders")]
+        (str(page1), "tools[1].parameters", "broken"),
+        (str(page2), "tools[1].name", "search_orders"),
+    ]
     assert "4 tools listed -> 2 files, 2 rejected" in capsys.readouterr().out
     (tmp_path / "h" / "harness.yaml").write_text("name: shop\n", encoding="utf-8")
     harness = load_harness(tmp_path / "h")
@@ -64,8 +77,10 @@ def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path
 
 
 def test_an_error_response_or_another_shape_is_refused_with_one_message(tmp_path, capsys):
-    error = write_json(tmp_path / "e.json", {"jsonrpc": "2.0", "id": 1,
-                                             "error": {"code": -32601, "message": "no method"}})
+    error = write_json(
+        tmp_path / "e.json",
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no method"}},
+    )
     assert main(["import", "mcp", str(error), "--out", str(tmp_path / "tools")]) == 2
     assert "JSON-RPC error (-32601: no method)" in capsys.readouterr().err
     other = write_json(tmp_path / "o.json", [SEARCH])
@@ -104,8 +119,11 @@ MISNAMED = OPEN_SKILL.replace("name: order-lookup", "name: other-name")
 
 
 def skills_folder(root: Path) -> Path:
-    for name, text in (("pdf-forms", CLAUDE_SKILL), ("order-lookup", OPEN_SKILL),
-                       ("misnamed", MISNAMED)):
+    for name, text in (
+        ("pdf-forms", CLAUDE_SKILL),
+        ("order-lookup", OPEN_SKILL),
+        ("misnamed", MISNAMED),
+    ):
         (root / name).mkdir(parents=True)
         (root / name / "SKILL.md").write_text(text, encoding="utf-8")
     (root / "pdf-forms" / "scripts").mkdir()
@@ -121,8 +139,10 @@ def test_skill_folders_become_a_harness_skeleton(tmp_path, capsys):
     assert main(["import", "skills", str(source), "--out", str(out)]) == 0
     printed = capsys.readouterr()
     assert "3 skill folders -> 2 skills, 1 rejected" in printed.out
-    assert f"{source / 'misnamed' / 'SKILL.md'} id=misnamed name: name 'other-name' differs" \
+    assert (
+        f"{source / 'misnamed' / 'SKILL.md'} id=misnamed name: name 'other-name' differs"
         in printed.err
+    )
     assert "symbolic link not copied" in printed.err
     assert "Proprietary. LICENSE.txt has complete terms" in printed.out
     harness = load_harness(out)
@@ -141,11 +161,21 @@ def test_skill_folders_become_a_harness_skeleton(tmp_path, capsys):
 
 # ---- licences ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("license", "expected"), [
-    ("MIT", True), ("Apache-2.0", True), ("Apache License 2.0", True), ("CC-BY-4.0", True),
-    ("MIT OR Proprietary", True), ("(MIT OR Apache-2.0)", True), ("GPL-3.0 AND Proprietary", False),
-    ("Proprietary. LICENSE.txt has complete terms", False), ("Complete terms in LICENSE.txt", False),
-])
+
+@pytest.mark.parametrize(
+    ("license", "expected"),
+    [
+        ("MIT", True),
+        ("Apache-2.0", True),
+        ("Apache License 2.0", True),
+        ("CC-BY-4.0", True),
+        ("MIT OR Proprietary", True),
+        ("(MIT OR Apache-2.0)", True),
+        ("GPL-3.0 AND Proprietary", False),
+        ("Proprietary. LICENSE.txt has complete terms", False),
+        ("Complete terms in LICENSE.txt", False),
+    ],
+)
 def test_open_licences(license, expected):
     assert is_open(license) == expected
 
@@ -153,27 +183,66 @@ def test_open_licences(license, expected):
 def test_skill_licences_reach_the_card_and_guard_push(tmp_path):
     harness = tmp_path / "harness"
     skills_root = skills_folder(tmp_path / "skills")
-    assert main(["import", "skills", str(skills_root / "pdf-forms"),
-                 str(skills_root / "order-lookup"), "--out", str(harness)]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "skills",
+                str(skills_root / "pdf-forms"),
+                str(skills_root / "order-lookup"),
+                "--out",
+                str(harness),
+            ]
+        )
+        == 0
+    )
     (harness / "tools").mkdir()
     write_json(harness / "tools" / "search_orders.json", SEARCH)
     yaml_text = (harness / "harness.yaml").read_text()  # search_orders is a tool now
     (harness / "harness.yaml").write_text(yaml_text.replace("- search_orders\n", ""))
     episodes = tmp_path / "episodes.jsonl"
-    episodes.write_text(json.dumps({
-        "id": "e1", "harness": "harness",
-        "messages": [{"role": "user", "content": "Where is my order?"},
-                     {"role": "assistant", "content": None, "tool_calls": [
-                         {"id": "c1", "type": "function", "function": {
-                             "name": "load_skill", "arguments": "{\"name\": \"pdf-forms\"}"}}]}],
-        "gold": {"at": 1, "skills": ["pdf-forms"]}}) + "\n")
-    recipe = Recipe.from_dict({"recipe_version": 1, "name": "lic", "seed": 1,
-                               "variants_per_episode": 1, "keep_original": True,
-                               "pipeline": [{"skill_id_mask": {}}]})
+    episodes.write_text(
+        json.dumps(
+            {
+                "id": "e1",
+                "harness": "harness",
+                "messages": [
+                    {"role": "user", "content": "Where is my order?"},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {
+                                    "name": "load_skill",
+                                    "arguments": '{"name": "pdf-forms"}',
+                                },
+                            }
+                        ],
+                    },
+                ],
+                "gold": {"at": 1, "skills": ["pdf-forms"]},
+            }
+        )
+        + "\n"
+    )
+    recipe = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "lic",
+            "seed": 1,
+            "variants_per_episode": 1,
+            "keep_original": True,
+            "pipeline": [{"skill_id_mask": {}}],
+        }
+    )
     version = generate(recipe, episodes, tmp_path / "out")
     assert version.manifest["skill_licenses"] == {
         "harness/order-lookup": "Apache-2.0",
-        "harness/pdf-forms": "Proprietary. LICENSE.txt has complete terms"}
+        "harness/pdf-forms": "Proprietary. LICENSE.txt has complete terms",
+    }
     card = card_text(version.path, manifest=version.manifest)
     assert "| `harness/pdf-forms` | Proprietary. LICENSE.txt has complete terms | **no** |" in card
     assert "| `harness/order-lookup` | Apache-2.0 | yes |" in card
@@ -183,5 +252,16 @@ def test_skill_licences_reach_the_card_and_guard_push(tmp_path):
     assert main(["push", str(version.path), "--repo-id", "org/name", "--dry-run"]) == 2
     lines = push_version(version.path, "org/name", dry_run=True, allow_restricted_licenses=True)
     assert lines[0].startswith("create dataset repo org/name")
-    assert main(["push", str(version.path), "--repo-id", "org/name", "--dry-run",
-                 "--allow-restricted-licences"]) == 0
+    assert (
+        main(
+            [
+                "push",
+                str(version.path),
+                "--repo-id",
+                "org/name",
+                "--dry-run",
+                "--allow-restricted-licences",
+            ]
+        )
+        == 0
+    )

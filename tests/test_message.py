@@ -39,8 +39,20 @@ def test_parts_of_other_types_and_malformed_parts_carry_no_text():
     assert content_text([IMAGE, TEXT, REFUSAL]) == "hello"
     assert content_text([IMAGE]) == ""
     # No type, a text that is no string, a part that is no object: none of them is text.
-    assert content_text([{"text": "untyped"}, {"type": "text", "text": None},
-                         {"type": "text"}, "loose string", 3, None, TEXT]) == "hello"
+    assert (
+        content_text(
+            [
+                {"text": "untyped"},
+                {"type": "text", "text": None},
+                {"type": "text"},
+                "loose string",
+                3,
+                None,
+                TEXT,
+            ]
+        )
+        == "hello"
+    )
     assert not is_text_part({"type": "input_text", "text": "x"})
 
 
@@ -49,11 +61,18 @@ def test_content_of_no_known_shape_has_no_text():
         assert content_text(content) == ""
 
 
-@given(st.lists(st.one_of(
-    st.builds(lambda t: {"type": "text", "text": t}, st.text()),
-    st.just(IMAGE), st.just(REFUSAL),
-    st.builds(lambda t: {"text": t}, st.text()),
-    st.none(), st.integers())))
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(lambda t: {"type": "text", "text": t}, st.text()),
+            st.just(IMAGE),
+            st.just(REFUSAL),
+            st.builds(lambda t: {"text": t}, st.text()),
+            st.none(),
+            st.integers(),
+        )
+    )
+)
 def test_a_list_reads_as_its_text_parts_in_order(parts):
     texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text"]
     assert content_text(parts) == " ".join(texts)
@@ -64,8 +83,14 @@ def test_the_scorer_reads_the_same_text():
     assert scorer_message_text is message_text
     turn = TurnGold(at=0, no_call=True, reply={"contains": ["refund ticket"]})
     harness = load_example_harness()
-    reply = {"role": "assistant", "content": [{"type": "text", "text": "Your refund"}, IMAGE,
-                                              {"type": "text", "text": "ticket is open."}]}
+    reply = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Your refund"},
+            IMAGE,
+            {"type": "text", "text": "ticket is open."},
+        ],
+    }
     assert judge(reply, turn, harness).verdict.correct
     no_text = {"role": "assistant", "content": [IMAGE]}
     assert not judge(no_text, turn, harness).verdict.correct
@@ -75,15 +100,31 @@ def test_the_hook_swap_reads_a_feedback_message_of_several_parts_as_one_text():
     """A hook feedback message split into parts is one feedback: the swap rewrites it whole (in
     one part), with its parts' words kept apart."""
     base = load_example_harness()
-    episode = Episode.from_dict({"id": "parts", "messages": [
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "Hello!"},
-        {"role": "user", "name": "hook.reply_compliance",
-         "content": [{"type": "text", "text": "Reply in Chinese."},
-                     {"type": "text", "text": "Keep it short."}]},
-        {"role": "assistant", "content": "你好！"}],
-        "gold": {"at": 3, "no_call": True}}, harness=base)
+    episode = Episode.from_dict(
+        {
+            "id": "parts",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "Hello!"},
+                {
+                    "role": "user",
+                    "name": "hook.reply_compliance",
+                    "content": [
+                        {"type": "text", "text": "Reply in Chinese."},
+                        {"type": "text", "text": "Keep it short."},
+                    ],
+                },
+                {"role": "assistant", "content": "你好！"},
+            ],
+            "gold": {"at": 3, "no_call": True},
+        },
+        harness=base,
+    )
     params = {"renames": {}, "format": "xml:check"}
     out = HookImplementationSwap().apply(episode, params)
-    assert out.messages[2]["content"] == [{"type": "text", "text":
-        '<check name="reply_compliance">Reply in Chinese. Keep it short.</check>'}]
+    assert out.messages[2]["content"] == [
+        {
+            "type": "text",
+            "text": '<check name="reply_compliance">Reply in Chinese. Keep it short.</check>',
+        }
+    ]

@@ -10,24 +10,41 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.model.episode import Episode
 from hsa.augment.mapping import Mapping
-from hsa.text.names import (CONVENTIONS, abbreviation_groups, convention_of, conventions_of, meaning,
-                       name_words, shared_conventions, write_name)
-from hsa.dataset.pipeline import augment_episode
 from hsa.augment.recipe import Recipe
 from hsa.augment.rename import rename_episode
 from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment_episode
+from hsa.model.episode import Episode
+from hsa.text.names import (
+    CONVENTIONS,
+    abbreviation_groups,
+    convention_of,
+    conventions_of,
+    meaning,
+    name_words,
+    shared_conventions,
+    write_name,
+)
+from hsa.transforms._names import CONVENTION_SPLITS, lexicon
 from hsa.verify import VerificationFailed, identifiers_by_kind, verify_variant
 from tests.strategies import clashing_episode_dicts
-from hsa.transforms._names import CONVENTION_SPLITS, lexicon
 
-RENAMERS = ["skill_id_synonym", "skill_id_case", "skill_id_namespace", "skill_id_mask",
-            "tool_name_paraphrase", "tool_name_mask", "parameter_name_paraphrase",
-            "parameter_name_mask", "hook_implementation_swap"]
+RENAMERS = [
+    "skill_id_synonym",
+    "skill_id_case",
+    "skill_id_namespace",
+    "skill_id_mask",
+    "tool_name_paraphrase",
+    "tool_name_mask",
+    "parameter_name_paraphrase",
+    "parameter_name_mask",
+    "hook_implementation_swap",
+]
 
 
 # ---- words and conventions -----------------------------------------------------------------
+
 
 def test_words_of_names_in_any_convention():
     assert name_words("getHTTPStatus2") == ["get", "HTTP", "Status", "2"]
@@ -39,10 +56,14 @@ def test_words_of_names_in_any_convention():
 def test_conventions_are_written_and_recognised():
     words = ["get", "flight", "status"]
     written = {c: write_name(words, c) for c in CONVENTIONS}
-    assert written == {"snake": "get_flight_status", "camel": "getFlightStatus",
-                       "kebab": "get-flight-status", "pascal": "GetFlightStatus",
-                       "screaming_snake": "GET_FLIGHT_STATUS",
-                       "title_snake": "Get_Flight_Status"}
+    assert written == {
+        "snake": "get_flight_status",
+        "camel": "getFlightStatus",
+        "kebab": "get-flight-status",
+        "pascal": "GetFlightStatus",
+        "screaming_snake": "GET_FLIGHT_STATUS",
+        "title_snake": "Get_Flight_Status",
+    }
     for convention, name in written.items():
         assert convention in conventions_of(name)
     assert conventions_of("get") == {"snake", "camel", "kebab"}  # one word fits several
@@ -52,8 +73,10 @@ def test_conventions_are_written_and_recognised():
     assert not set(CONVENTION_SPLITS["train"]) & set(CONVENTION_SPLITS["heldout"])
 
 
-@given(words=st.lists(st.text("abcdefghij", min_size=2, max_size=6), min_size=1, max_size=4),
-       convention=st.sampled_from(CONVENTIONS))
+@given(
+    words=st.lists(st.text("abcdefghij", min_size=2, max_size=6), min_size=1, max_size=4),
+    convention=st.sampled_from(CONVENTIONS),
+)
 def test_a_name_in_any_convention_keeps_its_meaning(words, convention):
     # (one-letter words run together in camelCase: "aAA" reads as a, AA in any reading)
     name = write_name(words, convention)
@@ -63,24 +86,38 @@ def test_a_name_in_any_convention_keeps_its_meaning(words, convention):
 
 # ---- meaning ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("item_ids", "itemIdentifier"), ("item_ids", "identifier_of_the_item"),
-    ("product_id", "PRODUCT-IDENT"), ("regex", "regular_expression"),
-    ("user_name", "name_user"), ("categories", "category"), ("search_flights", "flight_search"),
-])
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("item_ids", "itemIdentifier"),
+        ("item_ids", "identifier_of_the_item"),
+        ("product_id", "PRODUCT-IDENT"),
+        ("regex", "regular_expression"),
+        ("user_name", "name_user"),
+        ("categories", "category"),
+        ("search_flights", "flight_search"),
+    ],
+)
 def test_names_that_say_the_same(a, b):
     assert meaning(a) == meaning(b)
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("item_id", "product_id"), ("from_date", "to_date"), ("no_cache", "number_cache"),
-    ("get_price", "get_price_history"),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("item_id", "product_id"),
+        ("from_date", "to_date"),
+        ("no_cache", "number_cache"),
+        ("get_price", "get_price_history"),
+    ],
+)
 def test_names_that_say_different_things(a, b):
     assert meaning(a) != meaning(b)
 
 
 # ---- the general tables ----------------------------------------------------------------------
+
 
 def _words(members) -> set[str]:
     return {w for m in members for w in m.split("_")}
@@ -90,9 +127,11 @@ def test_lexicon_and_abbreviations_split_into_disjoint_parts():
     groups = lexicon().groups
     abbreviations = abbreviation_groups()
     train = _words(m for g in groups for m in g.train) | _words(
-        m for g in abbreviations for m in g["train"])
+        m for g in abbreviations for m in g["train"]
+    )
     heldout = _words(m for g in groups for m in g.heldout) | _words(
-        m for g in abbreviations for m in g["heldout"])
+        m for g in abbreviations for m in g["heldout"]
+    )
     assert not train & heldout  # not even a word is shared across the splits
     assert len(groups) >= 200 and len(train) >= 500 and len(heldout) >= 300
     for group in groups:
@@ -102,8 +141,9 @@ def test_lexicon_and_abbreviations_split_into_disjoint_parts():
 
 
 def test_a_word_has_one_default_sense_per_part_of_speech():
-    defaults = Counter((m, g.pos) for g in lexicon().groups if not g.when
-                       for m in g.train + g.heldout)
+    defaults = Counter(
+        (m, g.pos) for g in lexicon().groups if not g.when for m in g.train + g.heldout
+    )
     assert [k for k, n in defaults.items() if n > 1] == []
 
 
@@ -111,23 +151,42 @@ def test_the_tables_name_no_single_domain():
     # Words of the shipped example's domain are there only as any dictionary has them: no
     # group is about live streaming, and the namespaces are general.
     from hsa.transforms.skill_ids import SKILL_NAMESPACES
+
     members = {m for g in lexicon().groups for m in g.train + g.heldout}
     assert not {"livestream", "streamer", "live_room"} & members
     assert not {"live", "host", "shop", "store", "mall", "studio"} & (
-        set(SKILL_NAMESPACES["train"]) | set(SKILL_NAMESPACES["heldout"]))
+        set(SKILL_NAMESPACES["train"]) | set(SKILL_NAMESPACES["heldout"])
+    )
 
 
 # ---- no rename takes another identifier's meaning ---------------------------------------------
 
+
 def _episode(tools: dict[str, list[str]]) -> Episode:
     first = next(iter(tools))
-    return Episode.from_dict({
-        "id": "e", "harness": {"name": "h", "tools": [
-            {"type": "function", "function": {"name": name, "parameters": {
-                "type": "object", "properties": {p: {"type": "string"} for p in params}}}}
-            for name, params in tools.items()]},
-        "messages": [{"role": "user", "content": "hi"}],
-        "gold": {"calls": [{"name": first, "arguments": {}}]}})
+    return Episode.from_dict(
+        {
+            "id": "e",
+            "harness": {
+                "name": "h",
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": name,
+                            "parameters": {
+                                "type": "object",
+                                "properties": {p: {"type": "string"} for p in params},
+                            },
+                        },
+                    }
+                    for name, params in tools.items()
+                ],
+            },
+            "messages": [{"role": "user", "content": "hi"}],
+            "gold": {"calls": [{"name": first, "arguments": {}}]},
+        }
+    )
 
 
 def test_verification_rejects_a_rename_onto_another_parameters_meaning():
@@ -147,9 +206,10 @@ def test_verification_rejects_a_rename_onto_another_parameters_meaning():
 
 def test_verification_rejects_a_swap_and_a_rename_onto_a_new_name():
     episode = _episode({"get_item": [], "get_product": [], "list_users": []})
-    for renames in ({"get_item": "get_product", "get_product": "get_item"},  # a swap
-                    {"get_item": "fetch_goods", "list_users": "fetch_goods_2",
-                     "get_product": "goods_fetch"}):  # onto another's new name
+    for renames in (
+        {"get_item": "get_product", "get_product": "get_item"},  # a swap
+        {"get_item": "fetch_goods", "list_users": "fetch_goods_2", "get_product": "goods_fetch"},
+    ):  # onto another's new name
         mapping = Mapping(tools=renames)
         with pytest.raises(VerificationFailed) as caught:
             verify_variant(episode, rename_episode(episode, mapping), mapping)
@@ -157,14 +217,24 @@ def test_verification_rejects_a_swap_and_a_rename_onto_a_new_name():
 
 
 def recipe(name: str, split: str, seed: int) -> Recipe:
-    return Recipe.from_dict({"recipe_version": 1, "name": name, "seed": seed,
-                             "variants_per_episode": 2, "keep_original": False,
-                             "pipeline": [{name: {"split": split}}]})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": name,
+            "seed": seed,
+            "variants_per_episode": 2,
+            "keep_original": False,
+            "pipeline": [{name: {"split": split}}],
+        }
+    )
 
 
 @pytest.mark.parametrize("name", RENAMERS)
-@given(row=clashing_episode_dicts(), seed=st.integers(0, 2**32), split=st.sampled_from(
-    ["train", "heldout"]))
+@given(
+    row=clashing_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    split=st.sampled_from(["train", "heldout"]),
+)
 def test_no_rename_takes_another_identifiers_meaning(name, row, seed, split):
     """Over harnesses whose names are synonyms, abbreviations and plurals of each other, every
     renaming transform keeps every variant (verification, meaning check included, passes) and
@@ -177,20 +247,37 @@ def test_no_rename_takes_another_identifiers_meaning(name, row, seed, split):
                 for new in news - {old}:
                     if meaning(new) == meaning(old):
                         continue
-                    others = {n for other, names in identifiers.items()
-                              if meaning(other) != meaning(old) for n in names | {other}}
+                    others = {
+                        n
+                        for other, names in identifiers.items()
+                        if meaning(other) != meaning(old)
+                        for n in names | {other}
+                    }
                     assert meaning(new) not in {meaning(n) for n in others}, (kind, old, new)
 
 
 @given(row=clashing_episode_dicts(), seed=st.integers(0, 2**32))
 def test_one_naming_convention_per_variant(row, seed):
     """A variant renamed by several transforms writes every renamed name in one convention."""
-    pipeline = [{n: {"split": "train"}} for n in ("skill_id_synonym", "tool_name_paraphrase",
-                                                  "parameter_name_paraphrase",
-                                                  "hook_implementation_swap")]
-    chained = Recipe.from_dict({"recipe_version": 1, "name": "all", "seed": seed,
-                                "variants_per_episode": 2, "keep_original": False,
-                                "pipeline": pipeline})
+    pipeline = [
+        {n: {"split": "train"}}
+        for n in (
+            "skill_id_synonym",
+            "tool_name_paraphrase",
+            "parameter_name_paraphrase",
+            "hook_implementation_swap",
+        )
+    ]
+    chained = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "all",
+            "seed": seed,
+            "variants_per_episode": 2,
+            "keep_original": False,
+            "pipeline": pipeline,
+        }
+    )
     episode = Episode.from_dict(row)
     for variant in augment_episode(chained, episode):
         assert isinstance(variant, Variant), str(variant)
@@ -198,20 +285,37 @@ def test_one_naming_convention_per_variant(row, seed):
         renamed = [new for kind in variant.mapping.renamed().values() for new in kind.values()]
         assert convention in shared_conventions(renamed), renamed
         harness = variant.episode.harness
-        for names in (harness.tool_names, harness.skill_ids, [h.name for h in harness.hooks],
-                      [p for t in harness.tools for p in t.properties]):
+        for names in (
+            harness.tool_names,
+            harness.skill_ids,
+            [h.name for h in harness.hooks],
+            [p for t in harness.tools for p in t.properties],
+        ):
             assert convention in shared_conventions(names), names
 
 
 def test_mixing_conventions_is_an_option():
-    episode = _episode({f"get_{w}": [] for w in ("item", "user", "flight", "price", "date",
-                                                  "trip", "cost", "client")})
+    episode = _episode(
+        {
+            f"get_{w}": []
+            for w in ("item", "user", "flight", "price", "date", "trip", "cost", "client")
+        }
+    )
     seen = set()
     for seed in range(6):
-        out = augment_episode(Recipe.from_dict({
-            "recipe_version": 1, "name": "mixed", "seed": seed, "variants_per_episode": 1,
-            "keep_original": False, "pipeline": [{"tool_name_paraphrase": {"naming": "mixed"}}]}),
-            episode)[0]
+        out = augment_episode(
+            Recipe.from_dict(
+                {
+                    "recipe_version": 1,
+                    "name": "mixed",
+                    "seed": seed,
+                    "variants_per_episode": 1,
+                    "keep_original": False,
+                    "pipeline": [{"tool_name_paraphrase": {"naming": "mixed"}}],
+                }
+            ),
+            episode,
+        )[0]
         seen |= {convention_of([n]) for n in out.episode.harness.tool_names}
         assert "naming" not in out.episode.harness.prompt.options
     assert len(seen) > 1

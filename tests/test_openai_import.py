@@ -11,19 +11,27 @@ from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
 
 
 def chat(**over):
-    row = {"messages": [
-        {"role": "system", "content": "You are a shop assistant."},
-        {"role": "user", "content": "Price of links 1 and 2, and link 1's history?"},
-        assistant(call("get_price", {"link": 1}, "a")),
-        {"role": "tool", "tool_call_id": "a", "content": "99"},
-        # TRL writes arguments as objects; both forms are accepted.
-        assistant({"id": "b", "type": "function",
-                   "function": {"name": "get_price", "arguments": {"link": 2}}},
-                  call("get_price_history", {"link": 1, "days": 7}, "c")),
-        {"role": "tool", "tool_call_id": "b", "content": "199"},
-        {"role": "tool", "tool_call_id": "c", "content": "[99, 89]"},
-        assistant(content="Link 1 is 99, link 2 is 199.")],
-        "tools": [PRICE_TOOL, HISTORY_TOOL]}
+    row = {
+        "messages": [
+            {"role": "system", "content": "You are a shop assistant."},
+            {"role": "user", "content": "Price of links 1 and 2, and link 1's history?"},
+            assistant(call("get_price", {"link": 1}, "a")),
+            {"role": "tool", "tool_call_id": "a", "content": "99"},
+            # TRL writes arguments as objects; both forms are accepted.
+            assistant(
+                {
+                    "id": "b",
+                    "type": "function",
+                    "function": {"name": "get_price", "arguments": {"link": 2}},
+                },
+                call("get_price_history", {"link": 1, "days": 7}, "c"),
+            ),
+            {"role": "tool", "tool_call_id": "b", "content": "199"},
+            {"role": "tool", "tool_call_id": "c", "content": "[99, 89]"},
+            assistant(content="Link 1 is 99, link 2 is 199."),
+        ],
+        "tools": [PRICE_TOOL, HISTORY_TOOL],
+    }
     row.update(over)
     return row
 
@@ -40,7 +48,9 @@ def test_gold_is_the_last_assistant_tool_calls(tmp_path):
     gold = first.gold.turn()
     assert gold.at == 4 and not gold.ordered
     assert [(c.name, c.arguments) for c in gold.calls] == [
-        ("get_price", {"link": [2]}), ("get_price_history", {"link": [1], "days": [7]})]
+        ("get_price", {"link": [2]}),
+        ("get_price_history", {"link": [1], "days": [7]}),
+    ]
     # The conversation's own message passes its gold, in either call order.
     assert score_turn(first.messages[4], gold, first.harness).correct
     swapped = dict(first.messages[4], tool_calls=first.messages[4]["tool_calls"][::-1])
@@ -48,9 +58,11 @@ def test_gold_is_the_last_assistant_tool_calls(tmp_path):
 
 
 def test_conversation_without_tool_calls_gets_no_call_gold(tmp_path):
-    row = {"messages": [{"role": "user", "content": "hi"}, assistant(content="hello!")],
-           "tools": [PRICE_TOOL]}
-    episode, = import_openai(write(tmp_path / "c.jsonl", [row])).episodes
+    row = {
+        "messages": [{"role": "user", "content": "hi"}, assistant(content="hello!")],
+        "tools": [PRICE_TOOL],
+    }
+    (episode,) = import_openai(write(tmp_path / "c.jsonl", [row])).episodes
     assert episode.gold.turn().no_call and episode.gold.turn().at == 1
 
 
@@ -59,9 +71,15 @@ def test_bad_lines_are_rejected_and_counted(tmp_path):
     bad_schema["function"]["parameters"]["properties"]["link"]["type"] = "int"
     bad_args = chat()
     bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = "{oops"
-    rows = [chat(), "{not json", chat(tools=[bad_schema, HISTORY_TOOL]), bad_args,
-            {"messages": [{"role": "user", "content": "hi"}], "tools": []},
-            chat(tools=[HISTORY_TOOL]), chat()]
+    rows = [
+        chat(),
+        "{not json",
+        chat(tools=[bad_schema, HISTORY_TOOL]),
+        bad_args,
+        {"messages": [{"role": "user", "content": "hi"}], "tools": []},
+        chat(tools=[HISTORY_TOOL]),
+        chat(),
+    ]
     path = write(tmp_path / "c.jsonl", rows)
     result = import_openai(path)
     assert (result.lines, len(result.episodes), len(result.rejects)) == (7, 2, 5)
@@ -80,5 +98,7 @@ def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "2 lines -> 1 episodes, 1 rejected" in printed.out
     assert len(out.read_text().splitlines()) == 1
-    reject, = [json.loads(x) for x in (tmp_path / "episodes.rejects.jsonl").read_text().splitlines()]
+    (reject,) = [
+        json.loads(x) for x in (tmp_path / "episodes.rejects.jsonl").read_text().splitlines()
+    ]
     assert reject["line"] == 2 and reject["source"] == str(path)

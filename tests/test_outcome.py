@@ -16,8 +16,9 @@ def test_a_run_that_keeps_nothing_fails_whatever_it_rejected():
 
 def test_rejects_fail_a_run_only_above_the_share():
     assert failure(2, 2, what="rows") is None  # exactly half: not more than 0.5
-    assert failure(2, 3, what="rows") == ("60.0% of the run was rejected (3 rejects, 2 rows), more "
-                                          "than --max-reject-share 0.5")
+    assert failure(2, 3, what="rows") == (
+        "60.0% of the run was rejected (3 rejects, 2 rows), more than --max-reject-share 0.5"
+    )
     assert failure(1, 99, what="episodes", max_reject_share=1.0) is None
 
 
@@ -29,10 +30,20 @@ def test_the_verdict_is_the_share_rule(kept, rejected, share):
 
 def test_top_reasons_group_long_tails_and_keep_first_seen_order_on_ties():
     long = "x" * REASON_CHARS
-    rejects = [("verify:a", "short"), ("load", long + "1"), ("load", long + "2"),
-               ("verify:a", "short"), ("load", "other"), ("verify:b", "short")]
-    assert top_reasons(rejects, limit=10) == [("verify:a", "short", 2), ("load", long, 2),
-                                              ("load", "other", 1), ("verify:b", "short", 1)]
+    rejects = [
+        ("verify:a", "short"),
+        ("load", long + "1"),
+        ("load", long + "2"),
+        ("verify:a", "short"),
+        ("load", "other"),
+        ("verify:b", "short"),
+    ]
+    assert top_reasons(rejects, limit=10) == [
+        ("verify:a", "short", 2),
+        ("load", long, 2),
+        ("load", "other", 1),
+        ("verify:b", "short", 1),
+    ]
     assert top_reasons(rejects, limit=1) == [("verify:a", "short", 2)]
     assert top_reasons([], limit=10) == []
 

@@ -29,15 +29,69 @@ from hsa.transforms.tool_schema.options import DESCRIPTIONS
 # 商品...; skill bodies: make sure, the viewer, 然后...), and one of every kind of invariant,
 # the kinds the two copies of the rule used to disagree on included (unless, nothing, 非, 否,
 # single and book-title quotes, dotted names).
-_UNITS = st.sampled_from([
-    "Get", "the user", "a product", "product", "e.g.", "based on", "information", "specific",
-    "the viewer", "make sure", "in parallel", "exactly as", "获取", "商品", "例如", "然后", "库存",
-    "3", "42.5", "5-7", "10%", '"ZB10"', "'M'", "“满减”", "‘VIP’", "「宝子」", "《直播须知》",
-    "`size`", "`check_stock(link_number=3)`", "get_price", "linkNumber", "math.factorial",
-    "items.json", "link_number", "size", "shop@example.com",
-    "not", "never", "no", "none", "nothing", "nobody", "without", "unless", "don't", "can't",
-    "cannot", "不", "没有", "禁止", "非必填", "否则", "勿", "莫",
-    ",", ".", "。", "and", "then"])
+_UNITS = st.sampled_from(
+    [
+        "Get",
+        "the user",
+        "a product",
+        "product",
+        "e.g.",
+        "based on",
+        "information",
+        "specific",
+        "the viewer",
+        "make sure",
+        "in parallel",
+        "exactly as",
+        "获取",
+        "商品",
+        "例如",
+        "然后",
+        "库存",
+        "3",
+        "42.5",
+        "5-7",
+        "10%",
+        '"ZB10"',
+        "'M'",
+        "“满减”",
+        "‘VIP’",
+        "「宝子」",
+        "《直播须知》",
+        "`size`",
+        "`check_stock(link_number=3)`",
+        "get_price",
+        "linkNumber",
+        "math.factorial",
+        "items.json",
+        "link_number",
+        "size",
+        "shop@example.com",
+        "not",
+        "never",
+        "no",
+        "none",
+        "nothing",
+        "nobody",
+        "without",
+        "unless",
+        "don't",
+        "can't",
+        "cannot",
+        "不",
+        "没有",
+        "禁止",
+        "非必填",
+        "否则",
+        "勿",
+        "莫",
+        ",",
+        ".",
+        "。",
+        "and",
+        "then",
+    ]
+)
 NAMES = ("check_stock", "link_number", "size", "get_price")
 
 
@@ -57,8 +111,7 @@ def with_texts(episode: Episode, text: str) -> Episode:
     body = f"# Rules\n\n## Always\n\n{text}\n"
     skills = (replace(harness.skills[0], content=body), *harness.skills[1:])
     tool = replace(harness.tools[0], description=text)
-    return episode.with_harness(replace(harness, skills=skills,
-                                        tools=(tool, *harness.tools[1:])))
+    return episode.with_harness(replace(harness, skills=skills, tools=(tool, *harness.tools[1:])))
 
 
 def rewritten(name: str, episode: Episode, seed: int, **options) -> Episode:
@@ -67,6 +120,7 @@ def rewritten(name: str, episode: Episode, seed: int, **options) -> Episode:
 
 
 # ---- the rule --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("word", NEGATIONS_EN)
 def test_every_english_negation_counts(word):
@@ -94,11 +148,23 @@ def test_compounds_that_do_not_negate_do_not_count(compound):
 
 
 def test_the_kinds_the_two_copies_disagreed_on_are_invariants():
-    text = ("Do nothing unless asked; 非必填，否则莫回复. See ‘VIP’, 《直播须知》 and 'M' in "
-            "items.json, e.g. math.factorial.")
+    text = (
+        "Do nothing unless asked; 非必填，否则莫回复. See ‘VIP’, 《直播须知》 and 'M' in "
+        "items.json, e.g. math.factorial."
+    )
     found = invariants(text)
-    for item in ("nothing", "unless", "非", "否", "莫", "“VIP”", "“直播须知”", "“M”",
-                 "items.json", "math.factorial"):
+    for item in (
+        "nothing",
+        "unless",
+        "非",
+        "否",
+        "莫",
+        "“VIP”",
+        "“直播须知”",
+        "“M”",
+        "items.json",
+        "math.factorial",
+    ):
         assert found[item] == 1, item
     assert "e.g" not in found  # an abbreviation is prose
     assert invariants("It's the users' turn, don't wait.") == {"not": 1}  # apostrophes
@@ -119,6 +185,7 @@ def test_invariant_spans_hold_every_invariant_but_numbers_and_negations(text):
 
 # ---- held on both kinds of text --------------------------------------------------------------
 
+
 @settings(max_examples=40, deadline=None)
 @given(text=texts(), seed=st.integers(0, 2**32), split=st.sampled_from(["train", "heldout"]))
 def test_skill_bodies_and_tool_descriptions_keep_the_same_invariants(episode, text, seed, split):
@@ -135,8 +202,10 @@ def test_skill_bodies_and_tool_descriptions_keep_the_same_invariants(episode, te
 
 
 def test_both_reword_a_text_that_holds_their_phrases(episode):
-    text = ("Get the product information for the viewer, e.g. the price; make sure you do not "
-            "share it unless the user asks. 获取商品信息，然后回复，非必填。")
+    text = (
+        "Get the product information for the viewer, e.g. the price; make sure you do not "
+        "share it unless the user asks. 获取商品信息，然后回复，非必填。"
+    )
     source = with_texts(episode, text)
     names = sorted(source.harness.identifiers)
     changed = {"skill": 0, "tool": 0}
@@ -157,5 +226,6 @@ def test_a_hyphenated_phrase_of_the_table_is_reworded():
     # phrase of its own table, was never reworded; a hyphen makes no invariant.
     out = DESCRIPTIONS.paraphrase("Open the live-stream room.", "train", random.Random(0))
     assert out == "Open the live room."
-    assert DESCRIPTIONS.paraphrase("Reads items.json for the product.", "train",
-                                   random.Random(0)).startswith("Reads items.json for the ")
+    assert DESCRIPTIONS.paraphrase(
+        "Reads items.json for the product.", "train", random.Random(0)
+    ).startswith("Reads items.json for the ")

@@ -13,8 +13,9 @@ from hsa.model.scorer import score_turn
 from hsa.model.skill import Skill
 from tests.strategies import episodes_dicts, harnesses, skills
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @SETTINGS
@@ -23,8 +24,9 @@ def test_harness_dict_round_trip(harness):
     assert Harness.from_dict(json.loads(json.dumps(harness.to_dict()))) == harness
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(harnesses())
 def test_harness_folder_round_trip(tmp_path_factory, harness):
     folder = tmp_path_factory.mktemp("h")
@@ -46,10 +48,15 @@ def test_episode_round_trip(row):
 
 
 def _message(calls):
-    return {"role": "assistant", "content": None if calls else "No tool fits this request.",
-            "tool_calls": [{"id": f"c{i}", "type": "function",
-                            "function": {"name": name, "arguments": args}}
-                           for i, (name, args) in enumerate(calls)] or None}
+    return {
+        "role": "assistant",
+        "content": None if calls else "No tool fits this request.",
+        "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": args}}
+            for i, (name, args) in enumerate(calls)
+        ]
+        or None,
+    }
 
 
 @SETTINGS

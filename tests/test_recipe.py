@@ -13,53 +13,90 @@ import pytest
 import yaml
 
 from hsa.augment.compose import Sequence, TransformNode
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
 from hsa.augment.lineage import Step, replay
-from hsa.dataset.pipeline import augment
 from hsa.augment.recipe import Recipe, RecipeError, load_recipe, shipped_recipes
 from hsa.augment.rng import derive_seed
 from hsa.augment.transform import Transform
 from hsa.augment.variant import Variant, VariantReject
-from tests.conftest import PRICE_TOOL, HISTORY_TOOL
+from hsa.dataset.pipeline import augment
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from tests.conftest import HISTORY_TOOL, PRICE_TOOL
 
-ENVELOPE = {"recipe_version": 1, "name": "r", "seed": 1, "variants_per_episode": 2,
-            "keep_original": True}
+ENVELOPE = {
+    "recipe_version": 1,
+    "name": "r",
+    "seed": 1,
+    "variants_per_episode": 2,
+    "keep_original": True,
+}
 
 
 def episode(row_id="e1") -> Episode:
-    return Episode.from_dict({
-        "id": row_id, "harness": {"name": "h", "tools": [PRICE_TOOL, HISTORY_TOOL]},
-        "messages": [{"role": "user", "content": "Use get_price for link 1, not get_price_history."}],
-        "gold": {"calls": [{"name": "get_price", "arguments": {"link": [1]}}]}})
+    return Episode.from_dict(
+        {
+            "id": row_id,
+            "harness": {"name": "h", "tools": [PRICE_TOOL, HISTORY_TOOL]},
+            "messages": [
+                {"role": "user", "content": "Use get_price for link 1, not get_price_history."}
+            ],
+            "gold": {"calls": [{"name": "get_price", "arguments": {"link": [1]}}]},
+        }
+    )
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"pipeline": [{"no_such": {}}]}, r"pipeline\[0\]\.no_such: unknown transform 'no_such'; "
-                                      r"registered: .*identity"),
-    ({"pipeline": [{"tool_name_mask": {"fraction": "all"}}]}, "option 'fraction' must be float"),
-    ({"pipeline": [{"tool_name_mask": {"colour": 1}}]},
-     r"unknown option\(s\) \['colour'\]; tool_name_mask takes: p \(default 1.0\), fraction"),
-    ({"pipeline": [{"identity": {"p": 1.5}}]}, r"p must be in \[0, 1\]"),
-    ({"pipeline": [{"one_of": {"pipeline": []}}]}, r"pipeline\[0\]\.one_of\.pipeline: must be a non-empty"),
-    ({"pipeline": [{"one_of": {"weights": [1], "pipeline": [{"identity": {}}, {"identity": {}}]}}]},
-     "weights must be 2 non-negative numbers"),
-    ({"pipeline": [{"some_of": {"n": 3, "pipeline": [{"identity": {}}]}}]}, "n must be an integer from 0 to 1"),
-    ({"pipeline": [{"maybe": {"p": -0.1, "pipeline": [{"identity": {}}]}}]}, r"p must be a probability"),
-    ({"seed": "42"}, "seed must be an integer, got '42'"),
-    ({"seed": True}, "seed must be an integer"),
-    ({"recipe_version": 2}, "recipe_version must be 1"),
-    ({"variants_per_episode": 0}, "variants_per_episode must be an integer from 1 to 1000"),
-    # Every variant of an episode is held in memory at once: a run size with a ceiling.
-    ({"variants_per_episode": 1_000_000_000}, "variants_per_episode must be an integer from 1"),
-    # The name is the output folder: one safe path component, so nothing lands outside --out.
-    ({"name": "../../escape"}, "name must be 1-100 letters, digits"),
-    ({"name": "a/b"}, "name must be 1-100 letters"),
-    ({"name": ".hidden"}, "name must be 1-100 letters"),
-    ({"name": "x" * 101}, "name must be 1-100 letters"),
-    ({"pipeline": [{"identity": {}, "tool_name_mask": {}}]}, "one-key mapping"),
-    ({"extra": 1}, r"unknown keys \['extra'\]"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"pipeline": [{"no_such": {}}]},
+            r"pipeline\[0\]\.no_such: unknown transform 'no_such'; "
+            r"registered: .*identity",
+        ),
+        (
+            {"pipeline": [{"tool_name_mask": {"fraction": "all"}}]},
+            "option 'fraction' must be float",
+        ),
+        (
+            {"pipeline": [{"tool_name_mask": {"colour": 1}}]},
+            r"unknown option\(s\) \['colour'\]; tool_name_mask takes: p \(default 1.0\), fraction",
+        ),
+        ({"pipeline": [{"identity": {"p": 1.5}}]}, r"p must be in \[0, 1\]"),
+        (
+            {"pipeline": [{"one_of": {"pipeline": []}}]},
+            r"pipeline\[0\]\.one_of\.pipeline: must be a non-empty",
+        ),
+        (
+            {
+                "pipeline": [
+                    {"one_of": {"weights": [1], "pipeline": [{"identity": {}}, {"identity": {}}]}}
+                ]
+            },
+            "weights must be 2 non-negative numbers",
+        ),
+        (
+            {"pipeline": [{"some_of": {"n": 3, "pipeline": [{"identity": {}}]}}]},
+            "n must be an integer from 0 to 1",
+        ),
+        (
+            {"pipeline": [{"maybe": {"p": -0.1, "pipeline": [{"identity": {}}]}}]},
+            r"p must be a probability",
+        ),
+        ({"seed": "42"}, "seed must be an integer, got '42'"),
+        ({"seed": True}, "seed must be an integer"),
+        ({"recipe_version": 2}, "recipe_version must be 1"),
+        ({"variants_per_episode": 0}, "variants_per_episode must be an integer from 1 to 1000"),
+        # Every variant of an episode is held in memory at once: a run size with a ceiling.
+        ({"variants_per_episode": 1_000_000_000}, "variants_per_episode must be an integer from 1"),
+        # The name is the output folder: one safe path component, so nothing lands outside --out.
+        ({"name": "../../escape"}, "name must be 1-100 letters, digits"),
+        ({"name": "a/b"}, "name must be 1-100 letters"),
+        ({"name": ".hidden"}, "name must be 1-100 letters"),
+        ({"name": "x" * 101}, "name must be 1-100 letters"),
+        ({"pipeline": [{"identity": {}, "tool_name_mask": {}}]}, "one-key mapping"),
+        ({"extra": 1}, r"unknown keys \['extra'\]"),
+    ],
+)
 def test_bad_recipe_is_refused_before_work(change, message):
     data = {**ENVELOPE, "pipeline": [{"identity": {}}], **change}
     with pytest.raises(RecipeError, match=message):
@@ -86,15 +123,33 @@ def test_recipe_yaml_round_trip_and_shipped_names(tmp_path):
 
 
 def test_compositions_record_their_choices_and_replay():
-    recipe = Recipe.from_dict({**ENVELOPE, "variants_per_episode": 40, "pipeline": [
-        {"one_of": {"weights": [1, 3], "pipeline": [{"identity": {}}, {"tool_name_mask": {}}]}},
-        {"some_of": {"n": 1, "pipeline": [{"tool_order_permutation": {}}, {"identity": {}}]}},
-        {"maybe": {"p": 0.5, "pipeline": [{"tool_order_permutation": {}}]}}]})
+    recipe = Recipe.from_dict(
+        {
+            **ENVELOPE,
+            "variants_per_episode": 40,
+            "pipeline": [
+                {
+                    "one_of": {
+                        "weights": [1, 3],
+                        "pipeline": [{"identity": {}}, {"tool_name_mask": {}}],
+                    }
+                },
+                {
+                    "some_of": {
+                        "n": 1,
+                        "pipeline": [{"tool_order_permutation": {}}, {"identity": {}}],
+                    }
+                },
+                {"maybe": {"p": 0.5, "pipeline": [{"tool_order_permutation": {}}]}},
+            ],
+        }
+    )
     original = episode()
     variants = [v for v in augment(recipe, [original]) if v.index > 0]
     assert all(isinstance(v, Variant) for v in variants)
-    chosen = [next(s.params["chosen"] for s in v.lineage if s.transform == "one_of")
-              for v in variants]
+    chosen = [
+        next(s.params["chosen"] for s in v.lineage if s.transform == "one_of") for v in variants
+    ]
     assert 0 < chosen.count(0) < chosen.count(1)  # weights 1:3, over 40 draws
     for v in variants:
         paths = [s.path for s in v.lineage]
@@ -104,8 +159,18 @@ def test_compositions_record_their_choices_and_replay():
 
 def test_rng_is_keyed_by_seed_episode_variant_and_path():
     base = derive_seed(1, "e", 1, "0")
-    assert len({base, derive_seed(2, "e", 1, "0"), derive_seed(1, "f", 1, "0"),
-                derive_seed(1, "e", 2, "0"), derive_seed(1, "e", 1, "1")}) == 5
+    assert (
+        len(
+            {
+                base,
+                derive_seed(2, "e", 1, "0"),
+                derive_seed(1, "f", 1, "0"),
+                derive_seed(1, "e", 2, "0"),
+                derive_seed(1, "e", 1, "1"),
+            }
+        )
+        == 5
+    )
     assert derive_seed(1, "e", 1, "0") == base
 
 
@@ -130,8 +195,12 @@ class Explodes(Transform):
 
 
 def test_a_failing_transform_rejects_one_episode_and_the_run_goes_on():
-    recipe = Recipe(name="boom", seed=1, variants_per_episode=1,
-                    pipeline=Sequence([TransformNode(Explodes(), path="0")]))
+    recipe = Recipe(
+        name="boom",
+        seed=1,
+        variants_per_episode=1,
+        pipeline=Sequence([TransformNode(Explodes(), path="0")]),
+    )
     out = list(augment(recipe, [episode("a"), episode("bx"), episode("c")]))
     assert [type(o).__name__ for o in out] == ["Variant", "VariantReject", "Variant"]
     reject = out[1]
@@ -148,7 +217,8 @@ def test_duplicate_episode_ids_are_rejected():
 
 def test_third_party_transform_is_discovered_by_entry_point(tmp_path):
     """A package declaring an `hsa.transforms` entry point shows up in `hsa transforms`."""
-    (tmp_path / "hsa_plugin_demo.py").write_text(textwrap.dedent('''
+    (tmp_path / "hsa_plugin_demo.py").write_text(
+        textwrap.dedent('''
         from dataclasses import dataclass
         from hsa.augment.registry import register
         from hsa.augment.transform import Transform
@@ -162,15 +232,20 @@ def test_third_party_transform_is_discovered_by_entry_point(tmp_path):
             family = "plugin"
             def apply(self, episode, params):
                 return episode
-    '''))
+    ''')
+    )
     dist = tmp_path / "hsa_plugin_demo-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: hsa-plugin-demo\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[hsa.transforms]\nshout = hsa_plugin_demo\n")
     hsa = Path(sys.executable).with_name("hsa")
-    result = subprocess.run([str(hsa), "transforms", "--json"], capture_output=True, text=True,
-                            env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
-                            timeout=120)
+    result = subprocess.run(
+        [str(hsa), "transforms", "--json"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["plugin_shout"]["version"] == "3" and rows["plugin_shout"]["family"] == "plugin"
@@ -179,6 +254,7 @@ def test_third_party_transform_is_discovered_by_entry_point(tmp_path):
 
 def test_every_listed_transform_works_from_an_empty_recipe_entry(capsys):
     from hsa.cli import main
+
     assert main(["transforms", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     recipe = Recipe.from_dict({**ENVELOPE, "pipeline": [{r["name"]: {}} for r in rows]})
@@ -188,6 +264,7 @@ def test_every_listed_transform_works_from_an_empty_recipe_entry(capsys):
 def test_a_family_that_fails_to_import_fails_every_lookup(monkeypatch):
     """A broken family module must not leave a silently partial registry behind."""
     import hsa.augment.registry as registry
+
     monkeypatch.setattr(registry, "_plugins_loaded", False)
 
     class BrokenFamily:

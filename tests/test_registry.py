@@ -35,6 +35,7 @@ def test_a_well_formed_transform_registers_and_a_second_class_may_not_take_its_n
     @dataclass(frozen=True)
     class Good(Transform):
         """Changes nothing."""
+
         name = "registry_test_good"
         version = "1"
         family = "test"
@@ -65,12 +66,14 @@ def test_an_undecorated_subclass_is_refused():
 
 def test_register_above_the_dataclass_decorator_is_required():
     with pytest.raises(HsaError, match=r"written below @register"):
+
         @dataclass(frozen=True)
         @register
         class Upside(Transform):
             name = "registry_test_upside"
             version = "1"
             family = "test"
+
     assert "registry_test_upside" not in registered()
 
 

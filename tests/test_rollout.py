@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import PRICE_TOOL, write_harness
-from hsa.errors import HooksNotTrustedError, HsaError
-from hsa.model.episode import Episode, read_episodes
-from hsa.example import EPISODES_PATH, HARNESS_DIR
-from hsa.dataset.generate import generate
+from openai_stub import PerConversation, Reply, ScriptedServer, calls, replay_plans, status, text
+
 from hsa.augment.recipe import load_recipe
+from hsa.dataset.generate import generate
+from hsa.dataset.rows import ROW_SCHEMA
+from hsa.errors import HooksNotTrustedError, HsaError
+from hsa.example import EPISODES_PATH, HARNESS_DIR
+from hsa.model.episode import Episode, read_episodes
 from hsa.rollout import RolloutSettings, rollout, rollout_recipe, script_of
 from hsa.rollout.journal import Journal
-from hsa.dataset.rows import ROW_SCHEMA
 from hsa.runtime import Endpoint, FaultPlan
-from openai_stub import PerConversation, Reply, ScriptedServer, calls, replay_plans, status, text
 
 MODEL = "scripted-teacher"
 RECIPE = rollout_recipe(load_recipe("hat-train"), variants=1)
@@ -91,25 +91,35 @@ def test_a_rollout_writes_a_version_with_kept_and_discarded_trajectories(version
     assert {f"{r['id']}#{r['variant']}" for r in rejects} == mistaken
     assert all("gold turn at=" in r["reason"] and r["lineage"] is not None for r in rejects)
     counts = manifest["counts"]
-    assert counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"] \
-        == counts["input_lines"] == 5 * PER_CATEGORY
+    assert (
+        counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"]
+        == counts["input_lines"]
+        == 5 * PER_CATEGORY
+    )
     assert manifest["kind"] == "rollout" and manifest["recipe"] == RECIPE.to_dict()
     assert summary["model"] == MODEL and summary["endpoint"]["base_url"].startswith("http://")
-    assert summary["sampling"] == {"temperature": 0.0, "top_p": None, "max_tokens": None,
-                                   "seed": None}
+    assert summary["sampling"] == {
+        "temperature": 0.0,
+        "top_p": None,
+        "max_tokens": None,
+        "seed": None,
+    }
     assert summary["requests"]["requests"] > summary["trajectories"]
     assert summary["requests"]["prompt_tokens"] > 0 and summary["requests"]["e2e_s"]["p95"] > 0
 
 
 def test_kept_rows_are_the_rows_generate_makes_when_the_teacher_replays_the_recording(
-        version, episodes, plans, tmp_path):
+    version, episodes, plans, tmp_path
+):
     """Same columns, and the same conversation as `hsa generate` renders for that variant: the
     runtime rebuilt every skill body, tool result and hook message, and re-indexed the gold."""
     generated = generate(RECIPE, episodes, tmp_path, trust_hooks=True)
     by_id = {r["id"]: r for r in pq.read_table(generated.path / "data").to_pylist()}
     rows = read_rows(version)
-    assert pq.read_schema(version.path / version.manifest["shards"][0]["path"]) \
-        .remove_metadata() == ROW_SCHEMA
+    assert (
+        pq.read_schema(version.path / version.manifest["shards"][0]["path"]).remove_metadata()
+        == ROW_SCHEMA
+    )
     assert len(rows) == version.manifest["counts"]["rows"]
     for row in rows:
         twin = by_id[row["id"]]
@@ -126,8 +136,9 @@ def test_every_trajectory_is_recorded_with_its_requests(version):
     for entry in table:
         trajectory = json.loads(entry["trajectory"])
         assert entry["requests"] == len(trajectory["requests"]) > 0
-        assert all(r["latency_s"] > 0 and r["completion_tokens"] > 0
-                   for r in trajectory["requests"])
+        assert all(
+            r["latency_s"] > 0 and r["completion_tokens"] > 0 for r in trajectory["requests"]
+        )
         assert entry["kept"] == (entry["stage"] is None)
         # a discarded trajectory stopped at the step that failed
         if not entry["kept"]:
@@ -136,6 +147,7 @@ def test_every_trajectory_is_recorded_with_its_requests(version):
 
 def test_kept_rows_load_as_conversations(version):
     from datasets import load_dataset
+
     ds = load_dataset("parquet", data_files=str(version.path / "data/*.parquet"))["train"]
     row = ds[0]
     assert row["messages"][0]["role"] == "system" and row["tools"][0]["type"] == "function"
@@ -146,17 +158,18 @@ def test_kept_rows_load_as_conversations(version):
 def test_verify_checks_each_row_against_its_trajectory_harness_and_gold(version, episodes):
     from hsa.cli import main
     from hsa.rollout.audit import RowCheck
+
     assert main(["verify", str(version.path), "--episodes", str(episodes), "--trust-hooks"]) == 0
     check = RowCheck(version.path, version.manifest)
-    sources = {e.id: e for e in read_episodes(episodes, trust_hooks=True)
-               if isinstance(e, Episode)}
+    sources = {e.id: e for e in read_episodes(episodes, trust_hooks=True) if isinstance(e, Episode)}
     row = next(r for r in read_rows(version) if r["hsa_variant"] == 1)
     source = sources[row["hsa_source_id"]]
     assert check(source, row) == []
     messages = json.loads(row["messages"])
     messages[-1] = {**messages[-1], "content": messages[-1]["content"] + " (edited)"}
     assert check(source, {**row, "messages": json.dumps(messages)}) == [
-        f"{row['id']}: messages are not its trajectory rendered under its harness"]
+        f"{row['id']}: messages are not its trajectory rendered under its harness"
+    ]
     assert "tools differs" in check(source, {**row, "tools": "[]"})[0]
     gold = json.loads(row["hsa_gold"])
     turns = gold["turns"]
@@ -166,20 +179,38 @@ def test_verify_checks_each_row_against_its_trajectory_harness_and_gold(version,
 
 # ---- resume ----------------------------------------------------------------------------------
 
+
 def _cli(*args) -> list[str]:
     return [sys.executable, "-m", "hsa.cli", *args]
 
 
 def test_a_rollout_killed_halfway_resumes_without_redoing_and_writes_the_same_rows(
-        episodes, tmp_path):
+    episodes, tmp_path
+):
     plans, mistaken = replay_plans(str(episodes), mistake_every=3)  # the originals only
     slow = {k: [Reply(r.content, r.tool_calls, delay_s=0.01) for r in v] for k, v in plans.items()}
     killed = tmp_path / "killed"
     with ScriptedServer(PerConversation(slow), model=MODEL) as server:
-        process = subprocess.Popen(_cli(
-            "rollout", "--episodes", str(episodes), "--base-url", server.base_url,
-            "--model", MODEL, "--out", str(killed), "--concurrency", "2", "--retries", "0",
-            "--trust-hooks"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            _cli(
+                "rollout",
+                "--episodes",
+                str(episodes),
+                "--base-url",
+                server.base_url,
+                "--model",
+                MODEL,
+                "--out",
+                str(killed),
+                "--concurrency",
+                "2",
+                "--retries",
+                "0",
+                "--trust-hooks",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         journals = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and process.poll() is None:
@@ -203,8 +234,13 @@ def test_a_rollout_killed_halfway_resumes_without_redoing_and_writes_the_same_ro
     assert not journals[0].exists()  # removed once the version is published
 
     with ScriptedServer(PerConversation(plans), model=MODEL) as server:
-        uninterrupted = rollout(None, episodes, tmp_path / "whole", trust_hooks=True,
-                                settings=settings(server, concurrency=5))
+        uninterrupted = rollout(
+            None,
+            episodes,
+            tmp_path / "whole",
+            trust_hooks=True,
+            settings=settings(server, concurrency=5),
+        )
     assert resumed.manifest["version"] == uninterrupted.manifest["version"]
     for key in ("shards", "rejects"):
         assert resumed.manifest[key] == uninterrupted.manifest[key]  # paths, rows, sha256
@@ -227,19 +263,22 @@ def test_the_journal_keeps_complete_lines_and_cuts_a_torn_one(tmp_path):
     assert set(again.open()) == {"a#0", "b#0"}
     again.append({"id": "c#0", "kept": True})
     again.close()
-    assert [json.loads(line)["id"] for line in path.read_bytes().splitlines()[1:]] == \
-        ["a#0", "b#0", "c#0"]
+    assert [json.loads(line)["id"] for line in path.read_bytes().splitlines()[1:]] == [
+        "a#0",
+        "b#0",
+        "c#0",
+    ]
     with pytest.raises(HsaError, match="another rollout"):
         Journal(path, {"version": "w"}).open()
 
 
-def test_an_endpoint_that_stays_down_stops_the_run_and_a_rerun_finishes(episodes, plans,
-                                                                          tmp_path):
+def test_an_endpoint_that_stays_down_stops_the_run_and_a_rerun_finishes(episodes, plans, tmp_path):
     down = {k: [status(503)] * 10 for k in plans[0]}
     with ScriptedServer(PerConversation(down), model=MODEL) as server:
         with pytest.raises(HsaError, match="rerun the same command"):
-            rollout(RECIPE, episodes, tmp_path, settings=settings(server, retries=1),
-                    trust_hooks=True)
+            rollout(
+                RECIPE, episodes, tmp_path, settings=settings(server, retries=1), trust_hooks=True
+            )
         assert len(server.conversations()) <= 4  # the run stopped instead of trying them all
     assert not [p for p in tmp_path.glob("*/*") if not p.name.startswith(".")]
     with ScriptedServer(PerConversation(plans[0]), model=MODEL) as server:
@@ -259,24 +298,34 @@ def test_setup_errors_stop_before_any_trajectory(episodes, plans, tmp_path):
 
 # ---- where gold judges a trajectory ------------------------------------------------------------
 
+
 def test_gold_turns_judge_steps_by_user_turn_and_accepted_position():
-    by_id = {e.id: e for e in read_episodes(EPISODES_PATH, trust_hooks=True)
-             if isinstance(e, Episode)}
+    by_id = {
+        e.id: e for e in read_episodes(EPISODES_PATH, trust_hooks=True) if isinstance(e, Episode)
+    }
     # at=1 call, at=3 reply sent back by a hook, at=5 skill load, at=7 reply
     script = script_of(by_id["lc-hook-retry-002"])
-    assert {place: turn.at for place, (_, turn) in script.judged.items()} == \
-        {(0, 0): 1, (0, 1): 5, (0, 2): 7}
+    assert {place: turn.at for place, (_, turn) in script.judged.items()} == {
+        (0, 0): 1,
+        (0, 1): 5,
+        (0, 2): 7,
+    }
     assert script.last == (0, 2) and len(script.users) == 1
     # a blocked call (answered by hook.tool_arguments) is not a position either
     script = script_of(by_id["lc-hook-retry-001"])
-    assert {place: turn.at for place, (_, turn) in script.judged.items()} == \
-        {(0, 0): 1, (0, 1): 5, (0, 2): 8}
+    assert {place: turn.at for place, (_, turn) in script.judged.items()} == {
+        (0, 0): 1,
+        (0, 1): 5,
+        (0, 2): 8,
+    }
 
 
 # ---- other domains: BFCL, a harness with tool code, faults -------------------------------------
 
+
 def test_bfcl_episodes_roll_out_to_their_judged_call(bfcl_data, tmp_path):
     from hsa.importers.bfcl import import_bfcl
+
     imported = import_bfcl(bfcl_data / "BFCL_v4_parallel.json")
     chosen = imported.episodes[:12]
     path = tmp_path / "parallel.jsonl"
@@ -285,8 +334,11 @@ def test_bfcl_episodes_roll_out_to_their_judged_call(bfcl_data, tmp_path):
     def answer(episode, wrong: bool) -> Reply:
         pairs = []
         for call in episode.gold.turns[0].calls:
-            args = {k: next(v for v in values if v != "") for k, values in call.arguments.items()
-                    if any(v != "" for v in values)}
+            args = {
+                k: next(v for v in values if v != "")
+                for k, values in call.arguments.items()
+                if any(v != "" for v in values)
+            }
             pairs.append((call.name, args))
         if wrong:
             pairs = pairs[:-1]
@@ -307,50 +359,95 @@ def test_bfcl_episodes_roll_out_to_their_judged_call(bfcl_data, tmp_path):
         assert messages[0]["role"] == "system" and gold["at"] == len(messages) - 2
 
 
-TOOLS_PY = '''
+TOOLS_PY = """
 def get_price(link, currency="CNY"):
     return {"link": link, "price": 100 + link, "currency": currency}
-'''
+"""
 
 
 def test_a_harness_with_tool_code_and_injected_faults(tmp_path):
-    root = write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
+    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
     code = tmp_path / "tools.py"
     code.write_text(TOOLS_PY)
     episodes = tmp_path / "episodes.jsonl"
     # recorded with a stale price: the tool code answers first, the replay only what it lacks
-    rows = [{"id": f"q{n}", "harness": "shop",
-             "messages": [{"role": "user", "content": f"price of {n}?"},
-                          {"role": "assistant", "content": None, "tool_calls": [
-                              {"id": "call_1", "type": "function", "function": {
-                                  "name": "get_price", "arguments": json.dumps({"link": n})}}]},
-                          {"role": "tool", "tool_call_id": "call_1", "content": '{"price": 1}'},
-                          {"role": "assistant", "content": f"It is {100 + n}."}],
-             "gold": {"turns": [{"at": 1, "calls": [{"name": "get_price",
-                                                     "arguments": {"link": [n]},
-                                                     "omittable": ["currency"]}]},
-                                {"at": 3, "no_call": True, "reply": {"contains": [str(100 + n)]}}]}}
-            for n in range(1, 7)]
+    rows = [
+        {
+            "id": f"q{n}",
+            "harness": "shop",
+            "messages": [
+                {"role": "user", "content": f"price of {n}?"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "get_price", "arguments": json.dumps({"link": n})},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "call_1", "content": '{"price": 1}'},
+                {"role": "assistant", "content": f"It is {100 + n}."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "calls": [
+                            {
+                                "name": "get_price",
+                                "arguments": {"link": [n]},
+                                "omittable": ["currency"],
+                            }
+                        ],
+                    },
+                    {"at": 3, "no_call": True, "reply": {"contains": [str(100 + n)]}},
+                ]
+            },
+        }
+        for n in range(1, 7)
+    ]
     episodes.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    plans = {f"q{n}#0": [calls(("get_price", {"link": n})), text(f"It is {100 + n}.")]
-             for n in range(1, 7)}
+    plans = {
+        f"q{n}#0": [calls(("get_price", {"link": n})), text(f"It is {100 + n}.")]
+        for n in range(1, 7)
+    }
     with ScriptedServer(PerConversation(plans), model=MODEL) as server:
-        plain = rollout(None, episodes, tmp_path / "out", trust_hooks=True,
-                        settings=settings(server, tool_code=str(code)))
+        plain = rollout(
+            None,
+            episodes,
+            tmp_path / "out",
+            trust_hooks=True,
+            settings=settings(server, tool_code=str(code)),
+        )
     results = [json.loads(r["messages"])[3]["content"] for r in read_rows(plain)]
-    assert results == [json.dumps({"link": n, "price": 100 + n, "currency": "CNY"},
-                                  separators=(",", ":")) for n in range(1, 7)]
+    assert results == [
+        json.dumps({"link": n, "price": 100 + n, "currency": "CNY"}, separators=(",", ":"))
+        for n in range(1, 7)
+    ]
     assert plain.manifest["rollout"]["kept"] == 6
 
     with ScriptedServer(PerConversation(plans), model=MODEL) as server:
-        faulted = rollout(None, episodes, tmp_path / "out", trust_hooks=True,
-                          settings=settings(server, tool_code=str(code),
-                                            faults=FaultPlan.parse("permission_denied=0.5",
-                                                                   seed=1)))
+        faulted = rollout(
+            None,
+            episodes,
+            tmp_path / "out",
+            trust_hooks=True,
+            settings=settings(
+                server, tool_code=str(code), faults=FaultPlan.parse("permission_denied=0.5", seed=1)
+            ),
+        )
     assert faulted.manifest["version"] != plain.manifest["version"]
-    trajectories = [json.loads(r["trajectory"])
-                    for r in pq.read_table(faulted.path / "rollouts.parquet").to_pylist()]
+    trajectories = [
+        json.loads(r["trajectory"])
+        for r in pq.read_table(faulted.path / "rollouts.parquet").to_pylist()
+    ]
     sources = Counter(t["source"] for tr in trajectories for t in tr["tools"])
     assert sources["fault:permission_denied"] > 0 and sources["code"] > 0
-    assert faulted.manifest["rollout"]["faults"] == {"rates": {"permission_denied": 0.5},
-                                                      "tools": [], "seed": 1}
+    assert faulted.manifest["rollout"]["faults"] == {
+        "rates": {"permission_denied": 0.5},
+        "tools": [],
+        "seed": 1,
+    }

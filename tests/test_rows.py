@@ -9,23 +9,34 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hsa.augment.recipe import Recipe
+from hsa.augment.variant import Variant
 from hsa.dataset.card import card_text
-from hsa.model.episode import Episode, read_episodes
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment_episode
-from hsa.augment.recipe import Recipe
 from hsa.dataset.rows import parse_row_id, row_id, variant_row, visible_families
-from hsa.augment.variant import Variant
+from hsa.model.episode import Episode, read_episodes
 
 FINANCE = Path(__file__).parent / "harnesses" / "finance" / "episodes.jsonl"  # no hooks
-PIPELINE = [{"hook_implementation_swap": {}}, {"hook_retry_policy": {}},
-            {"skill_content_rewrite": {}}, {"tool_order_permutation": {}}]
+PIPELINE = [
+    {"hook_implementation_swap": {}},
+    {"hook_retry_policy": {}},
+    {"skill_content_rewrite": {}},
+    {"tool_order_permutation": {}},
+]
 
 
 def recipe(seed: int = 5) -> Recipe:
-    return Recipe.from_dict({"recipe_version": 1, "name": "visible", "seed": seed,
-                             "variants_per_episode": 3, "keep_original": True,
-                             "pipeline": PIPELINE})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "visible",
+            "seed": seed,
+            "variants_per_episode": 3,
+            "keep_original": True,
+            "pipeline": PIPELINE,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +66,11 @@ def test_the_version_statistics_and_card_count_changed_rows(tmp_path):
     by_family = version.manifest["statistics"]["rows_by_family"]
     by_transform = version.manifest["statistics"]["rows_by_transform"]
     assert "hooks" not in by_family and by_transform["hook_implementation_swap"] == 60
-    loading = sum(1 for line in FINANCE.read_text().splitlines()
-                  if '"name":"load_skill"' in line.replace(" ", ""))
+    loading = sum(
+        1
+        for line in FINANCE.read_text().splitlines()
+        if '"name":"load_skill"' in line.replace(" ", "")
+    )
     assert 0 < by_family["skill_content"] <= 3 * loading < 60
     card = card_text(version.path, manifest=version.manifest)
     assert "| family | rows whose messages or tools it changed |" in card
@@ -68,7 +82,17 @@ def test_a_row_id_parses_back_to_its_source_and_index(source_id, index):
     assert parse_row_id(row_id(source_id, index)) == (source_id, index)
 
 
-@pytest.mark.parametrize("text", ["parallel_3", "#2", "parallel_3#", "parallel_3#x",
-                                  "parallel_3#-1", "parallel_3#\u00b2", "parallel_3#\uff12"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "parallel_3",
+        "#2",
+        "parallel_3#",
+        "parallel_3#x",
+        "parallel_3#-1",
+        "parallel_3#\u00b2",
+        "parallel_3#\uff12",
+    ],
+)
 def test_what_is_no_row_id_parses_to_none(text):
     assert parse_row_id(text) is None

@@ -14,21 +14,36 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from conftest import PRICE_TOOL, write_harness
+from hypothesis import given
+from hypothesis import strategies as st
+from openai_stub import PerConversation, Script, ScriptedServer, calls, status, text
 
-from conftest import PRICE_TOOL, SKILL_MD, write_harness
+from hsa.augment.mapping import Mapping
 from hsa.errors import HooksNotTrustedError, HsaError
 from hsa.example import load_example_episodes
 from hsa.model.harness import load_harness
-from hsa.augment.mapping import Mapping
-from hsa.runtime import (CallContext, ChatClient, CodeTools, Conversation, End, Endpoint,
-                         EndpointError, FaultInjector, FaultPlan, HookError, ReplayTools,
-                         RequestRecord, Sampling, Step, ToolBelt, ToolOutcome, UserTurn,
-                         summarize_requests)
+from hsa.runtime import (
+    CallContext,
+    ChatClient,
+    CodeTools,
+    Conversation,
+    End,
+    Endpoint,
+    EndpointError,
+    FaultInjector,
+    FaultPlan,
+    ReplayTools,
+    RequestRecord,
+    Sampling,
+    Step,
+    ToolBelt,
+    ToolOutcome,
+    summarize_requests,
+)
 from hsa.runtime.records import DONE, HOOK_ERROR, STEP_LIMIT, percentile
-from openai_stub import PerConversation, Script, ScriptedServer, calls, status, text
 
-HOOKS = '''
+HOOKS = """
 def no_shouting(payload, config):
     text = payload["text"]
     if text.isupper():
@@ -61,7 +76,7 @@ def short_reply(payload, config):
 
 def broken(payload, config):
     raise RuntimeError("boom")
-'''
+"""
 HARNESS = """name: shop
 version: "1"
 skill_kinds: [reply]
@@ -81,23 +96,32 @@ MODEL = "scripted-teacher"
 
 @pytest.fixture
 def shop(tmp_path) -> Path:
-    return write_harness(tmp_path / "shop", harness_yaml=HARNESS, hooks=HOOKS,
-                         tools={"a_price.json": PRICE_TOOL})
+    return write_harness(
+        tmp_path / "shop", harness_yaml=HARNESS, hooks=HOOKS, tools={"a_price.json": PRICE_TOOL}
+    )
 
 
 def user(content: str) -> dict:
     return {"role": "user", "content": content}
 
 
-def converse(harness, plan, users, *, tools=None, stream=False, max_steps=12, retries=0,
-             conversation_id="c1"):
+def converse(
+    harness, plan, users, *, tools=None, stream=False, max_steps=12, retries=0, conversation_id="c1"
+):
     """Run one conversation against a scripted server; return (conversation, records, server)."""
+
     async def go(server):
-        endpoint = Endpoint(server.base_url, MODEL, stream=stream, max_retries=retries,
-                            backoff_s=0.01)
+        endpoint = Endpoint(
+            server.base_url, MODEL, stream=stream, max_retries=retries, backoff_s=0.01
+        )
         async with ChatClient(endpoint) as client:
-            conversation = Conversation(harness, client, tools or ToolBelt(),
-                                        conversation_id=conversation_id, max_steps=max_steps)
+            conversation = Conversation(
+                harness,
+                client,
+                tools or ToolBelt(),
+                conversation_id=conversation_id,
+                max_steps=max_steps,
+            )
             return conversation, [r async for r in conversation.run(users)]
 
     with ScriptedServer(plan, model=MODEL) as server:
@@ -111,22 +135,33 @@ def steps(records):
 
 def test_skill_load_tool_call_and_every_hook_event_with_retry(shop):
     harness = load_harness(shop, trust_hooks=True)
-    replay = ReplayTools(harness, [("get_price", {"link": 3}, '{"price": 159}'),
-                                   ("get_price", {"link": 4}, '{"price": "NaN"}')])
-    plan = Script([
-        calls(("get_price", {"link": 30})),                    # blocked by link_check
-        calls(("get_price", {"link": 3}), ("get_price", {"link": 4})),  # second result insane
-        text("Link 3 costs 159."),                             # no skill loaded: sent back
-        calls(("load_skill", {"name": "price-reply"})),
-        text("Link 3 is 159 yuan; link 4 is not available right now, sorry."),  # too long
-        text("Link 3: 159 yuan."),
-    ])
-    conversation, records, _ = converse(harness, plan, [user("HOW MUCH ARE 3 AND 4")],
-                                        tools=ToolBelt(replay))
+    replay = ReplayTools(
+        harness,
+        [
+            ("get_price", {"link": 3}, '{"price": 159}'),
+            ("get_price", {"link": 4}, '{"price": "NaN"}'),
+        ],
+    )
+    plan = Script(
+        [
+            calls(("get_price", {"link": 30})),  # blocked by link_check
+            calls(("get_price", {"link": 3}), ("get_price", {"link": 4})),  # second result insane
+            text("Link 3 costs 159."),  # no skill loaded: sent back
+            calls(("load_skill", {"name": "price-reply"})),
+            text("Link 3 is 159 yuan; link 4 is not available right now, sorry."),  # too long
+            text("Link 3: 159 yuan."),
+        ]
+    )
+    conversation, records, _ = converse(
+        harness, plan, [user("HOW MUCH ARE 3 AND 4")], tools=ToolBelt(replay)
+    )
     messages = conversation.trajectory.messages
     # the user hook's feedback follows the user message, named after the hook
-    assert messages[1] == {"role": "user", "name": "hook.calm",
-                           "content": "The user is shouting; answer calmly."}
+    assert messages[1] == {
+        "role": "user",
+        "name": "hook.calm",
+        "content": "The user is shouting; answer calmly.",
+    }
     accepted = [s.accepted for s in steps(records)]
     assert accepted == [False, True, False, True, False, True]
     assert [s.position for s in steps(records)] == [None, 0, None, 1, None, 2]
@@ -137,9 +172,11 @@ def test_skill_load_tool_call_and_every_hook_event_with_retry(shop):
     assert ok == {"role": "tool", "tool_call_id": "call_2", "content": '{"price": 159}'}
     assert insane["name"] == "hook.sanity" and "nonsense" in insane["content"]
     # a reply hook's feedback comes as a user message, wrapped in the hook's format
-    assert messages[8] == {"role": "user", "name": "hook.reply_check",
-                           "content": '<check name="reply_check">load a skill before replying '
-                                      'with facts</check>'}
+    assert messages[8] == {
+        "role": "user",
+        "name": "hook.reply_check",
+        "content": '<check name="reply_check">load a skill before replying with facts</check>',
+    }
     skill = next(r for r in records if isinstance(r, ToolOutcome) and r.source == "skill")
     assert skill.content == load_harness(shop).skill("price-reply").content
     assert messages[-1] == {"role": "assistant", "content": "Link 3: 159 yuan."}
@@ -151,19 +188,26 @@ def test_the_runtime_reproduces_recorded_episodes_hooks_and_all():
     """A model that says exactly what the recording says gets exactly the recorded conversation:
     the same skill bodies, tool results, and hook feedback at the same places."""
     episodes = [e for e in load_example_episodes() if e.meta.get("hooks")][:12]
-    assert {h for e in episodes for h in e.meta["hooks"]} >= {"tool_arguments",
-                                                                "reply_skill_loaded"}
-    plans = {f"{e.id}#0": [_reply_of(m) for m in e.messages if m["role"] == "assistant"]
-             for e in episodes}
+    assert {h for e in episodes for h in e.meta["hooks"]} >= {
+        "tool_arguments",
+        "reply_skill_loaded",
+    }
+    plans = {
+        f"{e.id}#0": [_reply_of(m) for m in e.messages if m["role"] == "assistant"]
+        for e in episodes
+    }
 
     async def go(server):
         out = []
         async with ChatClient(Endpoint(server.base_url, MODEL, max_retries=0)) as client:
             for e in episodes:
                 users = [m for m in e.messages if m["role"] == "user" and "name" not in m]
-                conversation = Conversation(e.harness, client,
-                                            ToolBelt(ReplayTools.from_episodes([e])),
-                                            conversation_id=f"{e.id}#0")
+                conversation = Conversation(
+                    e.harness,
+                    client,
+                    ToolBelt(ReplayTools.from_episodes([e])),
+                    conversation_id=f"{e.id}#0",
+                )
                 [r async for r in conversation.run(users)]
                 out.append(conversation.trajectory.messages)
         return out
@@ -176,14 +220,23 @@ def test_the_runtime_reproduces_recorded_episodes_hooks_and_all():
 
 def _reply_of(message):
     from openai_stub import from_message
+
     return from_message(message)
 
 
 def test_unknown_skill_unknown_tool_and_bad_arguments_are_error_results(shop):
     harness = load_harness(shop, trust_hooks=True)
-    plan = Script([calls(("load_skill", {"name": "nope"}), ("teleport", {"to": "mars"}),
-                         ("get_price", '{"link": ')), text("ok")])
-    conversation, records, _ = converse(harness, plan, [user("hi")], tools=ToolBelt())
+    plan = Script(
+        [
+            calls(
+                ("load_skill", {"name": "nope"}),
+                ("teleport", {"to": "mars"}),
+                ("get_price", '{"link": '),
+            ),
+            text("ok"),
+        ]
+    )
+    _, records, _ = converse(harness, plan, [user("hi")], tools=ToolBelt())
     outcomes = {r.name: r for r in records if isinstance(r, ToolOutcome)}
     assert outcomes["load_skill"].error and "price-reply" in outcomes["load_skill"].content
     assert outcomes["teleport"].error and "cannot run here" in outcomes["teleport"].content
@@ -203,8 +256,15 @@ def test_step_limit_ends_the_conversation(shop):
 
 def test_a_hook_that_raises_ends_the_conversation_with_its_name(shop, tmp_path):
     yaml_text = HARNESS.replace("function: short_reply", "function: broken")
-    harness = load_harness(write_harness(tmp_path / "broken", harness_yaml=yaml_text, hooks=HOOKS,
-                                         tools={"a_price.json": PRICE_TOOL}), trust_hooks=True)
+    harness = load_harness(
+        write_harness(
+            tmp_path / "broken",
+            harness_yaml=yaml_text,
+            hooks=HOOKS,
+            tools={"a_price.json": PRICE_TOOL},
+        ),
+        trust_hooks=True,
+    )
     conversation, records, _ = converse(harness, Script([text("hello")]), [user("hi")])
     assert records[-1].status == HOOK_ERROR and "reply_check" in records[-1].reason
     assert "RuntimeError: boom" in conversation.trajectory.reason
@@ -228,8 +288,9 @@ def test_a_stopped_conversation_ends_with_the_step_it_stopped_at(shop):
             await records.aclose()
             return conversation.trajectory
 
-    with ScriptedServer(Script([calls(("get_price", {"link": 3})), text("159")]),
-                        model=MODEL) as server:
+    with ScriptedServer(
+        Script([calls(("get_price", {"link": 3})), text("159")]), model=MODEL
+    ) as server:
         trajectory = asyncio.run(go(server))
     assert trajectory.status == "stopped"
     assert trajectory.messages[-1]["tool_calls"][0]["function"]["name"] == "get_price"
@@ -238,10 +299,11 @@ def test_a_stopped_conversation_ends_with_the_step_it_stopped_at(shop):
 
 # ---- endpoint --------------------------------------------------------------------------------
 
+
 def test_retries_429_and_5xx_with_backoff_then_succeeds(shop):
     harness = load_harness(shop, trust_hooks=True)
     plan = Script([status(429, retry_after=0.05), status(503), text("fine")])
-    conversation, records, server = converse(harness, plan, [user("hi")], retries=3)
+    conversation, _, server = converse(harness, plan, [user("hi")], retries=3)
     request = conversation.trajectory.requests[0]
     assert request.attempts == 3 and request.waited_s >= 0.05
     assert [s.status for s in server.seen] == [429, 503, 200]
@@ -257,8 +319,12 @@ def test_gives_up_after_the_retries_as_a_retryable_error(shop):
 def test_a_refused_request_is_not_retried_and_a_wrong_model_is_a_setup_error(shop):
     harness = load_harness(shop, trust_hooks=True)
     with pytest.raises(EndpointError) as caught:
-        converse(harness, Script([status(400, content="context too long"), text("x")]),
-                 [user("hi")], retries=3)
+        converse(
+            harness,
+            Script([status(400, content="context too long"), text("x")]),
+            [user("hi")],
+            retries=3,
+        )
     assert not caught.value.retryable and not caught.value.setup
     assert "context too long" in str(caught.value)
 
@@ -294,13 +360,20 @@ def test_the_api_key_comes_from_the_environment_and_is_never_recorded(shop, monk
 def test_streaming_assembles_tool_calls_and_records_ttft_and_tokens(shop):
     harness = load_harness(shop, trust_hooks=True)
     replay = ReplayTools(harness, [("get_price", {"link": 3}, '{"price": 159}')])
-    plan = Script([calls(("load_skill", {"name": "price-reply"}), ("get_price", {"link": 3})),
-                   text("Link 3: 159 yuan.")])
-    conversation, records, server = converse(harness, plan, [user("3?")], stream=True,
-                                             tools=ToolBelt(replay))
+    plan = Script(
+        [
+            calls(("load_skill", {"name": "price-reply"}), ("get_price", {"link": 3})),
+            text("Link 3: 159 yuan."),
+        ]
+    )
+    conversation, records, server = converse(
+        harness, plan, [user("3?")], stream=True, tools=ToolBelt(replay)
+    )
     first = steps(records)[0].message["tool_calls"]
-    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in first] == \
-        [("load_skill", {"name": "price-reply"}), ("get_price", {"link": 3})]
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in first] == [
+        ("load_skill", {"name": "price-reply"}),
+        ("get_price", {"link": 3}),
+    ]
     assert all(s.body["stream"] for s in server.seen)
     for request in conversation.trajectory.requests:
         assert request.ttft_s is not None and 0 < request.ttft_s <= request.latency_s
@@ -312,8 +385,9 @@ def test_requests_carry_a_derived_seed_and_the_conversation_in_their_id(shop):
     harness = load_harness(shop, trust_hooks=True)
 
     async def go(server):
-        endpoint = Endpoint(server.base_url, MODEL, sampling=Sampling(temperature=0.7, seed=5,
-                                                                     max_tokens=64))
+        endpoint = Endpoint(
+            server.base_url, MODEL, sampling=Sampling(temperature=0.7, seed=5, max_tokens=64)
+        )
         async with ChatClient(endpoint) as client:
             conversation = Conversation(harness, client, ToolBelt(), conversation_id="ep#2")
             [r async for r in conversation.run([user("hi")])]
@@ -331,6 +405,7 @@ def test_requests_carry_a_derived_seed_and_the_conversation_in_their_id(shop):
 
 # ---- tool executors --------------------------------------------------------------------------
 
+
 def run(executor, name, arguments, index=0, conversation="c"):
     return asyncio.run(executor(name, arguments, CallContext(conversation, index)))
 
@@ -338,16 +413,29 @@ def run(executor, name, arguments, index=0, conversation="c"):
 def test_replay_matches_name_and_arguments_defaults_aside_and_repeats_in_order(shop):
     harness = load_harness(shop)
     schema = dict(PRICE_TOOL)
-    schema["function"] = {**PRICE_TOOL["function"], "parameters": {
-        "type": "object", "properties": {"link": {"type": "integer"},
-                                         "currency": {"type": "string", "default": "CNY"}},
-        "required": ["link"]}}
+    schema["function"] = {
+        **PRICE_TOOL["function"],
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "link": {"type": "integer"},
+                "currency": {"type": "string", "default": "CNY"},
+            },
+            "required": ["link"],
+        },
+    }
     from hsa.model.harness import Harness
     from hsa.model.tool import Tool
+
     harness = Harness(name="h", tools=(Tool.from_dict(schema),))
-    replay = ReplayTools(harness, [("get_price", {"link": 3}, "first"),
-                                   ("get_price", {"link": 3}, "second"),
-                                   ("get_price", {"link": 4, "currency": "CNY"}, "four")])
+    replay = ReplayTools(
+        harness,
+        [
+            ("get_price", {"link": 3}, "first"),
+            ("get_price", {"link": 3}, "second"),
+            ("get_price", {"link": 4, "currency": "CNY"}, "four"),
+        ],
+    )
     assert run(replay, "get_price", {"link": 3}).content == "first"
     assert run(replay, "get_price", {"link": 3, "currency": "CNY"}).content == "second"
     assert run(replay, "get_price", {"link": 3}).content == "second"  # the last, again
@@ -361,13 +449,15 @@ def test_replay_matches_name_and_arguments_defaults_aside_and_repeats_in_order(s
 def test_recorded_results_skip_hook_feedback_and_skill_loads():
     episode = next(e for e in load_example_episodes() if e.id == "lc-hook-retry-001")
     from hsa.runtime import recorded_results
+
     found = recorded_results(episode.messages, episode.harness)
     assert [(name, args) for name, args, _ in found] == [
         ("get_price_after_coupon", {"link_number": 2}),
-        ("get_price_after_coupon", {"link_number": 8})]
+        ("get_price_after_coupon", {"link_number": 8}),
+    ]
 
 
-TOOLS_PY = '''
+TOOLS_PY = """
 import time
 
 def get_price(link, currency="CNY"):
@@ -379,7 +469,7 @@ def slow(**kwargs):
     time.sleep(0.3)
 
 TOOLS = {"math.factorial": lambda n: 1 if n <= 1 else n * TOOLS["math.factorial"](n - 1)}
-'''
+"""
 
 
 def test_code_tools_run_under_a_variants_names_and_report_failures(tmp_path):
@@ -395,8 +485,9 @@ def test_code_tools_run_under_a_variants_names_and_report_failures(tmp_path):
     late = run(code, "slow", {})
     assert late.error and '"timeout"' in late.content
     assert run(code, "unknown", {}) is None
-    variant = code.for_variant(Mapping(tools={"get_price": "price_of"},
-                                       parameters={"get_price": {"link": "item"}}))
+    variant = code.for_variant(
+        Mapping(tools={"get_price": "price_of"}, parameters={"get_price": {"link": "item"}})
+    )
     assert json.loads(run(variant, "price_of", {"item": 4}).content)["price"] == 104
 
 
@@ -426,12 +517,19 @@ async def _coro(value):
 
 def _result(content):
     from hsa.runtime import ToolResult
+
     return _coro(ToolResult(content, None))
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("explode=0.1", "unknown fault"), ("timeout=2", "within [0, 1]"),
-    ("timeout=0.7,malformed=0.7", "add up to"), ("timeout=x", "not a number")])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("explode=0.1", "unknown fault"),
+        ("timeout=2", "within [0, 1]"),
+        ("timeout=0.7,malformed=0.7", "add up to"),
+        ("timeout=x", "not a number"),
+    ],
+)
 def test_bad_fault_plans_name_the_problem(spec, message):
     with pytest.raises(HsaError, match=re.escape(message)):
         FaultPlan.parse(spec)
@@ -439,8 +537,11 @@ def test_bad_fault_plans_name_the_problem(spec, message):
 
 # ---- records ---------------------------------------------------------------------------------
 
-@given(st.lists(st.floats(min_value=0, max_value=1e4, allow_nan=False), min_size=1,
-                max_size=50), st.sampled_from([0, 50, 95, 99, 100]))
+
+@given(
+    st.lists(st.floats(min_value=0, max_value=1e4, allow_nan=False), min_size=1, max_size=50),
+    st.sampled_from([0, 50, 95, 99, 100]),
+)
 def test_percentiles_lie_within_the_values_and_follow_the_order(values, q):
     p = percentile(values, q)
     assert min(values) <= p <= max(values)
@@ -449,10 +550,12 @@ def test_percentiles_lie_within_the_values_and_follow_the_order(values, q):
 
 
 def test_request_summary_follows_the_serving_benchmark_definitions():
-    requests = [RequestRecord(0, latency_s=1.0, ttft_s=0.2, prompt_tokens=10,
-                              completion_tokens=5, attempts=2),
-                RequestRecord(1, latency_s=3.0, ttft_s=0.4, prompt_tokens=20,
-                              completion_tokens=9)]
+    requests = [
+        RequestRecord(
+            0, latency_s=1.0, ttft_s=0.2, prompt_tokens=10, completion_tokens=5, attempts=2
+        ),
+        RequestRecord(1, latency_s=3.0, ttft_s=0.4, prompt_tokens=20, completion_tokens=9),
+    ]
     summary = summarize_requests(requests, wall_s=2.0)
     assert summary["requests"] == 2 and summary["retries"] == 1
     assert summary["completion_tokens"] == 14 and summary["output_tokens_per_s"] == 7.0
@@ -462,40 +565,67 @@ def test_request_summary_follows_the_serving_benchmark_definitions():
 
 # ---- hsa chat --------------------------------------------------------------------------------
 
+
 def test_chat_shows_a_skill_load_a_tool_call_and_a_hook_retry_as_they_happen(capsys):
     """The example harness with its hooks and the recorded results of its episodes; the planned
     model loads a skill, makes a call the link hook blocks, retries, and writes a reply the
     compliance hook sends back before the one it accepts."""
     from hsa.cli import main
     from hsa.example import EPISODES_PATH, HARNESS_DIR
-    plan = Script([
-        calls(("load_skill", {"name": "price-coupon-reply"})),
-        calls(("get_price_after_coupon", {"link_number": 28})),
-        status(503),
-        calls(("get_price_after_coupon", {"link_number": 2}),
-              ("get_price_after_coupon", {"link_number": 8})),
-        text("宝子，2号到手249元，8号到手89元，全网最低价！"),
-        text("宝子，2号轻薄羽绒服到手249元；8号每日坚果礼盒到手89元～"),
-    ])
+
+    plan = Script(
+        [
+            calls(("load_skill", {"name": "price-coupon-reply"})),
+            calls(("get_price_after_coupon", {"link_number": 28})),
+            status(503),
+            calls(
+                ("get_price_after_coupon", {"link_number": 2}),
+                ("get_price_after_coupon", {"link_number": 8}),
+            ),
+            text("宝子，2号到手249元，8号到手89元，全网最低价！"),
+            text("宝子，2号轻薄羽绒服到手249元；8号每日坚果礼盒到手89元～"),
+        ]
+    )
     with ScriptedServer(plan, model=MODEL) as server:
-        code = main(["chat", "--harness", str(HARNESS_DIR), "--replay", str(EPISODES_PATH),
-                     "--base-url", server.base_url, "--model", MODEL, "--trust-hooks",
-                     "--message", "2、8号分别多少钱"])
+        code = main(
+            [
+                "chat",
+                "--harness",
+                str(HARNESS_DIR),
+                "--replay",
+                str(EPISODES_PATH),
+                "--base-url",
+                server.base_url,
+                "--model",
+                MODEL,
+                "--trust-hooks",
+                "--message",
+                "2、8号分别多少钱",
+            ]
+        )
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, lines
     assert lines[0] == "user: 2、8号分别多少钱"
     assert lines[1] == "  hook viewer_input (user_message): ok"
     assert lines[2].startswith('assistant -> load_skill({"name": "price-coupon-reply"})   [')
-    assert any(line.startswith("  skill loaded via load_skill: # Price and coupon reply")
-               for line in lines)
-    blocked = lines.index(next(l for l in lines if "link_number 28 is not a link" in l))
-    assert lines[blocked].startswith("  hook tool_arguments (tool_call): FAILED -> the model is "
-                                     "shown: get_price_after_coupon: link_number 28")
+    assert any(
+        line.startswith("  skill loaded via load_skill: # Price and coupon reply") for line in lines
+    )
+    blocked = lines.index(next(line for line in lines if "link_number 28 is not a link" in line))
+    assert lines[blocked].startswith(
+        "  hook tool_arguments (tool_call): FAILED -> the model is "
+        "shown: get_price_after_coupon: link_number 28"
+    )
     assert lines[blocked + 1] == "  sent back by a hook: the model tries again"
-    retried = next(l for l in lines if l.startswith("assistant -> get_price_after_coupon"
-                                                    '({"link_number": 2})'))
+    retried = next(
+        line
+        for line in lines
+        if line.startswith('assistant -> get_price_after_coupon({"link_number": 2})')
+    )
     assert "2 attempts" in retried  # the 503 was retried
-    results = [l for l in lines if l.startswith("  get_price_after_coupon <- replay")]
+    results = [line for line in lines if line.startswith("  get_price_after_coupon <- replay")]
     assert len(results) == 2 and '"final_price":249' in results[0]
-    assert any("hook reply_compliance (reply): FAILED" in l and "全网最低" in l for l in lines)
+    assert any(
+        "hook reply_compliance (reply): FAILED" in line and "全网最低" in line for line in lines
+    )
     assert lines[-1] == "-- done"

@@ -32,31 +32,80 @@ from hsa.model.tool import Tool
 # Every keyword that holds sub-schemas, once, with a description in each (and a property named
 # like a keyword, and a name with the characters a JSON pointer escapes).
 SCHEMA = {
-    "type": "object", "description": "root",
+    "type": "object",
+    "description": "root",
     "properties": {
-        "properties": {"type": "array", "description": "a property named properties",
-                       "items": {"type": "object", "description": "its items",
-                                 "properties": {"a/b~c": {"type": "string", "description": "x"}}}},
-        "choice": {"description": "a choice", "anyOf": [
-            {"type": "object", "description": "first", "properties": {
-                "inner": {"type": "string", "description": "inner"}}},
-            {"type": "null", "description": "second"}]},
-        "one": {"oneOf": [{"type": "integer", "description": "int"},
-                          {"type": "string", "description": "str"}]},
+        "properties": {
+            "type": "array",
+            "description": "a property named properties",
+            "items": {
+                "type": "object",
+                "description": "its items",
+                "properties": {"a/b~c": {"type": "string", "description": "x"}},
+            },
+        },
+        "choice": {
+            "description": "a choice",
+            "anyOf": [
+                {
+                    "type": "object",
+                    "description": "first",
+                    "properties": {"inner": {"type": "string", "description": "inner"}},
+                },
+                {"type": "null", "description": "second"},
+            ],
+        },
+        "one": {
+            "oneOf": [
+                {"type": "integer", "description": "int"},
+                {"type": "string", "description": "str"},
+            ]
+        },
         "both": {"allOf": [{"description": "all 0"}, {"description": "all 1"}]},
         "ref": {"$ref": "#/$defs/thing"},
-        "pair": {"type": "array", "prefixItems": [{"description": "first of pair"}],
-                 "items": [{"description": "tuple 0"}]},
-        "map": {"type": "object", "additionalProperties": {"description": "any value"},
-                "patternProperties": {"^x": {"description": "x keys"}}},
-        "neg": {"not": {"description": "not this"}}},
-    "$defs": {"thing": {"type": "object", "description": "a thing",
-                        "properties": {"deep": {"description": "deep"}}}},
+        "pair": {
+            "type": "array",
+            "prefixItems": [{"description": "first of pair"}],
+            "items": [{"description": "tuple 0"}],
+        },
+        "map": {
+            "type": "object",
+            "additionalProperties": {"description": "any value"},
+            "patternProperties": {"^x": {"description": "x keys"}},
+        },
+        "neg": {"not": {"description": "not this"}},
+    },
+    "$defs": {
+        "thing": {
+            "type": "object",
+            "description": "a thing",
+            "properties": {"deep": {"description": "deep"}},
+        }
+    },
     "definitions": {"old": {"description": "old style"}},
 }
-ALL_DESCRIPTIONS = ["root", "a property named properties", "its items", "x", "a choice", "first",
-                    "inner", "second", "int", "str", "all 0", "all 1", "first of pair",
-                    "tuple 0", "any value", "x keys", "not this", "a thing", "deep", "old style"]
+ALL_DESCRIPTIONS = [
+    "root",
+    "a property named properties",
+    "its items",
+    "x",
+    "a choice",
+    "first",
+    "inner",
+    "second",
+    "int",
+    "str",
+    "all 0",
+    "all 1",
+    "first of pair",
+    "tuple 0",
+    "any value",
+    "x keys",
+    "not this",
+    "a thing",
+    "deep",
+    "old style",
+]
 
 
 def test_every_subschema_keyword_is_walked_in_written_order():
@@ -67,8 +116,19 @@ def test_every_subschema_keyword_is_walked_in_written_order():
 
 
 def test_property_names_read_paths_from_the_root():
-    assert property_names(SCHEMA) == {"properties", "a/b~c", "choice", "inner", "one", "both",
-                                      "ref", "pair", "map", "neg", "deep"}
+    assert property_names(SCHEMA) == {
+        "properties",
+        "a/b~c",
+        "choice",
+        "inner",
+        "one",
+        "both",
+        "ref",
+        "pair",
+        "map",
+        "neg",
+        "deep",
+    }
     assert property_name(["properties", "properties"]) == "properties"
     assert property_name(["properties", "properties", "items"]) is None  # its array items
     assert property_name(["properties", "items"]) == "items"
@@ -97,13 +157,21 @@ _leaf = st.fixed_dictionaries({"description": st.text("abc ", min_size=1, max_si
 
 def _extend(children):
     return st.one_of(
-        st.fixed_dictionaries({"type": st.just("object"), "description": st.text("xyz", max_size=3),
-                               "properties": st.dictionaries(st.sampled_from(["p", "q", "items"]),
-                                                             children, max_size=3)}),
+        st.fixed_dictionaries(
+            {
+                "type": st.just("object"),
+                "description": st.text("xyz", max_size=3),
+                "properties": st.dictionaries(
+                    st.sampled_from(["p", "q", "items"]), children, max_size=3
+                ),
+            }
+        ),
         st.fixed_dictionaries({"anyOf": st.lists(children, min_size=1, max_size=3)}),
         st.fixed_dictionaries({"items": children}),
-        st.fixed_dictionaries({"$defs": st.dictionaries(st.sampled_from(["d", "e"]), children,
-                                                        max_size=2)}))
+        st.fixed_dictionaries(
+            {"$defs": st.dictionaries(st.sampled_from(["d", "e"]), children, max_size=2)}
+        ),
+    )
 
 
 @settings(max_examples=80, deadline=None)
@@ -124,17 +192,31 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     # the description paraphrase rewords it.
     episode = load_example_episodes()[0]
     first, second = episode.harness.tools[:2]
-    parameters = {**second.parameters, "$defs": {"note": {
-        "type": "string", "description": f"Get the product; see {first.name}."}},
-        "anyOf": [{"description": f"Get the product with {first.name}."}]}
-    tools = (first, Tool.from_dict({"name": second.name, "description": second.description,
-                                    "parameters": parameters}), *episode.harness.tools[2:])
+    parameters = {
+        **second.parameters,
+        "$defs": {"note": {"type": "string", "description": f"Get the product; see {first.name}."}},
+        "anyOf": [{"description": f"Get the product with {first.name}."}],
+    }
+    tools = (
+        first,
+        Tool.from_dict(
+            {"name": second.name, "description": second.description, "parameters": parameters}
+        ),
+        *episode.harness.tools[2:],
+    )
     episode = episode.with_harness(replace(episode.harness, tools=tools))
 
     def variant(name: str, **options) -> Variant:
-        recipe = Recipe.from_dict({"recipe_version": 1, "name": "t", "seed": 3,
-                                   "variants_per_episode": 1, "keep_original": False,
-                                   "pipeline": [{name: options}]})
+        recipe = Recipe.from_dict(
+            {
+                "recipe_version": 1,
+                "name": "t",
+                "seed": 3,
+                "variants_per_episode": 1,
+                "keep_original": False,
+                "pipeline": [{name: options}],
+            }
+        )
         out = augment_episode(recipe, episode)[0]
         assert isinstance(out, Variant), str(out)  # verified
         return out
@@ -142,8 +224,10 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     masked = variant("tool_name_mask")
     new = masked.mapping.tool(first.name)
     schema = masked.episode.harness.tool(masked.mapping.tool(second.name)).parameters
-    assert list(schema_descriptions(schema))[-2:] == [f"Get the product; see {new}.",
-                                                      f"Get the product with {new}."]
+    assert list(schema_descriptions(schema))[-2:] == [
+        f"Get the product; see {new}.",
+        f"Get the product with {new}.",
+    ]
     reworded = variant("tool_description_paraphrase").episode.harness.tool(second.name)
     texts = list(schema_descriptions(reworded.parameters))[-2:]
     assert all(t.startswith("Get the product") is False for t in texts), texts

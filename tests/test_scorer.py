@@ -5,29 +5,65 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness
 from hsa.model.scorer import judge as judge_full
-from hsa.model.scorer import (normalize_string, read_predictions, score_predictions,
-                              score_turn, values_equal)
+from hsa.model.scorer import (
+    normalize_string,
+    read_predictions,
+    score_predictions,
+    score_turn,
+    values_equal,
+)
 from tests.conftest import PRICE_TOOL, assistant, call
 
 TOOLS = [
     PRICE_TOOL,
-    {"type": "function", "function": {"name": "math.hypot", "description": "", "parameters": {
-        "type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"},
-                                         "z": {"type": "integer"}},
-        "required": ["x", "y"]}}},
-    {"type": "function", "function": {"name": "plan", "description": "", "parameters": {
-        "type": "object", "properties": {
-            "stops": {"type": "array", "items": {"type": "string"}},
-            "options": {"type": "object"}, "fast": {"type": "boolean"}, "anything": {}},
-        "required": ["stops"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "math.hypot",
+            "description": "",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "x": {"type": "number"},
+                    "y": {"type": "number"},
+                    "z": {"type": "integer"},
+                },
+                "required": ["x", "y"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "plan",
+            "description": "",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "stops": {"type": "array", "items": {"type": "string"}},
+                    "options": {"type": "object"},
+                    "fast": {"type": "boolean"},
+                    "anything": {},
+                },
+                "required": ["stops"],
+            },
+        },
+    },
 ]
-HARNESS = Harness.from_dict({"name": "t", "tools": TOOLS, "skills": [
-    {"id": "price-reply", "description": "d", "content": "c"}]})
+HARNESS = Harness.from_dict(
+    {
+        "name": "t",
+        "tools": TOOLS,
+        "skills": [{"id": "price-reply", "description": "d", "content": "c"}],
+    }
+)
 
 
 def turn(**kw) -> TurnGold:
@@ -41,16 +77,19 @@ def judge(message, **gold):
 HYPOT = {"name": "math.hypot", "arguments": {"x": [4], "y": [5], "z": [0]}, "omittable": ["z"]}
 
 
-@pytest.mark.parametrize(("args", "rule"), [
-    ({"x": 4, "y": 5}, None),                       # z may be omitted
-    ({"x": 4.0, "y": 5, "z": 0}, None),             # int -> float is allowed
-    ({"x": 4}, "missing_required"),
-    ({"x": 4, "y": 5, "w": 1}, "unexpected_param"),  # not in the schema
-    ({"x": 4, "y": 6}, "value_mismatch"),
-    ({"x": 4, "y": 5, "z": 0.0}, "type_mismatch"),   # float for integer: no coercion
-    ({"x": True, "y": 5}, "type_mismatch"),          # a bool is never a number
-    ({"x": "4", "y": 5}, "type_mismatch"),
-])
+@pytest.mark.parametrize(
+    ("args", "rule"),
+    [
+        ({"x": 4, "y": 5}, None),  # z may be omitted
+        ({"x": 4.0, "y": 5, "z": 0}, None),  # int -> float is allowed
+        ({"x": 4}, "missing_required"),
+        ({"x": 4, "y": 5, "w": 1}, "unexpected_param"),  # not in the schema
+        ({"x": 4, "y": 6}, "value_mismatch"),
+        ({"x": 4, "y": 5, "z": 0.0}, "type_mismatch"),  # float for integer: no coercion
+        ({"x": True, "y": 5}, "type_mismatch"),  # a bool is never a number
+        ({"x": "4", "y": 5}, "type_mismatch"),
+    ],
+)
 def test_simple_call_rules(args, rule):
     verdict = judge(assistant(call("math.hypot", args)), calls=[HYPOT])
     assert verdict.rule == rule, verdict.reason
@@ -58,7 +97,9 @@ def test_simple_call_rules(args, rule):
 
 
 def test_exact_name_match_keeps_dots():
-    assert judge(assistant(call("math_hypot", {"x": 4, "y": 5})), calls=[HYPOT]).rule == "wrong_name"
+    assert (
+        judge(assistant(call("math_hypot", {"x": 4, "y": 5})), calls=[HYPOT]).rule == "wrong_name"
+    )
 
 
 def test_param_in_schema_but_not_in_gold_is_unexpected():
@@ -72,21 +113,24 @@ def test_non_omittable_gold_param_must_be_given():
     assert judge(assistant(call("get_price", {"link": 3})), calls=[gold]).rule == "missing_param"
 
 
-@pytest.mark.parametrize(("value", "acceptable", "equal"), [
-    ("New York, NY", "new york ny", True),
-    ("San-Francisco_CA", "san francisco ca", True),
-    ("Paris", "London", False),
-    (["a", "b"], ["a", "b"], True),
-    (["b", "a"], ["a", "b"], False),                  # lists keep their order
-    ({"k": "v", "n": 1}, {"k": ["v", "w"], "n": [1]}, True),
-    ({"k": "v"}, {"k": ["v"], "n": ["", 1]}, True),   # "" inside a dict pattern: may be left out
-    ({"k": "v"}, {"k": ["v"], "n": [1]}, False),
-    ({"k": "v", "extra": 1}, {"k": ["v"]}, False),
-    (True, 1, False),
-    (1, True, False),
-    (2, 2.0, True),
-    (None, None, True),
-])
+@pytest.mark.parametrize(
+    ("value", "acceptable", "equal"),
+    [
+        ("New York, NY", "new york ny", True),
+        ("San-Francisco_CA", "san francisco ca", True),
+        ("Paris", "London", False),
+        (["a", "b"], ["a", "b"], True),
+        (["b", "a"], ["a", "b"], False),  # lists keep their order
+        ({"k": "v", "n": 1}, {"k": ["v", "w"], "n": [1]}, True),
+        ({"k": "v"}, {"k": ["v"], "n": ["", 1]}, True),  # "" inside a dict pattern: may be left out
+        ({"k": "v"}, {"k": ["v"], "n": [1]}, False),
+        ({"k": "v", "extra": 1}, {"k": ["v"]}, False),
+        (True, 1, False),
+        (1, True, False),
+        (2, 2.0, True),
+        (None, None, True),
+    ],
+)
 def test_value_equality(value, acceptable, equal):
     assert values_equal(value, acceptable) is equal
 
@@ -103,12 +147,16 @@ def test_array_items_are_type_checked():
 
 def test_untyped_parameter_accepts_any_type():
     gold = {"name": "plan", "arguments": {"stops": [["a"]], "anything": [[1, 2]]}}
-    assert judge(assistant(call("plan", {"stops": ["a"], "anything": [1, 2]})), calls=[gold]).correct
+    assert judge(
+        assistant(call("plan", {"stops": ["a"], "anything": [1, 2]})), calls=[gold]
+    ).correct
 
 
 def test_parallel_calls_match_in_any_order_unless_ordered():
-    gold = [{"name": "get_price", "arguments": {"link": [1]}},
-            {"name": "get_price", "arguments": {"link": [2]}}]
+    gold = [
+        {"name": "get_price", "arguments": {"link": [1]}},
+        {"name": "get_price", "arguments": {"link": [2]}},
+    ]
     swapped = assistant(call("get_price", {"link": 2}, "a"), call("get_price", {"link": 1}, "b"))
     assert judge(swapped, calls=gold).correct
     assert judge(swapped, calls=gold, ordered=True).rule == "value_mismatch"
@@ -131,8 +179,9 @@ def test_irrelevance_passes_only_without_a_call():
 
 
 def test_arguments_must_be_json():
-    bad = assistant({"id": "x", "type": "function",
-                     "function": {"name": "get_price", "arguments": "{link: 1"}})
+    bad = assistant(
+        {"id": "x", "type": "function", "function": {"name": "get_price", "arguments": "{link: 1"}}
+    )
     gold = [{"name": "get_price", "arguments": {"link": [1]}}]
     assert judge(bad, calls=gold).rule == "arguments_not_json"
 
@@ -147,44 +196,68 @@ def test_skills_are_judged_through_the_loader():
     assert judge(assistant(load, price), calls=gold).rule == "wrong_skills"
 
 
-@pytest.mark.parametrize(("text", "reply", "ok"), [
-    ("Link 3 is 199 yuan.", {"contains": ["199"], "language": "en"}, True),
-    ("Link 3 is cheap.", {"contains": ["199"]}, False),
-    ("三号链接 199 元", {"language": "zh"}, True),
-    ("Link 3 is 199.", {"language": "zh"}, False),
-    ("三号链接 199 元", {"language": "en"}, False),
-    ("The cheapest ever!", {"not_contains": ["cheapest"]}, False),
-    ("x" * 11, {"max_chars": 10}, False),
-])
+@pytest.mark.parametrize(
+    ("text", "reply", "ok"),
+    [
+        ("Link 3 is 199 yuan.", {"contains": ["199"], "language": "en"}, True),
+        ("Link 3 is cheap.", {"contains": ["199"]}, False),
+        ("三号链接 199 元", {"language": "zh"}, True),
+        ("Link 3 is 199.", {"language": "zh"}, False),
+        ("三号链接 199 元", {"language": "en"}, False),
+        ("The cheapest ever!", {"not_contains": ["cheapest"]}, False),
+        ("x" * 11, {"max_chars": 10}, False),
+    ],
+)
 def test_reply_constraints(text, reply, ok):
     assert judge(assistant(content=text), no_call=True, reply=reply).correct is ok
 
 
 def test_score_predictions_counts_missing_and_unknown_ids():
-    episodes = [Episode.from_dict({"id": f"e{i}", "harness": HARNESS.to_dict(),
-                                   "messages": [{"role": "user", "content": "price of 1?"}],
-                                   "gold": {"calls": [{"name": "get_price",
-                                                       "arguments": {"link": [1]}}]},
-                                   "meta": {"category": "single" if i < 2 else "other"}})
-                for i in range(3)]
-    predictions = {"e0": {"message": assistant(call("get_price", {"link": 1}))},
-                   "e1": {"message": assistant(call("get_price", {"link": 2}))},
-                   "zz": {"message": assistant(content="hi")}}
+    episodes = [
+        Episode.from_dict(
+            {
+                "id": f"e{i}",
+                "harness": HARNESS.to_dict(),
+                "messages": [{"role": "user", "content": "price of 1?"}],
+                "gold": {"calls": [{"name": "get_price", "arguments": {"link": [1]}}]},
+                "meta": {"category": "single" if i < 2 else "other"},
+            }
+        )
+        for i in range(3)
+    ]
+    predictions = {
+        "e0": {"message": assistant(call("get_price", {"link": 1}))},
+        "e1": {"message": assistant(call("get_price", {"link": 2}))},
+        "zz": {"message": assistant(content="hi")},
+    }
     report = score_predictions(episodes, predictions)
     data = report.to_dict()
     assert (data["correct"], data["total"], data["accuracy"]) == (1, 3, 1 / 3)
     assert data["missing"] == ["e2"] and data["unknown_ids"] == ["zz"]
     assert data["categories"]["single"] == {"correct": 1, "total": 2, "accuracy": 0.5}
     assert [i["reason"].split(":")[0] for i in data["items"]] == [
-        "ok", "value_mismatch", "missing_prediction"]
+        "ok",
+        "value_mismatch",
+        "missing_prediction",
+    ]
 
 
 def test_a_predictions_file_keeps_each_ids_first_line_and_names_the_lines_it_cannot_use(tmp_path):
     path = tmp_path / "preds.jsonl"
     first = {"id": 7, "message": assistant(content="first"), "at": 1}
-    path.write_text("\n".join([json.dumps(first), "{broken", json.dumps({"id": "x"}), "[1]",
-                               json.dumps({"id": "7", "message": assistant(content="again")}),
-                               json.dumps({"id": "y", "message": None})]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(first),
+                "{broken",
+                json.dumps({"id": "x"}),
+                "[1]",
+                json.dumps({"id": "7", "message": assistant(content="again")}),
+                json.dumps({"id": "y", "message": None}),
+            ]
+        )
+        + "\n"
+    )
     by_id, bad_lines = read_predictions(path)
     assert by_id == {"7": first, "y": {"id": "y", "message": None}}  # ids are compared as text
     assert [line.split(": ", 1)[0] for line in bad_lines] == [f"{path}:{n}" for n in (2, 3, 4)]
@@ -193,49 +266,71 @@ def test_a_predictions_file_keeps_each_ids_first_line_and_names_the_lines_it_can
 
 # ---- BFCL parity: acceptable values of another type ("variables") -----------------------------
 
-VARIABLE_TOOLS = [{"type": "function", "function": {"name": "book", "description": "", "parameters": {
-    "type": "object", "properties": {
-        "city": {"type": "string"}, "nights": {"type": "integer"}, "budget": {"type": "number"},
-        "note": {"type": "string"}, "rooms": {"type": "array", "items": {"type": "integer"}},
-        "tags": {"type": "array", "items": {"type": "string"}}},
-    "required": ["city"]}}}]
+VARIABLE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "description": "",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "nights": {"type": "integer"},
+                    "budget": {"type": "number"},
+                    "note": {"type": "string"},
+                    "rooms": {"type": "array", "items": {"type": "integer"}},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["city"],
+            },
+        },
+    }
+]
 VARIABLE_HARNESS = Harness.from_dict({"name": "v", "tools": VARIABLE_TOOLS})
 
 
 def judge_book(args: dict, gold_args: dict, omittable=()) -> object:
-    gold = {"name": "book", "arguments": {"city": ["Rome"], **gold_args},
-            "omittable": list(omittable)}
-    return score_turn(assistant(call("book", {"city": "Rome", **args})), turn(calls=[gold]),
-                      VARIABLE_HARNESS)
+    gold = {
+        "name": "book",
+        "arguments": {"city": ["Rome"], **gold_args},
+        "omittable": list(omittable),
+    }
+    return score_turn(
+        assistant(call("book", {"city": "Rome", **args})), turn(calls=[gold]), VARIABLE_HARNESS
+    )
 
 
-@pytest.mark.parametrize(("args", "gold_args", "rule"), [
-    # null listed for an optional string whose default is null: null passes, as in BFCL
-    ({"note": None}, {"note": [None]}, None),
-    ({}, {"note": [None]}, "missing_param"),            # listed without "" -> must be given
-    ({"note": "hi"}, {"note": [None]}, "value_mismatch"),
-    ({"note": None}, {"note": ["hi"]}, "type_mismatch"),  # gold of the schema's type: strict
-    ({"budget": None}, {"budget": [None]}, None),
-    # a string "variable" for a number: a string equal to it passes, compared exactly
-    ({"budget": "max_budget"}, {"budget": ["max_budget"]}, None),
-    ({"budget": "MAX_budget"}, {"budget": ["max_budget"]}, "value_mismatch"),
-    ({"budget": 3}, {"budget": ["max_budget"]}, "value_mismatch"),
-    ({"budget": [3]}, {"budget": ["max_budget"]}, "type_mismatch"),
-    # a float gold for an integer: 5 and 5.0 both pass (the float is the gold's own type)
-    ({"nights": 5}, {"nights": [5.0]}, None),
-    ({"nights": 5.0}, {"nights": [5.0]}, None),
-    ({"nights": 5.0}, {"nights": [5]}, "type_mismatch"),
-    # array items one level deep: items of the gold list's type pass for an integer array
-    ({"rooms": ["a", "b"]}, {"rooms": [["a", "b"]]}, None),
-    ({"rooms": ["A", "b"]}, {"rooms": [["a", "b"]]}, None),   # not a variable: normalised
-    ({"rooms": ["a", True]}, {"rooms": [["a", "b"]]}, "type_mismatch"),
-    ({"rooms": [1, "b"]}, {"rooms": [["a", "b"]]}, "value_mismatch"),
-    ({"rooms": [1, 2]}, {"rooms": [[1, 2]]}, None),
-    ({"rooms": [1, "x"]}, {"rooms": [[1, 2]]}, "type_mismatch"),
-    # a non-list gold stands for the whole array (BFCL: a variable name)
-    ({"tags": "my_tags"}, {"tags": ["my_tags"]}, None),
-    ({"tags": [1]}, {"tags": ["my_tags"]}, "value_mismatch"),
-])
+@pytest.mark.parametrize(
+    ("args", "gold_args", "rule"),
+    [
+        # null listed for an optional string whose default is null: null passes, as in BFCL
+        ({"note": None}, {"note": [None]}, None),
+        ({}, {"note": [None]}, "missing_param"),  # listed without "" -> must be given
+        ({"note": "hi"}, {"note": [None]}, "value_mismatch"),
+        ({"note": None}, {"note": ["hi"]}, "type_mismatch"),  # gold of the schema's type: strict
+        ({"budget": None}, {"budget": [None]}, None),
+        # a string "variable" for a number: a string equal to it passes, compared exactly
+        ({"budget": "max_budget"}, {"budget": ["max_budget"]}, None),
+        ({"budget": "MAX_budget"}, {"budget": ["max_budget"]}, "value_mismatch"),
+        ({"budget": 3}, {"budget": ["max_budget"]}, "value_mismatch"),
+        ({"budget": [3]}, {"budget": ["max_budget"]}, "type_mismatch"),
+        # a float gold for an integer: 5 and 5.0 both pass (the float is the gold's own type)
+        ({"nights": 5}, {"nights": [5.0]}, None),
+        ({"nights": 5.0}, {"nights": [5.0]}, None),
+        ({"nights": 5.0}, {"nights": [5]}, "type_mismatch"),
+        # array items one level deep: items of the gold list's type pass for an integer array
+        ({"rooms": ["a", "b"]}, {"rooms": [["a", "b"]]}, None),
+        ({"rooms": ["A", "b"]}, {"rooms": [["a", "b"]]}, None),  # not a variable: normalised
+        ({"rooms": ["a", True]}, {"rooms": [["a", "b"]]}, "type_mismatch"),
+        ({"rooms": [1, "b"]}, {"rooms": [["a", "b"]]}, "value_mismatch"),
+        ({"rooms": [1, 2]}, {"rooms": [[1, 2]]}, None),
+        ({"rooms": [1, "x"]}, {"rooms": [[1, 2]]}, "type_mismatch"),
+        # a non-list gold stands for the whole array (BFCL: a variable name)
+        ({"tags": "my_tags"}, {"tags": ["my_tags"]}, None),
+        ({"tags": [1]}, {"tags": ["my_tags"]}, "value_mismatch"),
+    ],
+)
 def test_gold_of_another_type_is_a_variable(args, gold_args, rule):
     verdict = judge_book(args, gold_args)
     assert verdict.rule == rule, verdict.reason
@@ -248,11 +343,22 @@ def test_string_normalisation_reads_single_quotes_as_double():
 
 # ---- parallel calls: one-to-one matching in any order -------------------------------------------
 
-from hypothesis import given, strategies as st  # noqa: E402
 
-PARALLEL_TOOLS = [{"type": "function", "function": {"name": name, "description": "", "parameters": {
-    "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
-    "required": ["a"]}}} for name in ("f", "g")]
+PARALLEL_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": "",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+                "required": ["a"],
+            },
+        },
+    }
+    for name in ("f", "g")
+]
 PARALLEL_HARNESS = Harness.from_dict({"name": "p", "tools": PARALLEL_TOOLS})
 
 
@@ -262,8 +368,9 @@ def parallel_turns(draw):
     n = draw(st.integers(2, 5))
     names = draw(st.lists(st.sampled_from(["f", "f", "g"]), min_size=n, max_size=n))
     a_values = draw(st.lists(st.integers(-50, 50), min_size=n, max_size=n, unique=True))
-    b_values = draw(st.lists(st.text("xyz", min_size=1, max_size=4), min_size=n, max_size=n,
-                             unique=True))
+    b_values = draw(
+        st.lists(st.text("xyz", min_size=1, max_size=4), min_size=n, max_size=n, unique=True)
+    )
     return list(zip(names, a_values, b_values))
 
 
@@ -275,18 +382,28 @@ def parallel_gold(calls):
 def test_any_permutation_of_correct_parallel_calls_passes(calls, rng):
     order = list(range(len(calls)))
     rng.shuffle(order)
-    message = assistant(*(call(calls[k][0], {"a": calls[k][1], "b": calls[k][2]}, f"c{k}")
-                          for k in order))
+    message = assistant(
+        *(call(calls[k][0], {"a": calls[k][1], "b": calls[k][2]}, f"c{k}") for k in order)
+    )
     judgement = judge_full(message, parallel_gold(calls), PARALLEL_HARNESS)
     assert judgement.correct, judgement.verdict.reason
-    assert judgement.partial == {"name": 1.0, "arguments": 1.0, "count": 1.0, "skills": None,
-                                 "reply": None}
+    assert judgement.partial == {
+        "name": 1.0,
+        "arguments": 1.0,
+        "count": 1.0,
+        "skills": None,
+        "reply": None,
+    }
 
 
 @given(parallel_turns(), st.data())
 def test_swapping_an_argument_between_same_named_calls_fails(calls, data):
-    pairs = [(i, j) for i in range(len(calls)) for j in range(i + 1, len(calls))
-             if calls[i][0] == calls[j][0]]
+    pairs = [
+        (i, j)
+        for i in range(len(calls))
+        for j in range(i + 1, len(calls))
+        if calls[i][0] == calls[j][0]
+    ]
     if not pairs:
         calls = [("f", a, b) for _, a, b in calls]
         pairs = [(0, 1)]
@@ -315,20 +432,25 @@ def test_unmatched_parallel_call_reports_its_closest_miss():
 
 # ---- judge: the verdict with partial credit --------------------------------------------------
 
+
 def test_judge_partial_credit_breakdown():
     gold = parallel_gold([("f", 1, "x"), ("g", 2, "y")])
     one_right = assistant(call("f", {"a": 1, "b": "x"}, "c0"), call("g", {"a": 3, "b": "y"}, "c1"))
     j = judge_full(one_right, gold, PARALLEL_HARNESS)
     assert j.verdict.rule == "value_mismatch"
-    assert j.partial == {"name": 1.0, "arguments": 0.5, "count": 1.0, "skills": None,
-                         "reply": None}
-    extra = assistant(call("f", {"a": 1, "b": "x"}, "c0"), call("g", {"a": 2, "b": "y"}, "c1"),
-                      call("g", {"a": 2, "b": "y"}, "c2"))
+    assert j.partial == {"name": 1.0, "arguments": 0.5, "count": 1.0, "skills": None, "reply": None}
+    extra = assistant(
+        call("f", {"a": 1, "b": "x"}, "c0"),
+        call("g", {"a": 2, "b": "y"}, "c1"),
+        call("g", {"a": 2, "b": "y"}, "c2"),
+    )
     j = judge_full(extra, gold, PARALLEL_HARNESS)
     assert j.verdict.rule == "wrong_call_count"
     assert (j.partial["name"], j.partial["arguments"], j.partial["count"]) == (1.0, 1.0, 0.0)
     assert judge_full(assistant(content="no idea"), gold, PARALLEL_HARNESS).partial["name"] == 0.0
-    broken = assistant({"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{"}})
+    broken = assistant(
+        {"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{"}}
+    )
     j = judge_full(broken, parallel_gold([("f", 1, "x"), ("g", 2, "y")]), PARALLEL_HARNESS)
     assert j.verdict.rule == "arguments_not_json"
     assert (j.partial["name"], j.partial["arguments"]) == (0.5, 0.0)
@@ -339,14 +461,20 @@ def test_judge_accepts_parsed_calls_and_reports_skills_and_reply():
     parsed = [("g", {"a": 2, "b": "y"}), ("f", {"a": 1, "b": "x"})]
     assert judge_full(parsed, gold, PARALLEL_HARNESS).correct
     load, price = call("load_skill", {"name": "price-reply"}, "s"), call("get_price", {"link": 1})
-    skills_turn = turn(skills=["price-reply"], calls=[{"name": "get_price",
-                                                       "arguments": {"link": [1]}}])
+    skills_turn = turn(
+        skills=["price-reply"], calls=[{"name": "get_price", "arguments": {"link": [1]}}]
+    )
     assert judge_full(assistant(load, price), skills_turn, HARNESS).partial["skills"] == 1.0
     j = judge_full(assistant(price), skills_turn, HARNESS)
     assert j.verdict.rule == "wrong_skills" and j.partial["skills"] == 0.0
     assert j.partial["arguments"] == 1.0
     reply_turn = turn(no_call=True, reply={"contains": ["199"]})
     assert judge_full(assistant(content="199 yuan"), reply_turn, HARNESS).partial == {
-        "name": 1.0, "arguments": 1.0, "count": 1.0, "skills": None, "reply": 1.0}
+        "name": 1.0,
+        "arguments": 1.0,
+        "count": 1.0,
+        "skills": None,
+        "reply": 1.0,
+    }
     j = judge_full(assistant(price, content="199"), reply_turn, HARNESS)
     assert j.verdict.rule == "unexpected_call" and j.partial["count"] == 0.0

@@ -18,23 +18,27 @@ import pytest
 
 pytest.importorskip("trl")
 
-from hsa.cli import main  # noqa: E402
-from hsa.errors import HsaError  # noqa: E402
-from hsa.example import EPISODES_PATH, HARNESS_DIR  # noqa: E402
-from hsa.dataset.generate import generate  # noqa: E402
-from hsa.importers.bfcl import import_bfcl  # noqa: E402
-from hsa.augment.recipe import load_recipe as load_generation_recipe  # noqa: E402
-from hsa.augment.recipe import recipes_dir  # noqa: E402
-from tests.conftest import write_harness  # noqa: E402
-from hsa.trainers.chat import (check_chat_template, check_vocabulary, ensure_response_parser,  # noqa: E402
-                           render_prompt)
-from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask  # noqa: E402
-from hsa.trainers.prompts import SHIPPED_PROMPTS, read_prompts  # noqa: E402
-from hsa.trainers.recipe import load_recipe  # noqa: E402
-from hsa.trainers.rewards import RewardSet  # noqa: E402
-from hsa.trainers.rl import check_generation_batch  # noqa: E402
-from hsa.trainers.tiny import build_model, save_tiny_model  # noqa: E402
-from hsa.trainers.version import JudgedTurns, check_provenance, load_rows  # noqa: E402
+from hsa.augment.recipe import load_recipe as load_generation_recipe
+from hsa.augment.recipe import recipes_dir
+from hsa.cli import main
+from hsa.dataset.generate import generate
+from hsa.errors import HsaError
+from hsa.example import EPISODES_PATH, HARNESS_DIR
+from hsa.importers.bfcl import import_bfcl
+from hsa.trainers.chat import (
+    check_chat_template,
+    check_vocabulary,
+    ensure_response_parser,
+    render_prompt,
+)
+from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask
+from hsa.trainers.prompts import SHIPPED_PROMPTS, read_prompts
+from hsa.trainers.recipe import load_recipe
+from hsa.trainers.rewards import RewardSet
+from hsa.trainers.rl import check_generation_batch
+from hsa.trainers.tiny import build_model, save_tiny_model
+from hsa.trainers.version import JudgedTurns, check_provenance, load_rows
+from tests.conftest import write_harness
 
 # Everything that imports torch runs in one process (make test runs pytest -n 2 --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("torch")
@@ -81,26 +85,52 @@ def example_version(tmp_path_factory) -> Path:
 
 
 def _shop_episode(n: int, price: int, *, retry: bool = False) -> dict:
-    calls = [{"id": "c1", "type": "function", "function": {
-                 "name": "load_skill", "arguments": json.dumps({"name": "price-reply"})}},
-             {"id": "c2", "type": "function", "function": {
-                 "name": "get_price", "arguments": json.dumps({"link": n})}}]
-    messages = [{"role": "user", "content": f"How much is link {n}?"},
-                {"role": "assistant", "content": None, "tool_calls": calls},
-                {"role": "tool", "tool_call_id": "c1", "content": "Quote the price from get_price."},
-                {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"price": price})}]
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "load_skill", "arguments": json.dumps({"name": "price-reply"})},
+        },
+        {
+            "id": "c2",
+            "type": "function",
+            "function": {"name": "get_price", "arguments": json.dumps({"link": n})},
+        },
+    ]
+    messages = [
+        {"role": "user", "content": f"How much is link {n}?"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "c1", "content": "Quote the price from get_price."},
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"price": price})},
+    ]
     if retry:
-        messages += [{"role": "assistant", "content": f"Link {n} is a lovely product and today it "
-                                                      f"costs only {price} yuan, come and buy!"},
-                     {"role": "user", "name": "hook.reply_length", "content": "too long"}]
+        messages += [
+            {
+                "role": "assistant",
+                "content": f"Link {n} is a lovely product and today it "
+                f"costs only {price} yuan, come and buy!",
+            },
+            {"role": "user", "name": "hook.reply_length", "content": "too long"},
+        ]
     at = len(messages)
     messages.append({"role": "assistant", "content": f"Link {n}: {price} yuan."})
-    return {"id": f"shop-{n}", "harness": "tiny-shop", "messages": messages,
-            "gold": {"turns": [{"at": 1, "skills": ["price-reply"],
-                                "calls": [{"name": "get_price", "arguments": {"link": [n]},
-                                           "omittable": ["currency"]}]},
-                               {"at": at, "no_call": True,
-                                "reply": {"contains": [str(price)], "language": "en"}}]}}
+    return {
+        "id": f"shop-{n}",
+        "harness": "tiny-shop",
+        "messages": messages,
+        "gold": {
+            "turns": [
+                {
+                    "at": 1,
+                    "skills": ["price-reply"],
+                    "calls": [
+                        {"name": "get_price", "arguments": {"link": [n]}, "omittable": ["currency"]}
+                    ],
+                },
+                {"at": at, "no_call": True, "reply": {"contains": [str(price)], "language": "en"}},
+            ]
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +149,10 @@ def bfcl_version(tmp_path_factory, bfcl_data) -> Path:
     """BFCL questions (a call each, and irrelevant requests) with every tool name masked in the
     variant: the same calls must now use the new names."""
     tmp = tmp_path_factory.mktemp("bfcl")
-    episodes = (import_bfcl(bfcl_data / "BFCL_v4_simple_python.json").episodes[:4]
-                + import_bfcl(bfcl_data / "BFCL_v4_irrelevance.json").episodes[:2])
+    episodes = (
+        import_bfcl(bfcl_data / "BFCL_v4_simple_python.json").episodes[:4]
+        + import_bfcl(bfcl_data / "BFCL_v4_irrelevance.json").episodes[:2]
+    )
     path = tmp / "episodes.jsonl"
     path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in episodes), encoding="utf-8")
     return _version(tmp, MASKING_RECIPE, path)
@@ -133,8 +165,9 @@ def tiny_dir(tmp_path_factory, example_version, shop_version) -> Path:
     corpus = []
     for version in (example_version, shop_version):
         rows = load_rows(version, check_provenance(version))
-        corpus += [json.dumps(r["messages"], ensure_ascii=False) + json.dumps(r["tools"])
-                   for r in rows]
+        corpus += [
+            json.dumps(r["messages"], ensure_ascii=False) + json.dumps(r["tools"]) for r in rows
+        ]
     corpus += [json.dumps(p.messages, ensure_ascii=False) for p in read_prompts(SHIPPED_PROMPTS)]
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "base", corpus, vocab_size=4096)
 
@@ -142,6 +175,7 @@ def tiny_dir(tmp_path_factory, example_version, shop_version) -> Path:
 @pytest.fixture(scope="module")
 def tokenizer(tiny_dir):
     from transformers import AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(tiny_dir)
     ensure_response_parser(tok)
     return tok
@@ -153,6 +187,7 @@ def _turns(version: Path, *, trust_hooks: bool = True) -> JudgedTurns:
 
 
 # ---- loading and provenance --------------------------------------------------------------------
+
 
 def test_rows_load_as_conversations_and_judged_turns_point_at_assistant_messages(example_version):
     manifest = check_provenance(example_version)
@@ -178,20 +213,35 @@ def test_a_tampered_version_is_refused(example_version, tmp_path, capsys):
     shard.write_bytes(bytes(data))
     with pytest.raises(HsaError, match="sha256 differs from manifest.json"):
         check_provenance(copy)
-    code = main(["train", "sft", "--dataset", str(copy), "--model", "unused", "--recipe",
-                 "sft-tiny-cpu", "--out", str(tmp_path / "never")])
+    code = main(
+        [
+            "train",
+            "sft",
+            "--dataset",
+            str(copy),
+            "--model",
+            "unused",
+            "--recipe",
+            "sft-tiny-cpu",
+            "--out",
+            str(tmp_path / "never"),
+        ]
+    )
     assert code == 2 and "sha256 differs" in capsys.readouterr().err
     assert not (tmp_path / "never").exists()  # nothing written for a refused run
 
 
 # ---- tokenizer, vocabulary and recipe checks ---------------------------------------------------
 
+
 def test_a_tokenizer_whose_template_ignores_tools_is_refused(tokenizer):
     check_chat_template(tokenizer)  # the tiny tokenizer's Qwen2.5 template renders tools
     plain = tokenizer.__class__.from_pretrained(tokenizer.name_or_path)
-    plain.chat_template = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
-                           "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}"
-                           "<|im_start|>assistant\n{% endif %}")
+    plain.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+        "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}"
+        "<|im_start|>assistant\n{% endif %}"
+    )
     with pytest.raises(HsaError, match="does not render the tools"):
         check_chat_template(plain)
     plain.chat_template = None
@@ -216,26 +266,35 @@ def test_student_and_teacher_must_share_a_vocabulary(tiny_dir, tokenizer):
 def test_num_generations_must_be_two_or_more_and_divide_the_generation_batch():
     assert check_generation_batch(load_recipe("rl-tiny-cpu", stage="rl")) == (2, 4)
     with pytest.raises(HsaError, match="at least 2"):
-        check_generation_batch(load_recipe("rl-tiny-cpu", stage="rl",
-                                           overrides=["trl.num_generations=1"]))
+        check_generation_batch(
+            load_recipe("rl-tiny-cpu", stage="rl", overrides=["trl.num_generations=1"])
+        )
     with pytest.raises(HsaError, match="does not divide the generation batch 4"):
-        check_generation_batch(load_recipe("rl-tiny-cpu", stage="rl",
-                                           overrides=["trl.num_generations=3"]))
-    assert check_generation_batch(load_recipe(
-        "rl-tiny-cpu", stage="rl", overrides=["trl.num_generations=3",
-                                              "trl.gradient_accumulation_steps=3"])) == (3, 12)
+        check_generation_batch(
+            load_recipe("rl-tiny-cpu", stage="rl", overrides=["trl.num_generations=3"])
+        )
+    assert check_generation_batch(
+        load_recipe(
+            "rl-tiny-cpu",
+            stage="rl",
+            overrides=["trl.num_generations=3", "trl.gradient_accumulation_steps=3"],
+        )
+    ) == (3, 12)
 
 
-@pytest.mark.parametrize("override, message", [
-    ("trl.max_steps=ten", "does not fit the type int"),
-    ("trl.no_such_field=1", "not a field of GRPOConfig"),
-    ("trl.output_dir=/tmp/x", "set by --out"),
-    ("rewards.speed=1", "unknown reward"),
-    ("rewards.exact=-1", "a reward weight is a number >= 0"),
-    ("lora.r=8", "trains without LoRA"),
-    ("max_length=4096", "unknown key for a rl recipe"),
-    ("stage", "--set expects key=value"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("trl.max_steps=ten", "does not fit the type int"),
+        ("trl.no_such_field=1", "not a field of GRPOConfig"),
+        ("trl.output_dir=/tmp/x", "set by --out"),
+        ("rewards.speed=1", "unknown reward"),
+        ("rewards.exact=-1", "a reward weight is a number >= 0"),
+        ("lora.r=8", "trains without LoRA"),
+        ("max_length=4096", "unknown key for a rl recipe"),
+        ("stage", "--set expects key=value"),
+    ],
+)
 def test_recipe_overrides_are_type_checked_with_clear_errors(override, message):
     with pytest.raises(HsaError, match=message):
         load_recipe("rl-tiny-cpu", stage="rl", overrides=[override])
@@ -243,11 +302,15 @@ def test_recipe_overrides_are_type_checked_with_clear_errors(override, message):
 
 def test_every_shipped_recipe_loads_and_overrides_keep_types():
     from hsa.trainers.recipe import shipped_recipes
+
     for name in shipped_recipes():
         stage = name.split("-")[0]
         assert load_recipe(name, stage=stage).stage == stage
-    recipe = load_recipe("sft-tiny-cpu", stage="sft",
-                         overrides=["trl.learning_rate=1", "max_length=512", "rows=null"])
+    recipe = load_recipe(
+        "sft-tiny-cpu",
+        stage="sft",
+        overrides=["trl.learning_rate=1", "max_length=512", "rows=null"],
+    )
     assert recipe.trl["learning_rate"] == 1.0 and isinstance(recipe.trl["learning_rate"], float)
     assert recipe.get("max_length") == 512 and recipe.get("rows") is None
     with pytest.raises(HsaError, match="needs a 'rl' recipe"):
@@ -256,8 +319,10 @@ def test_every_shipped_recipe_loads_and_overrides_keep_types():
 
 # ---- SFT: lengths and the loss mask ------------------------------------------------------------
 
+
 def test_token_lengths_are_measured_and_a_max_length_that_drops_every_turn_is_refused(
-        example_version, tokenizer):
+    example_version, tokenizer
+):
     rows = load_rows(example_version, check_provenance(example_version))
     report = measure(tokenizer, rows)
     longest = max(r.tokens for r in report.lengths)
@@ -274,20 +339,35 @@ def test_token_lengths_are_measured_and_a_max_length_that_drops_every_turn_is_re
 
 
 def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
-        example_version, tokenizer, tmp_path):
+    example_version, tokenizer, tmp_path
+):
     """SFTTrainer's own labels on a variant row with hook feedback: the trained text is exactly
     each assistant message as the template writes it, and nothing of the system prompt, user,
     tool or hook messages."""
     from trl import SFTConfig, SFTTrainer
 
     rows = load_rows(example_version, check_provenance(example_version))
-    index = next(i for i, r in enumerate(rows) if r["hsa_variant"] > 0 and any(
-        str(m.get("name") or "").startswith("hook.") for m in r["messages"]))
+    index = next(
+        i
+        for i, r in enumerate(rows)
+        if r["hsa_variant"] > 0
+        and any(str(m.get("name") or "").startswith("hook.") for m in r["messages"])
+    )
     row = rows[index]
-    args = SFTConfig(output_dir=str(tmp_path), max_length=None, assistant_only_loss=True,
-                     use_cpu=True, bf16=False, report_to="none")
-    trainer = SFTTrainer(model=build_model(tokenizer), args=args, processing_class=tokenizer,
-                         train_dataset=rows.select([index]).select_columns(["messages", "tools"]))
+    args = SFTConfig(
+        output_dir=str(tmp_path),
+        max_length=None,
+        assistant_only_loss=True,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+    )
+    trainer = SFTTrainer(
+        model=build_model(tokenizer),
+        args=args,
+        processing_class=tokenizer,
+        train_dataset=rows.select([index]).select_columns(["messages", "tools"]),
+    )
     example = trainer.train_dataset[0]
     rendering = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
     print(f"\nloss mask of row {row['id']} (trained text in ⟦...⟧):\n{rendering}\n")
@@ -299,27 +379,41 @@ def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
     for i, message in enumerate(messages):
         if message["role"] != "assistant":
             continue
-        before = tokenizer.apply_chat_template(messages[:i], tools=row["tools"], tokenize=False,
-                                               add_generation_prompt=True, chat_template=template)
-        through = tokenizer.apply_chat_template(messages[:i + 1], tools=row["tools"],
-                                                tokenize=False, chat_template=template)
-        expected.append(through[len(before):])
+        before = tokenizer.apply_chat_template(
+            messages[:i],
+            tools=row["tools"],
+            tokenize=False,
+            add_generation_prompt=True,
+            chat_template=template,
+        )
+        through = tokenizer.apply_chat_template(
+            messages[: i + 1], tools=row["tools"], tokenize=False, chat_template=template
+        )
+        expected.append(through[len(before) :])
     assert [s.strip() for s in spans] == [e.strip() for e in expected]
     trained_text = "".join(spans)
     for message in messages:
         if message["role"] != "assistant" and message.get("content"):
-            content = message["content"] if isinstance(message["content"], str) else \
-                "".join(p["text"] for p in message["content"])
+            content = (
+                message["content"]
+                if isinstance(message["content"], str)
+                else "".join(p["text"] for p in message["content"])
+            )
             for line in content.splitlines():
                 if len(line.strip()) > 12:  # a distinctive line of non-assistant text
                     assert line.strip() not in trained_text, (message["role"], line)
     hook = next(m for m in messages if str(m.get("name") or "").startswith("hook."))
-    original = {"hook.viewer_input", "hook.tool_arguments", "hook.reply_skill_loaded",
-                "hook.reply_compliance"}
+    original = {
+        "hook.viewer_input",
+        "hook.tool_arguments",
+        "hook.reply_skill_loaded",
+        "hook.reply_compliance",
+    }
     assert hook["name"] not in original  # the variant renamed its hooks
 
 
 # ---- rewards on hand-written completions -------------------------------------------------------
+
 
 def _ids(tokenizer, text: str) -> list[int]:
     return tokenizer(text + "<|im_end|>", add_special_tokens=False)["input_ids"]
@@ -331,17 +425,24 @@ def _call(name: str, arguments: dict) -> str:
 
 def _gold_arguments(call) -> dict:
     """The gold's first acceptable value for each parameter that must be given."""
-    return {p: next(v for v in values if v != "") for p, values in call.arguments.items()
-            if p not in call.omittable and any(v != "" for v in values)}
+    return {
+        p: next(v for v in values if v != "")
+        for p, values in call.arguments.items()
+        if p not in call.omittable and any(v != "" for v in values)
+    }
 
 
 def _rewards(rewards: RewardSet, turn, text: str, names=("exact", "partial", "format")) -> dict:
     prompt = render_prompt(rewards.tokenizer, turn.prompt, turn.tools)
     out = {}
     for function in rewards.functions(list(names)):
-        out[function.__name__] = function(prompts=[prompt], completions=[None],
-                                          completion_ids=[_ids(rewards.tokenizer, text)],
-                                          hsa_row=[turn.row_id], hsa_at=[turn.at])[0]
+        out[function.__name__] = function(
+            prompts=[prompt],
+            completions=[None],
+            completion_ids=[_ids(rewards.tokenizer, text)],
+            hsa_row=[turn.row_id],
+            hsa_at=[turn.at],
+        )[0]
     return out
 
 
@@ -352,11 +453,17 @@ def test_rewards_on_hand_written_completions_for_bfcl_questions(bfcl_version, to
     call_turn = next(t for t in turns.turns if t.row_id.endswith("#0") and t.gold.calls)
     gold = call_turn.gold.calls[0]
     right = _gold_arguments(gold)
-    assert _rewards(rewards, call_turn, _call(gold.name, right)) == \
-        {"exact": 1.0, "partial": 1.0, "format": 1.0}
+    assert _rewards(rewards, call_turn, _call(gold.name, right)) == {
+        "exact": 1.0,
+        "partial": 1.0,
+        "format": 1.0,
+    }
 
-    param, value = next((p, v) for p, v in right.items() if isinstance(v, int | float | str)
-                        and not isinstance(v, bool))
+    param, value = next(
+        (p, v)
+        for p, v in right.items()
+        if isinstance(v, int | float | str) and not isinstance(v, bool)
+    )
     wrong = {**right, param: value + 1 if isinstance(value, int | float) else value + " nowhere"}
     got = _rewards(rewards, call_turn, _call(gold.name, wrong))
     assert got["exact"] == 0.0 and got["partial"] == pytest.approx(2 / 3) and got["format"] == 1.0
@@ -370,8 +477,11 @@ def test_rewards_on_hand_written_completions_for_bfcl_questions(bfcl_version, to
     assert got["exact"] == 0.0 and got["partial"] == pytest.approx(2 / 3) and got["format"] == 1.0
 
     irrelevant = next(t for t in turns.turns if t.gold.no_call and t.row_id.endswith("#0"))
-    assert _rewards(rewards, irrelevant, "I cannot help with that: no tool fits.") == \
-        {"exact": 1.0, "partial": 1.0, "format": None}
+    assert _rewards(rewards, irrelevant, "I cannot help with that: no tool fits.") == {
+        "exact": 1.0,
+        "partial": 1.0,
+        "format": None,
+    }
     some_tool = irrelevant.tools[0]["function"]["name"]
     got = _rewards(rewards, irrelevant, _call(some_tool, {}))
     assert got["exact"] == 0.0 and got["partial"] == 0.0
@@ -380,8 +490,11 @@ def test_rewards_on_hand_written_completions_for_bfcl_questions(bfcl_version, to
     renamed = by_row[call_turn.row_id.replace("#0", "#1")]
     new = renamed.gold.calls[0]
     assert new.name != gold.name
-    assert _rewards(rewards, renamed, _call(new.name, _gold_arguments(new))) == \
-        {"exact": 1.0, "partial": 1.0, "format": 1.0}
+    assert _rewards(rewards, renamed, _call(new.name, _gold_arguments(new))) == {
+        "exact": 1.0,
+        "partial": 1.0,
+        "format": 1.0,
+    }
     got = _rewards(rewards, renamed, _call(gold.name, _gold_arguments(new)))
     assert got == {"exact": 0.0, "partial": pytest.approx(1 / 3), "format": 0.0}
 
@@ -391,8 +504,9 @@ def test_skills_reply_and_hooks_rewards_under_renamed_hooks(example_version, tok
     with pytest.raises(HsaError, match="--trust-hooks"):
         RewardSet(turns, tokenizer, trust_hooks=False).functions(["hooks"])
     rewards = RewardSet(turns, tokenizer, trust_hooks=True)
-    reply_turn = next(t for t in turns.turns if t.gold.no_call and t.gold.reply
-                      and not t.row_id.endswith("#0"))
+    reply_turn = next(
+        t for t in turns.turns if t.gold.no_call and t.gold.reply and not t.row_id.endswith("#0")
+    )
     names = ("exact", "skills", "reply", "hooks")
     words = " ".join(reply_turn.gold.reply.get("contains", []))
     good = _rewards(rewards, reply_turn, f"宝子们，{words}～", names)
@@ -404,11 +518,14 @@ def test_skills_reply_and_hooks_rewards_under_renamed_hooks(example_version, tok
     loads = "\n".join(_call(loader, {"name": s}) for s in skill_turn.gold.skills)
     got = _rewards(rewards, skill_turn, loads, ("skills", "format"))
     assert got == {"skills": 1.0, "format": 1.0}
-    got = _rewards(rewards, skill_turn, _call(loader, {"name": "no-such-skill"}), ("skills", "format"))
+    got = _rewards(
+        rewards, skill_turn, _call(loader, {"name": "no-such-skill"}), ("skills", "format")
+    )
     assert got == {"skills": 0.0, "format": 0.0}
 
 
 # ---- the chain: sft -> opd -> rl ---------------------------------------------------------------
+
 
 def _finite(record: dict) -> list[float]:
     values = [entry["loss"] for entry in record["losses"]]
@@ -418,6 +535,7 @@ def _finite(record: dict) -> list[float]:
 
 def _reloads(folder: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     model = AutoModelForCausalLM.from_pretrained(folder)
     tok = AutoTokenizer.from_pretrained(folder)
     assert model.get_input_embeddings().weight.shape[0] == len(tok)
@@ -429,11 +547,33 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     from hsa.trainers.rl import run_rl
 
     sft_out = tmp_path / "sft"
-    code = main(["train", "sft", "--dataset", str(shop_version), "--model", str(tiny_dir),
-                 "--recipe", "sft-tiny-cpu", "--out", str(sft_out), "--trust-hooks",
-                 "--set", "trl.max_steps=60", "--set", "trl.per_device_train_batch_size=4",
-                 "--set", "trl.learning_rate=3e-3", "--set", "trl.logging_steps=20",
-                 "--set", "rows=null", "--set", "eval_turns=2"])
+    code = main(
+        [
+            "train",
+            "sft",
+            "--dataset",
+            str(shop_version),
+            "--model",
+            str(tiny_dir),
+            "--recipe",
+            "sft-tiny-cpu",
+            "--out",
+            str(sft_out),
+            "--trust-hooks",
+            "--set",
+            "trl.max_steps=60",
+            "--set",
+            "trl.per_device_train_batch_size=4",
+            "--set",
+            "trl.learning_rate=3e-3",
+            "--set",
+            "trl.logging_steps=20",
+            "--set",
+            "rows=null",
+            "--set",
+            "eval_turns=2",
+        ]
+    )
     assert code == 0
     sft = json.loads((sft_out / RECORD).read_text())
     losses = _finite(sft)
@@ -448,9 +588,13 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     _reloads(sft_out)
 
     opd_out = tmp_path / "opd"
-    opd = run_opd(SHIPPED_PROMPTS, str(sft_out),
-                  load_recipe("opd-tiny-cpu", stage="opd", overrides=["trl.max_steps=2", "rows=8"]),
-                  opd_out, log=lambda _: None)
+    opd = run_opd(
+        SHIPPED_PROMPTS,
+        str(sft_out),
+        load_recipe("opd-tiny-cpu", stage="opd", overrides=["trl.max_steps=2", "rows=8"]),
+        opd_out,
+        log=lambda _: None,
+    )
     assert opd["teacher"] == str(tiny_dir)  # the base model, from the SFT record
     _finite(opd)
     _reloads(opd_out)
@@ -458,32 +602,53 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     rl_out = tmp_path / "rl"
     # Four completions a prompt, two prompts a step: after the warm start, replies differ in the
     # price they quote, so some group's rewards differ.
-    recipe = load_recipe("rl-tiny-cpu", stage="rl", overrides=[
-        "trl.max_steps=6", "trl.per_device_train_batch_size=8", "trl.num_generations=4",
-        "trl.max_completion_length=40", "eval_turns=2", "rows=null"])
+    recipe = load_recipe(
+        "rl-tiny-cpu",
+        stage="rl",
+        overrides=[
+            "trl.max_steps=6",
+            "trl.per_device_train_batch_size=8",
+            "trl.num_generations=4",
+            "trl.max_completion_length=40",
+            "eval_turns=2",
+            "rows=null",
+        ],
+    )
     notes: list[str] = []
     rl = run_rl(shop_version, str(opd_out), recipe, rl_out, trust_hooks=True, log=notes.append)
     _finite(rl)
     fractions = [step["frac_groups_all_equal"] for step in rl["zero_gradient_groups"]]
     assert len(fractions) == 6
     assert min(fractions) < 1.0, notes  # some group had different rewards: a real gradient
-    assert rl["evaluation"]["before"]["turns"] == 2 and "exact" in rl["evaluation"]["after"]["means"]
+    assert (
+        rl["evaluation"]["before"]["turns"] == 2 and "exact" in rl["evaluation"]["after"]["means"]
+    )
     assert {"rewards/exact/mean", "rewards/partial/mean"} <= set(rl["reward_history"][0])
     _reloads(rl_out)
 
 
-def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(shop_version, tiny_dir,
-                                                                     tmp_path):
+def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(
+    shop_version, tiny_dir, tmp_path
+):
     from hsa.trainers.sft import run_sft
 
     recipe = tmp_path / "sft-lora.yaml"
-    recipe.write_text((Path(__file__).parents[1] / "trainers" / "recipes" / "sft-tiny-cpu.yaml")
-                      .read_text().replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}"))
-    record = run_sft(shop_version, str(tiny_dir),
-                     load_recipe(str(recipe), stage="sft",
-                                 overrides=["trl.max_steps=2", "trl.logging_steps=1",
-                                            "eval_turns=0", "rows=4"]),
-                     tmp_path / "out", log=lambda _: None)
+    recipe.write_text(
+        (Path(__file__).parents[1] / "trainers" / "recipes" / "sft-tiny-cpu.yaml")
+        .read_text()
+        .replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}")
+    )
+    record = run_sft(
+        shop_version,
+        str(tiny_dir),
+        load_recipe(
+            str(recipe),
+            stage="sft",
+            overrides=["trl.max_steps=2", "trl.logging_steps=1", "eval_turns=0", "rows=4"],
+        ),
+        tmp_path / "out",
+        log=lambda _: None,
+    )
     _finite(record)
     assert (tmp_path / "out" / "adapter_config.json").is_file()
     assert not (tmp_path / "out" / "model.safetensors").exists()  # an adapter, not a full copy

@@ -15,22 +15,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.model.episode import Episode
 from hsa.augment.lineage import replay
-from hsa.dataset.pipeline import augment, augment_episode
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import registered
-from hsa.model.scorer import score_turn
 from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.model.episode import Episode
+from hsa.model.scorer import score_turn
 from tests.strategies import rich_episode_dicts
 
 TRANSFORMS = sorted(registered())
 
 
 def recipe_for(name: str, seed: int = 7, variants: int = 2, **options) -> Recipe:
-    return Recipe.from_dict({"recipe_version": 1, "name": f"contract-{name}", "seed": seed,
-                             "variants_per_episode": variants, "keep_original": False,
-                             "pipeline": [{name: options}]})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": f"contract-{name}",
+            "seed": seed,
+            "variants_per_episode": variants,
+            "keep_original": False,
+            "pipeline": [{name: options}],
+        }
+    )
 
 
 def test_every_transform_is_covered():
@@ -94,19 +101,29 @@ def test_recipe_round_trips(name):
     assert explicit.to_dict() == recipe.to_dict()
 
 
-@given(rows=st.lists(rich_episode_dicts(), min_size=1, max_size=6,
-                     unique_by=lambda r: r["id"]),
-       shuffle_seed=st.integers(0, 1000), batch=st.integers(1, 4))
+@given(
+    rows=st.lists(rich_episode_dicts(), min_size=1, max_size=6, unique_by=lambda r: r["id"]),
+    shuffle_seed=st.integers(0, 1000),
+    batch=st.integers(1, 4),
+)
 def test_input_order_and_batch_size_change_no_output_row(rows, shuffle_seed, batch):
     pipeline = [{name: {}} for name in TRANSFORMS]
-    recipe = Recipe.from_dict({"recipe_version": 1, "name": "all", "seed": 3,
-                               "variants_per_episode": 2, "keep_original": True,
-                               "pipeline": pipeline})
+    recipe = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "all",
+            "seed": 3,
+            "variants_per_episode": 2,
+            "keep_original": True,
+            "pipeline": pipeline,
+        }
+    )
 
     def run(order, batch_size):
-        return {(v.source_id, v.index): json.dumps(v.to_dict(), sort_keys=True)
-                for v in augment(recipe, [Episode.from_dict(r) for r in order],
-                                 batch_size=batch_size)}
+        return {
+            (v.source_id, v.index): json.dumps(v.to_dict(), sort_keys=True)
+            for v in augment(recipe, [Episode.from_dict(r) for r in order], batch_size=batch_size)
+        }
 
     shuffled = list(rows)
     random.Random(shuffle_seed).shuffle(shuffled)

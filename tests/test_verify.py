@@ -6,39 +6,70 @@ from dataclasses import replace
 
 import pytest
 
-from hsa.model.episode import Episode
 from hsa.augment.mapping import Mapping
-from hsa.text.mentions import find_mentions, replace_mentions
 from hsa.augment.rename import rename_episode
+from hsa.model.episode import Episode
+from hsa.text.mentions import find_mentions, replace_mentions
 from hsa.verify import VerificationFailed, verify_variant
 from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
 
 
 def original() -> Episode:
-    return Episode.from_dict({
-        "id": "e", "harness": {"name": "h", "tools": [PRICE_TOOL, HISTORY_TOOL], "skills": [
-            {"id": "price-reply", "description": "d",
-             "content": "Call get_price first; get_price_history only for trends. See `price-reply-v2`."}]},
-        "messages": [{"role": "user", "content": "What does link 2 cost? Please search."},
-                     assistant(call("load_skill", {"name": "price-reply"}, "s"),
-                               call("get_price", {"link": 2})),
-                     {"role": "tool", "tool_call_id": "s", "content": "..."},
-                     {"role": "tool", "tool_call_id": "c1", "content": '{"tool": "get_price", "price": 5}'},
-                     assistant(content="get_price says 5.")],
-        "gold": {"turns": [{"at": 1, "skills": ["price-reply"],
-                            "calls": [{"name": "get_price", "arguments": {"link": [2]}}]},
-                           {"at": 4, "no_call": True}]}})
+    return Episode.from_dict(
+        {
+            "id": "e",
+            "harness": {
+                "name": "h",
+                "tools": [PRICE_TOOL, HISTORY_TOOL],
+                "skills": [
+                    {
+                        "id": "price-reply",
+                        "description": "d",
+                        "content": "Call get_price first; get_price_history only for trends. See `price-reply-v2`.",
+                    }
+                ],
+            },
+            "messages": [
+                {"role": "user", "content": "What does link 2 cost? Please search."},
+                assistant(
+                    call("load_skill", {"name": "price-reply"}, "s"), call("get_price", {"link": 2})
+                ),
+                {"role": "tool", "tool_call_id": "s", "content": "..."},
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "content": '{"tool": "get_price", "price": 5}',
+                },
+                assistant(content="get_price says 5."),
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "skills": ["price-reply"],
+                        "calls": [{"name": "get_price", "arguments": {"link": [2]}}],
+                    },
+                    {"at": 4, "no_call": True},
+                ]
+            },
+        }
+    )
 
 
-RENAME = Mapping(tools={"get_price": "fetch_cost"}, parameters={"get_price": {"link": "item"}},
-                 skills={"price-reply": "answer-price"})
+RENAME = Mapping(
+    tools={"get_price": "fetch_cost"},
+    parameters={"get_price": {"link": "item"}},
+    skills={"price-reply": "answer-price"},
+)
 
 
 def test_mentions_respect_identifier_boundaries():
     text = "get_price, get_price_history, get_price., `get_price`, shop.get_price, get_price-x"
     assert find_mentions(text, ["get_price"]) == ["get_price"] * 3
-    assert replace_mentions(text, {"get_price": "f"}) == \
-        "f, get_price_history, f., `f`, shop.get_price, get_price-x"
+    assert (
+        replace_mentions(text, {"get_price": "f"})
+        == "f, get_price_history, f., `f`, shop.get_price, get_price-x"
+    )
 
 
 def test_rename_moves_every_mention_and_verifies():
@@ -61,8 +92,9 @@ def test_rename_moves_every_mention_and_verifies():
 def test_a_mention_left_behind_is_caught():
     source = original()
     variant = rename_episode(source, RENAME)
-    stale = replace(variant, messages=variant.messages[:4] + (
-        assistant(content="I used get_price."),))
+    stale = replace(
+        variant, messages=variant.messages[:4] + (assistant(content="I used get_price."),)
+    )
     with pytest.raises(VerificationFailed, match="renamed 'get_price' survives in messages"):
         verify_variant(source, stale, RENAME)
 
@@ -72,8 +104,9 @@ def test_a_changed_gold_value_is_caught():
     variant = rename_episode(source, RENAME)
     turns = variant.gold.turns
     bad_call = replace(turns[0].calls[0], arguments={"item": [3]})
-    changed = replace(variant, gold=replace(variant.gold, turns=(
-        replace(turns[0], calls=(bad_call,)), turns[1])))
+    changed = replace(
+        variant, gold=replace(variant.gold, turns=(replace(turns[0], calls=(bad_call,)), turns[1]))
+    )
     with pytest.raises(VerificationFailed) as info:
         verify_variant(source, changed, RENAME)
     assert info.value.check == "gold_preserved"
@@ -83,8 +116,13 @@ def test_a_schema_that_no_longer_admits_the_gold_is_caught():
     source = original()
     variant = rename_episode(source, RENAME)
     tool = variant.harness.tool("fetch_cost")
-    narrowed = replace(tool, parameters={**tool.parameters, "properties": {
-        **tool.properties, "item": {"type": "integer", "maximum": 1}}})
+    narrowed = replace(
+        tool,
+        parameters={
+            **tool.parameters,
+            "properties": {**tool.properties, "item": {"type": "integer", "maximum": 1}},
+        },
+    )
     harness = replace(variant.harness, tools=(narrowed,) + variant.harness.tools[1:])
     with pytest.raises(VerificationFailed) as info:
         verify_variant(source, variant.with_harness(harness), RENAME)
@@ -101,12 +139,23 @@ def test_a_missing_skill_is_caught():
 
 
 def test_plain_word_names_count_only_as_code_in_prose():
-    source = Episode.from_dict({
-        "id": "w", "harness": {"name": "h", "tools": [
-            {"name": "search", "description": "Find items. Prefer `search` over browsing.",
-             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]},
-        "messages": [{"role": "user", "content": "Please search for shoes."}],
-        "gold": {"calls": [{"name": "search", "arguments": {"q": ["shoes"]}}]}})
+    source = Episode.from_dict(
+        {
+            "id": "w",
+            "harness": {
+                "name": "h",
+                "tools": [
+                    {
+                        "name": "search",
+                        "description": "Find items. Prefer `search` over browsing.",
+                        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                    }
+                ],
+            },
+            "messages": [{"role": "user", "content": "Please search for shoes."}],
+            "gold": {"calls": [{"name": "search", "arguments": {"q": ["shoes"]}}]},
+        }
+    )
     mapping = Mapping(tools={"search": "lookup"})
     variant = rename_episode(source, mapping)
     verify_variant(source, variant, mapping)
@@ -123,20 +172,41 @@ def test_mentions_glued_to_chinese_text_are_found():
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_PIECES = st.sampled_from(["get_price", "get_price_history", "math.factorial", "item-qa", "a",
-                           ".", "-", "_", " ", "`", "调用", "x.", "shop.", "2"])
+_PIECES = st.sampled_from(
+    [
+        "get_price",
+        "get_price_history",
+        "math.factorial",
+        "item-qa",
+        "a",
+        ".",
+        "-",
+        "_",
+        " ",
+        "`",
+        "调用",
+        "x.",
+        "shop.",
+        "2",
+    ]
+)
 
 
-@given(text=st.lists(_PIECES, max_size=12).map("".join),
-       names=st.sets(st.sampled_from(["get_price", "math.factorial", "item-qa", "a", "x"]),
-                     min_size=1))
+@given(
+    text=st.lists(_PIECES, max_size=12).map("".join),
+    names=st.sets(
+        st.sampled_from(["get_price", "math.factorial", "item-qa", "a", "x"]), min_size=1
+    ),
+)
 def test_tokenized_mentions_equal_the_explicit_pattern(text, names):
     """The fast path (one tokenizer + lookup) finds exactly what the explicit alternation finds."""
     from hsa.text.mentions import _pattern
+
     assert find_mentions(text, names) == _pattern(tuple(sorted(names))).findall(text)
     mapping = {n: f"<{n}>" for n in names}
     assert replace_mentions(text, mapping) == _pattern(tuple(sorted(names))).sub(
-        lambda m: mapping[m.group(0)], text)
+        lambda m: mapping[m.group(0)], text
+    )
 
 
 def _with_recorded_arguments(episode: Episode, arguments: str) -> Episode:
@@ -147,11 +217,14 @@ def _with_recorded_arguments(episode: Episode, arguments: str) -> Episode:
     return replace(episode, messages=tuple(messages))
 
 
-@pytest.mark.parametrize(("arguments", "check"), [
-    ('{"link": "two"}', "call_schema"),    # a type the schema refuses, gold untouched
-    ('{"link": 2, "colour": 1}', "call_schema"),  # a parameter the schema does not define
-    ('{"link": 3}', "recorded_turn"),      # valid for the schema, not what the gold expects
-])
+@pytest.mark.parametrize(
+    ("arguments", "check"),
+    [
+        ('{"link": "two"}', "call_schema"),  # a type the schema refuses, gold untouched
+        ('{"link": 2, "colour": 1}', "call_schema"),  # a parameter the schema does not define
+        ('{"link": 3}', "recorded_turn"),  # valid for the schema, not what the gold expects
+    ],
+)
 def test_a_variant_whose_recorded_answer_went_wrong_is_refused(arguments, check):
     """The gold and the names all survive, but the recorded call, the row's training target,
     no longer fits: the variant would teach a wrong answer."""
@@ -160,5 +233,6 @@ def test_a_variant_whose_recorded_answer_went_wrong_is_refused(arguments, check)
     with pytest.raises(VerificationFailed) as caught:
         verify_variant(source, broken, Mapping())
     assert caught.value.check == check
-    assert caught.value.reason.startswith("messages[1].tool_calls[1]" if check == "call_schema"
-                                          else "gold.turns[0]")
+    assert caught.value.reason.startswith(
+        "messages[1].tool_calls[1]" if check == "call_schema" else "gold.turns[0]"
+    )

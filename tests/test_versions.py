@@ -24,9 +24,16 @@ LLM = "skill_content_llm_paraphrase"
 
 
 def _recipe(**options) -> Recipe:
-    return Recipe.from_dict({"recipe_version": 1, "name": "versions", "seed": 5,
-                             "variants_per_episode": 1, "keep_original": False,
-                             "pipeline": [{"tool_order_permutation": {}}, {LLM: options}]})
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "versions",
+            "seed": 5,
+            "variants_per_episode": 1,
+            "keep_original": False,
+            "pipeline": [{"tool_order_permutation": {}}, {LLM: options}],
+        }
+    )
 
 
 @pytest.fixture
@@ -41,12 +48,18 @@ def small_example(tmp_path) -> tuple[Path, Path]:
 
 def _version(recipe: Recipe, episodes: Path, harness: Path) -> str:
     """The version id exactly as generate computes it (checked against generate below)."""
-    return version_id(recipe.version_dict(), input_fingerprint(episodes, harness), hsa.__version__,
-                      recipe.transform_versions(), "train")
+    return version_id(
+        recipe.version_dict(),
+        input_fingerprint(episodes, harness),
+        hsa.__version__,
+        recipe.transform_versions(),
+        "train",
+    )
 
 
-SHIPPED_TEMPLATES = sorted(p.relative_to(templates_dir()).as_posix()
-                           for p in templates_dir().rglob("*") if p.is_file())
+SHIPPED_TEMPLATES = sorted(
+    p.relative_to(templates_dir()).as_posix() for p in templates_dir().rglob("*") if p.is_file()
+)
 
 
 def test_the_templates_shipped_are_the_layouts_and_the_card():
@@ -54,8 +67,9 @@ def test_the_templates_shipped_are_the_layouts_and_the_card():
 
 
 @pytest.mark.parametrize("template", SHIPPED_TEMPLATES)
-def test_changing_a_shipped_template_changes_the_version(template, small_example, tmp_path,
-                                                         monkeypatch):
+def test_changing_a_shipped_template_changes_the_version(
+    template, small_example, tmp_path, monkeypatch
+):
     episodes, harness = small_example
     recipe = load_recipe("hat-train")
     original = _version(recipe, episodes, harness)
@@ -82,8 +96,9 @@ def test_a_harness_own_layout_changes_the_version(small_example):
     assert _version(recipe, episodes, harness) != before
 
 
-def test_generate_names_its_version_by_the_same_rule_and_records_the_assets(small_example,
-                                                                            tmp_path):
+def test_generate_names_its_version_by_the_same_rule_and_records_the_assets(
+    small_example, tmp_path
+):
     episodes, harness = small_example
     recipe = _recipe()
     made = generate(recipe, episodes, tmp_path / "out", harness=harness, trust_hooks=True)
@@ -98,24 +113,43 @@ def test_the_llm_paraphrase_declares_how_it_reaches_the_endpoint_row_neutral():
     assert set(cls.row_neutral) == {"api_key_env", "timeout_s", "cache_dir"}
 
 
-@pytest.mark.parametrize("option, value", [("cache_dir", "/elsewhere/cache"), ("timeout_s", 5.0),
-                                           ("api_key_env", "MY_KEY"), ("cache_dir", "")])
-def test_a_row_neutral_option_keeps_the_version_and_its_rows(option, value, small_example,
-                                                             tmp_path):
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("cache_dir", "/elsewhere/cache"),
+        ("timeout_s", 5.0),
+        ("api_key_env", "MY_KEY"),
+        ("cache_dir", ""),
+    ],
+)
+def test_a_row_neutral_option_keeps_the_version_and_its_rows(
+    option, value, small_example, tmp_path
+):
     episodes, harness = small_example
     first = generate(_recipe(), episodes, tmp_path / "out", harness=harness, trust_hooks=True)
-    again = generate(_recipe(**{option: value}), episodes, tmp_path / "out", harness=harness,
-                     trust_hooks=True)
+    again = generate(
+        _recipe(**{option: value}), episodes, tmp_path / "out", harness=harness, trust_hooks=True
+    )
     assert again.reused and again.path == first.path
 
 
-@pytest.mark.parametrize("option, value", [("temperature", 0.2), ("samples", 2), ("model", "m"),
-                                           ("base_url", "http://127.0.0.1:9/v1"),
-                                           ("split", "heldout"), ("fraction", 0.5), ("p", 0.5)])
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("temperature", 0.2),
+        ("samples", 2),
+        ("model", "m"),
+        ("base_url", "http://127.0.0.1:9/v1"),
+        ("split", "heldout"),
+        ("fraction", 0.5),
+        ("p", 0.5),
+    ],
+)
 def test_an_option_that_can_change_rows_changes_the_version(option, value, small_example):
     episodes, harness = small_example
-    assert (_version(_recipe(**{option: value}), episodes, harness)
-            != _version(_recipe(), episodes, harness))
+    assert _version(_recipe(**{option: value}), episodes, harness) != _version(
+        _recipe(), episodes, harness
+    )
 
 
 def test_version_dict_leaves_out_exactly_the_declared_options():
@@ -131,4 +165,5 @@ def test_the_package_version_is_written_once():
     assert project["tool"]["hatch"]["version"]["path"] == "hsa/__init__.py"
     from hatchling.metadata.core import ProjectMetadata
     from hatchling.plugin.manager import PluginManager
+
     assert ProjectMetadata(str(ROOT), PluginManager()).version == hsa.__version__

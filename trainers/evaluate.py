@@ -15,8 +15,15 @@ from hsa.trainers.rewards import RewardSet
 from hsa.trainers.version import JudgedTurn
 
 
-def evaluate(model, tokenizer, rewards: RewardSet, turns: list[JudgedTurn], *,
-             max_new_tokens: int, names: tuple[str, ...] | None = None) -> dict:
+def evaluate(
+    model,
+    tokenizer,
+    rewards: RewardSet,
+    turns: list[JudgedTurn],
+    *,
+    max_new_tokens: int,
+    names: tuple[str, ...] | None = None,
+) -> dict:
     """Mean of each reward over ``turns`` (None where it applied to none), and how many applied."""
     import torch
 
@@ -32,10 +39,15 @@ def evaluate(model, tokenizer, rewards: RewardSet, turns: list[JudgedTurn], *,
             ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=True)["input_ids"]
             ids = ids.to(model.device)
             with torch.inference_mode():
-                out = model.generate(ids, attention_mask=torch.ones_like(ids),
-                                     max_new_tokens=max_new_tokens, do_sample=False,
-                                     eos_token_id=eos, pad_token_id=tokenizer.pad_token_id)
-            completion = out[0, ids.shape[1]:].tolist()
+                out = model.generate(
+                    ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    eos_token_id=eos,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            completion = out[0, ids.shape[1] :].tolist()
             scored = rewards.scored(prompt, completion, turn.row_id, turn.at)
             for name in names:
                 value = rewards.value(name, scored)
@@ -44,6 +56,8 @@ def evaluate(model, tokenizer, rewards: RewardSet, turns: list[JudgedTurn], *,
                     counts[name] += 1
     finally:
         model.train(was_training)
-    return {"turns": len(turns),
-            "means": {n: (sums[n] / counts[n] if counts[n] else None) for n in names},
-            "applied": counts}
+    return {
+        "turns": len(turns),
+        "means": {n: (sums[n] / counts[n] if counts[n] else None) for n in names},
+        "applied": counts,
+    }

@@ -38,8 +38,8 @@ class LengthReport:
 
     lengths: list[RowLength]
     max_length: int | None = None
-    truncated: int = 0          # rows longer than max_length (late turns dropped)
-    emptied: int = 0            # rows whose every assistant token lies past max_length (dropped)
+    truncated: int = 0  # rows longer than max_length (late turns dropped)
+    emptied: int = 0  # rows whose every assistant token lies past max_length (dropped)
     trained_tokens_lost: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -52,15 +52,21 @@ class LengthReport:
             return tokens[min(len(tokens) - 1, int(q * len(tokens)))]
 
         trained = sum(r.trained for r in self.lengths)
-        return {"rows": len(tokens), "tokens_min": tokens[0], "tokens_p50": pct(0.5),
-                "tokens_p95": pct(0.95), "tokens_max": tokens[-1],
-                "prefix_before_first_assistant_min": min(
-                    (r.first_trained for r in self.lengths if r.first_trained is not None),
-                    default=None),
-                "max_length": self.max_length, "rows_truncated": self.truncated,
-                "rows_dropped_no_assistant_token_left": self.emptied,
-                "assistant_tokens": trained,
-                "assistant_tokens_lost": self.trained_tokens_lost}
+        return {
+            "rows": len(tokens),
+            "tokens_min": tokens[0],
+            "tokens_p50": pct(0.5),
+            "tokens_p95": pct(0.95),
+            "tokens_max": tokens[-1],
+            "prefix_before_first_assistant_min": min(
+                (r.first_trained for r in self.lengths if r.first_trained is not None), default=None
+            ),
+            "max_length": self.max_length,
+            "rows_truncated": self.truncated,
+            "rows_dropped_no_assistant_token_left": self.emptied,
+            "assistant_tokens": trained,
+            "assistant_tokens_lost": self.trained_tokens_lost,
+        }
 
 
 def training_template(tokenizer) -> str | None:
@@ -73,15 +79,22 @@ def training_template(tokenizer) -> str | None:
     try:
         return get_training_chat_template(tokenizer)
     except ValueError as exc:
-        raise HsaError(f"assistant-only loss needs a chat template with generation markers, and "
-                       f"TRL has no training variant of this tokenizer's template ({exc})") from None
+        raise HsaError(
+            f"assistant-only loss needs a chat template with generation markers, and "
+            f"TRL has no training variant of this tokenizer's template ({exc})"
+        ) from None
 
 
 def tokenize_row(tokenizer, row: dict, template: str | None) -> tuple[list[int], list[int]]:
     """(input ids, assistant mask) of one row, as SFTTrainer tokenizes it."""
-    out = tokenizer.apply_chat_template(row["messages"], tools=row.get("tools") or None,
-                                        chat_template=template, tokenize=True, return_dict=True,
-                                        return_assistant_tokens_mask=True)
+    out = tokenizer.apply_chat_template(
+        row["messages"],
+        tools=row.get("tools") or None,
+        chat_template=template,
+        tokenize=True,
+        return_dict=True,
+        return_assistant_tokens_mask=True,
+    )
     return list(out["input_ids"]), list(out["assistant_masks"])
 
 
@@ -101,8 +114,9 @@ def measure(tokenizer, rows) -> LengthReport:
     return LengthReport(lengths)
 
 
-def choose_max_length(report: LengthReport, wanted: int | str, model_limit: int | None
-                      ) -> LengthReport:
+def choose_max_length(
+    report: LengthReport, wanted: int | str, model_limit: int | None
+) -> LengthReport:
     """Apply ``wanted`` (a number, or ``auto``: the longest row, capped at the model's positions)
     and count what it truncates; refuse one that leaves no row anything to learn."""
     if not report.lengths:
@@ -111,32 +125,37 @@ def choose_max_length(report: LengthReport, wanted: int | str, model_limit: int 
     if wanted == "auto":
         max_length = min(longest, model_limit) if model_limit else longest
         if model_limit and longest > model_limit:
-            report.notes.append(f"max_length auto: the longest row has {longest} tokens, capped at "
-                                f"the model's {model_limit} positions")
+            report.notes.append(
+                f"max_length auto: the longest row has {longest} tokens, capped at "
+                f"the model's {model_limit} positions"
+            )
     else:
         max_length = int(wanted)
         if model_limit and max_length > model_limit:
-            report.notes.append(f"max_length {max_length} exceeds the model's {model_limit} "
-                                f"positions")
+            report.notes.append(
+                f"max_length {max_length} exceeds the model's {model_limit} positions"
+            )
     report.max_length = max_length
     report.truncated = sum(r.tokens > max_length for r in report.lengths)
-    report.emptied = sum(r.first_trained is None or r.first_trained >= max_length
-                         for r in report.lengths)
+    report.emptied = sum(
+        r.first_trained is None or r.first_trained >= max_length for r in report.lengths
+    )
     report.trained_tokens_lost = sum(r.trained_past(max_length) for r in report.lengths)
     if report.emptied == len(report.lengths):
-        shortest_prefix = min((r.first_trained for r in report.lengths
-                               if r.first_trained is not None), default=None)
+        shortest_prefix = min(
+            (r.first_trained for r in report.lengths if r.first_trained is not None), default=None
+        )
         raise HsaError(
             f"max_length {max_length} drops every assistant turn of every row: the system prompt "
             f"and tools alone take {shortest_prefix} tokens or more before the first assistant "
             f"token (rows have {min(r.tokens for r in report.lengths)}-{longest} tokens), so TRL "
             f"would be left with an empty dataset. Set max_length above "
-            f"{shortest_prefix} (--set max_length=auto trains on whole rows)")
+            f"{shortest_prefix} (--set max_length=auto trains on whole rows)"
+        )
     return report
 
 
-def render_loss_mask(tokenizer, input_ids: list[int], labels: list[int], *,
-                     keep: int = 80) -> str:
+def render_loss_mask(tokenizer, input_ids: list[int], labels: list[int], *, keep: int = 80) -> str:
     """The row's text with trained spans shown whole in ⟦...⟧ and masked spans shortened to their
     first and last ``keep`` characters, so a reader sees exactly what the loss covers."""
     spans: list[tuple[bool, list[int]]] = []

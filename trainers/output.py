@@ -25,8 +25,16 @@ from hsa import __version__ as hsa_version
 from hsa.errors import HsaError
 
 RECORD = "hsa_training.json"
-_LIBRARIES = ("trl", "transformers", "torch", "datasets", "accelerate", "tokenizers", "peft",
-              "vllm")
+_LIBRARIES = (
+    "trl",
+    "transformers",
+    "torch",
+    "datasets",
+    "accelerate",
+    "tokenizers",
+    "peft",
+    "vllm",
+)
 
 
 def rank() -> tuple[int, int]:
@@ -39,15 +47,19 @@ def staging_dir(out: str | os.PathLike) -> tuple[Path, Path]:
     share one staging folder (named by the launch's port); only rank 0 publishes it."""
     final = Path(out)
     if final.exists() and (not final.is_dir() or any(final.iterdir())):
-        raise HsaError("output folder exists and is not empty; choose a new --out (a run never "
-                       "overwrites another)", file=str(final))
+        raise HsaError(
+            "output folder exists and is not empty; choose a new --out (a run never "
+            "overwrites another)",
+            file=str(final),
+        )
     final.parent.mkdir(parents=True, exist_ok=True)
     if rank()[1] > 1:
         staging = final.parent / f".{final.name}.partial-launch-{os.environ.get('MASTER_PORT', 0)}"
         staging.mkdir(exist_ok=True)
         return final, staging
-    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-",
-                                    dir=final.parent))
+    staging = Path(
+        tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-", dir=final.parent)
+    )
     return final, staging
 
 
@@ -73,16 +85,22 @@ def library_versions() -> dict[str, str | None]:
 
 
 def dataset_entry(version_dir: str | os.PathLike, manifest: dict) -> dict:
-    return {"version": manifest["version"], "name": manifest.get("name"),
-            "path": str(Path(version_dir).resolve()),
-            "shards": [{"path": s["path"], "sha256": s["sha256"], "rows": s["rows"]}
-                       for s in manifest["shards"]]}
+    return {
+        "version": manifest["version"],
+        "name": manifest.get("name"),
+        "path": str(Path(version_dir).resolve()),
+        "shards": [
+            {"path": s["path"], "sha256": s["sha256"], "rows": s["rows"]}
+            for s in manifest["shards"]
+        ],
+    }
 
 
 def write_record(folder: Path, record: dict) -> None:
     record = {"hsa_training_record": 1, **record, "libraries": library_versions()}
-    (folder / RECORD).write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2
-                                               | orjson.OPT_SORT_KEYS) + b"\n")
+    (folder / RECORD).write_bytes(
+        orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    )
 
 
 def read_record(model_dir: str | os.PathLike) -> dict | None:
@@ -98,31 +116,49 @@ def read_record(model_dir: str | os.PathLike) -> dict | None:
 
 def write_card(folder: Path, record: dict) -> None:
     stage = record["stage"]
-    datasets = [d["name"] + "@" + d["version"] if d.get("name") else d["version"]
-                for d in record.get("datasets", [])]
-    front = {"base_model": record.get("base_model"), "library_name": "transformers",
-             "tags": ["hsa", "harness-state-augmentation", "trl", stage, "tool-calling"],
-             "hsa_version": hsa_version}
+    datasets = [
+        d["name"] + "@" + d["version"] if d.get("name") else d["version"]
+        for d in record.get("datasets", [])
+    ]
+    front = {
+        "base_model": record.get("base_model"),
+        "library_name": "transformers",
+        "tags": ["hsa", "harness-state-augmentation", "trl", stage, "tool-calling"],
+        "hsa_version": hsa_version,
+    }
     if datasets:
         front["datasets"] = datasets
-    what = {"sft": "supervised fine-tuning on trajectories under harness variants",
-            "opd": "on-policy distillation from the base model on general prompts",
-            "rl": "GRPO on judged turns with rewards computed from gold"}[stage]
-    lines = ["---", yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(), "---",
-             "", f"# {Path(record['out']).name}", "",
-             f"Trained by `hsa train {stage}` ({what}) with recipe `{record['recipe']['name']}`.",
-             "", f"- model trained: `{record['model']}`"]
+    what = {
+        "sft": "supervised fine-tuning on trajectories under harness variants",
+        "opd": "on-policy distillation from the base model on general prompts",
+        "rl": "GRPO on judged turns with rewards computed from gold",
+    }[stage]
+    lines = [
+        "---",
+        yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(),
+        "---",
+        "",
+        f"# {Path(record['out']).name}",
+        "",
+        f"Trained by `hsa train {stage}` ({what}) with recipe `{record['recipe']['name']}`.",
+        "",
+        f"- model trained: `{record['model']}`",
+    ]
     if record.get("teacher"):
         lines.append(f"- teacher: `{record['teacher']}`")
     for d in record.get("datasets", []):
         lines.append(f"- dataset version: `{d['version']}` ({d['path']})")
     if record.get("prompts"):
-        lines.append(f"- prompts: `{record['prompts']['path']}` ({record['prompts']['rows']} "
-                     f"prompts, sha256 {record['prompts']['sha256'][:12]})")
+        lines.append(
+            f"- prompts: `{record['prompts']['path']}` ({record['prompts']['rows']} "
+            f"prompts, sha256 {record['prompts']['sha256'][:12]})"
+        )
     losses = record.get("losses") or []
     if losses:
-        lines.append(f"- loss: first {losses[0]['loss']:.4g}, last {losses[-1]['loss']:.4g} "
-                     f"over {record.get('global_step')} steps")
+        lines.append(
+            f"- loss: first {losses[0]['loss']:.4g}, last {losses[-1]['loss']:.4g} "
+            f"over {record.get('global_step')} steps"
+        )
     for when in ("before", "after"):
         ev = (record.get("evaluation") or {}).get(when)
         if ev:
@@ -134,4 +170,5 @@ def write_card(folder: Path, record: dict) -> None:
 
 def file_sha256(path: str | os.PathLike) -> str:
     from hsa.dataset.writer import sha256
+
     return sha256(Path(path))

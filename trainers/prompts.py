@@ -37,6 +37,7 @@ def read_prompts(path: str | os.PathLike) -> list[GeneralPrompt]:
         raise HsaError("prompts file not found", file=str(path))
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
+
         try:
             values = list(enumerate(pq.read_table(path).to_pylist(), start=1))
         except Exception as exc:  # a foreign or truncated file: say so, with the file
@@ -57,8 +58,10 @@ def read_prompts(path: str | os.PathLike) -> list[GeneralPrompt]:
             errors.append((number, f"{exc.field}: {exc.reason}" if exc.field else exc.reason))
     if errors:
         listed = "; ".join(f"line {n}: {reason}" for n, reason in errors[:5])
-        raise HsaError(f"{len(errors)} bad prompt(s) ({listed}{'; ...' if len(errors) > 5 else ''})",
-                       file=str(path))
+        raise HsaError(
+            f"{len(errors)} bad prompt(s) ({listed}{'; ...' if len(errors) > 5 else ''})",
+            file=str(path),
+        )
     if not prompts:
         raise HsaError("the prompts file has no prompts", file=str(path))
     return prompts
@@ -76,8 +79,9 @@ def _prompt(value) -> GeneralPrompt:
         key = "prompt" if "prompt" in value else "messages"
         for i, message in enumerate(raw):
             if not isinstance(message, dict) or message.get("role") not in _ROLES:
-                raise HsaError(f"expected a message with a role in {list(_ROLES)}",
-                               field=f"{key}[{i}]")
+                raise HsaError(
+                    f"expected a message with a role in {list(_ROLES)}", field=f"{key}[{i}]"
+                )
         messages = list(raw)
         while messages and messages[-1]["role"] == "assistant":
             messages.pop()
@@ -86,7 +90,8 @@ def _prompt(value) -> GeneralPrompt:
     else:
         raise HsaError("expected 'prompt' (text or messages) or 'messages' (a non-empty list)")
     tools = value.get("tools")
-    if tools is not None and not (isinstance(tools, list)
-                                  and all(isinstance(t, dict) for t in tools)):
+    if tools is not None and not (
+        isinstance(tools, list) and all(isinstance(t, dict) for t in tools)
+    ):
         raise HsaError("tools must be a list of OpenAI tool objects", field="tools")
     return GeneralPrompt(messages, tools or None)

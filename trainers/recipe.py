@@ -47,10 +47,13 @@ _KEYS: dict[str, tuple[tuple, tuple[str, ...]]] = {
 _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
 # Set from the command line or by hsa itself, never in a recipe.
-_RESERVED_TRL = {"output_dir": "--out", "seed": "the recipe's top-level seed",
-                 "max_length": "the recipe's top-level max_length (sft)",
-                 "assistant_only_loss": "hsa (always true for sft)",
-                 "reward_weights": "the recipe's rewards mapping"}
+_RESERVED_TRL = {
+    "output_dir": "--out",
+    "seed": "the recipe's top-level seed",
+    "max_length": "the recipe's top-level max_length (sft)",
+    "assistant_only_loss": "hsa (always true for sft)",
+    "reward_weights": "the recipe's rewards mapping",
+}
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,10 @@ def load_recipe(name_or_path: str, *, stage: str, overrides: list[str] = ()) -> 
     if not path.suffix and not path.exists():
         path = RECIPES_DIR / f"{name_or_path}.yaml"
         if not path.is_file():
-            raise HsaError(f"no recipe {name_or_path!r}; shipped recipes: "
-                           f"{', '.join(shipped_recipes())} (or give a path to a YAML file)")
+            raise HsaError(
+                f"no recipe {name_or_path!r}; shipped recipes: "
+                f"{', '.join(shipped_recipes())} (or give a path to a YAML file)"
+            )
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -114,26 +119,34 @@ def check_recipe(data: dict, *, stage: str, source: str) -> Recipe:
     if data.get("recipe_version") != 1:
         raise fail("recipe_version must be 1", "recipe_version")
     if data.get("stage") != stage:
-        raise fail(f"this is a {data.get('stage')!r} recipe; `hsa train {stage}` needs a "
-                   f"{stage!r} recipe (shipped: {', '.join(r for r in shipped_recipes() if r.startswith(stage))})",
-                   "stage")
+        raise fail(
+            f"this is a {data.get('stage')!r} recipe; `hsa train {stage}` needs a "
+            f"{stage!r} recipe (shipped: {', '.join(r for r in shipped_recipes() if r.startswith(stage))})",
+            "stage",
+        )
     for key, value in data.items():
         if key not in _KEYS or stage not in _KEYS[key][1]:
             allowed = sorted(k for k, (_, stages) in _KEYS.items() if stage in stages)
             raise fail(f"unknown key for a {stage} recipe; allowed: {', '.join(allowed)}", key)
         types_ = _KEYS[key][0]
         if not _is_instance(value, types_):
-            raise fail(f"expected {' or '.join(t.__name__ for t in types_)}, got "
-                       f"{type(value).__name__} {value!r}", key)
+            raise fail(
+                f"expected {' or '.join(t.__name__ for t in types_)}, got "
+                f"{type(value).__name__} {value!r}",
+                key,
+            )
     if not isinstance(data.get("name"), str):
         raise fail("a recipe needs a name", "name")
     if data.get("dtype", "auto") not in _DTYPES:
         raise fail(f"dtype must be one of {', '.join(_DTYPES)}", "dtype")
     max_length = data.get("max_length", "auto")
-    if isinstance(max_length, str) and max_length != "auto" or \
-            isinstance(max_length, int) and max_length < 1:
-        raise fail("max_length must be a positive integer or 'auto' (the longest row, measured)",
-                   "max_length")
+    if (isinstance(max_length, str) and max_length != "auto") or (
+        isinstance(max_length, int) and max_length < 1
+    ):
+        raise fail(
+            "max_length must be a positive integer or 'auto' (the longest row, measured)",
+            "max_length",
+        )
     for key in ("rows", "eval_turns", "eval_max_new_tokens"):
         value = data.get(key)
         if isinstance(value, int) and value < 0:
@@ -152,16 +165,19 @@ def check_recipe(data: dict, *, stage: str, source: str) -> Recipe:
     for key, value in (data.get("lora") or {}).items():
         if key not in _LORA_KEYS:
             raise fail(f"unknown LoRA key; allowed: {', '.join(_LORA_KEYS)}", f"lora.{key}")
-        if not _is_instance(value, _LORA_KEYS[key] if isinstance(_LORA_KEYS[key], tuple)
-                            else (_LORA_KEYS[key],)):
+        if not _is_instance(
+            value, _LORA_KEYS[key] if isinstance(_LORA_KEYS[key], tuple) else (_LORA_KEYS[key],)
+        ):
             raise fail(f"wrong type {type(value).__name__}", f"lora.{key}")
     hints = trl_fields(stage)
     for key, value in data.get("trl", {}).items():
         if key in _RESERVED_TRL:
             raise fail(f"set by {_RESERVED_TRL[key]}, not under trl", f"trl.{key}")
         if key not in hints:
-            raise fail(f"not a field of {trl_config_class(stage).__name__} (TRL "
-                       f"{_trl_version()})", f"trl.{key}")
+            raise fail(
+                f"not a field of {trl_config_class(stage).__name__} (TRL {_trl_version()})",
+                f"trl.{key}",
+            )
         if not _fits_hint(value, hints[key]):
             raise fail(f"{value!r} does not fit the type {_hint_name(hints[key])}", f"trl.{key}")
     return Recipe(name=data["name"], stage=stage, data=copy.deepcopy(data), source=source)
@@ -184,18 +200,26 @@ def apply_override(data: dict, item: str, *, stage: str, source: str) -> None:
         child = target.get(part)
         if child is None and part in ("trl", "rewards", "lora"):
             if part == "lora":
-                raise HsaError(f"--set {key}: this recipe trains without LoRA (lora: null); use a "
-                               f"LoRA recipe or a copy of this one with a lora: mapping",
-                               file=source)
+                raise HsaError(
+                    f"--set {key}: this recipe trains without LoRA (lora: null); use a "
+                    f"LoRA recipe or a copy of this one with a lora: mapping",
+                    file=source,
+                )
             child = target[part] = {}
         if not isinstance(child, dict):
-            raise HsaError(f"--set {key}: {'.'.join(parts[:i + 1])} is not a mapping in this "
-                           f"recipe", file=source)
+            raise HsaError(
+                f"--set {key}: {'.'.join(parts[: i + 1])} is not a mapping in this recipe",
+                file=source,
+            )
         target = child
     leaf = parts[-1]
     # A YAML number given where the recipe holds a float stays a float (1 -> 1.0), so a type
     # check does not refuse an obvious value.
-    if isinstance(target.get(leaf), float) and isinstance(value, int) and not isinstance(value, bool):
+    if (
+        isinstance(target.get(leaf), float)
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+    ):
         value = float(value)
     target[leaf] = value
 
@@ -210,14 +234,18 @@ def _is_instance(value: Any, types_: tuple) -> bool:
 
 # ---- TRL config fields -----------------------------------------------------------------------
 
+
 def trl_config_class(stage: str) -> type:
     if stage == "sft":
         from trl import SFTConfig
+
         return SFTConfig
     if stage == "opd":
         from trl import DistillationConfig
+
         return DistillationConfig
     from trl import GRPOConfig
+
     return GRPOConfig
 
 
@@ -231,6 +259,7 @@ def trl_fields(stage: str) -> dict[str, Any]:
 
 def _trl_version() -> str:
     import trl
+
     return trl.__version__
 
 
@@ -274,13 +303,23 @@ def check_machine(recipe: Recipe) -> None:
     import torch
 
     if recipe.trl.get("use_vllm") and importlib.util.find_spec("vllm") is None:
-        raise HsaError("trl.use_vllm is true but vllm is not importable here: TRL needs vllm in "
-                       "the trainer's environment even in server mode (pip install -e '.[vllm]' "
-                       "on a GPU machine), or --set trl.use_vllm=false", file=recipe.source,
-                       field="trl.use_vllm")
+        raise HsaError(
+            "trl.use_vllm is true but vllm is not importable here: TRL needs vllm in "
+            "the trainer's environment even in server mode (pip install -e '.[vllm]' "
+            "on a GPU machine), or --set trl.use_vllm=false",
+            file=recipe.source,
+            field="trl.use_vllm",
+        )
     if not recipe.trl.get("use_cpu") and not torch.cuda.is_available():
-        raise HsaError("this recipe is for a GPU and no CUDA device is visible; use a *-tiny-cpu "
-                       "recipe or --set trl.use_cpu=true --set trl.bf16=false", file=recipe.source)
+        raise HsaError(
+            "this recipe is for a GPU and no CUDA device is visible; use a *-tiny-cpu "
+            "recipe or --set trl.use_cpu=true --set trl.bf16=false",
+            file=recipe.source,
+        )
     if recipe.get("lora") is not None and importlib.util.find_spec("peft") is None:
-        raise HsaError("this recipe trains a LoRA adapter and peft is not installed: "
-                       "pip install -e '.[train]'", file=recipe.source, field="lora")
+        raise HsaError(
+            "this recipe trains a LoRA adapter and peft is not installed: "
+            "pip install -e '.[train]'",
+            file=recipe.source,
+            field="lora",
+        )

@@ -31,9 +31,9 @@ from typing import Any
 from hsa.errors import HsaError
 from hsa.eval.hooks import complies
 from hsa.model.harness import Harness
-from hsa.runtime.hooks import HookRunner
 from hsa.model.scorer import Judgement, judge, message_calls
 from hsa.model.tool import schema_validator
+from hsa.runtime.hooks import HookRunner
 from hsa.trainers.chat import parse_completion
 from hsa.trainers.recipe import REWARDS
 from hsa.trainers.version import JudgedTurn, JudgedTurns
@@ -46,7 +46,7 @@ class Scored:
     turn: JudgedTurn
     harness: Harness
     message: dict
-    malformed: bool        # it opened a tool call that did not parse
+    malformed: bool  # it opened a tool call that did not parse
     judgement: Judgement
 
 
@@ -64,8 +64,10 @@ class RewardSet:
         if unknown:
             raise HsaError(f"unknown reward(s) {unknown}; rewards: {', '.join(REWARDS)}")
         if "hooks" in names and not self.trust_hooks:
-            raise HsaError("the hooks reward runs each harness's hooks.py (code): pass "
-                           "--trust-hooks after reading it, or set rewards.hooks=0")
+            raise HsaError(
+                "the hooks reward runs each harness's hooks.py (code): pass "
+                "--trust-hooks after reading it, or set rewards.hooks=0"
+            )
         return [_RewardFunction(self, name) for name in names]
 
     def scored(self, prompt: str, completion_ids: list[int], row_id: str, at: int) -> Scored:
@@ -97,13 +99,23 @@ class _RewardFunction:
         self.rewards, self.name = rewards, name
         self.__name__ = name  # TRL names its logged metrics after the function
 
-    def __call__(self, prompts: list[str], completions: list, completion_ids: list[list[int]],
-                 hsa_row: list[str], hsa_at: list[int], **_: Any) -> list[float | None]:
-        return [self.rewards.value(self.name, self.rewards.scored(p, ids, row, at))
-                for p, ids, row, at in zip(prompts, completion_ids, hsa_row, hsa_at, strict=True)]
+    def __call__(
+        self,
+        prompts: list[str],
+        completions: list,
+        completion_ids: list[list[int]],
+        hsa_row: list[str],
+        hsa_at: list[int],
+        **_: Any,
+    ) -> list[float | None]:
+        return [
+            self.rewards.value(self.name, self.rewards.scored(p, ids, row, at))
+            for p, ids, row, at in zip(prompts, completion_ids, hsa_row, hsa_at, strict=True)
+        ]
 
 
 # ---- the rewards ------------------------------------------------------------------------------
+
 
 def _exact(_: RewardSet, s: Scored) -> float:
     return float(s.judgement.correct)
@@ -124,8 +136,11 @@ def _format(_: RewardSet, s: Scored) -> float | None:
     valid = 0
     for name, arguments in calls:
         tool = tools.get(name)
-        if tool is not None and isinstance(arguments, dict) and \
-                schema_validator(tool.parameters).is_valid(arguments):
+        if (
+            tool is not None
+            and isinstance(arguments, dict)
+            and schema_validator(tool.parameters).is_valid(arguments)
+        ):
             valid += 1
     return valid / len(calls)
 
@@ -139,10 +154,17 @@ def _reply(_: RewardSet, s: Scored) -> float | None:
 
 
 def _hooks(rewards: RewardSet, s: Scored) -> float | None:
-    passed = complies(rewards.hook_runner(s.turn.row_id, s.harness), tuple(s.turn.prompt),
-                      s.message)
+    passed = complies(
+        rewards.hook_runner(s.turn.row_id, s.harness), tuple(s.turn.prompt), s.message
+    )
     return None if passed is None else float(passed)
 
 
-_VALUES = {"exact": _exact, "partial": _partial, "format": _format, "skills": _skills,
-           "reply": _reply, "hooks": _hooks}
+_VALUES = {
+    "exact": _exact,
+    "partial": _partial,
+    "format": _format,
+    "skills": _skills,
+    "reply": _reply,
+    "hooks": _hooks,
+}

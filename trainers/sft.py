@@ -18,14 +18,32 @@ from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask
 from hsa.trainers.output import dataset_entry
 from hsa.trainers.recipe import Recipe
 from hsa.trainers.rewards import RewardSet
-from hsa.trainers.stage import (Log, Run, load_model, load_tokenizer, lora_config, loss_line, losses,
-                            means_line, model_ref, split_eval, trl_config)
+from hsa.trainers.stage import (
+    Log,
+    Run,
+    load_model,
+    load_tokenizer,
+    lora_config,
+    loss_line,
+    losses,
+    means_line,
+    model_ref,
+    split_eval,
+    trl_config,
+)
 from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
 
 
-def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
-            out: str | os.PathLike, *, episodes: str | os.PathLike | None = None,
-            trust_hooks: bool = False, log: Log = print) -> dict:
+def run_sft(
+    version_dir: str | os.PathLike,
+    model_path: str,
+    recipe: Recipe,
+    out: str | os.PathLike,
+    *,
+    episodes: str | os.PathLike | None = None,
+    trust_hooks: bool = False,
+    log: Log = print,
+) -> dict:
     """Train, save to ``out`` with card and record, and return the record."""
     from trl import SFTTrainer
 
@@ -37,21 +55,27 @@ def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
         check_chat_template(tokenizer, model=model_path)
         model = load_model(model_path, recipe)
         check_embeddings(model, tokenizer, name=model_path)
-        run.record.update(model=model_ref(model_path), base_model=model_ref(model_path),
-                          datasets=[dataset_entry(version_dir, manifest)])
+        run.record.update(
+            model=model_ref(model_path),
+            base_model=model_ref(model_path),
+            datasets=[dataset_entry(version_dir, manifest)],
+        )
 
         eval_turns, held_out = [], set()
         if recipe.get("eval_turns", 0):
-            turns = JudgedTurns(version_dir, manifest, rows, episodes=episodes,
-                                trust_hooks=trust_hooks)
+            turns = JudgedTurns(
+                version_dir, manifest, rows, episodes=episodes, trust_hooks=trust_hooks
+            )
             eval_turns, held_out = split_eval(turns, recipe)
             ensure_response_parser(tokenizer)
             rewards = RewardSet(turns, tokenizer, trust_hooks=trust_hooks)
         keep = [i for i, source in enumerate(rows["hsa_source_id"]) if source not in held_out]
         keep = [keep[i] for i in sample_indices(len(keep), recipe.get("rows"), recipe.seed)]
         train_rows = rows.select(keep)
-        log(f"sft: {len(train_rows)} of {len(rows)} rows of version {manifest['version']}"
-            + (f" ({len(held_out)} source episodes held out for evaluation)" if held_out else ""))
+        log(
+            f"sft: {len(train_rows)} of {len(rows)} rows of version {manifest['version']}"
+            + (f" ({len(held_out)} source episodes held out for evaluation)" if held_out else "")
+        )
 
         with run.timed("measure"):
             report = measure(tokenizer, train_rows.select_columns(["messages", "tools"]))
@@ -59,26 +83,38 @@ def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
             report = choose_max_length(report, recipe.get("max_length", "auto"), limit)
         summary = report.summary()
         run.record["token_lengths"] = summary
-        log(f"sft: tokens per row min {summary['tokens_min']}, median {summary['tokens_p50']}, "
+        log(
+            f"sft: tokens per row min {summary['tokens_min']}, median {summary['tokens_p50']}, "
             f"p95 {summary['tokens_p95']}, max {summary['tokens_max']}; max_length "
             f"{report.max_length}: {report.truncated} row(s) truncated (late turns dropped, "
             f"{report.trained_tokens_lost} assistant tokens lost), {report.emptied} row(s) "
-            f"left with no assistant token (dropped)")
+            f"left with no assistant token (dropped)"
+        )
         for note in report.notes:
             log(f"sft: {note}")
 
         if eval_turns:
             with run.timed("eval_before"):
-                before = evaluate(model, tokenizer, rewards, eval_turns,
-                                  max_new_tokens=recipe.get("eval_max_new_tokens", 64))
+                before = evaluate(
+                    model,
+                    tokenizer,
+                    rewards,
+                    eval_turns,
+                    max_new_tokens=recipe.get("eval_max_new_tokens", 64),
+                )
             run.record.setdefault("evaluation", {})["before"] = before
             log(f"sft: rewards before: {means_line(before)}")
 
-        args = trl_config(recipe, run.staging, max_length=report.max_length,
-                          assistant_only_loss=True)
-        trainer = SFTTrainer(model=model, args=args,
-                             train_dataset=train_rows.select_columns(["messages", "tools"]),
-                             processing_class=tokenizer, peft_config=lora_config(recipe))
+        args = trl_config(
+            recipe, run.staging, max_length=report.max_length, assistant_only_loss=True
+        )
+        trainer = SFTTrainer(
+            model=model,
+            args=args,
+            train_dataset=train_rows.select_columns(["messages", "tools"]),
+            processing_class=tokenizer,
+            peft_config=lora_config(recipe),
+        )
         _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer)
         with run.timed("train"):
             result = trainer.train()
@@ -87,8 +123,13 @@ def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
 
         if eval_turns:
             with run.timed("eval_after"):
-                after = evaluate(trainer.model, tokenizer, rewards, eval_turns,
-                                 max_new_tokens=recipe.get("eval_max_new_tokens", 64))
+                after = evaluate(
+                    trainer.model,
+                    tokenizer,
+                    rewards,
+                    eval_turns,
+                    max_new_tokens=recipe.get("eval_max_new_tokens", 64),
+                )
             run.record["evaluation"]["after"] = after
             log(f"sft: rewards after: {means_line(after)}")
         path = run.save(trainer, tokenizer)
@@ -101,13 +142,19 @@ def run_sft(version_dir: str | os.PathLike, model_path: str, recipe: Recipe,
 
 def _write_loss_mask(folder: Path, trainer, rows, report, tokenizer) -> None:
     """Show what the loss covers on the first variant row TRL kept (index maps past dropped rows)."""
-    kept = [i for i, r in enumerate(report.lengths)
-            if r.first_trained is not None and r.first_trained < report.max_length]
-    variants = [k for k, i in enumerate(kept) if rows[i]["hsa_variant"] > 0] or list(range(len(kept)))
+    kept = [
+        i
+        for i, r in enumerate(report.lengths)
+        if r.first_trained is not None and r.first_trained < report.max_length
+    ]
+    variants = [k for k, i in enumerate(kept) if rows[i]["hsa_variant"] > 0] or list(
+        range(len(kept))
+    )
     if not variants:
         return
     k = variants[0]
     example = trainer.train_dataset[k]
     text = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
-    (folder / "loss_mask.txt").write_text(f"row {rows[kept[k]]['id']}: trained text in ⟦...⟧\n\n"
-                                          f"{text}\n", encoding="utf-8")
+    (folder / "loss_mask.txt").write_text(
+        f"row {rows[kept[k]]['id']}: trained text in ⟦...⟧\n\n{text}\n", encoding="utf-8"
+    )

@@ -32,10 +32,13 @@ def model_ref(path: str) -> str:
 
 def load_tokenizer(path: str):
     from transformers import AutoTokenizer
+
     try:
         return AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as exc:
-        raise HsaError(f"cannot load a tokenizer from {path!r}: {str(exc).splitlines()[0]}") from None
+        raise HsaError(
+            f"cannot load a tokenizer from {path!r}: {str(exc).splitlines()[0]}"
+        ) from None
 
 
 def load_model(path: str, recipe: Recipe):
@@ -45,9 +48,12 @@ def load_model(path: str, recipe: Recipe):
     dtype = recipe.get("dtype", "auto")
     try:
         return AutoModelForCausalLM.from_pretrained(
-            path, dtype="auto" if dtype == "auto" else getattr(torch, dtype))
+            path, dtype="auto" if dtype == "auto" else getattr(torch, dtype)
+        )
     except (OSError, ValueError) as exc:
-        raise HsaError(f"cannot load a causal LM from {path!r}: {str(exc).splitlines()[0]}") from None
+        raise HsaError(
+            f"cannot load a causal LM from {path!r}: {str(exc).splitlines()[0]}"
+        ) from None
 
 
 def lora_config(recipe: Recipe):
@@ -55,17 +61,27 @@ def lora_config(recipe: Recipe):
     if lora is None:
         return None
     from peft import LoraConfig  # import-guarded: check_machine refuses a LoRA recipe without peft
-    return LoraConfig(r=lora.get("r", 16), lora_alpha=lora.get("alpha", 32),
-                      lora_dropout=lora.get("dropout", 0.05),
-                      target_modules=lora.get("target_modules", "all-linear"),
-                      task_type="CAUSAL_LM")
+
+    return LoraConfig(
+        r=lora.get("r", 16),
+        lora_alpha=lora.get("alpha", 32),
+        lora_dropout=lora.get("dropout", 0.05),
+        target_modules=lora.get("target_modules", "all-linear"),
+        task_type="CAUSAL_LM",
+    )
 
 
 def trl_config(recipe: Recipe, output_dir: Path, **fixed: Any):
     """The stage's TRL config: the recipe's ``trl`` fields, the seed, and what hsa fixes."""
     cls = trl_config_class(recipe.stage)
-    kwargs = {"report_to": "none", **recipe.trl, **fixed, "output_dir": str(output_dir),
-              "seed": recipe.seed, "data_seed": recipe.seed}
+    kwargs = {
+        "report_to": "none",
+        **recipe.trl,
+        **fixed,
+        "output_dir": str(output_dir),
+        "seed": recipe.seed,
+        "data_seed": recipe.seed,
+    }
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:  # TRL's own checks: say them as the recipe's error
@@ -83,8 +99,11 @@ def split_eval(turns: JudgedTurns, recipe: Recipe) -> tuple[list[JudgedTurn], se
 
 
 def losses(trainer) -> list[dict]:
-    return [{"step": entry["step"], "loss": entry["loss"]}
-            for entry in trainer.state.log_history if "loss" in entry and "step" in entry]
+    return [
+        {"step": entry["step"], "loss": entry["loss"]}
+        for entry in trainer.state.log_history
+        if "loss" in entry and "step" in entry
+    ]
 
 
 def means_line(evaluation: dict) -> str:
@@ -106,9 +125,13 @@ class Run:
         self.recipe, self.log = recipe, log
         self.final, self.staging = output.staging_dir(out)
         self.started = time.monotonic()
-        self.record: dict[str, Any] = {"stage": recipe.stage, "out": str(self.final.resolve()),
-                                       "recipe": recipe.to_dict(),
-                                       "recipe_source": recipe.source, "seed": recipe.seed}
+        self.record: dict[str, Any] = {
+            "stage": recipe.stage,
+            "out": str(self.final.resolve()),
+            "recipe": recipe.to_dict(),
+            "recipe_source": recipe.source,
+            "seed": recipe.seed,
+        }
 
     @contextmanager
     def timed(self, name: str):

@@ -17,8 +17,7 @@ from pathlib import Path
 MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]
 
 
-def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024, *,
-                    isolate_spaces: bool = False):
+def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024, *, isolate_spaces: bool = False):
     """``isolate_spaces``: every whitespace character is a token of its own, so a word splits
     into the same tokens after a space as after a quote (``Paris`` in a request and in a call's
     arguments); rows get longer."""
@@ -29,15 +28,19 @@ def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024, *,
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     if isolate_spaces:
-        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"), tokenizer.pre_tokenizer])
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [pre_tokenizers.Split(Regex(r"\s"), behavior="isolated"), tokenizer.pre_tokenizer]
+        )
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size,
-                                  special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tokenizer.train_from_iterator(corpus, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|im_end|>",
-                                   pad_token="<|endoftext|>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
     fast.add_tokens(MARKERS)
     # TRL recognises its own template string and swaps in the training variant with
     # {% generation %} markers, which assistant-only loss needs.
@@ -46,9 +49,15 @@ def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024, *,
 
 
 # The tiny model's shape; build_model(..., **overrides) changes any Qwen2Config field of it.
-TINY_CONFIG = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-               "num_attention_heads": 4, "num_key_value_heads": 2,
-               "max_position_embeddings": 32768, "tie_word_embeddings": True}
+TINY_CONFIG = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 32768,
+    "tie_word_embeddings": True,
+}
 
 
 def build_model(tokenizer, *, seed: int = 0, **overrides):
@@ -58,13 +67,18 @@ def build_model(tokenizer, *, seed: int = 0, **overrides):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    config = Qwen2Config(**{**TINY_CONFIG, **overrides}, vocab_size=len(tokenizer),
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    config = Qwen2Config(
+        **{**TINY_CONFIG, **overrides},
+        vocab_size=len(tokenizer),
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     return Qwen2ForCausalLM(config)
 
 
-def save_tiny_model(out: str | os.PathLike, corpus: Iterable[str], *, vocab_size: int = 4096,
-                    seed: int = 0) -> Path:
+def save_tiny_model(
+    out: str | os.PathLike, corpus: Iterable[str], *, vocab_size: int = 4096, seed: int = 0
+) -> Path:
     """Train a tokenizer on ``corpus``, build the model, and save both to ``out`` (loadable with
     ``AutoModelForCausalLM`` / ``AutoTokenizer``)."""
     out = Path(out)

@@ -20,15 +20,15 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from hsa.augment.lineage import Step, replay
 from hsa.dataset.audit import checked_input
-from hsa.model.episode import Episode
+from hsa.dataset.writer import read_manifest, sha256
 from hsa.errors import HsaError
 from hsa.eval.items import load_sources
+from hsa.files.jsonl import read_lines
+from hsa.model.episode import Episode
 from hsa.model.gold import Gold, TurnGold
 from hsa.model.harness import Harness
-from hsa.files.jsonl import read_lines
-from hsa.augment.lineage import Step, replay
-from hsa.dataset.writer import read_manifest, sha256
 
 _LEADING = ("system", "developer")
 
@@ -45,13 +45,16 @@ def check_provenance(version_dir: str | os.PathLike) -> dict:
     for shard in shards:
         path = root / shard["path"]
         if not path.is_file():
-            raise HsaError("a shard the manifest lists is missing; the version is incomplete",
-                           file=str(path))
+            raise HsaError(
+                "a shard the manifest lists is missing; the version is incomplete", file=str(path)
+            )
         if sha256(path) != shard["sha256"]:
-            raise HsaError("sha256 differs from manifest.json: this shard changed after the "
-                           "version was written, so it is not the data its manifest describes; "
-                           "regenerate the version (hsa generate) or check it with hsa verify",
-                           file=str(path))
+            raise HsaError(
+                "sha256 differs from manifest.json: this shard changed after the "
+                "version was written, so it is not the data its manifest describes; "
+                "regenerate the version (hsa generate) or check it with hsa verify",
+                file=str(path),
+            )
     return manifest
 
 
@@ -63,9 +66,11 @@ def load_rows(version_dir: str | os.PathLike, manifest: dict):
     files = [str(root / shard["path"]) for shard in manifest["shards"]]
     rows = datasets.load_dataset("parquet", data_files={"train": files}, split="train")
     if len(rows) and not isinstance(rows[0]["messages"], list):
-        raise HsaError("messages are not decoded to a list of messages (expected the Arrow JSON "
-                       "column hsa writes); was this version written by another tool?",
-                       file=str(root))
+        raise HsaError(
+            "messages are not decoded to a list of messages (expected the Arrow JSON "
+            "column hsa writes); was this version written by another tool?",
+            file=str(root),
+        )
     return rows
 
 
@@ -82,8 +87,8 @@ class JudgedTurn:
 
     row_id: str
     source_id: str
-    at: int                 # index in the source episode's messages, as the gold says
-    prompt: list[dict]      # the rendered row's messages before the judged one
+    at: int  # index in the source episode's messages, as the gold says
+    prompt: list[dict]  # the rendered row's messages before the judged one
     tools: list[dict]
     gold: TurnGold
 
@@ -96,8 +101,15 @@ class JudgedTurns:
     harness folders); ``trust_hooks`` lets the rebuilt harnesses import their ``hooks.py``,
     which the hooks reward needs."""
 
-    def __init__(self, version_dir: str | os.PathLike, manifest: dict, rows, *,
-                 episodes: str | os.PathLike | None = None, trust_hooks: bool = False):
+    def __init__(
+        self,
+        version_dir: str | os.PathLike,
+        manifest: dict,
+        rows,
+        *,
+        episodes: str | os.PathLike | None = None,
+        trust_hooks: bool = False,
+    ):
         self.root = Path(version_dir)
         self.manifest = manifest
         self.trust_hooks = trust_hooks
@@ -126,25 +138,34 @@ class JudgedTurns:
         source = self._source(row["hsa_source_id"])
         lineage = tuple(Step.from_dict(s) for s in row["hsa_lineage"])
         episode, _ = replay(source, lineage)
-        leading = next((i for i, m in enumerate(episode.messages)
-                        if m.get("role") not in _LEADING), len(episode.messages))
-        if episode.harness.openai_tools() != row["tools"] or \
-                episode.gold.to_dict() != row["hsa_gold"] or \
-                leading != self._leading[row["hsa_source_id"]]:
-            raise HsaError(f"row {row_id}: rebuilding its harness from the source episode gives "
-                           f"other tools or gold than the stored row; the episodes file is not "
-                           f"the one this version was made from (check with hsa verify)",
-                           file=str(self.episodes_path))
+        leading = next(
+            (i for i, m in enumerate(episode.messages) if m.get("role") not in _LEADING),
+            len(episode.messages),
+        )
+        if (
+            episode.harness.openai_tools() != row["tools"]
+            or episode.gold.to_dict() != row["hsa_gold"]
+            or leading != self._leading[row["hsa_source_id"]]
+        ):
+            raise HsaError(
+                f"row {row_id}: rebuilding its harness from the source episode gives "
+                f"other tools or gold than the stored row; the episodes file is not "
+                f"the one this version was made from (check with hsa verify)",
+                file=str(self.episodes_path),
+            )
         self._harnesses[row_id] = episode.harness
         return episode.harness
 
     def _source(self, source_id: str) -> Episode:
         if self._sources is None:
-            self._sources = load_sources(self.episodes_path, harness=self._default,
-                                         trust_hooks=self.trust_hooks).episodes
+            self._sources = load_sources(
+                self.episodes_path, harness=self._default, trust_hooks=self.trust_hooks
+            ).episodes
         if source_id not in self._sources:
-            raise HsaError(f"source episode {source_id!r} is not in the episodes file",
-                           file=str(self.episodes_path))
+            raise HsaError(
+                f"source episode {source_id!r} is not in the episodes file",
+                file=str(self.episodes_path),
+            )
         return self._sources[source_id]
 
 
@@ -174,8 +195,10 @@ def _leading_system_counts(path: Path) -> dict[str, int]:
 def _row_turns(row: dict, leading: dict[str, int], episodes_path: Path) -> list[JudgedTurn]:
     messages = row["messages"]
     if row["hsa_source_id"] not in leading:
-        raise HsaError(f"row {row['id']}: source episode {row['hsa_source_id']!r} is not in the "
-                       f"episodes file", file=str(episodes_path))
+        raise HsaError(
+            f"row {row['id']}: source episode {row['hsa_source_id']!r} is not in the episodes file",
+            file=str(episodes_path),
+        )
     rendered = 1 if messages and messages[0].get("role") == "system" else 0
     shift = rendered - leading[row["hsa_source_id"]]
     n_episode = len(messages) - shift
@@ -183,10 +206,22 @@ def _row_turns(row: dict, leading: dict[str, int], episodes_path: Path) -> list[
     out = []
     for turn in gold.turns:
         index = turn.at + shift
-        if not 0 < index <= len(messages) or (index < len(messages)
-                                              and messages[index].get("role") != "assistant"):
-            raise HsaError(f"row {row['id']}: gold turn at={turn.at} does not point at an "
-                           f"assistant message of the rendered row", field="hsa_gold")
-        out.append(JudgedTurn(row_id=row["id"], source_id=row["hsa_source_id"], at=turn.at,
-                              prompt=messages[:index], tools=row["tools"], gold=turn))
+        if not 0 < index <= len(messages) or (
+            index < len(messages) and messages[index].get("role") != "assistant"
+        ):
+            raise HsaError(
+                f"row {row['id']}: gold turn at={turn.at} does not point at an "
+                f"assistant message of the rendered row",
+                field="hsa_gold",
+            )
+        out.append(
+            JudgedTurn(
+                row_id=row["id"],
+                source_id=row["hsa_source_id"],
+                at=turn.at,
+                prompt=messages[:index],
+                tools=row["tools"],
+                gold=turn,
+            )
+        )
     return out

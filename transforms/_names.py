@@ -25,15 +25,23 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
 import yaml
 
-from hsa.model.episode import Episode
 from hsa.errors import HsaError
-from hsa.text.names import (CONVENTIONS, abbreviation_groups, convention_of, meaning, name_words,
-                       singular, write_name)
+from hsa.model.episode import Episode
+from hsa.text.names import (
+    CONVENTIONS,
+    abbreviation_groups,
+    convention_of,
+    meaning,
+    name_words,
+    singular,
+    write_name,
+)
 
 NAMING_OPTION = "naming"
 NamingMode = Literal["variant", "mixed"]
@@ -52,6 +60,8 @@ _OPAQUE = "bcdfghjkmnpqrstvwxz"
 def opaque_word(rng: random.Random) -> str:
     """Four random consonants: the opaque part of a masked name."""
     return "".join(rng.choice(_OPAQUE) for _ in range(4))
+
+
 LEXICON_PATH = Path(__file__).with_name("lexicon.yaml")
 
 
@@ -76,8 +86,9 @@ class Lexicon:
     longest: int
     verbs: frozenset[str]  # single words with a verb group
 
-    def group(self, phrase: tuple[str, ...], context: set[str], leading: bool
-              ) -> SynonymGroup | None:
+    def group(
+        self, phrase: tuple[str, ...], context: set[str], leading: bool
+    ) -> SynonymGroup | None:
         """The group of ``phrase`` in this context: a group whose ``when`` words the context
         has, else the one without ``when``; verb groups only for a name's leading word."""
         groups = [g for g in self.by_phrase.get(phrase, ()) if leading or g.pos != "verb"]
@@ -95,28 +106,42 @@ def lexicon() -> Lexicon:
     raw = yaml.safe_load(LEXICON_PATH.read_text(encoding="utf-8"))
     groups = []
     for i, entry in enumerate(raw["groups"]):
-        group = SynonymGroup(pos=entry["pos"], train=tuple(entry["train"]),
-                             heldout=tuple(entry["heldout"]),
-                             when=frozenset(entry.get("when") or ()))
+        group = SynonymGroup(
+            pos=entry["pos"],
+            train=tuple(entry["train"]),
+            heldout=tuple(entry["heldout"]),
+            when=frozenset(entry.get("when") or ()),
+        )
         if not group.train or not group.heldout or set(group.train) & set(group.heldout):
-            raise HsaError(f"group {i} ({group.train}) needs a train and a held-out part that "
-                           f"share no member", file=str(LEXICON_PATH))
+            raise HsaError(
+                f"group {i} ({group.train}) needs a train and a held-out part that share no member",
+                file=str(LEXICON_PATH),
+            )
         groups.append(group)
     compounds = frozenset(tuple(pair) for pair in raw.get("compounds") or ())
     index: dict[tuple[str, ...], list[SynonymGroup]] = {}
     for group in groups:
         for member in group.train + group.heldout:
             index.setdefault(tuple(member.split("_")), []).append(group)
-    verbs = frozenset(p[0] for p, gs in index.items()
-                      if len(p) == 1 and any(g.pos == "verb" for g in gs))
-    return Lexicon(tuple(groups), compounds, {k: tuple(v) for k, v in index.items()},
-                   max(len(k) for k in index), verbs)
+    verbs = frozenset(
+        p[0] for p, gs in index.items() if len(p) == 1 and any(g.pos == "verb" for g in gs)
+    )
+    return Lexicon(
+        tuple(groups),
+        compounds,
+        {k: tuple(v) for k, v in index.items()},
+        max(len(k) for k in index),
+        verbs,
+    )
 
 
 @lru_cache(maxsize=1)
 def _abbreviations() -> dict[str, dict[str, tuple[str, ...]]]:
-    return {member: group for group in abbreviation_groups()
-            for member in group["train"] + group["heldout"]}
+    return {
+        member: group
+        for group in abbreviation_groups()
+        for member in group["train"] + group["heldout"]
+    }
 
 
 def plural(word: str) -> str:
@@ -128,8 +153,9 @@ def plural(word: str) -> str:
     return word + "s"
 
 
-def replacements(phrase: tuple[str, ...], split: str, context: set[str], leading: bool
-                 ) -> list[tuple[str, ...]]:
+def replacements(
+    phrase: tuple[str, ...], split: str, context: set[str], leading: bool
+) -> list[tuple[str, ...]]:
     """What the tables of ``split`` offer for a phrase of a name (lower-case words): synonyms
     of the phrase or of its full word, and other forms of an abbreviation; a plural phrase gets
     plural replacements."""
@@ -148,7 +174,8 @@ def replacements(phrase: tuple[str, ...], split: str, context: set[str], leading
         group = lex.group(tuple(abbreviation["train"][0].split("_")), context, leading)
     out: list[tuple[str, ...]] = []
     for member in (group.part(split) if group else ()) + (
-            abbreviation[split] if abbreviation else ()):
+        abbreviation[split] if abbreviation else ()
+    ):
         words = tuple(member.split("_"))
         if words != phrase and words not in out:
             out.append(words)
@@ -168,8 +195,9 @@ class Slot:
     options: tuple[tuple[str, ...], ...]
 
 
-def slots(segments: list[list[str]], split: str, context: set[str], verbs: bool = True
-          ) -> list[Slot]:
+def slots(
+    segments: list[list[str]], split: str, context: set[str], verbs: bool = True
+) -> list[Slot]:
     """The replaceable phrases of a name's segments, longest match first, left to right; words
     of a fixed compound (``check_in``) are never split up. ``verbs``: whether a leading word may
     be a verb (tool names are ``search_flights``; parameter names are noun phrases, where
@@ -178,15 +206,17 @@ def slots(segments: list[list[str]], split: str, context: set[str], verbs: bool 
     found = []
     for s, words in enumerate(segments):
         low = [w.lower() for w in words]
-        fixed = {i + k for i, pair in enumerate(zip(low, low[1:]))
-                 if pair in lex.compounds for k in (0, 1)}
+        fixed = {
+            i + k for i, pair in enumerate(pairwise(low)) if pair in lex.compounds for k in (0, 1)
+        }
         i = 0
         while i < len(low):
             for length in range(min(lex.longest, len(low) - i), 0, -1):
                 if any(k in fixed for k in range(i, i + length)) or not all(
-                        w.isascii() and w.isalpha() for w in low[i:i + length]):
+                    w.isascii() and w.isalpha() for w in low[i : i + length]
+                ):
                     continue
-                phrase = tuple(low[i:i + length])
+                phrase = tuple(low[i : i + length])
                 options = replacements(phrase, split, context, leading=verbs and i == 0)
                 if options:
                     found.append(Slot(s, i, i + length, phrase, tuple(options)))
@@ -202,8 +232,9 @@ def leading_verb(words: list[str]) -> bool:
     return bool(words) and words[0].lower() in lexicon().verbs
 
 
-def variant_convention(episode: Episode, split: str, rng: random.Random, mode: NamingMode,
-                       avoid: str | None = None) -> tuple[str | None, str | None]:
+def variant_convention(
+    episode: Episode, split: str, rng: random.Random, mode: NamingMode, avoid: str | None = None
+) -> tuple[str | None, str | None]:
     """(the convention renamed names are written in, the convention to record in the prompt
     options or None): the one the harness variant has, else one drawn from ``split`` (other
     than ``avoid`` when possible) and recorded; (None, None) for ``mixed``."""
@@ -212,8 +243,10 @@ def variant_convention(episode: Episode, split: str, rng: random.Random, mode: N
     declared = episode.harness.prompt.options.get(NAMING_OPTION)
     if declared is not None:
         if declared not in CONVENTIONS:
-            raise HsaError(f"prompt.options.{NAMING_OPTION} is {declared!r}; known conventions: "
-                           f"{', '.join(CONVENTIONS)}")
+            raise HsaError(
+                f"prompt.options.{NAMING_OPTION} is {declared!r}; known conventions: "
+                f"{', '.join(CONVENTIONS)}"
+            )
         return declared, None
     choices = [c for c in CONVENTION_SPLITS[split] if c != avoid] or list(CONVENTION_SPLITS[split])
     chosen = rng.choice(choices)
@@ -247,11 +280,21 @@ class Renamer:
     new name may not be (updated as names are handed out); ``accept``: the caller's own test;
     ``verbs``: whether names of the kind lead with a verb (see :func:`slots`)."""
 
-    def __init__(self, names: Iterable[str], taken: set[str], split: str, rng: random.Random, *,
-                 convention: str | None, mixed: tuple[str, ...] = (),
-                 suffixes: tuple[str, ...] = (), mask_prefixes: tuple[str, ...] = ("x",),
-                 accept: Callable[[str], bool] = lambda name: True, rate: float = 1.0,
-                 verbs: bool = True):
+    def __init__(
+        self,
+        names: Iterable[str],
+        taken: set[str],
+        split: str,
+        rng: random.Random,
+        *,
+        convention: str | None,
+        mixed: tuple[str, ...] = (),
+        suffixes: tuple[str, ...] = (),
+        mask_prefixes: tuple[str, ...] = ("x",),
+        accept: Callable[[str], bool] = lambda name: True,
+        rate: float = 1.0,
+        verbs: bool = True,
+    ):
         self.taken, self.split, self.rng, self.verbs = taken, split, rng, verbs
         self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
@@ -297,8 +340,7 @@ class Renamer:
         """``old`` in the variant's convention, if that differs and fits (its words are kept)."""
         if self.convention is None:
             return None
-        new = ".".join(write_name(name_words(s) or [s], self.convention)
-                       for s in old.split("."))
+        new = ".".join(write_name(name_words(s) or [s], self.convention) for s in old.split("."))
         return self.take(old, new) if self.fits(old, new) else None
 
     def mask(self, old: str, style: str | None = None) -> str:
@@ -314,8 +356,9 @@ class Renamer:
                 return self.take(old, new)
         raise HsaError(f"no free opaque name for {old!r} in convention {style}")
 
-    def _candidates(self, segments: list[list[str]], found: list[Slot]
-                    ) -> Iterator[list[list[str]]]:
+    def _candidates(
+        self, segments: list[list[str]], found: list[Slot]
+    ) -> Iterator[list[list[str]]]:
         if found:
             for attempt in range(_MAX_TRIES):
                 yield self._replaced(segments, found, fresh=attempt > 0)
@@ -329,8 +372,9 @@ class Renamer:
         for suffix in self.rng.sample(self.suffixes, len(self.suffixes)):
             yield segments[:-1] + [segments[-1] + suffix.split("_")]
 
-    def _replaced(self, segments: list[list[str]], found: list[Slot], fresh: bool
-                  ) -> list[list[str]]:
+    def _replaced(
+        self, segments: list[list[str]], found: list[Slot], fresh: bool
+    ) -> list[list[str]]:
         """The segments with table replacements: each phrase with chance ``rate`` (at least
         one) and the harness-wide choice per phrase; on later attempts (``fresh``) fresh draws
         of a random half, so that a replacement that is taken does not block the rest."""
@@ -339,8 +383,9 @@ class Renamer:
         if not any(chosen):
             chosen[self.rng.randrange(len(found))] = True
         out = [list(words) for words in segments]
-        for slot, replace in sorted(zip(found, chosen), key=lambda p: (-p[0].segment,
-                                                                       -p[0].start)):
+        for slot, replace in sorted(
+            zip(found, chosen, strict=True), key=lambda p: (-p[0].segment, -p[0].start)
+        ):
             if not replace:
                 continue
             if fresh or slot.key not in self.chosen:
@@ -351,5 +396,5 @@ class Renamer:
                 pick = self.chosen[slot.key]
                 if pick not in slot.options:  # another sense elsewhere in the harness
                     pick = self.rng.choice(slot.options)
-            out[slot.segment][slot.start:slot.end] = list(pick)
+            out[slot.segment][slot.start : slot.end] = list(pick)
         return out

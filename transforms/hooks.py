@@ -19,25 +19,32 @@ from typing import Literal
 
 import yaml
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
-from hsa.model.frozen import replace
-from hsa.model.gold import Gold
-from hsa.model.message import message_text
-from hsa.model.hook_feedback import (FORMAT_KEY, FORMAT_SPLITS, format_feedback, hook_format,
-                               parse_feedback, split_format)
 from hsa.augment.mapping import Mapping
-from hsa.text.names import name_words, write_name
 from hsa.augment.registry import register
 from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
 from hsa.augment.transform import Share, Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.frozen import replace
+from hsa.model.gold import Gold
+from hsa.model.hook_feedback import (
+    FORMAT_KEY,
+    FORMAT_SPLITS,
+    format_feedback,
+    hook_format,
+    parse_feedback,
+    split_format,
+)
+from hsa.model.message import message_text
+from hsa.text.names import name_words, write_name
 from hsa.transforms._names import NamingMode, Renamer, record_convention, variant_convention
 
 _TABLES = yaml.safe_load(Path(__file__).with_suffix(".yaml").read_text(encoding="utf-8"))
 # How a swapped-in hook implementation names itself (hooks.yaml): word patterns, written in the
 # variant's naming convention.
 NAMING_STYLES: dict[str, tuple[str, ...]] = {
-    k: tuple(v) for k, v in _TABLES["naming_patterns"].items()}
+    k: tuple(v) for k, v in _TABLES["naming_patterns"].items()
+}
 
 
 def hook_name_in(pattern: str, old: str, convention: str = "snake") -> str:
@@ -50,7 +57,7 @@ def hook_name_in(pattern: str, old: str, convention: str = "snake") -> str:
 def _hook_of(message: dict) -> str | None:
     name = message.get("name")
     if isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX):
-        return name[len(HOOK_MESSAGE_PREFIX):]
+        return name[len(HOOK_MESSAGE_PREFIX) :]
     return None
 
 
@@ -76,15 +83,25 @@ class HookImplementationSwap(Transform):
         patterns = list(NAMING_STYLES[self.split])
         rng.shuffle(patterns)  # the first is the variant's; the others serve when it is taken
         convention, record = variant_convention(episode, self.split, rng, self.naming)
-        renamer = Renamer([h.name for h in harness.hooks], set(harness.names), self.split, rng,
-                          convention=convention, mask_prefixes=("hook",))
+        renamer = Renamer(
+            [h.name for h in harness.hooks],
+            set(harness.names),
+            self.split,
+            rng,
+            convention=convention,
+            mask_prefixes=("hook",),
+        )
         renames = {}
         for hook in harness.hooks:
             style = renamer.style()
             renames[hook.name] = next(
-                (renamer.take(hook.name, new) for new in
-                 (hook_name_in(p, hook.name, style) for p in patterns)
-                 if renamer.fits(hook.name, new)), None) or renamer.mask(hook.name, style)
+                (
+                    renamer.take(hook.name, new)
+                    for new in (hook_name_in(p, hook.name, style) for p in patterns)
+                    if renamer.fits(hook.name, new)
+                ),
+                None,
+            ) or renamer.mask(hook.name, style)
         current = {hook_format(h.config) for h in harness.hooks}
         choices = [f for f in FORMAT_SPLITS[self.split] if f not in current]
         return {"renames": renames, "format": rng.choice(choices), "naming": record}
@@ -94,16 +111,20 @@ class HookImplementationSwap(Transform):
         names = {h.name for h in episode.harness.hooks}
         unknown = set(renames) - names
         if unknown:
-            raise HsaError(f"renames unknown hook(s) {sorted(unknown)}; the harness has "
-                           f"{sorted(names) or 'no hooks'}")
+            raise HsaError(
+                f"renames unknown hook(s) {sorted(unknown)}; the harness has "
+                f"{sorted(names) or 'no hooks'}"
+            )
         harness = episode.harness
         others = set(harness.tool_names) | set(harness.skill_ids) | {harness.skill_loader}
         new = list(renames.values())
         clash = set(new) & (others | (names - set(renames)))
         clash |= {n for n in new if new.count(n) > 1}
         if clash:
-            raise HsaError(f"new hook name(s) {sorted(clash)} collide with other names of the "
-                           f"harness or with each other")
+            raise HsaError(
+                f"new hook name(s) {sorted(clash)} collide with other names of the "
+                f"harness or with each other"
+            )
         return Mapping(hooks=renames)
 
     def apply(self, episode: Episode, params: dict) -> Episode:
@@ -113,8 +134,9 @@ class HookImplementationSwap(Transform):
             return episode
         fmt = params["format"]
         if not isinstance(fmt, str):
-            raise HsaError(f"format must be a feedback format id for a harness with hooks, got "
-                           f"{fmt!r}")
+            raise HsaError(
+                f"format must be a feedback format id for a harness with hooks, got {fmt!r}"
+            )
         style, wording = split_format(fmt)
         formats = {h.name: hook_format(h.config) for h in harness.hooks}
         cores: dict[int, tuple[str, str]] = {}
@@ -123,8 +145,10 @@ class HookImplementationSwap(Transform):
             if hook is None:
                 continue
             if hook not in formats:
-                raise HsaError(f"messages[{i}] is named hook.{hook}, a hook the harness does not "
-                               f"define (hooks: {', '.join(sorted(formats))})")
+                raise HsaError(
+                    f"messages[{i}] is named hook.{hook}, a hook the harness does not "
+                    f"define (hooks: {', '.join(sorted(formats))})"
+                )
             # Read with the format the hook declares: a plain core that looks like a wrapper
             # ("[x] ...") must stay whole.
             core = parse_feedback(message_text(message), formats[hook], hook=hook).feedback
@@ -135,15 +159,19 @@ class HookImplementationSwap(Transform):
         if not cores:
             return out
         # The core moves with the renaming exactly as any other message text does.
-        renamed = rename_messages(tuple({"role": "user", "content": core}
-                                        for _, core in cores.values()), harness, mapping)
+        renamed = rename_messages(
+            tuple({"role": "user", "content": core} for _, core in cores.values()), harness, mapping
+        )
         messages = list(out.messages)
         for (i, (hook, _)), moved in zip(cores.items(), renamed, strict=True):
-            text = format_feedback(mapping.hooks.get(hook, hook), moved["content"] or "", style,
-                                   wording)
+            text = format_feedback(
+                mapping.hooks.get(hook, hook), moved["content"] or "", style, wording
+            )
             content = messages[i].get("content")
-            messages[i] = {**messages[i], "content": [{"type": "text", "text": text}]
-                           if isinstance(content, list) else text}
+            messages[i] = {
+                **messages[i],
+                "content": [{"type": "text", "text": text}] if isinstance(content, list) else text,
+            }
         return replace(out, messages=tuple(messages))
 
 
@@ -168,8 +196,13 @@ def retry_sequences(episode: Episode) -> list[dict]:
             if not all(isinstance(x, str) for x in ids) or len(set(ids)) != len(ids):
                 continue
             pending = set(ids)
-            while (j < len(messages) and pending and messages[j].get("role") == "tool"
-                   and messages[j].get("tool_call_id") in pending and _hook_of(messages[j])):
+            while (
+                j < len(messages)
+                and pending
+                and messages[j].get("role") == "tool"
+                and messages[j].get("tool_call_id") in pending
+                and _hook_of(messages[j])
+            ):
                 pending.discard(messages[j]["tool_call_id"])
                 hook_messages.append(j)
                 j += 1
@@ -180,8 +213,14 @@ def retry_sequences(episode: Episode) -> list[dict]:
             j += 1
         if not hook_messages or j >= len(messages) or messages[j].get("role") != "assistant":
             continue
-        found.append({"at": i, "hook_messages": hook_messages,
-                      "hooks": [_hook_of(messages[k]) for k in hook_messages], "recovery": j})
+        found.append(
+            {
+                "at": i,
+                "hook_messages": hook_messages,
+                "hooks": [_hook_of(messages[k]) for k in hook_messages],
+                "recovery": j,
+            }
+        )
     return found
 
 
@@ -211,10 +250,15 @@ class HookRetryPolicy(Transform):
         removed: set[int] = set()
         for sequence in stripped:
             if sequence not in found:
-                raise HsaError(f"no strippable hook-retry sequence {sequence} in this episode "
-                               f"(found: {found})")
+                raise HsaError(
+                    f"no strippable hook-retry sequence {sequence} in this episode (found: {found})"
+                )
             removed.update([sequence["at"], *sequence["hook_messages"]])
         messages = tuple(m for i, m in enumerate(episode.messages) if i not in removed)
-        gold = Gold(turns=tuple(replace(turn, at=turn.at - sum(1 for r in removed if r < turn.at))
-                                for turn in episode.gold.turns))
+        gold = Gold(
+            turns=tuple(
+                replace(turn, at=turn.at - sum(1 for r in removed if r < turn.at))
+                for turn in episode.gold.turns
+            )
+        )
         return replace(episode, messages=messages, gold=gold)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hsa.model.episode import Episode
 from hsa.augment.registry import register
 from hsa.augment.transform import Transform
+from hsa.model.episode import Episode
 
 
 @register

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from hsa.model.frozen import replace
 from typing import Literal
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
-from hsa.model.harness import BUILTIN_SECTIONS, Harness
 from hsa.augment.registry import register
-from hsa.render import DEFAULT_HEADINGS, DEFAULT_PHRASES, PLACEMENTS, available_layouts
 from hsa.augment.transform import Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.frozen import replace
+from hsa.model.harness import BUILTIN_SECTIONS, Harness
+from hsa.render import DEFAULT_HEADINGS, DEFAULT_PHRASES, PLACEMENTS, available_layouts
 
 # (layout, style) pairs: the style is prompt.options.layout_style, read by the layout (see the
 # comment at the top of each templates/layouts/*.j2). Held-out layouts are whole layouts that no
@@ -49,88 +49,138 @@ LAYOUTS: dict[str, tuple[dict, ...]] = {
 # harness's own wording and belong to neither part.
 HEADINGS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     "persona": {
-        "en": {"train": ("Role", "Who you are", "Identity"),
-               "heldout": ("Your role", "About you", "Character")},
-        "zh": {"train": ("角色", "你的身份", "人设"),
-               "heldout": ("角色设定", "关于你", "身份说明")},
+        "en": {
+            "train": ("Role", "Who you are", "Identity"),
+            "heldout": ("Your role", "About you", "Character"),
+        },
+        "zh": {
+            "train": ("角色", "你的身份", "人设"),
+            "heldout": ("角色设定", "关于你", "身份说明"),
+        },
     },
     "instructions": {
-        "en": {"train": ("Rules", "Guidelines", "How to work"),
-               "heldout": ("Operating rules", "Directions", "Policies")},
-        "zh": {"train": ("规则", "工作准则", "注意事项"),
-               "heldout": ("行为规范", "操作说明", "要求")},
+        "en": {
+            "train": ("Rules", "Guidelines", "How to work"),
+            "heldout": ("Operating rules", "Directions", "Policies"),
+        },
+        "zh": {
+            "train": ("规则", "工作准则", "注意事项"),
+            "heldout": ("行为规范", "操作说明", "要求"),
+        },
     },
     "skills": {
-        "en": {"train": ("Skill catalogue", "Available skills", "Skill modules"),
-               "heldout": ("Skill library", "Loadable skills", "Playbooks")},
-        "zh": {"train": ("技能列表", "可用技能", "技能模块"),
-               "heldout": ("技能库", "可加载的技能", "技能目录")},
+        "en": {
+            "train": ("Skill catalogue", "Available skills", "Skill modules"),
+            "heldout": ("Skill library", "Loadable skills", "Playbooks"),
+        },
+        "zh": {
+            "train": ("技能列表", "可用技能", "技能模块"),
+            "heldout": ("技能库", "可加载的技能", "技能目录"),
+        },
     },
     "tools": {
-        "en": {"train": ("Available tools", "Functions", "Tool list"),
-               "heldout": ("Callable functions", "Toolbox", "API functions")},
-        "zh": {"train": ("可用工具", "工具列表", "函数"),
-               "heldout": ("可调用的函数", "工具箱", "接口函数")},
+        "en": {
+            "train": ("Available tools", "Functions", "Tool list"),
+            "heldout": ("Callable functions", "Toolbox", "API functions"),
+        },
+        "zh": {
+            "train": ("可用工具", "工具列表", "函数"),
+            "heldout": ("可调用的函数", "工具箱", "接口函数"),
+        },
     },
     "hooks": {
-        "en": {"train": ("Automatic checks", "Guards", "Hooks"),
-               "heldout": ("Validators", "Runtime checks", "Safety checks")},
-        "zh": {"train": ("自动检查", "钩子", "校验规则"),
-               "heldout": ("运行时检查", "安全校验", "检查项")},
+        "en": {
+            "train": ("Automatic checks", "Guards", "Hooks"),
+            "heldout": ("Validators", "Runtime checks", "Safety checks"),
+        },
+        "zh": {
+            "train": ("自动检查", "钩子", "校验规则"),
+            "heldout": ("运行时检查", "安全校验", "检查项"),
+        },
     },
 }
 
 # Phrases never name a tool, skill or hook: renaming transforms do not rewrite prompt options.
 PHRASES: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     "skills_intro": {
-        "en": {"train": ("Before acting on a skill, load its full instructions with the skill "
-                         "loader.",
-                         "Each skill below is a module of instructions; load it first, then "
-                         "follow it.",
-                         "Skills are listed by id; call the loader tool with an id to read one."),
-               "heldout": ("Load the matching skill by its id before you follow it.",
-                           "The list shows summaries only: load a skill with the skill loader "
-                           "tool to read its full text.",
-                           "When a request fits a skill, load that skill first and do what it "
-                           "says.")},
-        "zh": {"train": ("使用技能前，先用技能加载工具加载它的完整说明。",
-                         "下面每个技能都是一份说明，先加载，再照做。",
-                         "技能按 id 列出；用加载工具传入 id 即可读取。"),
-               "heldout": ("先按 id 加载合适的技能，再按它的说明行动。",
-                           "列表只有摘要：加载技能后才能看到完整内容。",
-                           "需要某个技能时，调用技能加载工具读取它。")},
+        "en": {
+            "train": (
+                "Before acting on a skill, load its full instructions with the skill loader.",
+                "Each skill below is a module of instructions; load it first, then follow it.",
+                "Skills are listed by id; call the loader tool with an id to read one.",
+            ),
+            "heldout": (
+                "Load the matching skill by its id before you follow it.",
+                "The list shows summaries only: load a skill with the skill loader "
+                "tool to read its full text.",
+                "When a request fits a skill, load that skill first and do what it says.",
+            ),
+        },
+        "zh": {
+            "train": (
+                "使用技能前，先用技能加载工具加载它的完整说明。",
+                "下面每个技能都是一份说明，先加载，再照做。",
+                "技能按 id 列出；用加载工具传入 id 即可读取。",
+            ),
+            "heldout": (
+                "先按 id 加载合适的技能，再按它的说明行动。",
+                "列表只有摘要：加载技能后才能看到完整内容。",
+                "需要某个技能时，调用技能加载工具读取它。",
+            ),
+        },
     },
     "tools_intro": {
-        "en": {"train": ("Use these tools whenever the request needs their data.",
-                         "Call a tool when you need information it provides; do not guess "
-                         "values.",
-                         "The functions below can be called with JSON arguments."),
-               "heldout": ("When a question depends on data, get it from one of these tools.",
-                           "Invoke these functions with arguments that match their schemas.",
-                           "Answer from tool results, calling the functions listed here as "
-                           "needed.")},
-        "zh": {"train": ("请求需要相关数据时，调用这些工具。",
-                         "需要信息时调用对应工具，不要猜测参数值。",
-                         "下列函数可以用 JSON 参数调用。"),
-               "heldout": ("问题依赖数据时，从这些工具获取。",
-                           "调用这些函数时，参数要符合其模式。",
-                           "根据需要调用这里列出的函数，并依据工具结果作答。")},
+        "en": {
+            "train": (
+                "Use these tools whenever the request needs their data.",
+                "Call a tool when you need information it provides; do not guess values.",
+                "The functions below can be called with JSON arguments.",
+            ),
+            "heldout": (
+                "When a question depends on data, get it from one of these tools.",
+                "Invoke these functions with arguments that match their schemas.",
+                "Answer from tool results, calling the functions listed here as needed.",
+            ),
+        },
+        "zh": {
+            "train": (
+                "请求需要相关数据时，调用这些工具。",
+                "需要信息时调用对应工具，不要猜测参数值。",
+                "下列函数可以用 JSON 参数调用。",
+            ),
+            "heldout": (
+                "问题依赖数据时，从这些工具获取。",
+                "调用这些函数时，参数要符合其模式。",
+                "根据需要调用这里列出的函数，并依据工具结果作答。",
+            ),
+        },
     },
     "hooks_intro": {
-        "en": {"train": ("Automatic checks run around your steps; when one reports a problem, "
-                         "follow its feedback.",
-                         "These hooks check your actions; redo a step they reject.",
-                         "Guards watch each step; their feedback tells you what to fix."),
-               "heldout": ("Validators review your calls and replies; correct whatever they "
-                           "flag.",
-                           "A failed check comes back as a message; fix the step it names.",
-                           "These runtime checks may block a step; follow what they say.")},
-        "zh": {"train": ("这些检查会在你的每一步前后运行；如有问题，按反馈修正。",
-                         "钩子会检查你的操作；被拦下的步骤请重做。",
-                         "每一步都有校验，按校验反馈改正。"),
-               "heldout": ("校验器会审查你的调用和回复，请修正被标出的问题。",
-                           "检查未通过时会发来消息，按提示修正对应步骤。",
-                           "这些运行时检查可能拦截某一步，请按反馈处理。")},
+        "en": {
+            "train": (
+                "Automatic checks run around your steps; when one reports a problem, "
+                "follow its feedback.",
+                "These hooks check your actions; redo a step they reject.",
+                "Guards watch each step; their feedback tells you what to fix.",
+            ),
+            "heldout": (
+                "Validators review your calls and replies; correct whatever they flag.",
+                "A failed check comes back as a message; fix the step it names.",
+                "These runtime checks may block a step; follow what they say.",
+            ),
+        },
+        "zh": {
+            "train": (
+                "这些检查会在你的每一步前后运行；如有问题，按反馈修正。",
+                "钩子会检查你的操作；被拦下的步骤请重做。",
+                "每一步都有校验，按校验反馈改正。",
+            ),
+            "heldout": (
+                "校验器会审查你的调用和回复，请修正被标出的问题。",
+                "检查未通过时会发来消息，按提示修正对应步骤。",
+                "这些运行时检查可能拦截某一步，请按反馈处理。",
+            ),
+        },
     },
 }
 
@@ -143,8 +193,11 @@ def rendered_sections(harness: Harness) -> list[str]:
     """The prompt's sections that render something, in order (a built-in section with no
     entries, or a text section with no text, renders nothing in any layout)."""
     entries = {"skills": harness.skills, "tools": harness.all_tools(), "hooks": harness.hooks}
-    return [name for name in harness.prompt.sections
-            if (entries[name] if name in BUILTIN_SECTIONS else harness.prompt.text.get(name))]
+    return [
+        name
+        for name in harness.prompt.sections
+        if (entries[name] if name in BUILTIN_SECTIONS else harness.prompt.text.get(name))
+    ]
 
 
 def order_split(order: list[str]) -> str:
@@ -183,8 +236,9 @@ class PromptLayout(Transform):
         if not isinstance(style, dict):
             raise HsaError(f"layout style must be an object, got {style!r}")
         episode = episode.with_prompt_options(layout_style=style or None)
-        return episode.with_harness(replace(episode.harness, prompt=replace(
-            episode.harness.prompt, layout=layout)))
+        return episode.with_harness(
+            replace(episode.harness, prompt=replace(episode.harness.prompt, layout=layout))
+        )
 
 
 @register
@@ -218,10 +272,12 @@ class PromptSectionOrder(Transform):
         order = params["order"]
         sections = episode.harness.prompt.sections
         if sorted(order) != sorted(sections):
-            raise HsaError(f"order {order} is not a permutation of the prompt's sections "
-                           f"{list(sections)}")
-        return episode.with_harness(replace(episode.harness, prompt=replace(
-            episode.harness.prompt, sections=tuple(order))))
+            raise HsaError(
+                f"order {order} is not a permutation of the prompt's sections {list(sections)}"
+            )
+        return episode.with_harness(
+            replace(episode.harness, prompt=replace(episode.harness.prompt, sections=tuple(order)))
+        )
 
 
 @register
@@ -245,13 +301,17 @@ class PromptWording(Transform):
         headings, phrases = {}, {}
         for section in episode.harness.prompt.sections:
             if section in HEADINGS:
-                choices = [h for h in HEADINGS[section][language][self.split]
-                           if h != current_headings.get(section)]
+                choices = [
+                    h
+                    for h in HEADINGS[section][language][self.split]
+                    if h != current_headings.get(section)
+                ]
                 headings[section] = rng.choice(choices)
             key = f"{section}_intro"
             if key in PHRASES:
-                choices = [p for p in PHRASES[key][language][self.split]
-                           if p != current_phrases.get(key)]
+                choices = [
+                    p for p in PHRASES[key][language][self.split] if p != current_phrases.get(key)
+                ]
                 phrases[key] = rng.choice(choices)
         return {"language": language, "headings": headings, "phrases": phrases}
 
@@ -265,7 +325,8 @@ class PromptWording(Transform):
         options = episode.harness.prompt.options
         return episode.with_prompt_options(
             headings={**options.get("headings", {}), **headings} or None,
-            phrases={**options.get("phrases", {}), **phrases} or None)
+            phrases={**options.get("phrases", {}), **phrases} or None,
+        )
 
 
 @register
@@ -301,8 +362,10 @@ class PromptPlacement(Transform):
         sections = episode.harness.prompt.sections
         for section, where in chosen.items():
             if section not in sections or where not in PLACEMENTS:
-                raise HsaError(f"placement of {section!r} must be one of {list(PLACEMENTS)} "
-                               f"for a section of the prompt {list(sections)}, got {where!r}")
+                raise HsaError(
+                    f"placement of {section!r} must be one of {list(PLACEMENTS)} "
+                    f"for a section of the prompt {list(sections)}, got {where!r}"
+                )
         if not chosen:
             return episode
         merged = {**(episode.harness.prompt.options.get("placement") or {}), **chosen}

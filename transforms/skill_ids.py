@@ -32,28 +32,36 @@ from typing import Literal
 
 import yaml
 
-from hsa.model.episode import Episode
-from hsa.model.message import message_text
-from hsa.errors import HsaError
 from hsa.augment.mapping import Mapping
-from hsa.text.mentions import find_code_mentions, find_mentions
-from hsa.text.names import convention_of, name_words, write_segments
 from hsa.augment.registry import register
 from hsa.augment.rename import rename_episode
 from hsa.augment.transform import Share, Transform
-from hsa.text.names import identifier_like
-from hsa.transforms._names import (CONVENTION_SPLITS, NAMING_OPTION, NamingMode, Renamer,
-                               declared_or_shared,
-                               lexicon, record_convention, variant_convention)
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
+from hsa.model.message import message_text
+from hsa.text.mentions import find_code_mentions, find_mentions
+from hsa.text.names import convention_of, identifier_like, name_words, write_segments
+from hsa.transforms._names import (
+    CONVENTION_SPLITS,
+    NAMING_OPTION,
+    NamingMode,
+    Renamer,
+    declared_or_shared,
+    lexicon,
+    record_convention,
+    variant_convention,
+)
 
 Split = Literal["train", "heldout"]
 
 _TABLES = yaml.safe_load(Path(__file__).with_suffix(".yaml").read_text(encoding="utf-8"))
 # General namespaces, first words of opaque ids, and suffixes of last resort (skill_ids.yaml).
 SKILL_NAMESPACES: dict[str, tuple[str, ...]] = {
-    k: tuple(v) for k, v in _TABLES["namespaces"].items()}
+    k: tuple(v) for k, v in _TABLES["namespaces"].items()
+}
 OPAQUE_PREFIXES: dict[str, tuple[str, ...]] = {
-    k: tuple(v) for k, v in _TABLES["mask_prefixes"].items()}
+    k: tuple(v) for k, v in _TABLES["mask_prefixes"].items()
+}
 SKILL_SUFFIXES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _TABLES["suffixes"].items()}
 _NAMESPACE_STOPWORDS = frozenset(_TABLES["namespace_stopwords"])
 
@@ -65,11 +73,20 @@ def harness_namespaces(episode: Episode, split: str) -> tuple[str, ...]:
     verbs = lexicon().verbs
     out = []
     for word in (w.lower() for w in name_words(episode.harness.name)):
-        if (len(word) < 3 or not word.isascii() or not word.isalpha() or word in verbs
-                or word in _NAMESPACE_STOPWORDS or word in out):
+        if (
+            len(word) < 3
+            or not word.isascii()
+            or not word.isalpha()
+            or word in verbs
+            or word in _NAMESPACE_STOPWORDS
+            or word in out
+        ):
             continue
-        part = "train" if hashlib.blake2b(word.encode(), digest_size=1).digest()[0] % 2 == 0 \
+        part = (
+            "train"
+            if hashlib.blake2b(word.encode(), digest_size=1).digest()[0] % 2 == 0
             else "heldout"
+        )
         if part == split:
             out.append(word)
     return tuple(out)
@@ -90,9 +107,13 @@ class _Namer:
         self.text = "\n".join(texts)
 
     def free(self, name: str) -> bool:
-        return (bool(name) and name not in self.taken and identifier_like(name)
-                and not find_mentions(self.text, [name])
-                and not find_code_mentions(self.text, [name]))
+        return (
+            bool(name)
+            and name not in self.taken
+            and identifier_like(name)
+            and not find_mentions(self.text, [name])
+            and not find_code_mentions(self.text, [name])
+        )
 
     def take(self, name: str) -> None:
         self.taken.add(name)
@@ -107,13 +128,15 @@ class _Namer:
 def _check_renames(episode: Episode, renames) -> dict:
     """``renames`` (old -> new skill id) checked against the episode; HsaError when unfit."""
     if not isinstance(renames, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in renames.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in renames.items()
+    ):
         raise HsaError(f"renames must map skill ids to new ids, got {renames!r:.200}")
     harness = episode.harness
     unknown = sorted(set(renames) - set(harness.skill_ids))
     if unknown:
-        raise HsaError(f"renames unknown skill(s) {unknown}; the harness has "
-                       f"{list(harness.skill_ids)}")
+        raise HsaError(
+            f"renames unknown skill(s) {unknown}; the harness has {list(harness.skill_ids)}"
+        )
     final = [renames.get(s, s) for s in harness.skill_ids]
     if len(set(final)) != len(final):
         raise HsaError(f"renames {renames} give two skills the same id")
@@ -141,12 +164,21 @@ class _SkillRename(Transform):
     def apply(self, episode: Episode, params: dict) -> Episode:
         return record_convention(rename_episode(episode, self.mapping(episode, params)), params)
 
-    def renamer(self, episode: Episode, namer: _Namer, rng: random.Random,
-                convention: str | None, **options) -> Renamer:
-        split = getattr(self, "split")
-        return Renamer(episode.harness.skill_ids, namer.taken, split, rng,
-                       convention=convention, suffixes=SKILL_SUFFIXES[split],
-                       mask_prefixes=OPAQUE_PREFIXES[split], accept=namer.free, **options)
+    def renamer(
+        self, episode: Episode, namer: _Namer, rng: random.Random, convention: str | None, **options
+    ) -> Renamer:
+        split = self.split
+        return Renamer(
+            episode.harness.skill_ids,
+            namer.taken,
+            split,
+            rng,
+            convention=convention,
+            suffixes=SKILL_SUFFIXES[split],
+            mask_prefixes=OPAQUE_PREFIXES[split],
+            accept=namer.free,
+            **options,
+        )
 
 
 def _skill_context(skill) -> set[str]:
@@ -177,8 +209,9 @@ class SkillIdSynonym(_SkillRename):
         convention, record = variant_convention(episode, self.split, rng, self.naming)
         namer = _Namer(episode)
         renamer = self.renamer(episode, namer, rng, convention, rate=self.rate)
-        renames = {s.id: renamer.paraphrase(s.id, _skill_context(s))
-                   for s in episode.harness.skills}
+        renames = {
+            s.id: renamer.paraphrase(s.id, _skill_context(s)) for s in episode.harness.skills
+        }
         return {"renames": renames, "naming": record}
 
 
@@ -198,8 +231,9 @@ class SkillIdCase(_SkillRename):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         ids = episode.harness.skill_ids
         current = convention_of(ids) if ids else None
-        convention, record = variant_convention(episode, self.split, rng, self.naming,
-                                                avoid=current)
+        convention, record = variant_convention(
+            episode, self.split, rng, self.naming, avoid=current
+        )
         base = _Namer(episode)
         if convention is not None and record is None:  # the variant's, already chosen
             candidates = [convention]
@@ -249,8 +283,11 @@ class SkillIdNamespace(_SkillRename):
             renames = {}
             for skill_id in ids:
                 # Under a convention the variant already has, the id is written in it too.
-                new = (write_segments(f"{namespace}.{skill_id}", convention)
-                       if declared else f"{namespace}.{skill_id}")
+                new = (
+                    write_segments(f"{namespace}.{skill_id}", convention)
+                    if declared
+                    else f"{namespace}.{skill_id}"
+                )
                 if renamer.fits(skill_id, new):
                     renames[skill_id] = renamer.take(skill_id, new)
             if len(renames) > len(best):
@@ -281,7 +318,17 @@ class SkillIdMask(_SkillRename):
         prefix = rng.choice(OPAQUE_PREFIXES[self.split])
         namer = _Namer(episode)
         convention = declared_or_shared(episode, ids) or "kebab"
-        renamer = Renamer(ids, namer.taken, self.split, rng, convention=convention,
-                          mask_prefixes=(prefix,), accept=namer.free)
-        return {"renames": {skill_id: renamer.mask(skill_id) for skill_id in ids
-                            if rng.random() < self.fraction}}
+        renamer = Renamer(
+            ids,
+            namer.taken,
+            self.split,
+            rng,
+            convention=convention,
+            mask_prefixes=(prefix,),
+            accept=namer.free,
+        )
+        return {
+            "renames": {
+                skill_id: renamer.mask(skill_id) for skill_id in ids if rng.random() < self.fraction
+            }
+        }

@@ -13,12 +13,12 @@ from typing import ClassVar
 
 import orjson
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
-from hsa.augment.step import Step
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.rng import derive_rng
+from hsa.augment.step import Step
 from hsa.augment.transform import Transform
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
 
 COMPOSITION_VERSION = "1"
 
@@ -85,8 +85,10 @@ class TransformNode(Node):
         try:
             params = t.sample_params(episode, rng)
             if not isinstance(params, dict) or orjson.loads(orjson.dumps(params)) != params:
-                raise HsaError(f"sample_params must return JSON-only data (dicts, lists, str, "
-                               f"numbers, bools, null), got {params!r:.200}")
+                raise HsaError(
+                    f"sample_params must return JSON-only data (dicts, lists, str, "
+                    f"numbers, bools, null), got {params!r:.200}"
+                )
             step_mapping = t.mapping(episode, params)
             out = t.apply(episode, params)
         except TransformFailed:
@@ -122,8 +124,9 @@ class Sequence(Node):
         return episode
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
-        return {self.name: {"pipeline": [c.to_dict(row_neutral=row_neutral)
-                                         for c in self.children]}}
+        return {
+            self.name: {"pipeline": [c.to_dict(row_neutral=row_neutral) for c in self.children]}
+        }
 
     def transforms(self):
         for child in self.children:
@@ -141,14 +144,18 @@ class OneOf(Node):
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         chosen = state.rng(self.path).choices(range(len(self.children)), weights=self.weights)[0]
-        state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, True,
-                                  {"chosen": chosen}))
+        state.lineage.append(
+            Step(self.name, COMPOSITION_VERSION, self.path, True, {"chosen": chosen})
+        )
         return self.children[chosen].run(episode, state)
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
-        return {self.name: {"weights": list(self.weights),
-                            "pipeline": [c.to_dict(row_neutral=row_neutral)
-                                         for c in self.children]}}
+        return {
+            self.name: {
+                "weights": list(self.weights),
+                "pipeline": [c.to_dict(row_neutral=row_neutral) for c in self.children],
+            }
+        }
 
     def transforms(self):
         for child in self.children:
@@ -166,15 +173,20 @@ class SomeOf(Node):
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         chosen = sorted(state.rng(self.path).sample(range(len(self.children)), self.n))
-        state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, True,
-                                  {"chosen": chosen}))
+        state.lineage.append(
+            Step(self.name, COMPOSITION_VERSION, self.path, True, {"chosen": chosen})
+        )
         for index in chosen:  # in pipeline order, so the order of effects is the recipe's
             episode = self.children[index].run(episode, state)
         return episode
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
-        return {self.name: {"n": self.n, "pipeline": [c.to_dict(row_neutral=row_neutral)
-                                                      for c in self.children]}}
+        return {
+            self.name: {
+                "n": self.n,
+                "pipeline": [c.to_dict(row_neutral=row_neutral) for c in self.children],
+            }
+        }
 
     def transforms(self):
         for child in self.children:
@@ -199,8 +211,12 @@ class Maybe(Node):
         return episode
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
-        return {self.name: {"p": self.p, "pipeline": [c.to_dict(row_neutral=row_neutral)
-                                                      for c in self.children]}}
+        return {
+            self.name: {
+                "p": self.p,
+                "pipeline": [c.to_dict(row_neutral=row_neutral) for c in self.children],
+            }
+        }
 
     def transforms(self):
         for child in self.children:

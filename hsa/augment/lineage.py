@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
 from hsa.augment.compose import COMPOSITIONS
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.registry import registered
+
 # The step record has a module of its own so that the pipeline nodes (which write steps) and
 # this module (which reads their names) import without a cycle; it is lineage's to export.
 from hsa.augment.step import Step as Step
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
 
 
 def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
@@ -28,8 +29,9 @@ def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
     return (s for s in lineage if s.fired and s.transform not in COMPOSITIONS)
 
 
-def replay(original: Episode, lineage: list[Step] | tuple[Step, ...], *,
-           trail: list | None = None) -> tuple[Episode, Mapping]:
+def replay(
+    original: Episode, lineage: list[Step] | tuple[Step, ...], *, trail: list | None = None
+) -> tuple[Episode, Mapping]:
     """Apply the fired transform steps of ``lineage`` to ``original``; return it and its mapping.
     ``trail``, when given, receives (family, episode before, episode after) of each step, as the
     pipeline records it (:class:`hsa.augment.variant.Variant`).
@@ -40,12 +42,16 @@ def replay(original: Episode, lineage: list[Step] | tuple[Step, ...], *,
     known = registered()
     for step in fired_steps(lineage):
         if step.transform not in known:
-            raise HsaError(f"lineage step {step.path} names transform {step.transform!r}, which "
-                           f"is not installed")
+            raise HsaError(
+                f"lineage step {step.path} names transform {step.transform!r}, which "
+                f"is not installed"
+            )
         cls = known[step.transform]
         if cls.version != step.version:
-            raise HsaError(f"lineage step {step.path} was made by {step.transform} version "
-                           f"{step.version}; the installed version is {cls.version}")
+            raise HsaError(
+                f"lineage step {step.path} was made by {step.transform} version "
+                f"{step.version}; the installed version is {cls.version}"
+            )
         transform = cls()
         params: Any = step.params or {}
         mapping = mapping.then(transform.mapping(episode, params))

@@ -9,9 +9,9 @@ through the inverse, is the original gold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from hsa.model.frozen import replace
 from typing import Any
 
+from hsa.model.frozen import replace
 from hsa.model.gold import Gold, GoldCall
 
 KINDS = ("skills", "tools", "hooks")
@@ -75,8 +75,11 @@ class Mapping:
             skills={v: k for k, v in self.skills.items()},
             tools={v: k for k, v in self.tools.items()},
             hooks={v: k for k, v in self.hooks.items()},
-            parameters={self.tools.get(tool, tool): {v: k for k, v in renames.items()}
-                        for tool, renames in self.parameters.items()})
+            parameters={
+                self.tools.get(tool, tool): {v: k for k, v in renames.items()}
+                for tool, renames in self.parameters.items()
+            },
+        )
 
     # ---- application -----------------------------------------------------------------------
 
@@ -92,33 +95,46 @@ class Mapping:
 
     def apply_to_call(self, call: GoldCall) -> GoldCall:
         renames = self.parameters.get(call.name, {})
-        return GoldCall(name=self.tool(call.name),
-                        arguments={renames.get(k, k): v for k, v in call.arguments.items()},
-                        omittable=tuple(renames.get(p, p) for p in call.omittable))
+        return GoldCall(
+            name=self.tool(call.name),
+            arguments={renames.get(k, k): v for k, v in call.arguments.items()},
+            omittable=tuple(renames.get(p, p) for p in call.omittable),
+        )
 
     def apply_to_gold(self, gold: Gold) -> Gold:
         if not self:
             return gold
-        return Gold(turns=tuple(
-            replace(t, calls=tuple(self.apply_to_call(c) for c in t.calls),
-                    skills=tuple(self.skill(s) for s in t.skills))
-            for t in gold.turns))
+        return Gold(
+            turns=tuple(
+                replace(
+                    t,
+                    calls=tuple(self.apply_to_call(c) for c in t.calls),
+                    skills=tuple(self.skill(s) for s in t.skills),
+                )
+                for t in gold.turns
+            )
+        )
 
     def renamed(self) -> dict[str, dict[str, str]]:
         """Every old -> new name, per kind; parameters as ``tool.param``."""
         out = {kind: dict(getattr(self, kind)) for kind in KINDS}
-        out["parameters"] = {f"{tool}.{old}": new for tool, renames in self.parameters.items()
-                             for old, new in renames.items()}
+        out["parameters"] = {
+            f"{tool}.{old}": new
+            for tool, renames in self.parameters.items()
+            for old, new in renames.items()
+        }
         return out
 
     # ---- serialisation ---------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {k: dict(sorted(getattr(self, k).items())) for k in KINDS
-                               if getattr(self, k)}
+        out: dict[str, Any] = {
+            k: dict(sorted(getattr(self, k).items())) for k in KINDS if getattr(self, k)
+        }
         if self.parameters:
-            out["parameters"] = {t: dict(sorted(r.items()))
-                                 for t, r in sorted(self.parameters.items())}
+            out["parameters"] = {
+                t: dict(sorted(r.items())) for t, r in sorted(self.parameters.items())
+            }
         return out
 
     @classmethod

@@ -33,9 +33,9 @@ from typing import Any
 
 import yaml
 
-from hsa.augment.compose import COMPOSITIONS, Maybe, Node, OneOf, SomeOf, Sequence, TransformNode
-from hsa.errors import HsaError
+from hsa.augment.compose import COMPOSITIONS, Maybe, Node, OneOf, Sequence, SomeOf, TransformNode
 from hsa.augment.registry import registered
+from hsa.errors import HsaError
 from hsa.files.textfile import read_text
 
 RECIPE_VERSION = 1
@@ -64,11 +64,16 @@ class Recipe:
         return isinstance(other, Recipe) and self.to_dict() == other.to_dict()
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
-        return {"recipe_version": RECIPE_VERSION, "name": self.name, "seed": self.seed,
-                "variants_per_episode": self.variants_per_episode,
-                "keep_original": self.keep_original,
-                "pipeline": [child.to_dict(row_neutral=row_neutral)
-                             for child in self.pipeline.children]}
+        return {
+            "recipe_version": RECIPE_VERSION,
+            "name": self.name,
+            "seed": self.seed,
+            "variants_per_episode": self.variants_per_episode,
+            "keep_original": self.keep_original,
+            "pipeline": [
+                child.to_dict(row_neutral=row_neutral) for child in self.pipeline.children
+            ],
+        }
 
     def version_dict(self) -> dict:
         """What of the recipe a dataset version is a hash of: :meth:`to_dict` without the options
@@ -79,8 +84,11 @@ class Recipe:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     def transform_versions(self) -> dict[str, str]:
-        return dict(sorted({n.transform.name: n.transform.version
-                            for n in self.pipeline.transforms()}.items()))
+        return dict(
+            sorted(
+                {n.transform.name: n.transform.version for n in self.pipeline.transforms()}.items()
+            )
+        )
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "recipe") -> Recipe:
@@ -88,48 +96,72 @@ class Recipe:
             raise RecipeError("a recipe must be a mapping", file=source)
         unknown = set(data) - set(_ENVELOPE)
         if unknown:
-            raise RecipeError(f"unknown keys {sorted(unknown)}; allowed: {', '.join(_ENVELOPE)}",
-                              file=source)
+            raise RecipeError(
+                f"unknown keys {sorted(unknown)}; allowed: {', '.join(_ENVELOPE)}", file=source
+            )
         if data.get("recipe_version") != RECIPE_VERSION:
-            raise RecipeError(f"recipe_version must be {RECIPE_VERSION}, got "
-                              f"{data.get('recipe_version')!r}", file=source,
-                              field="recipe_version")
+            raise RecipeError(
+                f"recipe_version must be {RECIPE_VERSION}, got {data.get('recipe_version')!r}",
+                file=source,
+                field="recipe_version",
+            )
         seed = data.get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise RecipeError(f"seed must be an integer, got {seed!r}", file=source, field="seed")
         name = data.get("name")
         if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise RecipeError(f"name must be 1-100 letters, digits, '.', '_' or '-', starting "
-                              f"with a letter or digit (it names the output folder), got "
-                              f"{name!r}", file=source, field="name")
+            raise RecipeError(
+                f"name must be 1-100 letters, digits, '.', '_' or '-', starting "
+                f"with a letter or digit (it names the output folder), got "
+                f"{name!r}",
+                file=source,
+                field="name",
+            )
         variants = data.get("variants_per_episode", 1)
-        if (not isinstance(variants, int) or isinstance(variants, bool)
-                or not 1 <= variants <= MAX_VARIANTS_PER_EPISODE):
-            raise RecipeError(f"variants_per_episode must be an integer from 1 to "
-                              f"{MAX_VARIANTS_PER_EPISODE}, got {variants!r}", file=source,
-                              field="variants_per_episode")
+        if (
+            not isinstance(variants, int)
+            or isinstance(variants, bool)
+            or not 1 <= variants <= MAX_VARIANTS_PER_EPISODE
+        ):
+            raise RecipeError(
+                f"variants_per_episode must be an integer from 1 to "
+                f"{MAX_VARIANTS_PER_EPISODE}, got {variants!r}",
+                file=source,
+                field="variants_per_episode",
+            )
         keep = data.get("keep_original", False)
         if not isinstance(keep, bool):
-            raise RecipeError("keep_original must be true or false", file=source,
-                              field="keep_original")
+            raise RecipeError(
+                "keep_original must be true or false", file=source, field="keep_original"
+            )
         pipeline = _parse_pipeline(data.get("pipeline"), "pipeline", "", source)
-        return cls(name=name, seed=seed, pipeline=Sequence(pipeline, path=""),
-                   variants_per_episode=variants, keep_original=keep)
+        return cls(
+            name=name,
+            seed=seed,
+            pipeline=Sequence(pipeline, path=""),
+            variants_per_episode=variants,
+            keep_original=keep,
+        )
 
 
 def _parse_pipeline(raw: Any, where: str, prefix: str, source: str) -> list[Node]:
     if not isinstance(raw, list) or not raw:
-        raise RecipeError("must be a non-empty list of '- name: {options}' entries", file=source,
-                          field=where)
-    return [_parse_node(entry, f"{where}[{i}]", f"{prefix}{i}", source)
-            for i, entry in enumerate(raw)]
+        raise RecipeError(
+            "must be a non-empty list of '- name: {options}' entries", file=source, field=where
+        )
+    return [
+        _parse_node(entry, f"{where}[{i}]", f"{prefix}{i}", source) for i, entry in enumerate(raw)
+    ]
 
 
 def _parse_node(entry: Any, where: str, path: str, source: str) -> Node:
     if not isinstance(entry, dict) or len(entry) != 1:
-        raise RecipeError("each pipeline entry is a one-key mapping: '- name: {options}'",
-                          file=source, field=where)
-    (name, options), = entry.items()
+        raise RecipeError(
+            "each pipeline entry is a one-key mapping: '- name: {options}'",
+            file=source,
+            field=where,
+        )
+    ((name, options),) = entry.items()
     options = {} if options is None else options
     if not isinstance(options, dict):
         raise RecipeError(f"options of {name!r} must be a mapping", file=source, field=where)
@@ -138,16 +170,23 @@ def _parse_node(entry: Any, where: str, path: str, source: str) -> Node:
         return _parse_composition(name, options, where, path, source)
     transforms = registered()
     if name not in transforms:
-        raise RecipeError(f"unknown transform {name!r}; registered: "
-                          f"{', '.join(transforms) or 'none'}; compositions: "
-                          f"{', '.join(COMPOSITIONS)}", file=source, field=where)
+        raise RecipeError(
+            f"unknown transform {name!r}; registered: "
+            f"{', '.join(transforms) or 'none'}; compositions: "
+            f"{', '.join(COMPOSITIONS)}",
+            file=source,
+            field=where,
+        )
     cls = transforms[name]
     valid = cls.options()
     unknown = set(options) - set(valid)
     if unknown:
-        raise RecipeError(f"unknown option(s) {sorted(unknown)}; {name} takes: "
-                          f"{', '.join(f'{k} (default {v!r})' for k, v in valid.items())}",
-                          file=source, field=where)
+        raise RecipeError(
+            f"unknown option(s) {sorted(unknown)}; {name} takes: "
+            f"{', '.join(f'{k} (default {v!r})' for k, v in valid.items())}",
+            file=source,
+            field=where,
+        )
     values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     try:
         transform = cls(**values)
@@ -162,29 +201,45 @@ def _parse_composition(name: str, options: dict, where: str, path: str, source: 
     allowed = COMPOSITIONS[name].keys
     unknown = set(options) - allowed
     if unknown:
-        raise RecipeError(f"unknown option(s) {sorted(unknown)}; {name} takes: "
-                          f"{', '.join(sorted(allowed))}", file=source, field=where)
+        raise RecipeError(
+            f"unknown option(s) {sorted(unknown)}; {name} takes: {', '.join(sorted(allowed))}",
+            file=source,
+            field=where,
+        )
     children = _parse_pipeline(options.get("pipeline"), f"{where}.pipeline", f"{path}.", source)
     if name == Sequence.name:
         return Sequence(children, path=path)
     if name == OneOf.name:
         weights = options.get("weights", [1.0] * len(children))
-        if (not isinstance(weights, list) or len(weights) != len(children)
-                or not all(isinstance(w, int | float) and not isinstance(w, bool) and w >= 0
-                           for w in weights) or not sum(weights) > 0):
-            raise RecipeError(f"weights must be {len(children)} non-negative numbers, not all "
-                              f"zero, got {weights!r}", file=source, field=f"{where}.weights")
+        if (
+            not isinstance(weights, list)
+            or len(weights) != len(children)
+            or not all(
+                isinstance(w, int | float) and not isinstance(w, bool) and w >= 0 for w in weights
+            )
+            or not sum(weights) > 0
+        ):
+            raise RecipeError(
+                f"weights must be {len(children)} non-negative numbers, not all "
+                f"zero, got {weights!r}",
+                file=source,
+                field=f"{where}.weights",
+            )
         return OneOf(children, weights=[float(w) for w in weights], path=path)
     if name == SomeOf.name:
         n = options.get("n")
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= len(children):
-            raise RecipeError(f"n must be an integer from 0 to {len(children)}, got {n!r}",
-                              file=source, field=f"{where}.n")
+            raise RecipeError(
+                f"n must be an integer from 0 to {len(children)}, got {n!r}",
+                file=source,
+                field=f"{where}.n",
+            )
         return SomeOf(children, n=n, path=path)
     p = options.get("p", 0.5)
     if not isinstance(p, int | float) or isinstance(p, bool) or not 0 <= p <= 1:
-        raise RecipeError(f"p must be a probability in [0, 1], got {p!r}", file=source,
-                          field=f"{where}.p")
+        raise RecipeError(
+            f"p must be a probability in [0, 1], got {p!r}", file=source, field=f"{where}.p"
+        )
     return Maybe(children, p=float(p), path=path)
 
 
@@ -207,8 +262,10 @@ def load_recipe(name_or_path: str | os.PathLike) -> Recipe:
     if not path.is_file():
         shipped = recipes_dir() / f"{name_or_path}.yaml"
         if not shipped.is_file():
-            raise RecipeError(f"no recipe file {str(name_or_path)!r} and no shipped recipe of "
-                              f"that name; shipped: {', '.join(shipped_recipes()) or 'none'}")
+            raise RecipeError(
+                f"no recipe file {str(name_or_path)!r} and no shipped recipe of "
+                f"that name; shipped: {', '.join(shipped_recipes()) or 'none'}"
+            )
         path = shipped
     try:
         data = yaml.safe_load(read_text(path))
@@ -216,6 +273,9 @@ def load_recipe(name_or_path: str | os.PathLike) -> Recipe:
         raise RecipeError(f"cannot read the recipe: {exc}", file=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise RecipeError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=str(path),
-                          line=None if mark is None else mark.line + 1) from None
+        raise RecipeError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            file=str(path),
+            line=None if mark is None else mark.line + 1,
+        ) from None
     return Recipe.from_dict(data, source=str(path))

@@ -39,33 +39,45 @@ def register(cls: T) -> T:
     # silently turn its annotated options into plain class attributes.
     params = cls.__dict__.get("__dataclass_params__")
     if params is None or not params.frozen:
-        raise HsaError(f"{what} must be a frozen dataclass (a transform is a value): decorate it "
-                       f"with @dataclass(frozen=True), written below @register")
+        raise HsaError(
+            f"{what} must be a frozen dataclass (a transform is a value): decorate it "
+            f"with @dataclass(frozen=True), written below @register"
+        )
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not _NAME.match(name):
-        raise HsaError(f"{what} needs a snake_case 'name' (name = \"my_transform\"), "
-                       f"got {name!r}")
+        raise HsaError(f"{what} needs a snake_case 'name' (name = \"my_transform\"), got {name!r}")
     if name in COMPOSITIONS:
-        raise HsaError(f"{what} may not be named {name!r}: a recipe reads that name as a "
-                       f"composition ({', '.join(COMPOSITIONS)}); choose another name")
+        raise HsaError(
+            f"{what} may not be named {name!r}: a recipe reads that name as a "
+            f"composition ({', '.join(COMPOSITIONS)}); choose another name"
+        )
     version = getattr(cls, "version", None)
     if not isinstance(version, str) or not version:
         raise HsaError(f"{what} needs a string 'version' (version = \"1\"), got {version!r}")
     family = getattr(cls, "family", None)
     if not isinstance(family, str) or not _NAME.match(family):
-        raise HsaError(f"{what} needs a snake_case 'family' (the family it belongs to, e.g. "
-                       f"family = \"tool_schema\"; statistics and evaluation group by it), "
-                       f"got {family!r}")
+        raise HsaError(
+            f"{what} needs a snake_case 'family' (the family it belongs to, e.g. "
+            f'family = "tool_schema"; statistics and evaluation group by it), '
+            f"got {family!r}"
+        )
     options = {f.name for f in dataclasses.fields(cls)}
     neutral = cls.row_neutral
-    if (not isinstance(neutral, tuple) or "p" in neutral
-            or not all(isinstance(o, str) and o in options for o in neutral)):
-        raise HsaError(f"{what}: 'row_neutral' must be a tuple of its option names other than "
-                       f"p (options: {', '.join(sorted(options))}), got {neutral!r}")
+    if (
+        not isinstance(neutral, tuple)
+        or "p" in neutral
+        or not all(isinstance(o, str) and o in options for o in neutral)
+    ):
+        raise HsaError(
+            f"{what}: 'row_neutral' must be a tuple of its option names other than "
+            f"p (options: {', '.join(sorted(options))}), got {neutral!r}"
+        )
     existing = _REGISTRY.get(name)
     if existing is not None and existing is not cls:
-        raise HsaError(f"{what}: the name {name!r} is already registered by "
-                       f"{existing.__module__}.{existing.__qualname__}; choose another name")
+        raise HsaError(
+            f"{what}: the name {name!r} is already registered by "
+            f"{existing.__module__}.{existing.__qualname__}; choose another name"
+        )
     _REGISTRY[name] = cls
     return cls
 
@@ -80,11 +92,15 @@ def load_plugins() -> None:
         try:
             entry.load()
         except Exception as exc:
-            raise HsaError(f"transform plugin {entry.name!r} ({entry.value}) failed to load: "
-                           f"{type(exc).__name__}: {exc}") from exc
+            raise HsaError(
+                f"transform plugin {entry.name!r} ({entry.value}) failed to load: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
     if not _REGISTRY:
-        raise HsaError(f"no transform is registered: the {ENTRY_POINT_GROUP!r} entry points are "
-                       f"missing, so hsa is not installed as a package (pip install -e .)")
+        raise HsaError(
+            f"no transform is registered: the {ENTRY_POINT_GROUP!r} entry points are "
+            f"missing, so hsa is not installed as a package (pip install -e .)"
+        )
     # Only now: a family or plugin that fails to import must fail every lookup, not leave a
     # silently partial registry behind for the next caller.
     _plugins_loaded = True
@@ -99,4 +115,3 @@ def registered() -> dict[str, type[Transform]]:
 def families() -> dict[str, str]:
     """Transform name -> family, for every registered transform."""
     return {name: cls.family for name, cls in registered().items()}
-

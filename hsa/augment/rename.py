@@ -15,18 +15,18 @@ implemented once. What moves:
 
 from __future__ import annotations
 
-from hsa.model.frozen import replace
 from typing import Any
 
 import orjson
 
+from hsa.augment.mapping import Mapping
 from hsa.model.episode import Episode
+from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
-from hsa.augment.mapping import Mapping
-from hsa.text.mentions import replace_code_mentions, replace_mentions
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
+from hsa.text.mentions import replace_code_mentions, replace_mentions
 from hsa.text.names import identifier_like
 
 
@@ -77,8 +77,9 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
 
 def _rename_tool(tool, mapping: Mapping, prose: _Prose):
     name, description = mapping.tool(tool.name), prose(tool.description)
-    parameters = _rename_schema(rewrite_descriptions(tool.parameters, prose),
-                                mapping.parameters.get(tool.name, {}))
+    parameters = _rename_schema(
+        rewrite_descriptions(tool.parameters, prose), mapping.parameters.get(tool.name, {})
+    )
     if name == tool.name and description == tool.description and parameters is tool.parameters:
         return tool
     return replace(tool, name=name, description=description, parameters=parameters)
@@ -87,24 +88,38 @@ def _rename_tool(tool, mapping: Mapping, prose: _Prose):
 def _renamed_entry(entry: str, mapping: Mapping) -> str:
     """An ``allowed-tools`` entry with its tool renamed (``get_price(*)`` keeps its ``(*)``)."""
     name = allowed_tool_name(entry)
-    return mapping.tool(name) + entry[len(name):]
+    return mapping.tool(name) + entry[len(name) :]
 
 
 def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = None) -> Harness:
     prose = prose or _Prose(mapping)
     tools = tuple(_rename_tool(t, mapping, prose) for t in harness.tools)
     skills = tuple(
-        replace(s, id=mapping.skill(s.id), description=prose(s.description),
-                content=prose(s.content),
-                allowed_tools=tuple(_renamed_entry(e, mapping) for e in s.allowed_tools))
-        for s in harness.skills)
+        replace(
+            s,
+            id=mapping.skill(s.id),
+            description=prose(s.description),
+            content=prose(s.content),
+            allowed_tools=tuple(_renamed_entry(e, mapping) for e in s.allowed_tools),
+        )
+        for s in harness.skills
+    )
     hooks = tuple(
-        replace(h, name=mapping.hooks.get(h.name, h.name), description=prose(h.description),
-                config=prose.value(h.config))
-        for h in harness.hooks)
-    return replace(harness, tools=tools, skills=skills, hooks=hooks,
-                   prompt=replace(harness.prompt,
-                                  text={k: prose(v) for k, v in harness.prompt.text.items()}))
+        replace(
+            h,
+            name=mapping.hooks.get(h.name, h.name),
+            description=prose(h.description),
+            config=prose.value(h.config),
+        )
+        for h in harness.hooks
+    )
+    return replace(
+        harness,
+        tools=tools,
+        skills=skills,
+        hooks=hooks,
+        prompt=replace(harness.prompt, text={k: prose(v) for k, v in harness.prompt.text.items()}),
+    )
 
 
 def _rename_call(call: dict, harness: Harness, mapping: Mapping) -> dict:
@@ -126,8 +141,9 @@ def _rename_call(call: dict, harness: Harness, mapping: Mapping) -> dict:
     return {**call, "function": {**fn, "name": new_name, "arguments": arguments}}
 
 
-def rename_messages(messages: tuple[dict, ...], harness: Harness, mapping: Mapping,
-                    prose: _Prose | None = None) -> tuple[dict, ...]:
+def rename_messages(
+    messages: tuple[dict, ...], harness: Harness, mapping: Mapping, prose: _Prose | None = None
+) -> tuple[dict, ...]:
     """``harness`` is the input-side harness (it tells which calls load skills)."""
     prose = prose or _Prose(mapping)
     out = []
@@ -141,11 +157,13 @@ def rename_messages(messages: tuple[dict, ...], harness: Harness, mapping: Mappi
         elif isinstance(content, list):
             new = {**new, "content": [{**p, "text": prose(p["text"])} for p in content]}
         if message.get("tool_calls"):
-            new = {**new, "tool_calls": [_rename_call(c, harness, mapping)
-                                         for c in message["tool_calls"]]}
+            new = {
+                **new,
+                "tool_calls": [_rename_call(c, harness, mapping) for c in message["tool_calls"]],
+            }
         name = message.get("name")
         if isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX) and mapping.hooks:
-            hook = name[len(HOOK_MESSAGE_PREFIX):]
+            hook = name[len(HOOK_MESSAGE_PREFIX) :]
             new = {**new, "name": HOOK_MESSAGE_PREFIX + mapping.hooks.get(hook, hook)}
         out.append(new)
     return tuple(out)
@@ -156,6 +174,8 @@ def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
     if not mapping:
         return episode
     prose = _Prose(mapping)
-    return replace(episode.with_harness(rename_harness(episode.harness, mapping, prose)),
-                   messages=rename_messages(episode.messages, episode.harness, mapping, prose),
-                   gold=mapping.apply_to_gold(episode.gold))
+    return replace(
+        episode.with_harness(rename_harness(episode.harness, mapping, prose)),
+        messages=rename_messages(episode.messages, episode.harness, mapping, prose),
+        gold=mapping.apply_to_gold(episode.gold),
+    )

@@ -16,10 +16,20 @@ class Step:
     params: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"transform": self.transform, "version": self.version, "path": self.path,
-                "fired": self.fired, "params": self.params}
+        return {
+            "transform": self.transform,
+            "version": self.version,
+            "path": self.path,
+            "fired": self.fired,
+            "params": self.params,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Step:
-        return cls(transform=data["transform"], version=data["version"], path=data["path"],
-                   fired=bool(data["fired"]), params=data.get("params"))
+        return cls(
+            transform=data["transform"],
+            version=data["version"],
+            path=data["path"],
+            fired=bool(data["fired"]),
+            params=data.get("params"),
+        )

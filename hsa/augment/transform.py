@@ -26,10 +26,9 @@ import types
 import typing
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
-from hsa.model.episode import Episode
-from hsa.errors import HsaError
 from hsa.augment.mapping import EMPTY, Mapping
-
+from hsa.errors import HsaError
+from hsa.model.episode import Episode
 
 # An option that is a probability or a share: checked to lie in [0, 1] for every transform, so
 # transforms declare `fraction: Share = 1.0` instead of checking it themselves.
@@ -112,8 +111,10 @@ def check_options(cls: type[Transform], values: dict[str, Any]) -> None:
         if get_origin(expected) is Annotated:
             expected, *bounds = get_args(expected)
         if not _fits(value, expected):
-            raise HsaError(f"transform {cls.name!r}: option {key!r} must be "
-                           f"{_describe(expected)}, got {value!r}")
+            raise HsaError(
+                f"transform {cls.name!r}: option {key!r} must be "
+                f"{_describe(expected)}, got {value!r}"
+            )
         if UNIT_INTERVAL in bounds and not 0.0 <= value <= 1.0:
             what = "probability p" if key == "p" else key
             raise HsaError(f"transform {cls.name!r}: {what} must be in [0, 1], got {value!r}")
@@ -135,8 +136,11 @@ def _fits(value: Any, expected: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if origin in (tuple, list):
         args = [a for a in get_args(expected) if a is not Ellipsis]
-        return isinstance(value, tuple | list) and all(
-            _fits(v, args[0]) for v in value) if args else isinstance(value, tuple | list)
+        return (
+            isinstance(value, tuple | list) and all(_fits(v, args[0]) for v in value)
+            if args
+            else isinstance(value, tuple | list)
+        )
     if origin is dict or expected is dict:
         return isinstance(value, dict)
     if isinstance(expected, type):

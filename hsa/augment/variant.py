@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hsa.model.episode import Episode
-from hsa.augment.step import Step
 from hsa.augment.mapping import Mapping
+from hsa.augment.step import Step
+from hsa.model.episode import Episode
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,13 @@ class Variant:
     trail: tuple = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict:
-        return {"source_id": self.source_id, "variant": self.index,
-                "episode": self.episode.to_dict(),
-                "lineage": [s.to_dict() for s in self.lineage], "mapping": self.mapping.to_dict()}
+        return {
+            "source_id": self.source_id,
+            "variant": self.index,
+            "episode": self.episode.to_dict(),
+            "lineage": [s.to_dict() for s in self.lineage],
+            "mapping": self.mapping.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,13 @@ class VariantReject:
     lineage: tuple[Step, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"source_id": self.source_id, "variant": self.index, "stage": self.stage,
-                "reason": self.reason, "lineage": [s.to_dict() for s in self.lineage]}
+        return {
+            "source_id": self.source_id,
+            "variant": self.index,
+            "stage": self.stage,
+            "reason": self.reason,
+            "lineage": [s.to_dict() for s in self.lineage],
+        }
 
     def __str__(self) -> str:
         return f"{self.source_id}#{self.index} {self.stage}: {self.reason}"

@@ -22,7 +22,9 @@ DEMO_RECIPE = "hat-train"
 
 
 def demo(
-    out_dir: Annotated[Path, typer.Option("--out", help="Where the version is written.")] = Path("out"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the version is written.")] = Path(
+        "out"
+    ),
     recipe: Annotated[str, typer.Option(help="Recipe to run on the example.")] = DEMO_RECIPE,
 ) -> None:
     """The main job on the embedded example: generate a verified dataset version with its card.
@@ -41,51 +43,84 @@ def demo(
 
     harness = load_example_harness()
     episodes = load_example_episodes()
-    out.print(f"[bold]Example[/bold]: harness {harness.name} ({len(harness.skills)} skills, "
-              f"{len(harness.tools)} tools, {len(harness.hooks)} hooks), {len(episodes)} episodes "
-              f"in {EPISODES_PATH}")
+    out.print(
+        f"[bold]Example[/bold]: harness {harness.name} ({len(harness.skills)} skills, "
+        f"{len(harness.tools)} tools, {len(harness.hooks)} hooks), {len(episodes)} episodes "
+        f"in {EPISODES_PATH}"
+    )
     parsed = load_recipe(recipe)
-    with progress_bar("generate", total=lambda: count_lines(EPISODES_PATH),
-                      unit="episodes") as advance:
-        result = run_generate(parsed, EPISODES_PATH, out_dir, trust_hooks=True,
-                              license="apache-2.0", on_progress=advance)
+    with progress_bar(
+        "generate", total=lambda: count_lines(EPISODES_PATH), unit="episodes"
+    ) as advance:
+        result = run_generate(
+            parsed,
+            EPISODES_PATH,
+            out_dir,
+            trust_hooks=True,
+            license="apache-2.0",
+            on_progress=advance,
+        )
     manifest = result.manifest
     counts = manifest["counts"]
-    out.print(f"[bold]Generated[/bold] {parsed.name} version {manifest['version']}"
-              + (" (already there: same inputs, same version)" if result.reused else "")
-              + f": {counts['rows']} rows from {counts['sources_out']} episodes, "
-              f"{counts['load_rejects'] + counts['variant_rejects']} rejected")
+    out.print(
+        f"[bold]Generated[/bold] {parsed.name} version {manifest['version']}"
+        + (" (already there: same inputs, same version)" if result.reused else "")
+        + f": {counts['rows']} rows from {counts['sources_out']} episodes, "
+        f"{counts['load_rejects'] + counts['variant_rejects']} rejected"
+    )
     by_family = manifest["statistics"]["rows_by_family"]
-    out.print("  rows changed per family: "
-              + ", ".join(f"{k} {v}" for k, v in by_family.items() if k != "core"))
+    out.print(
+        "  rows changed per family: "
+        + ", ".join(f"{k} {v}" for k, v in by_family.items() if k != "core")
+    )
     report = audit_version(result.path, trust_hooks=True)
     if not report.ok:
         for problem in report.problems[:10]:
             err.print(f"  {problem}", markup=False, highlight=False)
         raise HsaError(f"the version did not verify: {len(report.problems)} problem(s)")
-    out.print(f"[bold]Verified[/bold]: shard hashes and counts match; {report.rows_checked} rows "
-              f"rebuilt from their lineage and re-verified")
+    out.print(
+        f"[bold]Verified[/bold]: shard hashes and counts match; {report.rows_checked} rows "
+        f"rebuilt from their lineage and re-verified"
+    )
     out.print(f"[bold]Files[/bold] in {result.path}:")
     for path in sorted(p for p in result.path.rglob("*") if p.is_file()):
         out.print(f"  {path.relative_to(result.path)}  ({path.stat().st_size:,} bytes)")
-    out.print("[bold]Load it[/bold]:\n"
-              f"  from datasets import load_dataset\n"
-              f"  ds = load_dataset('parquet', data_files={{'train': '{result.path}/data/train-*.parquet'}})['train']\n"
-              f"  ds[0]['messages'], ds[0]['tools']\n"
-              "[bold]Train on it[/bold]: trl.SFTTrainer(model=..., train_dataset=ds.select_columns(['messages', 'tools']), "
-              "args=SFTConfig(assistant_only_loss=True))  -- see README.md in the version folder\n"
-              f"[bold]Check it[/bold]: hsa verify {result.path} --trust-hooks; "
-              f"hsa replay {result.path} --id <row id> --trust-hooks", highlight=False)
+    out.print(
+        "[bold]Load it[/bold]:\n"
+        f"  from datasets import load_dataset\n"
+        f"  ds = load_dataset('parquet', data_files={{'train': '{result.path}/data/train-*.parquet'}})['train']\n"
+        f"  ds[0]['messages'], ds[0]['tools']\n"
+        "[bold]Train on it[/bold]: trl.SFTTrainer(model=..., train_dataset=ds.select_columns(['messages', 'tools']), "
+        "args=SFTConfig(assistant_only_loss=True))  -- see README.md in the version folder\n"
+        f"[bold]Check it[/bold]: hsa verify {result.path} --trust-hooks; "
+        f"hsa replay {result.path} --id <row id> --trust-hooks",
+        highlight=False,
+    )
     print(result.path)
 
 
 def augment(
-    recipe: Annotated[str, typer.Option(help="Recipe YAML file, or the name of a shipped recipe (see transforms/recipes).")],
+    recipe: Annotated[
+        str,
+        typer.Option(
+            help="Recipe YAML file, or the name of a shipped recipe (see transforms/recipes)."
+        ),
+    ],
     episodes: Annotated[Path, typer.Option(help="Episodes JSONL.")],
-    out_path: Annotated[Path, typer.Option("--out", help="Variants JSONL to write: one {source_id, variant, episode, lineage, mapping} per line.")],
+    out_path: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Variants JSONL to write: one {source_id, variant, episode, lineage, mapping} per line.",
+        ),
+    ],
     harness: DefaultHarness = None,
-    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")] = 256,
+    rejects: Annotated[
+        Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")
+    ] = 256,
     trust_hooks: TrustHooks = False,
     harness_roots: HarnessRoots = [],
     max_reject_share: MaxRejectShare = DEFAULT_MAX_REJECT_SHARE,
@@ -109,28 +144,59 @@ def augment(
     parsed = load_recipe(recipe)  # every recipe error surfaces before any work
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     rejects_path = rejects or rejects_path_for(out_path)
-    items = track(read_episodes(episodes, harness=default, trust_hooks=trust_hooks,
-                                harness_roots=tuple(harness_roots)),
-                  "augment", total=lambda: count_lines(episodes), unit="episodes")
+    items = track(
+        read_episodes(
+            episodes, harness=default, trust_hooks=trust_hooks, harness_roots=tuple(harness_roots)
+        ),
+        "augment",
+        total=lambda: count_lines(episodes),
+        unit="episodes",
+    )
     tally = write_variants(parsed, items, out_path, rejects_path, batch_size=batch_size)
     rejected = tally.by_stage()
-    out.print(f"recipe {parsed.name} (seed {parsed.seed}): {tally.kept} variants written, "
-              f"{len(tally.rejects)} rejected"
-              + (f" ({', '.join(f'{k} {v}' for k, v in rejected.items())})" if rejected else ""))
+    out.print(
+        f"recipe {parsed.name} (seed {parsed.seed}): {tally.kept} variants written, "
+        f"{len(tally.rejects)} rejected"
+        + (f" ({', '.join(f'{k} {v}' for k, v in rejected.items())})" if rejected else "")
+    )
     out.print(f"wrote {out_path} and {rejects_path}")
     fail_unless_healthy(tally, max_reject_share, what="variants")
 
 
 def generate(
-    recipe: Annotated[str, typer.Option(help="Recipe YAML file, or a shipped recipe's name (hat-train, hat-heldout, tools-basic, ...).")],
+    recipe: Annotated[
+        str,
+        typer.Option(
+            help="Recipe YAML file, or a shipped recipe's name (hat-train, hat-heldout, tools-basic, ...)."
+        ),
+    ],
     episodes: Annotated[Path, typer.Option(help="Episodes JSONL.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Output root; the version lands in OUT/RECIPE-NAME/VERSION/.")],
+    out_dir: Annotated[
+        Path,
+        typer.Option("--out", help="Output root; the version lands in OUT/RECIPE-NAME/VERSION/."),
+    ],
     harness: DefaultHarness = None,
-    engine: Annotated[str, typer.Option(help="local (processes on this machine) or ray (Ray Data; pip install 'hsa[ray]').")] = "local",
-    workers: Annotated[int, typer.Option(min=1, help="Worker processes (local) or CPUs (ray).")] = 1,
-    batch_size: Annotated[int, typer.Option(min=1, help="Episodes per batch; memory is bounded by it. Output never depends on it.")] = 256,
-    split: Annotated[str, typer.Option(help="Split name of the shards (data/SPLIT-*.parquet).")] = "train",
-    license: Annotated[str, typer.Option(help="License id for the data card (that of your source episodes).")] = "other",
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="local (processes on this machine) or ray (Ray Data; pip install 'hsa[ray]')."
+        ),
+    ] = "local",
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes (local) or CPUs (ray).")
+    ] = 1,
+    batch_size: Annotated[
+        int,
+        typer.Option(
+            min=1, help="Episodes per batch; memory is bounded by it. Output never depends on it."
+        ),
+    ] = 256,
+    split: Annotated[
+        str, typer.Option(help="Split name of the shards (data/SPLIT-*.parquet).")
+    ] = "train",
+    license: Annotated[
+        str, typer.Option(help="License id for the data card (that of your source episodes).")
+    ] = "other",
     trust_hooks: TrustHooks = False,
     harness_roots: HarnessRoots = [],
     max_reject_share: MaxRejectShare = DEFAULT_MAX_REJECT_SHARE,
@@ -153,30 +219,55 @@ def generate(
     parsed = load_recipe(recipe)
     lines = (lambda: count_lines(episodes)) if episodes.is_file() else None
     with progress_bar("generate", total=lines, unit="episodes") as advance:
-        result = run_generate(parsed, episodes, out_dir, harness=harness, engine=engine,
-                              workers=workers, batch_size=batch_size, split=split,
-                              trust_hooks=trust_hooks, license=license, on_progress=advance,
-                              harness_roots=tuple(harness_roots))
+        result = run_generate(
+            parsed,
+            episodes,
+            out_dir,
+            harness=harness,
+            engine=engine,
+            workers=workers,
+            batch_size=batch_size,
+            split=split,
+            trust_hooks=trust_hooks,
+            license=license,
+            on_progress=advance,
+            harness_roots=tuple(harness_roots),
+        )
     counts = result.manifest["counts"]
     if result.repaired:
-        err.print(f"version {result.manifest['version']} existed but was damaged ("
-                  + "; ".join(result.repaired[:3])
-                  + (f"; {len(result.repaired) - 3} more" if len(result.repaired) > 3 else "")
-                  + "): rebuilt", markup=False, highlight=False)
+        err.print(
+            f"version {result.manifest['version']} existed but was damaged ("
+            + "; ".join(result.repaired[:3])
+            + (f"; {len(result.repaired) - 3} more" if len(result.repaired) > 3 else "")
+            + "): rebuilt",
+            markup=False,
+            highlight=False,
+        )
     if result.reused:
-        out.print(f"version {result.manifest['version']} already exists (same inputs, files "
-                  f"checked against its manifest); nothing to do")
-    out.print(f"{counts['input_lines']} input lines -> {counts['rows']} rows from "
-              f"{counts['sources_out']} sources; rejected: {counts['load_rejects']} on load, "
-              f"{counts['variant_rejects']} variants"
-              + (f" ({', '.join(f'{k} {v}' for k, v in result.manifest['statistics']['rejects_by_stage'].items())})"
-                 if result.manifest['statistics']['rejects_by_stage'] else ""))
+        out.print(
+            f"version {result.manifest['version']} already exists (same inputs, files "
+            f"checked against its manifest); nothing to do"
+        )
+    out.print(
+        f"{counts['input_lines']} input lines -> {counts['rows']} rows from "
+        f"{counts['sources_out']} sources; rejected: {counts['load_rejects']} on load, "
+        f"{counts['variant_rejects']} variants"
+        + (
+            f" ({', '.join(f'{k} {v}' for k, v in result.manifest['statistics']['rejects_by_stage'].items())})"
+            if result.manifest["statistics"]["rejects_by_stage"]
+            else ""
+        )
+    )
     failure = result.failure(max_reject_share)
     if failure:
         from hsa.dataset.card import top_rejects
+
         print_reject_summary(top_rejects(result.path, limit=10), result.rejected)
-        err.print(f"FAILED: {failure}; see {result.path / 'rejects.parquet'}", markup=False,
-                  highlight=False)
+        err.print(
+            f"FAILED: {failure}; see {result.path / 'rejects.parquet'}",
+            markup=False,
+            highlight=False,
+        )
     print(result.path)
     if failure:
         raise typer.Exit(1)
@@ -184,9 +275,19 @@ def generate(
 
 def verify(
     version_dir: Annotated[Path, typer.Argument(help="A version folder made by `hsa generate`.")],
-    episodes: Annotated[Path | None, typer.Option(help="Source episodes; default: where the run that made the version on this machine found them.")] = None,
+    episodes: Annotated[
+        Path | None,
+        typer.Option(
+            help="Source episodes; default: where the run that made the version on this machine found them."
+        ),
+    ] = None,
     trust_hooks: TrustHooks = False,
-    harness: Annotated[Path | None, typer.Option(help="The default harness folder the version was made with (--harness of generate); default: where that run found it.")] = None,
+    harness: Annotated[
+        Path | None,
+        typer.Option(
+            help="The default harness folder the version was made with (--harness of generate); default: where that run found it."
+        ),
+    ] = None,
     harness_roots: HarnessRoots = [],
 ) -> None:
     """Recompute shard hashes, check the counts, rebuild and re-verify every row.
@@ -202,23 +303,43 @@ def verify(
     rows = read_manifest(version_dir)["counts"].get("rows")
     audit = audit_rollout if is_rollout(version_dir) else audit_version
     with progress_bar("verify", total=rows, unit="rows", show_rows=False) as advance:
-        report = audit(version_dir, episodes=episodes, trust_hooks=trust_hooks,
-                       harness=harness, harness_roots=tuple(harness_roots),
-                       on_progress=lambda n: advance(n, n))
+        report = audit(
+            version_dir,
+            episodes=episodes,
+            trust_hooks=trust_hooks,
+            harness=harness,
+            harness_roots=tuple(harness_roots),
+            on_progress=lambda n: advance(n, n),
+        )
     if not report.ok:
         for problem in report.problems:
             err.print(f"  {problem}", markup=False, highlight=False)
         err.print(f"FAILED: {version_dir}: {len(report.problems)} problem(s)")
         raise typer.Exit(1)
-    out.print(f"ok: {version_dir}: hashes and counts match; {report.rows_checked} rows rebuilt "
-              f"from lineage and verified")
+    out.print(
+        f"ok: {version_dir}: hashes and counts match; {report.rows_checked} rows rebuilt "
+        f"from lineage and verified"
+    )
 
 
 def replay(
-    target: Annotated[Path, typer.Argument(help="A version folder (hsa generate) or a variants JSONL (hsa augment).")],
-    row: Annotated[str, typer.Option("--id", help="The row to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")],
-    episodes: Annotated[Path | None, typer.Option(help="Source episodes (needed for a variants JSONL; for a version, default: where the run that made it found them).")] = None,
-    harness: Annotated[Path | None, typer.Option(help="Default harness folder (for a version, default: the one its run used).")] = None,
+    target: Annotated[
+        Path,
+        typer.Argument(help="A version folder (hsa generate) or a variants JSONL (hsa augment)."),
+    ],
+    row: Annotated[
+        str, typer.Option("--id", help="The row to rebuild: SOURCE_ID#INDEX, e.g. parallel_3#2.")
+    ],
+    episodes: Annotated[
+        Path | None,
+        typer.Option(
+            help="Source episodes (needed for a variants JSONL; for a version, default: where the run that made it found them)."
+        ),
+    ] = None,
+    harness: Annotated[
+        Path | None,
+        typer.Option(help="Default harness folder (for a version, default: the one its run used)."),
+    ] = None,
     trust_hooks: TrustHooks = False,
     harness_roots: HarnessRoots = [],
 ) -> None:
@@ -235,30 +356,49 @@ def replay(
     from hsa.files.jsonl import dumps
 
     if target.is_dir():
-        stored, differing = replay_row(target, row, episodes=episodes, trust_hooks=trust_hooks,
-                                       harness=harness, harness_roots=tuple(harness_roots))
+        stored, differing = replay_row(
+            target,
+            row,
+            episodes=episodes,
+            trust_hooks=trust_hooks,
+            harness=harness,
+            harness_roots=tuple(harness_roots),
+        )
         lineage = [Step.from_dict(s) for s in orjson.loads(stored["hsa_lineage"])]
     else:
         if episodes is None:
             raise HsaError("replaying from a variants JSONL needs --episodes")
-        stored, differing = replay_variant(target, row, episodes=episodes, trust_hooks=trust_hooks,
-                                           harness=harness, harness_roots=tuple(harness_roots))
+        stored, differing = replay_variant(
+            target,
+            row,
+            episodes=episodes,
+            trust_hooks=trust_hooks,
+            harness=harness,
+            harness_roots=tuple(harness_roots),
+        )
         lineage = [Step.from_dict(s) for s in stored["lineage"]]
     for step in lineage:
         mark = "fired" if step.fired else "skipped"
-        out.print(f"  {step.path:>6}  {step.transform}@{step.version}  {mark}  "
-                  f"{dumps(step.params)[:100] if step.params is not None else ''}",
-                  markup=False, highlight=False)
+        out.print(
+            f"  {step.path:>6}  {step.transform}@{step.version}  {mark}  "
+            f"{dumps(step.params)[:100] if step.params is not None else ''}",
+            markup=False,
+            highlight=False,
+        )
     if differing:
         err.print(f"{row}: the rebuilt row DIFFERS from the stored one in {', '.join(differing)}")
         raise typer.Exit(1)
-    out.print(f"{row}: rebuilt from its source + {len(lineage)} lineage steps: identical to the "
-              f"stored row")
+    out.print(
+        f"{row}: rebuilt from its source + {len(lineage)} lineage steps: identical to the "
+        f"stored row"
+    )
 
 
 def card(
     version_dir: Annotated[Path, typer.Argument(help="A version folder.")],
-    license: Annotated[str, typer.Option(help="License id for the card's front matter (that of your source data).")] = "other",
+    license: Annotated[
+        str, typer.Option(help="License id for the card's front matter (that of your source data).")
+    ] = "other",
 ) -> None:
     """(Re)write a version's README.md: a Hugging Face dataset card with statistics."""
     from hsa.dataset.card import write_card
@@ -270,12 +410,21 @@ def card(
 def push(
     version_dir: Annotated[Path, typer.Argument(help="A version folder.")],
     repo_id: Annotated[str, typer.Option(help="Dataset repository, ORG/NAME.")],
-    private: Annotated[bool, typer.Option("--private", help="Create the repository private.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the operations; send nothing.")] = False,
-    allow_restricted: Annotated[bool, typer.Option(
-        "--allow-restricted-licences", "--allow-restricted-licenses",
-        help="Push even though a skill in the rows states a licence that is not an open one "
-             "(you must have the right to publish it).")] = False,
+    private: Annotated[
+        bool, typer.Option("--private", help="Create the repository private.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the operations; send nothing.")
+    ] = False,
+    allow_restricted: Annotated[
+        bool,
+        typer.Option(
+            "--allow-restricted-licences",
+            "--allow-restricted-licenses",
+            help="Push even though a skill in the rows states a licence that is not an open one "
+            "(you must have the right to publish it).",
+        ),
+    ] = False,
 ) -> None:
     """Publish a version to the Hugging Face Hub in one commit (shards, card, manifest, rejects).
 
@@ -285,8 +434,13 @@ def push(
     """
     from hsa.dataset.hub import push_version
 
-    lines = push_version(version_dir, repo_id, private=private, dry_run=dry_run,
-                         allow_restricted_licenses=allow_restricted)
+    lines = push_version(
+        version_dir,
+        repo_id,
+        private=private,
+        dry_run=dry_run,
+        allow_restricted_licenses=allow_restricted,
+    )
     for line in lines:
         out.print(line, markup=False, highlight=False)
     if not dry_run:
@@ -294,11 +448,19 @@ def push(
 
 
 def bench(
-    rows: Annotated[int, typer.Option(min=100, help="Synthetic episodes to generate and process.")] = 100_000,
+    rows: Annotated[
+        int, typer.Option(min=100, help="Synthetic episodes to generate and process.")
+    ] = 100_000,
     workers: Annotated[int, typer.Option(min=1, help="Workers for the second generate run.")] = 2,
     recipe: Annotated[str, typer.Option(help="Recipe for the generate runs.")] = "hat-train",
-    only: Annotated[list[str], typer.Option(help="Run only these measurements (floor, naive, generate); repeatable.")] = [],
-    folder: Annotated[Path | None, typer.Option(help="Keep inputs and outputs here instead of a temporary folder.")] = None,
+    only: Annotated[
+        list[str],
+        typer.Option(help="Run only these measurements (floor, naive, generate); repeatable."),
+    ] = [],
+    folder: Annotated[
+        Path | None,
+        typer.Option(help="Keep inputs and outputs here instead of a temporary folder."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure generate against a floor (Parquet + JSON round trip) and a naive datasets.map
@@ -317,8 +479,13 @@ def bench(
     for column in ("measurement", "rows out", "seconds", "rows/s", "peak RSS (MB)"):
         table.add_column(column, justify="left" if column == "measurement" else "right")
     for name, r in report.results.items():
-        table.add_row(name, f"{r['rows']:,}", f"{r['seconds']:.1f}", f"{r['rows_per_s']:,.0f}",
-                      f"{r['peak_rss_mb']:,.0f}")
+        table.add_row(
+            name,
+            f"{r['rows']:,}",
+            f"{r['seconds']:.1f}",
+            f"{r['rows_per_s']:,.0f}",
+            f"{r['peak_rss_mb']:,.0f}",
+        )
     out.print(table)
     if all(k in report.results for k in ("floor", "naive", "generate_1")):
         for name, value in report.ratios().items():
@@ -332,9 +499,16 @@ def transforms(
     from hsa.augment.registry import registered
     from hsa.files.jsonl import dumps
 
-    rows = [{"name": name, "version": cls.version, "family": cls.family,
-             "promise": cls.promise(), "options": cls.options()}
-            for name, cls in registered().items()]
+    rows = [
+        {
+            "name": name,
+            "version": cls.version,
+            "family": cls.family,
+            "promise": cls.promise(),
+            "options": cls.options(),
+        }
+        for name, cls in registered().items()
+    ]
     if as_json:
         print(dumps(rows))
         return

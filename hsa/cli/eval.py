@@ -28,6 +28,7 @@ def _print_table(header: list[str], rows: list[list[str]], title: str | None = N
     columns would wrap every cell."""
     if not out.is_terminal:
         from hsa.eval.report import markdown_table
+
         if title:
             print(title)
         print(markdown_table(header, rows))
@@ -43,55 +44,93 @@ def _print_table(header: list[str], rows: list[list[str]], title: str | None = N
 @eval_app.callback(invoke_without_command=True)
 def evaluate(
     ctx: typer.Context,
-    episodes: Annotated[Path | None, typer.Option(
-        help="Episodes JSONL: variants are generated from it with --recipe (with --dataset: "
-             "the version's source episodes, when its manifest's note does not find them).")
+    episodes: Annotated[
+        Path | None,
+        typer.Option(
+            help="Episodes JSONL: variants are generated from it with --recipe (with --dataset: "
+            "the version's source episodes, when its manifest's note does not find them)."
+        ),
     ] = None,
-    dataset: Annotated[list[Path] | None, typer.Option(
-        help="A dataset version folder to evaluate as it is (repeatable; instead of --episodes).")
+    dataset: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="A dataset version folder to evaluate as it is (repeatable; instead of --episodes)."
+        ),
     ] = None,
-    recipe: Annotated[str, typer.Option(help="Recipe for the variants (name or YAML file).")
-                      ] = "hat-heldout",
-    variants: Annotated[int | None, typer.Option(
-        help="Variants per episode and set (default: the recipe's).")] = None,
-    families: Annotated[str, typer.Option(
-        help="Family-alone sets besides all families: `all` (every family of the recipe), "
-             "`none`, or a comma list.")] = "all",
-    base_url: Annotated[str | None, typer.Option(
-        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")] = None,
-    model: Annotated[str | None, typer.Option(
-        help="Model name to send (transformers serve wants the exact string it was started "
-             "with).")] = None,
-    model_path: Annotated[Path | None, typer.Option(
-        help="Local model folder: run in-process with transformers (greedy, batched).")] = None,
+    recipe: Annotated[
+        str, typer.Option(help="Recipe for the variants (name or YAML file).")
+    ] = "hat-heldout",
+    variants: Annotated[
+        int | None, typer.Option(help="Variants per episode and set (default: the recipe's).")
+    ] = None,
+    families: Annotated[
+        str,
+        typer.Option(
+            help="Family-alone sets besides all families: `all` (every family of the recipe), "
+            "`none`, or a comma list."
+        ),
+    ] = "all",
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Model name to send (transformers serve wants the exact string it was started "
+            "with)."
+        ),
+    ] = None,
+    model_path: Annotated[
+        Path | None,
+        typer.Option(
+            help="Local model folder: run in-process with transformers (greedy, batched)."
+        ),
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Report folder.")] = None,
-    limit: Annotated[int | None, typer.Option(
-        help="Evaluate this many episodes, picked by a hash of (seed, id): a fixed spread over "
-             "the file.")] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            help="Evaluate this many episodes, picked by a hash of (seed, id): a fixed spread over "
+            "the file."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Episode pick and per-request sampling seeds.")] = 0,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (endpoint).")] = 0.0,
     top_p: Annotated[float | None, typer.Option(help="Nucleus sampling (endpoint).")] = None,
     max_tokens: Annotated[int, typer.Option(help="Most tokens per answer.")] = 256,
     concurrency: Annotated[int, typer.Option(help="Requests in flight (endpoint).")] = 4,
-    stream: Annotated[bool, typer.Option(
-        help="Stream answers to measure time to first token (endpoint).")] = False,
-    api_key_env: Annotated[str, typer.Option(
-        help="Environment variable holding the API key (never written).")] = "OPENAI_API_KEY",
+    stream: Annotated[
+        bool, typer.Option(help="Stream answers to measure time to first token (endpoint).")
+    ] = False,
+    api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding the API key (never written).")
+    ] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(help="Seconds to wait for one answer.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(
-        help="Retries of a request that failed with 429/5xx or a timeout.")] = 4,
+    max_retries: Annotated[
+        int, typer.Option(help="Retries of a request that failed with 429/5xx or a timeout.")
+    ] = 4,
     batch_size: Annotated[int, typer.Option(help="Prompts per batch (in-process).")] = 8,
-    datasets_dir: Annotated[Path | None, typer.Option(
-        help="Where generated variant versions go (default: OUT/datasets); share one folder "
-             "between reports to generate once.")] = None,
-    harness: Annotated[Path | None, typer.Option(
-        help="Default harness folder for episodes that name none.")] = None,
+    datasets_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where generated variant versions go (default: OUT/datasets); share one folder "
+            "between reports to generate once."
+        ),
+    ] = None,
+    harness: Annotated[
+        Path | None, typer.Option(help="Default harness folder for episodes that name none.")
+    ] = None,
     workers: Annotated[int, typer.Option(help="Processes for generating variants.")] = 1,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     bootstrap_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 20261201,
-    trust_hooks: Annotated[bool, typer.Option(
-        "--trust-hooks", help="Import harnesses' hooks.py (code: read it first): needed by "
-                              "hook transforms and to measure hook compliance.")] = False,
+    trust_hooks: Annotated[
+        bool,
+        typer.Option(
+            "--trust-hooks",
+            help="Import harnesses' hooks.py (code: read it first): needed by "
+            "hook transforms and to measure hook compliance.",
+        ),
+    ] = False,
 ) -> None:
     """Judge every turn of the original episodes and of K held-out variants per episode:
     all transform families together and each family alone.
@@ -108,15 +147,17 @@ def evaluate(
     """
     if ctx.invoked_subcommand is not None:
         return
+    from hsa.augment.recipe import load_recipe
+    from hsa.cli.progress import progress_bar
     from hsa.eval.items import plan_from_datasets, plan_from_episodes
     from hsa.eval.report import MARKDOWN_FILE, REPORT_FILE, main_table
     from hsa.eval.run import Settings, run_eval
-    from hsa.cli.progress import progress_bar
-    from hsa.augment.recipe import load_recipe
 
     if episodes is None and not dataset:
-        raise HsaError("give --episodes (variants made with --recipe) or --dataset VERSION_DIR "
-                       "(see hsa eval --help)")
+        raise HsaError(
+            "give --episodes (variants made with --recipe) or --dataset VERSION_DIR "
+            "(see hsa eval --help)"
+        )
     if (base_url is None) == (model_path is None):
         raise HsaError("give --base-url URL with --model M, or --model-path DIR")
     if out_dir is None:
@@ -126,59 +167,107 @@ def evaluate(
             raise HsaError("--base-url needs --model (the name the endpoint serves)")
         from hsa.eval.backends import EndpointBackend
         from hsa.runtime.endpoint import Endpoint, Sampling
+
         backend = EndpointBackend(
-            Endpoint(base_url, model, Sampling(temperature=temperature, top_p=top_p,
-                                               max_tokens=max_tokens),
-                     api_key_env=api_key_env, timeout_s=timeout, max_retries=max_retries,
-                     stream=stream),
-            concurrency=concurrency, seed=seed)
+            Endpoint(
+                base_url,
+                model,
+                Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens),
+                api_key_env=api_key_env,
+                timeout_s=timeout,
+                max_retries=max_retries,
+                stream=stream,
+            ),
+            concurrency=concurrency,
+            seed=seed,
+        )
     else:
         if temperature != 0.0 or top_p is not None:
             raise HsaError("the in-process backend decodes greedily; sample through an endpoint")
         from hsa.eval.backends import InProcessBackend
+
         backend = InProcessBackend(model_path, max_tokens=max_tokens, batch_size=batch_size)
 
     if not dataset:
+
         def generated(name, result):
             m = result.manifest
-            out.print(f"variants [bold]{name}[/bold]: {m['name']} {m['version']} "
-                      f"({m['counts']['rows']} rows"
-                      + (", already there" if result.reused else "") + ")", highlight=False)
-        plan = plan_from_episodes(episodes, load_recipe(recipe), datasets_dir or out_dir / "datasets",
-                                  variants=variants, families=_families(families), limit=limit,
-                                  seed=seed, harness=harness, trust_hooks=trust_hooks,
-                                  workers=workers, on_version=generated)
+            out.print(
+                f"variants [bold]{name}[/bold]: {m['name']} {m['version']} "
+                f"({m['counts']['rows']} rows" + (", already there" if result.reused else "") + ")",
+                highlight=False,
+            )
+
+        plan = plan_from_episodes(
+            episodes,
+            load_recipe(recipe),
+            datasets_dir or out_dir / "datasets",
+            variants=variants,
+            families=_families(families),
+            limit=limit,
+            seed=seed,
+            harness=harness,
+            trust_hooks=trust_hooks,
+            workers=workers,
+            on_version=generated,
+        )
     else:
-        plan = plan_from_datasets(dataset, episodes=episodes, harness=harness, limit=limit,
-                                  seed=seed, trust_hooks=trust_hooks)
+        plan = plan_from_datasets(
+            dataset,
+            episodes=episodes,
+            harness=harness,
+            limit=limit,
+            seed=seed,
+            trust_hooks=trust_hooks,
+        )
     items = plan.itemset.items
-    out.print(f"{len(plan.itemset.episodes)} episodes, {len(items)} judged turns in "
-              f"{1 + len(plan.sets)} sets", highlight=False)
-    settings = Settings(trust_hooks=trust_hooks, resamples=resamples,
-                        bootstrap_seed=bootstrap_seed, inputs=plan.inputs)
+    out.print(
+        f"{len(plan.itemset.episodes)} episodes, {len(items)} judged turns in "
+        f"{1 + len(plan.sets)} sets",
+        highlight=False,
+    )
+    settings = Settings(
+        trust_hooks=trust_hooks,
+        resamples=resamples,
+        bootstrap_seed=bootstrap_seed,
+        inputs=plan.inputs,
+    )
     # The total is known once the journal is read: prompts not answered yet.
     with progress_bar("eval", total=None, unit="answers", show_rows=False) as advance:
-        report = run_eval(plan.itemset, plan.sets, backend, out_dir, settings,
-                          on_answer=lambda done, total: advance(done, None, total))
+        report = run_eval(
+            plan.itemset,
+            plan.sets,
+            backend,
+            out_dir,
+            settings,
+            on_answer=lambda done, total: advance(done, None, total),
+        )
     header, rows = main_table(report)
     _print_table(header, rows, title="Harness robustness")
     latency = report["latency"]["e2e_s"]
     if latency["n"]:
-        out.print(f"latency (end to end): P50 {1000 * latency['p50']:.0f} ms, P95 "
-                  f"{1000 * latency['p95']:.0f} ms, P99 {1000 * latency['p99']:.0f} ms over "
-                  f"{latency['n']} requests", highlight=False)
-    out.print(f"wrote {out_dir / REPORT_FILE}, {out_dir / MARKDOWN_FILE} and plots",
-              highlight=False)
+        out.print(
+            f"latency (end to end): P50 {1000 * latency['p50']:.0f} ms, P95 "
+            f"{1000 * latency['p95']:.0f} ms, P99 {1000 * latency['p99']:.0f} ms over "
+            f"{latency['n']} requests",
+            highlight=False,
+        )
+    out.print(
+        f"wrote {out_dir / REPORT_FILE}, {out_dir / MARKDOWN_FILE} and plots", highlight=False
+    )
     print(out_dir)
 
 
 @eval_app.command("compare")
 def compare(
-    reports: Annotated[list[Path], typer.Argument(help="Report folders (or report.json files); "
-                                                       "the first is the baseline.")],
+    reports: Annotated[
+        list[Path],
+        typer.Argument(help="Report folders (or report.json files); the first is the baseline."),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
-    markdown: Annotated[Path | None, typer.Option(
-        help="Also write the table as Markdown to this file.")] = None,
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write the table as Markdown to this file.")
+    ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     bootstrap_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 20261201,
 ) -> None:
@@ -187,14 +276,19 @@ def compare(
 
         hsa eval compare reports/base reports/hsa-sft
     """
-    from hsa.eval.compare import (compare_reports, comparison_markdown, comparison_table,
-                                  report_labels)
+    from hsa.eval.compare import (
+        compare_reports,
+        comparison_markdown,
+        comparison_table,
+        report_labels,
+    )
     from hsa.eval.report import read_report
     from hsa.files.jsonl import atomic_path, dumps
 
     loaded = [read_report(p) for p in reports]
-    comparison = compare_reports(loaded, report_labels([str(p) for p in reports]),
-                                 resamples=resamples, seed=bootstrap_seed)
+    comparison = compare_reports(
+        loaded, report_labels([str(p) for p in reports]), resamples=resamples, seed=bootstrap_seed
+    )
     if markdown is not None:
         with atomic_path(markdown) as tmp:
             tmp.write_text(comparison_markdown(comparison), encoding="utf-8")
@@ -202,7 +296,11 @@ def compare(
         print(dumps(comparison))
         return
     header, rows = comparison_table(comparison)
-    _print_table(header, rows, title=f"{comparison['items']} paired turns; first report is the "
-                                     f"baseline")
-    out.print("b/c: turns only the baseline / only the other report got right. CI: percentile "
-              "bootstrap over episodes.", highlight=False)
+    _print_table(
+        header, rows, title=f"{comparison['items']} paired turns; first report is the baseline"
+    )
+    out.print(
+        "b/c: turns only the baseline / only the other report got right. CI: percentile "
+        "bootstrap over episodes.",
+        highlight=False,
+    )

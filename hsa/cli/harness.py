@@ -14,8 +14,16 @@ harness_app = typer.Typer(no_args_is_help=True, help="Inspect and check harness 
 
 @harness_app.command("validate")
 def harness_validate(
-    folder: Annotated[Path, typer.Argument(help="Harness folder (harness.yaml, skills/, tools/, hooks.py).")],
-    trust_hooks: Annotated[bool, typer.Option("--trust-hooks", help="Import hooks.py (it is code: read it first) and check every hook's function is callable.")] = False,
+    folder: Annotated[
+        Path, typer.Argument(help="Harness folder (harness.yaml, skills/, tools/, hooks.py).")
+    ],
+    trust_hooks: Annotated[
+        bool,
+        typer.Option(
+            "--trust-hooks",
+            help="Import hooks.py (it is code: read it first) and check every hook's function is callable.",
+        ),
+    ] = False,
 ) -> None:
     """Check a harness folder: schemas are valid JSON Schema, names unique, references resolve."""
     from hsa.model.harness import load_harness
@@ -23,8 +31,10 @@ def harness_validate(
 
     harness = load_harness(folder, trust_hooks=trust_hooks)
     render_system_prompt(harness)  # the layout exists and renders
-    out.print(f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
-              f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks")
+    out.print(
+        f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
+        f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks"
+    )
     if harness.hooks:
         if trust_hooks:
             harness.hook_functions()

@@ -16,13 +16,17 @@ from hsa.cli.console import err, fail_unless_healthy, out
 from hsa.dataset.outcome import Tally
 from hsa.errors import HsaError
 
-import_app = typer.Typer(no_args_is_help=True, help="Turn other formats into hsa episode JSONL, "
-                                                   "harness tools and harness skeletons.")
+import_app = typer.Typer(
+    no_args_is_help=True,
+    help="Turn other formats into hsa episode JSONL, harness tools and harness skeletons.",
+)
 
 
 def _report_import(result, out_path: Path, rejects_path: Path) -> None:
-    out.print(f"{result.source}: {result.lines} lines -> {len(result.episodes)} episodes, "
-              f"{len(result.rejects)} rejected")
+    out.print(
+        f"{result.source}: {result.lines} lines -> {len(result.episodes)} episodes, "
+        f"{len(result.rejects)} rejected"
+    )
     for reject in result.rejects[:5]:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
     if len(result.rejects) > 5:
@@ -33,22 +37,34 @@ def _report_import(result, out_path: Path, rejects_path: Path) -> None:
             err.print(f"  {notice}", markup=False, highlight=False)
     out.print(f"wrote {out_path} and {rejects_path}")
     # Only an import that keeps nothing fails: dropping lines of a foreign format is its job.
-    fail_unless_healthy(Tally(len(result.episodes), [(r.stage, r.reason) for r in result.rejects]),
-                        1.0, what="episodes")
+    fail_unless_healthy(
+        Tally(len(result.episodes), [(r.stage, r.reason) for r in result.rejects]),
+        1.0,
+        what="episodes",
+    )
 
 
 def _line_progress(path: Path, description: str):
     from hsa.cli.progress import count_lines, track
-    return partial(track, description=description, total=lambda: count_lines(path),
-                   unit="lines")
+
+    return partial(track, description=description, total=lambda: count_lines(path), unit="lines")
 
 
 @import_app.command("bfcl")
 def import_bfcl_cmd(
-    questions: Annotated[Path, typer.Argument(help="BFCL questions file, e.g. BFCL_v4_parallel.json.")],
+    questions: Annotated[
+        Path, typer.Argument(help="BFCL questions file, e.g. BFCL_v4_parallel.json.")
+    ],
     out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],
-    answers: Annotated[Path | None, typer.Option(help="Possible-answer file; default: possible_answer/<same name> beside QUESTIONS. Irrelevance files need none.")] = None,
-    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            help="Possible-answer file; default: possible_answer/<same name> beside QUESTIONS. Irrelevance files need none."
+        ),
+    ] = None,
+    rejects: Annotated[
+        Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")
+    ] = None,
 ) -> None:
     """Import Berkeley Function Calling Leaderboard questions (+ possible answers) as episodes.
 
@@ -65,13 +81,18 @@ def import_bfcl_cmd(
 
 @import_app.command("openai")
 def import_openai_cmd(
-    source: Annotated[Path, typer.Argument(help="JSONL with `messages` and `tools` per line (OpenAI / TRL format).")],
+    source: Annotated[
+        Path,
+        typer.Argument(help="JSONL with `messages` and `tools` per line (OpenAI / TRL format)."),
+    ],
     out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],
-    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")] = None,
+    rejects: Annotated[
+        Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")
+    ] = None,
 ) -> None:
     """Import conversations; the gold is the last assistant message's tool calls (or no call).
 
-        hsa import openai chats.jsonl --out episodes.jsonl
+    hsa import openai chats.jsonl --out episodes.jsonl
     """
     from hsa.importers.openai_chat import import_openai
 
@@ -81,9 +102,19 @@ def import_openai_cmd(
 
 @import_app.command("mcp")
 def import_mcp_cmd(
-    responses: Annotated[list[Path], typer.Argument(help="An MCP tools/list result ({\"tools\": [...]}) or its JSON-RPC response; several files are the pages of one listing.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="The harness's tools folder, e.g. my-harness/tools.")],
-    rejects: Annotated[Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl beside the folder.")] = None,
+    responses: Annotated[
+        list[Path],
+        typer.Argument(
+            help='An MCP tools/list result ({"tools": [...]}) or its JSON-RPC response; several files are the pages of one listing.'
+        ),
+    ],
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="The harness's tools folder, e.g. my-harness/tools.")
+    ],
+    rejects: Annotated[
+        Path | None,
+        typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl beside the folder."),
+    ] = None,
 ) -> None:
     """Split an MCP server's tool listing into one tools/<name>.json per tool.
 
@@ -99,8 +130,10 @@ def import_mcp_cmd(
     result = import_mcp(responses)
     rejects_path = rejects or rejects_path_for(out_dir)
     written = write_tools(result, out_dir, rejects_path)
-    out.print(f"{', '.join(result.sources)}: {result.listed} tools listed -> {len(written)} "
-              f"files, {len(result.rejects)} rejected")
+    out.print(
+        f"{', '.join(result.sources)}: {result.listed} tools listed -> {len(written)} "
+        f"files, {len(result.rejects)} rejected"
+    )
     for reject in result.rejects[:5]:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
     out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
@@ -110,9 +143,13 @@ def import_mcp_cmd(
 
 @import_app.command("skills")
 def import_skills_cmd(
-    folders: Annotated[list[Path], typer.Argument(help="Skill folders (with a SKILL.md), or folders of them.")],
+    folders: Annotated[
+        list[Path], typer.Argument(help="Skill folders (with a SKILL.md), or folders of them.")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="The harness folder to create.")],
-    name: Annotated[str | None, typer.Option(help="The harness's name; default: the --out folder's name.")] = None,
+    name: Annotated[
+        str | None, typer.Option(help="The harness's name; default: the --out folder's name.")
+    ] = None,
 ) -> None:
     """Make a harness skeleton from Agent Skills folders (Claude Code skills included).
 
@@ -126,8 +163,10 @@ def import_skills_cmd(
     from hsa.importers.skills import import_skills
 
     result = import_skills(folders, out_dir, name=name)
-    out.print(f"{result.folders} skill folders -> {len(result.skills)} skills, "
-              f"{len(result.rejects)} rejected")
+    out.print(
+        f"{result.folders} skill folders -> {len(result.skills)} skills, "
+        f"{len(result.rejects)} rejected"
+    )
     for reject in result.rejects:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
     for notice in result.notices:

@@ -26,16 +26,30 @@ from hsa.cli.score import score
 from hsa.errors import HsaError
 
 app = typer.Typer(
-    name="hsa", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    name="hsa",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
     help="Harness-State Augmentation: task-preserving harness variants for tool-calling agents.\n\n"
-         "Load episodes and the harness they run in (skills, tools, prompt layout, hooks), check "
-         "them, score model answers with BFCL's AST rules, and list the registered transforms.\n\n"
-         "Start with `hsa demo`; see `hsa COMMAND --help` for each command.")
+    "Load episodes and the harness they run in (skills, tools, prompt layout, hooks), check "
+    "them, score model answers with BFCL's AST rules, and list the registered transforms.\n\n"
+    "Start with `hsa demo`; see `hsa COMMAND --help` for each command.",
+)
 
 # `hsa --help` lists the commands in this order: the main job first, then the data flow.
-for command in (dataset.demo, score, dataset.augment, dataset.generate, dataset.verify,
-                dataset.replay, dataset.card, dataset.push, dataset.bench, dataset.transforms):
+for command in (
+    dataset.demo,
+    score,
+    dataset.augment,
+    dataset.generate,
+    dataset.verify,
+    dataset.replay,
+    dataset.card,
+    dataset.push,
+    dataset.bench,
+    dataset.transforms,
+):
     app.command()(command)
 app.add_typer(import_app, name="import")  # hsa import bfcl|openai|mcp|skills (hsa.cli.importers)
 app.add_typer(harness_app, name="harness")  # hsa harness validate (hsa.cli.harness)
@@ -50,8 +64,14 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Print the version and exit.")] = False):
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+):
     pass
 
 
@@ -71,13 +91,16 @@ def _add_plugin_commands() -> None:
         try:
             group = entry.load()
         except Exception as exc:  # a broken plugin must not take `hsa --help` down with it
-            reason = f"command group {entry.name!r} ({entry.value}) failed to load: " \
-                     f"{type(exc).__name__}: {exc}"
+            reason = (
+                f"command group {entry.name!r} ({entry.value}) failed to load: "
+                f"{type(exc).__name__}: {exc}"
+            )
             group = typer.Typer(help=f"(unavailable: {reason})")
 
             @group.callback(invoke_without_command=True)
             def _unavailable(reason: str = typer.Option(reason, hidden=True)) -> None:
                 raise HsaError(reason)
+
         app.add_typer(group, name=entry.name)
 
 
@@ -101,8 +124,12 @@ def _keep_placeholders(text: str | None) -> str | None:
             lines.append(line)
             continue
         parts = line.split("`")
-        lines.append("`".join(_PLACEHOLDER.sub(r"\\<", part) if i % 2 == 0 else part
-                              for i, part in enumerate(parts)))
+        lines.append(
+            "`".join(
+                _PLACEHOLDER.sub(r"\\<", part) if i % 2 == 0 else part
+                for i, part in enumerate(parts)
+            )
+        )
     return "\n".join(lines)
 
 
@@ -142,8 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("HSA_DEBUG"):
             raise
-        err.print(f"error: unexpected {type(exc).__name__}: {exc}\n(a bug in hsa: rerun with "
-                  f"HSA_DEBUG=1 for the traceback and report it)", markup=False, highlight=False)
+        err.print(
+            f"error: unexpected {type(exc).__name__}: {exc}\n(a bug in hsa: rerun with "
+            f"HSA_DEBUG=1 for the traceback and report it)",
+            markup=False,
+            highlight=False,
+        )
         return 1
     return 0
-

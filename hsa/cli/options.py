@@ -7,14 +7,31 @@ from typing import Annotated
 
 import typer
 
-TrustHooks = Annotated[bool, typer.Option(
-    "--trust-hooks", help="Allow harnesses' hooks.py to be imported (it is code: read it first).")]
-DefaultHarness = Annotated[Path | None, typer.Option(
-    help="Default harness folder for episodes that name none.")]
-HarnessRoots = Annotated[list[Path], typer.Option(
-    "--harness-root", help="A folder that harness paths in episodes may lead into, besides the "
-                           "episodes file's own folder (repeatable). Paths leading anywhere else "
-                           "are rejected: a harness's text becomes training data.")]
-MaxRejectShare = Annotated[float, typer.Option(
-    min=0.0, max=1.0, help="Exit 1 when rejects make up more than this share of the output "
-                           "(rejects / (rows + rejects)); a run with no rows always exits 1.")]
+TrustHooks = Annotated[
+    bool,
+    typer.Option(
+        "--trust-hooks",
+        help="Allow harnesses' hooks.py to be imported (it is code: read it first).",
+    ),
+]
+DefaultHarness = Annotated[
+    Path | None, typer.Option(help="Default harness folder for episodes that name none.")
+]
+HarnessRoots = Annotated[
+    list[Path],
+    typer.Option(
+        "--harness-root",
+        help="A folder that harness paths in episodes may lead into, besides the "
+        "episodes file's own folder (repeatable). Paths leading anywhere else "
+        "are rejected: a harness's text becomes training data.",
+    ),
+]
+MaxRejectShare = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="Exit 1 when rejects make up more than this share of the output "
+        "(rejects / (rows + rejects)); a run with no rows always exits 1.",
+    ),
+]

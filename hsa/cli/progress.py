@@ -15,8 +15,16 @@ from pathlib import Path
 from typing import TypeVar
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task,
-                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.text import Text
 
 from hsa.errors import HsaError
@@ -68,8 +76,9 @@ class LogLines:
         extra = f", {rows:,} rows" if rows is not None else ""
         rate = f", {done / elapsed:,.0f} {self.unit}/s" if elapsed > 0 else ""
         clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
-        sys.stderr.write(f"{self.description}: {count} {self.unit}{share}{extra}{rate}, "
-                         f"{clock} elapsed\n")
+        sys.stderr.write(
+            f"{self.description}: {count} {self.unit}{share}{extra}{rate}, {clock} elapsed\n"
+        )
         sys.stderr.flush()
 
 
@@ -99,13 +108,22 @@ class RateColumn(ProgressColumn):
 
 def _progress(unit: str, *extra: ProgressColumn) -> Progress:
     """The one bar layout: description, bar, count, rate, extra columns, elapsed, time left."""
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    RateColumn(unit), *extra, TimeElapsedColumn(), TimeRemainingColumn(),
-                    console=Console(stderr=True), transient=True)
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(unit),
+        *extra,
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
 
 
-def track(items: Iterable[T], description: str, *, total: Total = None,
-          unit: str = "rows") -> Iterator[T]:
+def track(
+    items: Iterable[T], description: str, *, total: Total = None, unit: str = "rows"
+) -> Iterator[T]:
     """Yield ``items`` while drawing a bar with count, rate and time left on a terminal (in logs:
     a line now and then)."""
     if not sys.stderr.isatty():
@@ -131,8 +149,11 @@ def progress_bar(description: str, *, total: Total, unit: str = "rows", show_row
     the caller knows it (it may learn it only after it started)."""
     if not sys.stderr.isatty():
         lines = LogLines(description, total, unit)
-        yield (lines.update if show_rows
-               else lambda done, rows=None, total=None: lines.update(done, None, total))
+        yield (
+            lines.update
+            if show_rows
+            else lambda done, rows=None, total=None: lines.update(done, None, total)
+        )
         return
     extra = (TextColumn("{task.fields[rows]:,} rows"),) if show_rows else ()
     with _progress(unit, *extra) as progress:

@@ -14,15 +14,25 @@ from hsa.cli.options import DefaultHarness, HarnessRoots, TrustHooks
 
 def score(
     episodes: Annotated[Path, typer.Option(help="Episodes JSONL with gold.")],
-    predictions: Annotated[Path, typer.Option(help='Predictions JSONL: {"id": ..., "message": <assistant message>, "at"?: <gold turn index>} per line.')],
+    predictions: Annotated[
+        Path,
+        typer.Option(
+            help='Predictions JSONL: {"id": ..., "message": <assistant message>, "at"?: <gold turn index>} per line.'
+        ),
+    ],
     harness: DefaultHarness = None,
     trust_hooks: TrustHooks = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: accuracy, correct, total, categories, items.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON object: accuracy, correct, total, categories, items."
+        ),
+    ] = False,
     harness_roots: HarnessRoots = [],
 ) -> None:
     """Score model messages against gold with BFCL's AST rules; ids without a prediction are wrong.
 
-        hsa score --episodes parallel.jsonl --predictions preds.jsonl --json
+    hsa score --episodes parallel.jsonl --predictions preds.jsonl --json
     """
     from hsa.files.jsonl import dumps
     from hsa.model.episode import read_all_episodes
@@ -30,8 +40,9 @@ def score(
     from hsa.model.scorer import read_predictions, score_predictions
 
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
-    loaded = read_all_episodes(episodes, harness=default, trust_hooks=trust_hooks,
-                               harness_roots=tuple(harness_roots))
+    loaded = read_all_episodes(
+        episodes, harness=default, trust_hooks=trust_hooks, harness_roots=tuple(harness_roots)
+    )
     by_id, bad_lines = read_predictions(predictions)
     report = score_predictions(loaded, by_id)
     report.bad_lines = bad_lines
@@ -48,10 +59,17 @@ def score(
     if report.by_rule():
         out.print("failures by rule: " + ", ".join(f"{k} {v}" for k, v in report.by_rule().items()))
     if report.missing:
-        out.print(f"{len(report.missing)} id(s) without a prediction (counted wrong): "
-                  + ", ".join(report.missing[:20]) + (" ..." if len(report.missing) > 20 else ""))
+        out.print(
+            f"{len(report.missing)} id(s) without a prediction (counted wrong): "
+            + ", ".join(report.missing[:20])
+            + (" ..." if len(report.missing) > 20 else "")
+        )
     for note in bad_lines[:5]:
         err.print(f"unreadable prediction line {note}", markup=False, highlight=False)
     if report.unknown_ids:
-        err.print(f"{len(report.unknown_ids)} prediction id(s) match no episode: "
-                  + ", ".join(report.unknown_ids[:10]), markup=False, highlight=False)
+        err.print(
+            f"{len(report.unknown_ids)} prediction id(s) match no episode: "
+            + ", ".join(report.unknown_ids[:10]),
+            markup=False,
+            highlight=False,
+        )

@@ -28,10 +28,23 @@ from hsa.model.episode import Episode, find_episode, read_episodes
 from hsa.model.harness import Harness, load_harness
 from hsa.verify import VerificationFailed, verify_variant
 
-_COUNTS = ("input_lines", "sources_out", "sources_all_rejected", "load_rejects", "rows",
-           "variant_rejects")
-_COMPARED = ("messages", "tools", "hsa_lineage", "hsa_mapping", "hsa_gold", "hsa_families",
-             "hsa_version")
+_COUNTS = (
+    "input_lines",
+    "sources_out",
+    "sources_all_rejected",
+    "load_rejects",
+    "rows",
+    "variant_rejects",
+)
+_COMPARED = (
+    "messages",
+    "tools",
+    "hsa_lineage",
+    "hsa_mapping",
+    "hsa_gold",
+    "hsa_families",
+    "hsa_version",
+)
 
 
 @dataclass
@@ -45,59 +58,85 @@ class AuditReport:
         return not self.problems
 
 
-def _located(given: str | os.PathLike | None, noted: str | None, option: str,
-             what: str) -> Path:
+def _located(given: str | os.PathLike | None, noted: str | None, option: str, what: str) -> Path:
     """An input given by the user, else where the run that made the version noted it (an
     absolute path: see hsa.dataset.writer.read_manifest); a bare name means nothing was noted here."""
     if given is not None:
         return Path(given)
     if noted is None or not Path(noted).is_absolute():
-        raise HsaError(f"{what} ({noted}) are needed, and no run on this machine noted where "
-                       f"they are (the version was made elsewhere or moved); pass {option}")
+        raise HsaError(
+            f"{what} ({noted}) are needed, and no run on this machine noted where "
+            f"they are (the version was made elsewhere or moved); pass {option}"
+        )
     return Path(noted)
 
 
-def checked_input(manifest: dict, episodes: str | os.PathLike | None, trust_hooks: bool, *,
-                  harness: str | os.PathLike | None = None,
-                  harness_roots: tuple[str | os.PathLike, ...] = ()
-                  ) -> tuple[Path, Harness | None]:
+def checked_input(
+    manifest: dict,
+    episodes: str | os.PathLike | None,
+    trust_hooks: bool,
+    *,
+    harness: str | os.PathLike | None = None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> tuple[Path, Harness | None]:
     """The episodes file and default harness a version was made from, after checking both are
     still the ones its manifest fingerprinted. Harness folders that episodes reference are
     looked up as the run did: beside the episodes or under ``harness_roots``."""
-    path = _located(episodes, manifest["input"]["episodes"], "--episodes",
-                    "the source episodes")
+    path = _located(episodes, manifest["input"]["episodes"], "--episodes", "the source episodes")
     if not path.is_file():
-        raise HsaError("the source episodes are needed to re-verify rows; pass --episodes",
-                       file=str(path))
+        raise HsaError(
+            "the source episodes are needed to re-verify rows; pass --episodes", file=str(path)
+        )
     then = manifest["input"].get("harnesses", {})
-    harness_dir = (_located(harness, manifest["input"].get("harness"), "--harness",
-                            "the default harness folder the version was made with")
-                   if "--harness" in then or harness is not None else None)
+    harness_dir = (
+        _located(
+            harness,
+            manifest["input"].get("harness"),
+            "--harness",
+            "the default harness folder the version was made with",
+        )
+        if "--harness" in then or harness is not None
+        else None
+    )
     if harness_dir is not None and not harness_dir.is_dir():
-        raise HsaError("the harness folder the version was made with is gone",
-                       file=str(harness_dir))
+        raise HsaError(
+            "the harness folder the version was made with is gone", file=str(harness_dir)
+        )
     now = input_fingerprint(path, harness_dir, harness_roots)
     if now["episodes_sha256"] != manifest["input"]["episodes_sha256"]:
-        raise HsaError("these episodes are not the ones the version was made from (sha256 "
-                       "differs)", file=str(path))
+        raise HsaError(
+            "these episodes are not the ones the version was made from (sha256 differs)",
+            file=str(path),
+        )
     for name in sorted(set(then) | set(now["harnesses"])):
         if then.get(name) != now["harnesses"].get(name):
             folder = str(harness_dir) if name == "--harness" else str(path.parent / name)
-            hint = ("; if the run was given --harness-root, give the same here"
-                    if name not in now["harnesses"] and name != "--harness" else "")
-            raise HsaError(f"this harness folder is not the one the version was made with "
-                           f"(its files' sha256 differs, or it is new or gone){hint}",
-                           file=folder)
+            hint = (
+                "; if the run was given --harness-root, give the same here"
+                if name not in now["harnesses"] and name != "--harness"
+                else ""
+            )
+            raise HsaError(
+                f"this harness folder is not the one the version was made with "
+                f"(its files' sha256 differs, or it is new or gone){hint}",
+                file=folder,
+            )
     return path, load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
 
 
-def _source_episodes(manifest: dict, episodes: str | os.PathLike | None, trust_hooks: bool,
-                     harness, harness_roots) -> Iterator[Episode]:
-    path, default = checked_input(manifest, episodes, trust_hooks, harness=harness,
-                                  harness_roots=harness_roots)
-    return (e for e in read_episodes(path, harness=default, trust_hooks=trust_hooks,
-                                     harness_roots=harness_roots)
-            if isinstance(e, Episode))
+def _source_episodes(
+    manifest: dict, episodes: str | os.PathLike | None, trust_hooks: bool, harness, harness_roots
+) -> Iterator[Episode]:
+    path, default = checked_input(
+        manifest, episodes, trust_hooks, harness=harness, harness_roots=harness_roots
+    )
+    return (
+        e
+        for e in read_episodes(
+            path, harness=default, trust_hooks=trust_hooks, harness_roots=harness_roots
+        )
+        if isinstance(e, Episode)
+    )
 
 
 def _rows(version_dir: Path, manifest: dict) -> Iterator[dict]:
@@ -121,8 +160,9 @@ def rebuild(original: Episode, row: dict, version: str) -> dict:
     trail: list = []
     episode, mapping = replay(original, lineage, trail=trail)
     verify_variant(original, episode, mapping)
-    variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping,
-                      trail=tuple(trail))
+    variant = Variant(
+        original.id, row["hsa_variant"], episode, lineage, mapping, trail=tuple(trail)
+    )
     return variant_row(variant, version)
 
 
@@ -130,11 +170,16 @@ def _differences(stored: dict, rebuilt: dict) -> list[str]:
     return [column for column in _COMPARED if stored[column] != rebuilt[column]]
 
 
-def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike | None = None,
-                  trust_hooks: bool = False, harness: str | os.PathLike | None = None,
-                  harness_roots: tuple[str | os.PathLike, ...] = (),
-                  on_progress: Callable[[int], None] | None = None,
-                  check_row: Callable[[Episode, dict], list[str]] | None = None) -> AuditReport:
+def audit_version(
+    version_dir: str | os.PathLike,
+    *,
+    episodes: str | os.PathLike | None = None,
+    trust_hooks: bool = False,
+    harness: str | os.PathLike | None = None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+    on_progress: Callable[[int], None] | None = None,
+    check_row: Callable[[Episode, dict], list[str]] | None = None,
+) -> AuditReport:
     """Check a version: its files are exactly the manifest's (hashes, row counts, nothing
     extra), its counts add up, and every row rebuilds from its source and lineage to the stored
     bytes. ``on_progress(rows)`` reports the rows checked so far. ``check_row(source, row)``
@@ -152,7 +197,9 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
         return report
     accounted = counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"]
     if accounted != counts["input_lines"]:
-        problems.append(f"counts: {counts['input_lines']} input lines but {accounted} accounted for")
+        problems.append(
+            f"counts: {counts['input_lines']} input lines but {accounted} accounted for"
+        )
     if sum(s["rows"] for s in manifest["shards"]) != counts["rows"]:
         problems.append("counts: shard rows do not add up to the manifest's rows")
     if manifest["rejects"]["rows"] != counts["load_rejects"] + counts["variant_rejects"]:
@@ -176,8 +223,10 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
         while current is None or current.id != row["hsa_source_id"]:
             current = next(sources, None)  # rows follow the input order; skip sources without rows
             if current is None:
-                problems.append(f"{row['id']}: source {row['hsa_source_id']!r} not found in order "
-                                f"in the episodes")
+                problems.append(
+                    f"{row['id']}: source {row['hsa_source_id']!r} not found in order "
+                    f"in the episodes"
+                )
                 return report
         if check_row is not None:
             problems.extend(check_row(current, row))
@@ -192,34 +241,52 @@ def audit_version(version_dir: str | os.PathLike, *, episodes: str | os.PathLike
             continue
         differing = _differences(row, rebuilt)
         if differing:
-            problems.append(f"{row['id']}: stored row differs from its rebuild in "
-                            f"{', '.join(differing)}")
+            problems.append(
+                f"{row['id']}: stored row differs from its rebuild in {', '.join(differing)}"
+            )
     return report
 
 
-def replay_row(version_dir: str | os.PathLike, row_id: str, *,
-               episodes: str | os.PathLike | None = None, trust_hooks: bool = False,
-               harness: str | os.PathLike | None = None,
-               harness_roots: tuple[str | os.PathLike, ...] = ()) -> tuple[dict, list[str]]:
+def replay_row(
+    version_dir: str | os.PathLike,
+    row_id: str,
+    *,
+    episodes: str | os.PathLike | None = None,
+    trust_hooks: bool = False,
+    harness: str | os.PathLike | None = None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> tuple[dict, list[str]]:
     """The stored row and the columns where its rebuild differs (empty: identical)."""
     root = Path(version_dir)
     manifest = read_manifest(root)
     stored = _stored_row(root, manifest, row_id)
     if stored is None:
         raise HsaError(f"no row {row_id!r} in this version", file=str(root))
-    path, default = checked_input(manifest, episodes, trust_hooks, harness=harness,
-                                  harness_roots=harness_roots)
-    source = find_episode(path, stored["hsa_source_id"], harness=default, trust_hooks=trust_hooks,
-                          harness_roots=harness_roots)
+    path, default = checked_input(
+        manifest, episodes, trust_hooks, harness=harness, harness_roots=harness_roots
+    )
+    source = find_episode(
+        path,
+        stored["hsa_source_id"],
+        harness=default,
+        trust_hooks=trust_hooks,
+        harness_roots=harness_roots,
+    )
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
     rebuilt = rebuild(source, stored, manifest["version"])
     return stored, _differences(stored, rebuilt)
 
 
-def replay_variant(variants: str | os.PathLike, row_id: str, *, episodes: str | os.PathLike,
-                   trust_hooks: bool = False, harness: str | os.PathLike | None = None,
-                   harness_roots: tuple[str | os.PathLike, ...] = ()) -> tuple[dict, list[str]]:
+def replay_variant(
+    variants: str | os.PathLike,
+    row_id: str,
+    *,
+    episodes: str | os.PathLike,
+    trust_hooks: bool = False,
+    harness: str | os.PathLike | None = None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> tuple[dict, list[str]]:
     """The stored line of variant ``row_id`` (SOURCE_ID#INDEX) in a variants JSONL, and the parts
     (``episode``, ``mapping``) where the variant rebuilt from its source episode in ``episodes``
     and its lineage differs from it (empty: identical)."""
@@ -227,17 +294,30 @@ def replay_variant(variants: str | os.PathLike, row_id: str, *, episodes: str | 
     if parsed is None:
         raise HsaError(f"--id must look like SOURCE_ID#INDEX, got {row_id!r}")
     source_id, index = parsed
-    stored = next((line.value for line in read_lines(variants) if isinstance(line.value, dict)
-                   and line.value.get("source_id") == source_id
-                   and line.value.get("variant") == index), None)
+    stored = next(
+        (
+            line.value
+            for line in read_lines(variants)
+            if isinstance(line.value, dict)
+            and line.value.get("source_id") == source_id
+            and line.value.get("variant") == index
+        ),
+        None,
+    )
     if stored is None:
         raise HsaError(f"no variant {row_id} in {variants}")
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
-    original = find_episode(episodes, source_id, harness=default, trust_hooks=trust_hooks,
-                            harness_roots=harness_roots)
+    original = find_episode(
+        episodes, source_id, harness=default, trust_hooks=trust_hooks, harness_roots=harness_roots
+    )
     if original is None:
         raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
     rebuilt, mapping = replay(original, [Step.from_dict(s) for s in stored["lineage"]])
-    return stored, [name for name, a, b in (("episode", rebuilt.to_dict(), stored["episode"]),
-                                            ("mapping", mapping.to_dict(), stored["mapping"]))
-                    if dumps(a) != dumps(b)]
+    return stored, [
+        name
+        for name, a, b in (
+            ("episode", rebuilt.to_dict(), stored["episode"]),
+            ("mapping", mapping.to_dict(), stored["mapping"]),
+        )
+        if dumps(a) != dumps(b)
+    ]

@@ -31,10 +31,12 @@ INPUT_SCHEMA = pa.schema([("line", pa.int64()), ("text", pa.binary())])
 # firing, counted in the workers so the writer never parses lineage) and hsa_skill_licenses
 # ({"<harness>/<skill id>": licence or null} of the source harness, on the first row of each
 # source, for the card) are for the writer's bookkeeping, not written as rows.
-OUTPUT_SCHEMA = (ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
-                 .append(pa.field("hsa_line", pa.int64()))
-                 .append(pa.field("hsa_fired", pa.list_(pa.string())))
-                 .append(pa.field("hsa_skill_licenses", JSON)))
+OUTPUT_SCHEMA = (
+    ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
+    .append(pa.field("hsa_line", pa.int64()))
+    .append(pa.field("hsa_fired", pa.list_(pa.string())))
+    .append(pa.field("hsa_skill_licenses", JSON))
+)
 _EMPTY_ROW = dict.fromkeys(ROW_SCHEMA.names)
 
 
@@ -43,7 +45,7 @@ class BatchJob:
     """Everything a worker needs, as plain data (it crosses process and Ray boundaries)."""
 
     recipe: dict
-    source: str               # the episodes file (relative harness references start there)
+    source: str  # the episodes file (relative harness references start there)
     harness_dir: str | None
     trust_hooks: bool
     version: str
@@ -65,8 +67,9 @@ class BatchFunction:
     def __init__(self, job: BatchJob):
         self.job = job
         self.recipe = Recipe.from_dict(job.recipe)
-        self.harness: Harness | None = (load_harness(job.harness_dir, trust_hooks=job.trust_hooks)
-                                        if job.harness_dir else None)
+        self.harness: Harness | None = (
+            load_harness(job.harness_dir, trust_hooks=job.trust_hooks) if job.harness_dir else None
+        )
         self.base_dir = Path(job.source).parent
         self.harness_cache: dict = {}
 
@@ -86,49 +89,84 @@ class BatchFunction:
         try:
             data = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            return [self._reject(Reject(self.job.source_name, line, None, None,
-                                        f"not valid JSON: {exc}"), line)]
+            return [
+                self._reject(
+                    Reject(self.job.source_name, line, None, None, f"not valid JSON: {exc}"), line
+                )
+            ]
         try:
-            episode = Episode.from_dict(data, harness=self.harness, base_dir=self.base_dir,
-                                        trust_hooks=self.job.trust_hooks,
-                                        harness_cache=self.harness_cache,
-                                        harness_roots=self.job.harness_roots)
+            episode = Episode.from_dict(
+                data,
+                harness=self.harness,
+                base_dir=self.base_dir,
+                trust_hooks=self.job.trust_hooks,
+                harness_cache=self.harness_cache,
+                harness_roots=self.job.harness_roots,
+            )
         except HsaError as exc:
             row = data.get("id") if isinstance(data, dict) else None
-            return [self._reject(Reject.from_error(exc, source=self.job.source_name, line=line,
-                                                   id=None if row is None else str(row)), line)]
+            return [
+                self._reject(
+                    Reject.from_error(
+                        exc,
+                        source=self.job.source_name,
+                        line=line,
+                        id=None if row is None else str(row),
+                    ),
+                    line,
+                )
+            ]
         out = []
         for item in augment_episode(self.recipe, episode):
             if isinstance(item, VariantReject):
                 out.append(self._variant_reject(item, line))
                 continue
             try:
-                out.append({**variant_row(item, self.job.version),
-                            "hsa_reject": None,
-                            "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
-                            "hsa_skill_licenses": None})
+                out.append(
+                    {
+                        **variant_row(item, self.job.version),
+                        "hsa_reject": None,
+                        "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
+                        "hsa_skill_licenses": None,
+                    }
+                )
             except Exception as exc:  # e.g. a layout that does not render for this variant
                 reason = str(exc) if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
-                out.append(self._variant_reject(
-                    VariantReject(item.source_id, item.index, "render", reason, item.lineage),
-                    line))
+                out.append(
+                    self._variant_reject(
+                        VariantReject(item.source_id, item.index, "render", reason, item.lineage),
+                        line,
+                    )
+                )
         first = next((row for row in out if row["hsa_reject"] is None), None)
         if first is not None and episode.harness.skills:
             first["hsa_skill_licenses"] = orjson.dumps(
-                {f"{episode.harness.name}/{s.id}": s.license
-                 for s in episode.harness.skills}).decode()
+                {f"{episode.harness.name}/{s.id}": s.license for s in episode.harness.skills}
+            ).decode()
         return out
 
     def _reject(self, reject: Reject, line: int) -> dict:
-        record = {"source": reject.source, "line": reject.line if reject.line else line,
-                  "id": reject.id, "variant": None, "stage": reject.stage, "field": reject.field,
-                  "reason": reject.reason, "lineage": None}
-        return {**_EMPTY_ROW, "hsa_source_id": reject.id,
-                "hsa_reject": orjson.dumps(record).decode()}
+        record = {
+            "source": reject.source,
+            "line": reject.line if reject.line else line,
+            "id": reject.id,
+            "variant": None,
+            "stage": reject.stage,
+            "field": reject.field,
+            "reason": reject.reason,
+            "lineage": None,
+        }
+        return {
+            **_EMPTY_ROW,
+            "hsa_source_id": reject.id,
+            "hsa_reject": orjson.dumps(record).decode(),
+        }
 
     def _variant_reject(self, reject: VariantReject, line: int) -> dict:
         record = reject_row(reject, source=self.job.source_name, line=line)
-        return {**_EMPTY_ROW, "hsa_source_id": reject.source_id, "hsa_variant": reject.index,
-                "hsa_reject": orjson.dumps(record).decode()}
-
-
+        return {
+            **_EMPTY_ROW,
+            "hsa_source_id": reject.source_id,
+            "hsa_variant": reject.index,
+            "hsa_reject": orjson.dumps(record).decode(),
+        }

@@ -31,44 +31,113 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 VERBS = ["get", "check", "list", "create", "update", "search", "compute", "cancel"]
-NOUNS = ["order", "product", "stock", "coupon", "shipment", "invoice", "refund", "ticket",
-         "price", "account", "address", "review"]
+NOUNS = [
+    "order",
+    "product",
+    "stock",
+    "coupon",
+    "shipment",
+    "invoice",
+    "refund",
+    "ticket",
+    "price",
+    "account",
+    "address",
+    "review",
+]
 
 
 def synthetic_episode(i: int) -> dict:
     """Episode ``i``: its own 8 tools, three tool-call rounds and a reply (about 4 KB)."""
     rng = random.Random(i)
     names = rng.sample([f"{v}_{n}" for v in VERBS for n in NOUNS], 8)
-    tools = [{"type": "function", "function": {
-        "name": name, "description": f"{name.replace('_', ' ').capitalize()} by id.",
-        "parameters": {"type": "object", "properties": {
-            "id": {"type": "integer", "minimum": 1, "description": "Record id."},
-            "region": {"type": "string", "enum": ["cn", "eu", "us"]},
-            "verbose": {"type": "boolean"}},
-            "required": ["id"]}}} for name in names]
-    messages = [{"role": "user", "content": f"Customer {i} asks about orders {i % 97} and "
-                                            f"{i % 89}: where are they and what do they cost?"}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": f"{name.replace('_', ' ').capitalize()} by id.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "integer", "minimum": 1, "description": "Record id."},
+                        "region": {"type": "string", "enum": ["cn", "eu", "us"]},
+                        "verbose": {"type": "boolean"},
+                    },
+                    "required": ["id"],
+                },
+            },
+        }
+        for name in names
+    ]
+    messages = [
+        {
+            "role": "user",
+            "content": f"Customer {i} asks about orders {i % 97} and "
+            f"{i % 89}: where are they and what do they cost?",
+        }
+    ]
     turns = []
     for r, name in enumerate(rng.sample(names, 3)):
         args = {"id": rng.randint(1, 10_000), "region": rng.choice(["cn", "eu", "us"])}
-        turns.append({"at": len(messages),
-                      "calls": [{"name": name, "arguments": {k: [v] for k, v in args.items()},
-                                 "omittable": ["verbose"]}]})
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{r}", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(args)}}]})
-        result = {"id": args["id"], "status": rng.choice(["shipped", "pending", "delivered"]),
-                  "amount": round(rng.uniform(5, 500), 2), "updated": f"2026-11-{r + 10}"}
-        messages.append({"role": "tool", "tool_call_id": f"call_{r}", "content": json.dumps(result)})
-    messages.append({"role": "assistant", "content": "Both orders are on their way; the first "
-                     "arrives tomorrow morning and the second is delivered. Anything else?"})
+        turns.append(
+            {
+                "at": len(messages),
+                "calls": [
+                    {
+                        "name": name,
+                        "arguments": {k: [v] for k, v in args.items()},
+                        "omittable": ["verbose"],
+                    }
+                ],
+            }
+        )
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{r}",
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+        )
+        result = {
+            "id": args["id"],
+            "status": rng.choice(["shipped", "pending", "delivered"]),
+            "amount": round(rng.uniform(5, 500), 2),
+            "updated": f"2026-11-{r + 10}",
+        }
+        messages.append(
+            {"role": "tool", "tool_call_id": f"call_{r}", "content": json.dumps(result)}
+        )
+    messages.append(
+        {
+            "role": "assistant",
+            "content": "Both orders are on their way; the first "
+            "arrives tomorrow morning and the second is delivered. Anything else?",
+        }
+    )
     turns.append({"at": len(messages) - 1, "no_call": True})
-    prompt = {"layout": "markdown", "sections": ["instructions", "tools"],
-              "text": {"instructions": "You are the support agent of an online shop. Answer from "
-                       "tool results only, call independent tools in parallel, never guess ids, "
-                       "and keep replies under three sentences. Escalate refunds above 200."}}
-    return {"id": f"bench-{i:07d}", "harness": {"name": "bench", "tools": tools, "prompt": prompt},
-            "messages": messages, "gold": {"turns": turns}, "meta": {"category": "bench"}}
+    prompt = {
+        "layout": "markdown",
+        "sections": ["instructions", "tools"],
+        "text": {
+            "instructions": "You are the support agent of an online shop. Answer from "
+            "tool results only, call independent tools in parallel, never guess ids, "
+            "and keep replies under three sentences. Escalate refunds above 200."
+        },
+    }
+    return {
+        "id": f"bench-{i:07d}",
+        "harness": {"name": "bench", "tools": tools, "prompt": prompt},
+        "messages": messages,
+        "gold": {"turns": turns},
+        "meta": {"category": "bench"},
+    }
 
 
 def write_inputs(folder: Path, rows: int) -> tuple[Path, Path]:
@@ -76,7 +145,9 @@ def write_inputs(folder: Path, rows: int) -> tuple[Path, Path]:
     schema = pa.schema([("episode", pa.string())])
     with open(jsonl, "wb") as out, pq.ParquetWriter(parquet, schema) as writer:
         for start in range(0, rows, 10_000):
-            lines = [orjson.dumps(synthetic_episode(i)) for i in range(start, min(rows, start + 10_000))]
+            lines = [
+                orjson.dumps(synthetic_episode(i)) for i in range(start, min(rows, start + 10_000))
+            ]
             out.write(b"\n".join(lines) + b"\n")
             writer.write_table(pa.table({"episode": [x.decode() for x in lines]}, schema=schema))
     return jsonl, parquet
@@ -96,9 +167,11 @@ def _floor(parquet: Path, out: Path) -> int:
 
 def _naive(parquet: Path, out: Path) -> int:
     import datasets
+
     datasets.disable_progress_bars()
-    ds = datasets.load_dataset("parquet", data_files=str(parquet), split="train",
-                               cache_dir=str(out / "hf-cache"))
+    ds = datasets.load_dataset(
+        "parquet", data_files=str(parquet), split="train", cache_dir=str(out / "hf-cache")
+    )
 
     def rename_first_tool(row):
         episode = json.loads(row["episode"])
@@ -118,6 +191,7 @@ def _naive(parquet: Path, out: Path) -> int:
 def _generate(jsonl: Path, out: Path, recipe: str, workers: int) -> int:
     from hsa.augment.recipe import load_recipe
     from hsa.dataset.generate import generate
+
     result = generate(load_recipe(recipe), jsonl, out / f"gen-{workers}", workers=workers)
     return result.manifest["counts"]["rows"]
 
@@ -128,7 +202,9 @@ def _child(kind: str, args: tuple, queue) -> None:
     seconds = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    queue.put({"rows": rows, "seconds": seconds, "peak_rss_mb": round(max(own, children) / 1024, 1)})
+    queue.put(
+        {"rows": rows, "seconds": seconds, "peak_rss_mb": round(max(own, children) / 1024, 1)}
+    )
 
 
 def _measure(kind: str, *args) -> dict:
@@ -158,19 +234,33 @@ class BenchReport:
         return {k: round(v, 3) for k, v in out.items()}
 
     def to_dict(self) -> dict:
-        return {"rows": self.rows, "workers": self.workers, "recipe": self.recipe,
-                "results": self.results, "ratios": self.ratios()}
+        return {
+            "rows": self.rows,
+            "workers": self.workers,
+            "recipe": self.recipe,
+            "results": self.results,
+            "ratios": self.ratios(),
+        }
 
 
-def run_bench(rows: int, workers: int, recipe: str = "hat-train", *,
-              folder: str | os.PathLike | None = None, only: tuple[str, ...] = ()) -> BenchReport:
+def run_bench(
+    rows: int,
+    workers: int,
+    recipe: str = "hat-train",
+    *,
+    folder: str | os.PathLike | None = None,
+    only: tuple[str, ...] = (),
+) -> BenchReport:
     tmp = Path(folder or tempfile.mkdtemp(prefix="hsa-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
         jsonl, parquet = write_inputs(tmp, rows)
         results = {}
-        plan = [("floor", (parquet, tmp)), ("naive", (parquet, tmp)),
-                ("generate_1", (jsonl, tmp, recipe, 1))]
+        plan = [
+            ("floor", (parquet, tmp)),
+            ("naive", (parquet, tmp)),
+            ("generate_1", (jsonl, tmp, recipe, 1)),
+        ]
         if workers > 1:
             plan.append((f"generate_{workers}", (jsonl, tmp, recipe, workers)))
         for name, args in plan:

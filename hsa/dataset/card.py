@@ -40,8 +40,9 @@ def _row_statistics(root: Path, manifest: dict) -> tuple[pl.Series, pl.Series, p
     first_id, last_id = None, None
     for shard in manifest["shards"]:
         source = pq.ParquetFile(root / shard["path"])
-        for batch in source.iter_batches(batch_size=8192,
-                                         columns=["hsa_source_id", "messages", "tools"]):
+        for batch in source.iter_batches(
+            batch_size=8192, columns=["hsa_source_id", "messages", "tools"]
+        ):
             frame = _plain(pa.Table.from_batches([batch]))
             if frame.height == 0:
                 continue
@@ -58,20 +59,31 @@ def _row_statistics(root: Path, manifest: dict) -> tuple[pl.Series, pl.Series, p
     def joined(parts: list[pl.Series]) -> pl.Series:
         return pl.concat(parts) if parts else pl.Series([], dtype=pl.Int32)
 
-    return (pl.Series(per_source, dtype=pl.Int64), joined(messages), joined(tools),
-            first_id if first_id is not None else "SOURCE")
+    return (
+        pl.Series(per_source, dtype=pl.Int64),
+        joined(messages),
+        joined(tools),
+        first_id if first_id is not None else "SOURCE",
+    )
 
 
 def _plain(table: pa.Table) -> pl.DataFrame:
     """Arrow JSON columns as their JSON text, for polars."""
-    plain = [pa.field(f.name, f.type.storage_type) if isinstance(f.type, pa.BaseExtensionType) else f
-             for f in table.schema]
+    plain = [
+        pa.field(f.name, f.type.storage_type) if isinstance(f.type, pa.BaseExtensionType) else f
+        for f in table.schema
+    ]
     return pl.from_arrow(table.cast(pa.schema(plain)))
 
 
 def _size_category(rows: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                        (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")):
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+    ):
         if rows < limit:
             return name
     return "10M<n<100M"
@@ -80,13 +92,16 @@ def _size_category(rows: int) -> str:
 def _distribution(series: pl.Series) -> str:
     if series.len() == 0:
         return "none"
-    return (f"min {series.min()}, median {series.median():g}, mean {series.mean():.2f}, "
-            f"max {series.max()}")
+    return (
+        f"min {series.min()}, median {series.median():g}, mean {series.mean():.2f}, "
+        f"max {series.max()}"
+    )
 
 
 def _recipe_yaml(recipe: dict) -> str:
     """The recipe in its own key order (the manifest stores keys sorted)."""
     from hsa.augment.recipe import Recipe
+
     try:
         return Recipe.from_dict(recipe).to_yaml()
     except HsaError:  # a transform of this version is not installed here: show it as stored
@@ -99,48 +114,81 @@ def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str
     rejects = read_table(Path(version_dir) / "rejects.parquet", ["stage", "reason"])
     if not rejects.height:
         return []
-    return (rejects.with_columns(pl.col("reason").str.slice(0, REASON_CHARS))
-            .group_by(["stage", "reason"]).len()
-            .sort(["len", "stage", "reason"], descending=[True, False, False]).head(limit).rows())
+    return (
+        rejects.with_columns(pl.col("reason").str.slice(0, REASON_CHARS))
+        .group_by(["stage", "reason"])
+        .len()
+        .sort(["len", "stage", "reason"], descending=[True, False, False])
+        .head(limit)
+        .rows()
+    )
 
 
-def card_text(version_dir: str | os.PathLike, *, license: str = "other",
-              manifest: dict | None = None) -> str:
+def card_text(
+    version_dir: str | os.PathLike, *, license: str = "other", manifest: dict | None = None
+) -> str:
     """The card of a version; ``manifest`` when the caller holds it already."""
     root = Path(version_dir)
     manifest = manifest if manifest is not None else read_manifest(root)
     split = manifest["split"]
     per_source, messages, tools, first_id = _row_statistics(root, manifest)
     front = {
-        "license": license, "task_categories": ["text-generation"],
-        "language": ["en", "zh"], "pretty_name": f"{manifest['name']} ({manifest['version']})",
-        "tags": ["tool-calling", "function-calling", "agents", "harness-state-augmentation",
-                 "hsa", "synthetic"],
+        "license": license,
+        "task_categories": ["text-generation"],
+        "language": ["en", "zh"],
+        "pretty_name": f"{manifest['name']} ({manifest['version']})",
+        "tags": [
+            "tool-calling",
+            "function-calling",
+            "agents",
+            "harness-state-augmentation",
+            "hsa",
+            "synthetic",
+        ],
         "size_categories": [_size_category(manifest["counts"]["rows"])],
-        "configs": [{"config_name": "default",
-                     "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}]}],
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [{"split": split, "path": f"data/{split}-*.parquet"}],
+            }
+        ],
     }
-    env = ImmutableSandboxedEnvironment(loader=jinja2.FileSystemLoader(str(templates_dir() / "cards")),
-                                        undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "cards")),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
     return env.get_template("dataset_card.md.j2").render(
         front_matter=yaml.safe_dump(front, sort_keys=False, allow_unicode=True),
-        pretty_name=front["pretty_name"], rows=manifest["counts"]["rows"], counts=manifest["counts"],
-        name=manifest["name"], version=manifest["version"], split=split,
+        pretty_name=front["pretty_name"],
+        rows=manifest["counts"]["rows"],
+        counts=manifest["counts"],
+        name=manifest["name"],
+        version=manifest["version"],
+        split=split,
         recipe_yaml=_recipe_yaml(manifest["recipe"]),
-        per_source=_distribution(per_source), messages_dist=_distribution(messages),
+        per_source=_distribution(per_source),
+        messages_dist=_distribution(messages),
         tools_dist=_distribution(tools),
         by_family=sorted(manifest["statistics"]["rows_by_family"].items()),
         by_transform=sorted(manifest["statistics"]["rows_by_transform"].items()),
-        skill_licenses=[(skill, "not stated" if license is None else license,
-                         "-" if license is None else "yes" if is_open(license) else "**no**")
-                        for skill, license in manifest.get("skill_licenses", {}).items()],
+        skill_licenses=[
+            (
+                skill,
+                "not stated" if license is None else license,
+                "-" if license is None else "yes" if is_open(license) else "**no**",
+            )
+            for skill, license in manifest.get("skill_licenses", {}).items()
+        ],
         rejects=top_rejects(root, limit=20),
-        episodes=Path(manifest["input"]["episodes"]).name, example_id=f"{first_id}#1",
+        episodes=Path(manifest["input"]["episodes"]).name,
+        example_id=f"{first_id}#1",
         hsa_version=manifest["hsa_version"],
         transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()),
         rollout=manifest.get("rollout"),  # a teacher rollout's settings and counts (hsa.rollout)
         recipe_name=(manifest.get("recipe") or {}).get("name"),
-        recipe_variants=(manifest.get("recipe") or {}).get("variants_per_episode"))
+        recipe_variants=(manifest.get("recipe") or {}).get("variants_per_episode"),
+    )
 
 
 def card_license(version_dir: str | os.PathLike) -> str | None:
@@ -154,8 +202,9 @@ def card_license(version_dir: str | os.PathLike) -> str | None:
     return meta.get("license") if isinstance(meta, dict) else None
 
 
-def write_card(version_dir: str | os.PathLike, *, license: str = "other",
-               manifest: dict | None = None) -> Path:
+def write_card(
+    version_dir: str | os.PathLike, *, license: str = "other", manifest: dict | None = None
+) -> Path:
     path = Path(version_dir) / "README.md"
     text = card_text(version_dir, license=license, manifest=manifest)
     with atomic_path(path) as tmp:

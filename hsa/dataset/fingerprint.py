@@ -40,8 +40,9 @@ def folder_sha256(folder: str | os.PathLike) -> str:
         if inside(real, path):
             digest.update(hashlib.sha256(path.read_bytes()).digest())
         else:
-            digest.update(b"link\0" + os.fsencode(os.readlink(path)) if path.is_symlink()
-                          else b"outside\0")
+            digest.update(
+                b"link\0" + os.fsencode(os.readlink(path)) if path.is_symlink() else b"outside\0"
+            )
     return digest.hexdigest()
 
 
@@ -55,8 +56,11 @@ def harness_key(ref: str) -> str:
     return "ref-" + hashlib.sha256(ref.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def input_fingerprint(episodes: str | os.PathLike, harness: str | os.PathLike | None,
-                      harness_roots: tuple[str | os.PathLike, ...] = ()) -> dict:
+def input_fingerprint(
+    episodes: str | os.PathLike,
+    harness: str | os.PathLike | None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> dict:
     """What the run reads: the episodes file's sha256 and each harness folder's (the default one,
     and each one an episode references that it may read: see hsa.model.harness.referenced_folder)."""
     episodes = Path(episodes)
@@ -92,12 +96,20 @@ def shipped_assets() -> dict[str, str]:
     return {"templates": folder_sha256(templates_dir())}
 
 
-def version_id(recipe: dict, fingerprint: dict, hsa_version: str, transforms: dict,
-               split: str) -> str:
+def version_id(
+    recipe: dict, fingerprint: dict, hsa_version: str, transforms: dict, split: str
+) -> str:
     """The version of a dataset. ``recipe`` is the recipe's ``version_dict()`` (row-neutral
     options left out); the shipped assets are read here, so that no caller can leave them out."""
-    payload = orjson.dumps({"recipe": recipe, "input": fingerprint, "hsa": hsa_version,
-                            "transforms": transforms, "split": split,
-                            "assets": shipped_assets()},
-                           option=orjson.OPT_SORT_KEYS)
+    payload = orjson.dumps(
+        {
+            "recipe": recipe,
+            "input": fingerprint,
+            "hsa": hsa_version,
+            "transforms": transforms,
+            "split": split,
+            "assets": shipped_assets(),
+        },
+        option=orjson.OPT_SORT_KEYS,
+    )
     return hashlib.blake2b(payload, digest_size=6).hexdigest()

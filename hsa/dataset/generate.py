@@ -80,8 +80,12 @@ class Result:
 
     def failure(self, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
         """Why the run does not count as a success (see hsa.dataset.outcome), or None."""
-        return failure(self.manifest["counts"]["rows"], self.rejected, what="rows",
-                       max_reject_share=max_reject_share)
+        return failure(
+            self.manifest["counts"]["rows"],
+            self.rejected,
+            what="rows",
+            max_reject_share=max_reject_share,
+        )
 
 
 @dataclass
@@ -107,19 +111,31 @@ def read_batches(path: Path, batch_size: int, counts: _Counts) -> Iterator[pa.Re
         lines.append(number)
         texts.append(raw.rstrip(b"\r\n"))
         if len(lines) == batch_size:
-            yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()),
-                                              pa.array(texts, pa.binary())], schema=INPUT_SCHEMA)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(lines, pa.int64()), pa.array(texts, pa.binary())], schema=INPUT_SCHEMA
+            )
             lines, texts = [], []
     if lines:
-        yield pa.RecordBatch.from_arrays([pa.array(lines, pa.int64()), pa.array(texts, pa.binary())],
-                                         schema=INPUT_SCHEMA)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(lines, pa.int64()), pa.array(texts, pa.binary())], schema=INPUT_SCHEMA
+        )
 
 
-def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike, *,
-             harness: str | os.PathLike | None = None, engine: str = "local", workers: int = 1,
-             batch_size: int = DEFAULT_BATCH, split: str = "train", trust_hooks: bool = False,
-             license: str = "other", on_progress: Callable[[int, int], None] | None = None,
-             harness_roots: tuple[str | os.PathLike, ...] = ()) -> Result:
+def generate(
+    recipe: Recipe,
+    episodes: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    harness: str | os.PathLike | None = None,
+    engine: str = "local",
+    workers: int = 1,
+    batch_size: int = DEFAULT_BATCH,
+    split: str = "train",
+    trust_hooks: bool = False,
+    license: str = "other",
+    on_progress: Callable[[int, int], None] | None = None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> Result:
     """Make (or find) the version of ``recipe`` over ``episodes``; return its folder.
 
     ``on_progress(lines, rows)`` reports the input lines done and rows made so far, within
@@ -132,8 +148,10 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
     if not 1 <= batch_size <= MAX_BATCH:
         raise HsaError(f"batch size must be from 1 to {MAX_BATCH}, got {batch_size}")
     if not _SPLIT.fullmatch(split):
-        raise HsaError(f"split must be a name like train or validation (letters, digits, _ "
-                       f"and inner dots), got {split!r}")
+        raise HsaError(
+            f"split must be a name like train or validation (letters, digits, _ "
+            f"and inner dots), got {split!r}"
+        )
     per_episode = recipe.variants_per_episode + recipe.keep_original
     batch_size = max(1, min(batch_size, MAX_BATCH_VARIANTS // per_episode))
     harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
@@ -160,6 +178,7 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
         if not repaired:
             # The license is the card's, not the data's: same rows, same version, new card.
             from hsa.dataset.card import card_license, write_card
+
             if card_license(final) != license:
                 write_card(final, license=license, manifest=manifest)
             record_inputs(final, episodes, None if harness is None else Path(harness))
@@ -167,18 +186,32 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
 
     staging = staging_dir(final)
     try:
-        manifest = _write(recipe, episodes, harness, staging, engine=engine, workers=workers,
-                          batch_size=batch_size, split=split, trust_hooks=trust_hooks,
-                          version=version, fingerprint=fingerprint, transforms=transforms,
-                          on_progress=on_progress, harness_roots=harness_roots)
+        manifest = _write(
+            recipe,
+            episodes,
+            harness,
+            staging,
+            engine=engine,
+            workers=workers,
+            batch_size=batch_size,
+            split=split,
+            trust_hooks=trust_hooks,
+            version=version,
+            fingerprint=fingerprint,
+            transforms=transforms,
+            on_progress=on_progress,
+            harness_roots=harness_roots,
+        )
         from hsa.dataset.card import write_card
+
         write_card(staging, license=license, manifest=manifest)
         published = publish(staging, final, replace=bool(repaired))
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if exc.errno == errno.ENOSPC:
-            raise HsaError(f"disk full while writing version {version}; nothing was published",
-                           file=str(out)) from None
+            raise HsaError(
+                f"disk full while writing version {version}; nothing was published", file=str(out)
+            ) from None
         raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -189,12 +222,31 @@ def generate(recipe: Recipe, episodes: str | os.PathLike, out: str | os.PathLike
     return Result(final, manifest, reused=not published, repaired=repaired)
 
 
-def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: str, workers: int,
-           batch_size: int, split: str, trust_hooks: bool, version: str, fingerprint: dict,
-           transforms: dict, on_progress, harness_roots: tuple[str, ...]) -> dict:
-    job = BatchJob(recipe=recipe.to_dict(), source=str(episodes),
-                   harness_dir=None if harness is None else str(harness), trust_hooks=trust_hooks,
-                   version=version, harness_roots=harness_roots)
+def _write(
+    recipe: Recipe,
+    episodes: Path,
+    harness,
+    staging: Path,
+    *,
+    engine: str,
+    workers: int,
+    batch_size: int,
+    split: str,
+    trust_hooks: bool,
+    version: str,
+    fingerprint: dict,
+    transforms: dict,
+    on_progress,
+    harness_roots: tuple[str, ...],
+) -> dict:
+    job = BatchJob(
+        recipe=recipe.to_dict(),
+        source=str(episodes),
+        harness_dir=None if harness is None else str(harness),
+        trust_hooks=trust_hooks,
+        version=version,
+        harness_roots=harness_roots,
+    )
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
     rejects = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
@@ -207,9 +259,14 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
         shown = max(shown, n)
         on_progress(shown, counts.rows)
 
-    batches = run_engine(engine, job, read_batches(episodes, batch_size, counts),
-                         workers=workers, staging=staging,
-                         on_lines=lines_done if on_progress else None)
+    batches = run_engine(
+        engine,
+        job,
+        read_batches(episodes, batch_size, counts),
+        workers=workers,
+        staging=staging,
+        on_lines=lines_done if on_progress else None,
+    )
     seen_ids: set[str] = set()
     # closing(): an error below must stop the engine (its process pool) at once, not at GC.
     for batch in closing_iterator(batches):
@@ -225,7 +282,9 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
             counts.rows_by_transform[name] += n
         for licenses in kept.column("hsa_skill_licenses").drop_null().to_pylist():
             counts.skill_licenses.update(orjson.loads(licenses))
-        records = [orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()]
+        records = [
+            orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()
+        ]
         for record in records:
             if record["variant"] is None:  # the input line never became a usable episode
                 counts.load_rejects += 1
@@ -238,32 +297,51 @@ def _write(recipe: Recipe, episodes: Path, harness, staging: Path, *, engine: st
             lines_done(counts.lines_done)
     _close_sources(line_state, counts)
     shards = finalize_shards(rows.close(), split)
-    (reject_path, _), = rejects.close()
+    ((reject_path, _),) = rejects.close()
     reject_path.rename(staging / "rejects.parquet")
     accounted = counts.sources_out + counts.sources_all_rejected + counts.load_rejects
     if accounted != counts.input_lines:
-        raise HsaError(f"internal error: {counts.input_lines} input lines but {accounted} "
-                       f"accounted for; nothing was published")
+        raise HsaError(
+            f"internal error: {counts.input_lines} input lines but {accounted} "
+            f"accounted for; nothing was published"
+        )
     manifest = {
-        "manifest_version": MANIFEST_VERSION, "name": recipe.name, "version": version,
-        "split": split, "recipe": recipe.to_dict(), "seed": recipe.seed,
+        "manifest_version": MANIFEST_VERSION,
+        "name": recipe.name,
+        "version": version,
+        "split": split,
+        "recipe": recipe.to_dict(),
+        "seed": recipe.seed,
         # Names, not paths: a manifest is published with the version (see hsa.dataset.writer.inputs_path).
-        "input": {"episodes": episodes.name, **fingerprint,
-                  "harness": None if harness is None else Path(harness).resolve().name},
-        "hsa_version": __version__, "transform_versions": transforms,
+        "input": {
+            "episodes": episodes.name,
+            **fingerprint,
+            "harness": None if harness is None else Path(harness).resolve().name,
+        },
+        "hsa_version": __version__,
+        "transform_versions": transforms,
         "assets": shipped_assets(),
-        "counts": {"input_lines": counts.input_lines, "sources_out": counts.sources_out,
-                   "sources_all_rejected": counts.sources_all_rejected,
-                   "load_rejects": counts.load_rejects, "rows": counts.rows,
-                   "variant_rejects": counts.variant_rejects},
-        "statistics": {"rows_by_family": dict(sorted(counts.rows_by_family.items())),
-                       "rows_by_transform": dict(sorted(counts.rows_by_transform.items())),
-                       "rejects_by_stage": dict(sorted(counts.rejects_by_stage.items()))},
+        "counts": {
+            "input_lines": counts.input_lines,
+            "sources_out": counts.sources_out,
+            "sources_all_rejected": counts.sources_all_rejected,
+            "load_rejects": counts.load_rejects,
+            "rows": counts.rows,
+            "variant_rejects": counts.variant_rejects,
+        },
+        "statistics": {
+            "rows_by_family": dict(sorted(counts.rows_by_family.items())),
+            "rows_by_transform": dict(sorted(counts.rows_by_transform.items())),
+            "rejects_by_stage": dict(sorted(counts.rejects_by_stage.items())),
+        },
         # Every skill whose text the rows carry, with the licence its SKILL.md states (or null).
         "skill_licenses": dict(sorted(counts.skill_licenses.items())),
         "shards": shards,
-        "rejects": {"path": "rejects.parquet", "rows": counts.load_rejects + counts.variant_rejects,
-                    "sha256": sha256(staging / "rejects.parquet")},
+        "rejects": {
+            "path": "rejects.parquet",
+            "rows": counts.load_rejects + counts.variant_rejects,
+            "sha256": sha256(staging / "rejects.parquet"),
+        },
     }
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
@@ -295,13 +373,27 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
     if not duplicates:
         return table
     kept = table.filter(pa.array(keep))
-    records = [{**dict.fromkeys(table.schema.names), "hsa_source_id": source_id,
-                "hsa_line": line, "hsa_reject": orjson.dumps({
-                    "source": source, "line": line, "id": source_id, "variant": None,
-                    "stage": "load", "field": "id", "lineage": None,
+    records = [
+        {
+            **dict.fromkeys(table.schema.names),
+            "hsa_source_id": source_id,
+            "hsa_line": line,
+            "hsa_reject": orjson.dumps(
+                {
+                    "source": source,
+                    "line": line,
+                    "id": source_id,
+                    "variant": None,
+                    "stage": "load",
+                    "field": "id",
+                    "lineage": None,
                     "reason": "duplicate episode id; an earlier line has it (ids must be unique, "
-                              "they key each variant's randomness)"}).decode()}
-               for line, source_id in duplicates.items()]
+                    "they key each variant's randomness)",
+                }
+            ).decode(),
+        }
+        for line, source_id in duplicates.items()
+    ]
     extra = pa.Table.from_pylist(records, schema=table.schema)
     # Keep line order: the bookkeeping downstream reads lines in sequence.
     return pa.concat_tables([kept, extra]).sort_by("hsa_line")  # a stable sort
@@ -310,8 +402,9 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
 def _load_rejects(table: pa.Table) -> list[bool]:
     """Per output row: is it a load reject (its input line never became an episode)? Those are
     the rejects without a variant index."""
-    return pc.and_(pc.is_valid(table.column("hsa_reject")),
-                   pc.is_null(table.column("hsa_variant"))).to_pylist()
+    return pc.and_(
+        pc.is_valid(table.column("hsa_reject")), pc.is_null(table.column("hsa_variant"))
+    ).to_pylist()
 
 
 def _value_counts(column: pa.ChunkedArray):
@@ -321,11 +414,17 @@ def _value_counts(column: pa.ChunkedArray):
     return [(item["values"].as_py(), item["counts"].as_py()) for item in pc.value_counts(flat)]
 
 
-def _count_sources(table: pa.Table, is_reject: pa.ChunkedArray, state: dict, counts: _Counts) -> None:
+def _count_sources(
+    table: pa.Table, is_reject: pa.ChunkedArray, state: dict, counts: _Counts
+) -> None:
     """Each input line ends as a source with rows, a source whose variants were all rejected, or a
     load reject. Output is in line order, so only the current line needs remembering."""
-    for line, rejected, load in zip(table.column("hsa_line").to_pylist(), is_reject.to_pylist(),
-                                    _load_rejects(table), strict=True):
+    for line, rejected, load in zip(
+        table.column("hsa_line").to_pylist(),
+        is_reject.to_pylist(),
+        _load_rejects(table),
+        strict=True,
+    ):
         if line not in state:
             _close_sources(state, counts)
             state[line] = "pending"

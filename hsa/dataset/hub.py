@@ -29,17 +29,21 @@ def version_files(version_dir: Path, manifest: dict | None = None) -> list[Path]
     manifest = manifest if manifest is not None else read_manifest(version_dir)
     problems = version_problems(version_dir, manifest)
     if problems:
-        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5
-                                           else "")
-        raise HsaError(f"the version's files do not match its manifest, nothing pushed: {shown} "
-                       f"(hsa verify says more; hsa generate rebuilds a damaged version)",
-                       file=str(version_dir))
+        shown = "; ".join(problems[:5]) + (
+            f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        )
+        raise HsaError(
+            f"the version's files do not match its manifest, nothing pushed: {shown} "
+            f"(hsa verify says more; hsa generate rebuilds a damaged version)",
+            file=str(version_dir),
+        )
     paths = ["README.md", "manifest.json"] + [entry["path"] for entry in listed_files(manifest)]
     return [version_dir / p for p in paths]
 
 
 def _retryable(exc: BaseException) -> bool:
     from huggingface_hub.errors import HfHubHTTPError
+
     if isinstance(exc, HfHubHTTPError):
         status = getattr(getattr(exc, "response", None), "status_code", None)
         return status is None or status == 429 or status >= 500
@@ -53,14 +57,22 @@ def _with_retries(what: str, call, *, sleep=time.sleep):
             return call()
         except Exception as exc:  # classified below: only transient failures are retried
             if attempt == RETRIES or not _retryable(exc):
-                raise HsaError(f"{what} failed after {attempt} attempt(s): "
-                               f"{type(exc).__name__}: {exc}") from exc
+                raise HsaError(
+                    f"{what} failed after {attempt} attempt(s): {type(exc).__name__}: {exc}"
+                ) from exc
             sleep(2 ** (attempt - 1))
 
 
-def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool = False,
-                 dry_run: bool = False, allow_restricted_licenses: bool = False,
-                 api: Any = None, sleep=time.sleep) -> list[str]:
+def push_version(
+    version_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    private: bool = False,
+    dry_run: bool = False,
+    allow_restricted_licenses: bool = False,
+    api: Any = None,
+    sleep=time.sleep,
+) -> list[str]:
     """Create the dataset repo if needed and upload the version in one commit.
 
     Returns the operations as lines (``add data/train-00000-of-00001.parquet (123 bytes)``);
@@ -74,13 +86,18 @@ def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool 
     closed = restricted(manifest.get("skill_licenses", {}))
     if closed and not allow_restricted_licenses:
         listed = "; ".join(f"{skill}: {license!r}" for skill, license in closed.items())
-        raise HsaError(f"the rows carry {len(closed)} skill(s) whose licence is not an open one "
-                       f"({listed}); push only with the right to publish them, by passing "
-                       f"--allow-restricted-licences", file=str(root))
+        raise HsaError(
+            f"the rows carry {len(closed)} skill(s) whose licence is not an open one "
+            f"({listed}); push only with the right to publish them, by passing "
+            f"--allow-restricted-licences",
+            file=str(root),
+        )
     files = version_files(root, manifest)
     lines = [f"add {p.relative_to(root).as_posix()} ({p.stat().st_size} bytes)" for p in files]
-    header = (f"create dataset repo {repo_id} ({'private' if private else 'public'}) if missing; "
-              f"commit 'hsa {manifest['name']} {manifest['version']}' with {len(files)} files")
+    header = (
+        f"create dataset repo {repo_id} ({'private' if private else 'public'}) if missing; "
+        f"commit 'hsa {manifest['name']} {manifest['version']}' with {len(files)} files"
+    )
     if dry_run:
         return [header] + lines
     from huggingface_hub import CommitOperationAdd, HfApi, get_token
@@ -89,13 +106,21 @@ def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool 
         if not get_token():
             raise HsaError("no Hugging Face token: set HF_TOKEN or run `hf auth login`")
         api = HfApi()
-    operations = [CommitOperationAdd(path_in_repo=p.relative_to(root).as_posix(),
-                                     path_or_fileobj=str(p)) for p in files]
-    _with_retries("creating the repository", lambda: api.create_repo(
-        repo_id, repo_type="dataset", private=private, exist_ok=True), sleep=sleep)
+    operations = [
+        CommitOperationAdd(path_in_repo=p.relative_to(root).as_posix(), path_or_fileobj=str(p))
+        for p in files
+    ]
+    _with_retries(
+        "creating the repository",
+        lambda: api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True),
+        sleep=sleep,
+    )
     message = f"hsa {manifest['name']} {manifest['version']}"
-    head = _with_retries("reading the repository's head", lambda: api.repo_info(
-        repo_id, repo_type="dataset").sha, sleep=sleep)
+    head = _with_retries(
+        "reading the repository's head",
+        lambda: api.repo_info(repo_id, repo_type="dataset").sha,
+        sleep=sleep,
+    )
 
     def commit():
         # A retry after a lost response must not commit twice. The commit names its parent, so
@@ -106,15 +131,21 @@ def push_version(version_dir: str | os.PathLike, repo_id: str, *, private: bool 
             newest = api.list_repo_commits(repo_id, repo_type="dataset")[0]
             if newest.title == message:
                 return None
-            raise HsaError(f"{repo_id} changed while pushing (its head is now "
-                           f"{current[:12]}, {newest.title!r}); nothing of this version was "
-                           f"committed, push again")
+            raise HsaError(
+                f"{repo_id} changed while pushing (its head is now "
+                f"{current[:12]}, {newest.title!r}); nothing of this version was "
+                f"committed, push again"
+            )
         return api.create_commit(
-            repo_id, operations, repo_type="dataset", parent_commit=head,
+            repo_id,
+            operations,
+            repo_type="dataset",
+            parent_commit=head,
             commit_message=message,
             commit_description=f"Dataset version {manifest['version']} made by hsa "
-                               f"{manifest['hsa_version']} (recipe {manifest['name']}, seed "
-                               f"{manifest['seed']}).")
+            f"{manifest['hsa_version']} (recipe {manifest['name']}, seed "
+            f"{manifest['seed']}).",
+        )
 
     _with_retries("the upload commit", commit, sleep=sleep)
     return [header] + lines

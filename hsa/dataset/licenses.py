@@ -14,21 +14,60 @@ import re
 
 # SPDX identifiers of licences that allow copying and redistribution (OSI-approved open source
 # licences and the open Creative Commons and data licences), lower-cased.
-OPEN_LICENSES = frozenset({
-    "apache-2.0", "mit", "mit-0", "bsd-2-clause", "bsd-3-clause", "isc", "0bsd", "unlicense",
-    "cc0-1.0", "cc-by-3.0", "cc-by-4.0", "cc-by-sa-3.0", "cc-by-sa-4.0", "mpl-2.0", "lgpl-2.1",
-    "lgpl-3.0", "gpl-2.0", "gpl-3.0", "agpl-3.0", "epl-2.0", "bsl-1.0", "zlib", "python-2.0",
-    "artistic-2.0", "odc-by-1.0", "pddl-1.0", "odbl-1.0", "wtfpl", "upl-1.0", "ms-pl",
-})
+OPEN_LICENSES = frozenset(
+    {
+        "apache-2.0",
+        "mit",
+        "mit-0",
+        "bsd-2-clause",
+        "bsd-3-clause",
+        "isc",
+        "0bsd",
+        "unlicense",
+        "cc0-1.0",
+        "cc-by-3.0",
+        "cc-by-4.0",
+        "cc-by-sa-3.0",
+        "cc-by-sa-4.0",
+        "mpl-2.0",
+        "lgpl-2.1",
+        "lgpl-3.0",
+        "gpl-2.0",
+        "gpl-3.0",
+        "agpl-3.0",
+        "epl-2.0",
+        "bsl-1.0",
+        "zlib",
+        "python-2.0",
+        "artistic-2.0",
+        "odc-by-1.0",
+        "pddl-1.0",
+        "odbl-1.0",
+        "wtfpl",
+        "upl-1.0",
+        "ms-pl",
+    }
+)
 # Everyday spellings of those identifiers (after lower-casing and dropping a trailing
 # "license"/"licence"), as SKILL.md files write them.
 _SPELLINGS = {
-    "apache 2.0": "apache-2.0", "apache 2": "apache-2.0", "apache-2": "apache-2.0",
-    "apache license 2.0": "apache-2.0", "apache license, version 2.0": "apache-2.0",
-    "the mit": "mit", "bsd": "bsd-3-clause", "new bsd": "bsd-3-clause",
-    "simplified bsd": "bsd-2-clause", "the unlicense": "unlicense", "cc0": "cc0-1.0",
-    "public domain": "cc0-1.0", "cc by 4.0": "cc-by-4.0", "cc by-sa 4.0": "cc-by-sa-4.0",
-    "mozilla public 2.0": "mpl-2.0", "gplv3": "gpl-3.0", "gplv2": "gpl-2.0",
+    "apache 2.0": "apache-2.0",
+    "apache 2": "apache-2.0",
+    "apache-2": "apache-2.0",
+    "apache license 2.0": "apache-2.0",
+    "apache license, version 2.0": "apache-2.0",
+    "the mit": "mit",
+    "bsd": "bsd-3-clause",
+    "new bsd": "bsd-3-clause",
+    "simplified bsd": "bsd-2-clause",
+    "the unlicense": "unlicense",
+    "cc0": "cc0-1.0",
+    "public domain": "cc0-1.0",
+    "cc by 4.0": "cc-by-4.0",
+    "cc by-sa 4.0": "cc-by-sa-4.0",
+    "mozilla public 2.0": "mpl-2.0",
+    "gplv3": "gpl-3.0",
+    "gplv2": "gpl-2.0",
 }
 
 
@@ -44,12 +83,20 @@ def is_open(license: str) -> bool:
     spelling), or an SPDX expression whose ``OR`` offers one and whose ``AND`` parts all are.
     Anything else (``Proprietary``, ``see LICENSE.txt``) is not."""
     alternatives = re.split(r"\s+or\s+", license.strip().strip("()"), flags=re.IGNORECASE)
-    return any(all(spdx_id(part) in OPEN_LICENSES
-                   for part in re.split(r"\s+and\s+", alternative, flags=re.IGNORECASE))
-               for alternative in alternatives if alternative.strip())
+    return any(
+        all(
+            spdx_id(part) in OPEN_LICENSES
+            for part in re.split(r"\s+and\s+", alternative, flags=re.IGNORECASE)
+        )
+        for alternative in alternatives
+        if alternative.strip()
+    )
 
 
 def restricted(skill_licenses: dict[str, str | None]) -> dict[str, str]:
     """The skills (``harness/skill`` -> licence) whose stated licence is not an open one."""
-    return {skill: license for skill, license in sorted(skill_licenses.items())
-            if license is not None and not is_open(license)}
+    return {
+        skill: license
+        for skill, license in sorted(skill_licenses.items())
+        if license is not None and not is_open(license)
+    }

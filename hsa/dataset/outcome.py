@@ -19,17 +19,23 @@ DEFAULT_MAX_REJECT_SHARE = 0.5
 REASON_CHARS = 120
 
 
-def failure(kept: int, rejected: int, *, what: str,
-            max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
+def failure(
+    kept: int, rejected: int, *, what: str, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE
+) -> str | None:
     """Why a run that kept ``kept`` outputs (``what``: rows, variants, episodes) and rejected
     ``rejected`` is no success, or None when it is one."""
     if kept == 0:
-        return f"no {what} written; {rejected} reject(s)" if rejected else \
-            f"no {what} written; the input holds nothing"
+        return (
+            f"no {what} written; {rejected} reject(s)"
+            if rejected
+            else f"no {what} written; the input holds nothing"
+        )
     share = rejected / (kept + rejected)
     if share > max_reject_share:
-        return (f"{share:.1%} of the run was rejected ({rejected} rejects, {kept} {what}), more "
-                f"than --max-reject-share {max_reject_share:g}")
+        return (
+            f"{share:.1%} of the run was rejected ({rejected} rejects, {kept} {what}), more "
+            f"than --max-reject-share {max_reject_share:g}"
+        )
     return None
 
 
@@ -61,7 +67,8 @@ class Tally:
     def top_reasons(self, *, limit: int) -> list[tuple[str, str, int]]:
         return top_reasons(self.rejects, limit=limit)
 
-    def failure(self, *, what: str,
-                max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
+    def failure(
+        self, *, what: str, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE
+    ) -> str | None:
         """Why this run is no success, or None (see :func:`failure`)."""
         return failure(self.kept, len(self.rejects), what=what, max_reject_share=max_reject_share)

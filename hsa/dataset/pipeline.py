@@ -34,26 +34,52 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
         try:
             variant = recipe.pipeline.run(episode, state)
         except TransformFailed as exc:
-            out.append(VariantReject(episode.id, index, f"transform:{exc.transform}", exc.reason,
-                                     tuple(state.lineage)))
+            out.append(
+                VariantReject(
+                    episode.id,
+                    index,
+                    f"transform:{exc.transform}",
+                    exc.reason,
+                    tuple(state.lineage),
+                )
+            )
             continue
         try:
             verify_variant(episode, variant, state.mapping)
         except VerificationFailed as exc:
-            out.append(VariantReject(episode.id, index, f"verify:{exc.check}", exc.reason,
-                                     tuple(state.lineage)))
+            out.append(
+                VariantReject(
+                    episode.id, index, f"verify:{exc.check}", exc.reason, tuple(state.lineage)
+                )
+            )
             continue
         except Exception as exc:  # a check that cannot run on this variant rejects it too
-            out.append(VariantReject(episode.id, index, "verify:error",
-                                     f"{type(exc).__name__}: {exc}", tuple(state.lineage)))
+            out.append(
+                VariantReject(
+                    episode.id,
+                    index,
+                    "verify:error",
+                    f"{type(exc).__name__}: {exc}",
+                    tuple(state.lineage),
+                )
+            )
             continue
-        out.append(Variant(episode.id, index, variant, tuple(state.lineage), state.mapping,
-                           trail=tuple(state.trail)))
+        out.append(
+            Variant(
+                episode.id,
+                index,
+                variant,
+                tuple(state.lineage),
+                state.mapping,
+                trail=tuple(state.trail),
+            )
+        )
     return out
 
 
-def augment(recipe: Recipe, items: Iterable[Episode | Reject], *, batch_size: int = 256
-            ) -> Iterator[Variant | VariantReject | Reject]:
+def augment(
+    recipe: Recipe, items: Iterable[Episode | Reject], *, batch_size: int = 256
+) -> Iterator[Variant | VariantReject | Reject]:
     """Stream variants (and rejects) in input order, ``batch_size`` episodes at a time.
 
     Input rows that already failed to load pass through as rejects; a repeated episode id is
@@ -65,16 +91,26 @@ def augment(recipe: Recipe, items: Iterable[Episode | Reject], *, batch_size: in
             if isinstance(item, Reject):
                 yield item
             elif item.id in seen:
-                yield Reject(source="episodes", line=None, id=item.id, field="id",
-                             reason="duplicate episode id; ids must be unique in one run")
+                yield Reject(
+                    source="episodes",
+                    line=None,
+                    id=item.id,
+                    field="id",
+                    reason="duplicate episode id; ids must be unique in one run",
+                )
             else:
                 seen.add(item.id)
                 yield from augment_episode(recipe, item)
 
 
-def write_variants(recipe: Recipe, items: Iterable[Episode | Reject],
-                   out_path: str | os.PathLike, rejects_path: str | os.PathLike, *,
-                   batch_size: int = 256) -> Tally:
+def write_variants(
+    recipe: Recipe,
+    items: Iterable[Episode | Reject],
+    out_path: str | os.PathLike,
+    rejects_path: str | os.PathLike,
+    *,
+    batch_size: int = 256,
+) -> Tally:
     """Run ``recipe`` over ``items`` into two JSONL files (what ``hsa augment`` writes): the
     variants, one ``{source_id, variant, episode, lineage, mapping}`` per line, and the rejects,
     one per episode or variant (``kind``) that did not make it, with its stage and reason. Each
@@ -88,8 +124,11 @@ def write_variants(recipe: Recipe, items: Iterable[Episode | Reject],
                 tally.keep()
                 yield item.to_dict()
                 continue
-            row = ({"kind": "variant", **item.to_dict()} if isinstance(item, VariantReject)
-                   else {"kind": "episode", **item.to_dict(), "stage": item.stage})
+            row = (
+                {"kind": "variant", **item.to_dict()}
+                if isinstance(item, VariantReject)
+                else {"kind": "episode", **item.to_dict(), "stage": item.stage}
+            )
             tally.reject(row["stage"], row["reason"])
             reject_rows.append(row)
 

@@ -19,29 +19,33 @@ from hsa.render import render_messages
 
 JSON = pa.json_()
 
-ROW_SCHEMA = pa.schema([
-    ("id", pa.string()),                 # "<source id>#<variant index>", unique in a version
-    ("messages", JSON),
-    ("tools", JSON),
-    ("hsa_source_id", pa.string()),
-    ("hsa_variant", pa.int32()),
-    ("hsa_lineage", JSON),
-    ("hsa_mapping", JSON),
-    ("hsa_gold", JSON),
-    ("hsa_families", pa.list_(pa.string())),  # families that changed what the model reads
-    ("hsa_version", pa.string()),
-])
+ROW_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),  # "<source id>#<variant index>", unique in a version
+        ("messages", JSON),
+        ("tools", JSON),
+        ("hsa_source_id", pa.string()),
+        ("hsa_variant", pa.int32()),
+        ("hsa_lineage", JSON),
+        ("hsa_mapping", JSON),
+        ("hsa_gold", JSON),
+        ("hsa_families", pa.list_(pa.string())),  # families that changed what the model reads
+        ("hsa_version", pa.string()),
+    ]
+)
 
-REJECT_SCHEMA = pa.schema([
-    ("source", pa.string()),
-    ("line", pa.int64()),
-    ("id", pa.string()),
-    ("variant", pa.int32()),
-    ("stage", pa.string()),  # load, check:<name>, transform:<name>, verify:<check>, render
-    ("field", pa.string()),
-    ("reason", pa.string()),
-    ("lineage", JSON),
-])
+REJECT_SCHEMA = pa.schema(
+    [
+        ("source", pa.string()),
+        ("line", pa.int64()),
+        ("id", pa.string()),
+        ("variant", pa.int32()),
+        ("stage", pa.string()),  # load, check:<name>, transform:<name>, verify:<check>, render
+        ("field", pa.string()),
+        ("reason", pa.string()),
+        ("lineage", JSON),
+    ]
+)
 
 
 def row_id(source_id: str, index: int) -> str:
@@ -70,10 +74,19 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
     for message in messages:
         calls = message.get("tool_calls")
         if calls:
-            message = {**message, "tool_calls": [
-                {**call, "function": {**call["function"],
-                                      "arguments": orjson.loads(call["function"]["arguments"])}}
-                for call in calls]}
+            message = {
+                **message,
+                "tool_calls": [
+                    {
+                        **call,
+                        "function": {
+                            **call["function"],
+                            "arguments": orjson.loads(call["function"]["arguments"]),
+                        },
+                    }
+                    for call in calls
+                ],
+            }
         out.append(message)
     return out
 
@@ -131,6 +144,13 @@ def variant_row(variant: Variant, version: str) -> dict:
 
 
 def reject_row(reject: VariantReject, *, source: str, line: int | None) -> dict:
-    return {"source": source, "line": line, "id": reject.source_id, "variant": reject.index,
-            "stage": reject.stage, "field": None, "reason": reject.reason,
-            "lineage": _json([s.to_dict() for s in reject.lineage])}
+    return {
+        "source": source,
+        "line": line,
+        "id": reject.source_id,
+        "variant": reject.index,
+        "stage": reject.stage,
+        "field": None,
+        "reason": reject.reason,
+        "lineage": _json([s.to_dict() for s in reject.lineage]),
+    }

@@ -30,8 +30,15 @@ PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True}
 class ShardWriter:
     """Buffer rows and write them as fixed-size row groups into fixed-size shards."""
 
-    def __init__(self, folder: Path, stem: str, schema: pa.Schema, *,
-                 shard_rows: int = SHARD_ROWS, row_group_rows: int = ROW_GROUP_ROWS):
+    def __init__(
+        self,
+        folder: Path,
+        stem: str,
+        schema: pa.Schema,
+        *,
+        shard_rows: int = SHARD_ROWS,
+        row_group_rows: int = ROW_GROUP_ROWS,
+    ):
         self.folder, self.stem, self.schema = folder, stem, schema
         self.shard_rows, self.row_group_rows = shard_rows, min(row_group_rows, shard_rows)
         self.buffer: list[pa.Table] = []
@@ -96,8 +103,13 @@ def finalize_shards(shards: list[tuple[Path, int]], split: str) -> list[dict]:
     for i, (path, rows) in enumerate(shards):
         final = path.with_name(f"{split}-{i:05d}-of-{len(shards):05d}.parquet")
         path.rename(final)
-        out.append({"path": final.relative_to(final.parent.parent).as_posix(), "rows": rows,
-                    "sha256": sha256(final)})
+        out.append(
+            {
+                "path": final.relative_to(final.parent.parent).as_posix(),
+                "rows": rows,
+                "sha256": sha256(final),
+            }
+        )
     return out
 
 
@@ -108,7 +120,7 @@ def staging_dir(final: Path) -> Path:
         raise HsaError("output path exists and is not a directory", file=str(parent))
     parent.mkdir(parents=True, exist_ok=True)
     for stale in parent.glob(f".{final.name}.partial-*"):
-        pid = stale.name[len(f".{final.name}.partial-"):].split("-", 1)[0]
+        pid = stale.name[len(f".{final.name}.partial-") :].split("-", 1)[0]
         if not pid.isdigit() or not _alive(int(pid)):
             shutil.rmtree(stale, ignore_errors=True)
     # Unique even for two runs of one process (threads); the pid lets a later run tell a dead
@@ -131,8 +143,9 @@ def publish(staging: Path, final: Path, *, replace: bool = False) -> bool:
     (the staging folder is then removed). With ``replace``, a damaged ``final`` is moved aside
     first and removed once the new one is in place."""
     if replace and final.exists():
-        damaged = Path(tempfile.mkdtemp(prefix=f".{final.name}.damaged-{os.getpid()}-",
-                                        dir=final.parent))
+        damaged = Path(
+            tempfile.mkdtemp(prefix=f".{final.name}.damaged-{os.getpid()}-", dir=final.parent)
+        )
         os.rename(final, damaged / final.name)
         try:
             os.rename(staging, final)
@@ -150,8 +163,10 @@ def publish(staging: Path, final: Path, *, replace: bool = False) -> bool:
             shutil.rmtree(staging, ignore_errors=True)
             return False
         shutil.rmtree(staging, ignore_errors=True)
-        raise HsaError("a folder that is not a complete version is in the way; remove it and "
-                       "rerun", file=str(final)) from None
+        raise HsaError(
+            "a folder that is not a complete version is in the way; remove it and rerun",
+            file=str(final),
+        ) from None
 
 
 def listed_files(manifest: dict) -> list[dict]:
@@ -207,12 +222,16 @@ def version_problems(version_dir: Path, manifest: dict) -> list[str]:
         problems.append("README.md: missing")
     for path in sorted(version_dir.rglob("*")):
         rel = path.relative_to(version_dir).as_posix()
-        if path.is_dir() and not path.is_symlink() and any(e.startswith(rel + "/")
-                                                           for e in expected):
+        if (
+            path.is_dir()
+            and not path.is_symlink()
+            and any(e.startswith(rel + "/") for e in expected)
+        ):
             continue
         if rel not in expected or path.is_symlink():
-            problems.append(f"{rel}: not part of this version (the manifest does not list it); "
-                            f"remove it")
+            problems.append(
+                f"{rel}: not part of this version (the manifest does not list it); remove it"
+            )
     return problems
 
 
@@ -225,9 +244,12 @@ def inputs_path(version_dir: Path) -> Path:
 def record_inputs(version_dir: Path, episodes: Path, harness: Path | None) -> None:
     """Note the absolute paths of a version's episodes file and default harness folder, so that
     ``hsa verify`` and ``hsa replay`` find them from any directory."""
-    data = {"episodes": str(Path(episodes).resolve()),
-            "harness": None if harness is None else str(Path(harness).resolve())}
+    data = {
+        "episodes": str(Path(episodes).resolve()),
+        "harness": None if harness is None else str(Path(harness).resolve()),
+    }
     from hsa.files.jsonl import atomic_path
+
     with atomic_path(inputs_path(version_dir)) as tmp:
         tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
@@ -243,8 +265,16 @@ def recorded_inputs(version_dir: Path) -> dict:
 
 
 # What every version's manifest holds (hsa.dataset.generate writes more), and of which JSON type.
-_MANIFEST_KEYS = {"name": str, "version": str, "split": str, "input": dict, "counts": dict,
-                  "statistics": dict, "shards": list, "rejects": dict}
+_MANIFEST_KEYS = {
+    "name": str,
+    "version": str,
+    "split": str,
+    "input": dict,
+    "counts": dict,
+    "statistics": dict,
+    "shards": list,
+    "rejects": dict,
+}
 
 
 def read_manifest(version_dir: Path) -> dict:
@@ -256,17 +286,27 @@ def read_manifest(version_dir: Path) -> dict:
     try:
         manifest = orjson.loads(read_bytes(version_dir / "manifest.json"))
     except (OSError, orjson.JSONDecodeError) as exc:
-        raise HsaError(f"not a dataset version: manifest.json unreadable ({exc})",
-                       file=str(version_dir)) from None
-    lacking = ([] if not isinstance(manifest, dict) else
-               [key for key, kind in _MANIFEST_KEYS.items()
-                if not isinstance(manifest.get(key), kind)])
+        raise HsaError(
+            f"not a dataset version: manifest.json unreadable ({exc})", file=str(version_dir)
+        ) from None
+    lacking = (
+        []
+        if not isinstance(manifest, dict)
+        else [
+            key for key, kind in _MANIFEST_KEYS.items() if not isinstance(manifest.get(key), kind)
+        ]
+    )
     if not isinstance(manifest, dict) or lacking:
-        raise HsaError(f"not a dataset version: manifest.json lacks "
-                       f"{', '.join(lacking) or 'everything (it is not a JSON object)'}",
-                       file=str(version_dir))
+        raise HsaError(
+            f"not a dataset version: manifest.json lacks "
+            f"{', '.join(lacking) or 'everything (it is not a JSON object)'}",
+            file=str(version_dir),
+        )
     noted = recorded_inputs(version_dir)
     if isinstance(manifest.get("input"), dict) and noted.get("episodes"):
-        manifest["input"] = {**manifest["input"], "episodes": noted["episodes"],
-                             "harness": noted.get("harness")}
+        manifest["input"] = {
+            **manifest["input"],
+            "episodes": noted["episodes"],
+            "harness": noted.get("harness"),
+        }
     return manifest

@@ -26,6 +26,18 @@ from hsa.eval.items import (
 from hsa.eval.report import read_report
 from hsa.eval.run import Settings, run_eval
 
-__all__ = ["ALL", "ORIGINAL", "Item", "ItemSet", "Settings", "VariantSet", "build_items",
-           "compare_reports", "dataset_sets", "family_recipe", "make_variant_sets", "read_report",
-           "run_eval"]
+__all__ = [
+    "ALL",
+    "ORIGINAL",
+    "Item",
+    "ItemSet",
+    "Settings",
+    "VariantSet",
+    "build_items",
+    "compare_reports",
+    "dataset_sets",
+    "family_recipe",
+    "make_variant_sets",
+    "read_report",
+    "run_eval",
+]

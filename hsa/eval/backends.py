@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hsa.errors import HsaError
-from hsa.eval.items import Item
 from hsa.augment.rng import derive_seed
 from hsa.dataset.rows import chat_template_messages
+from hsa.errors import HsaError
+from hsa.eval.items import Item
 from hsa.runtime.records import RequestRecord
 
 OnAnswer = Callable[["Answer"], None]
@@ -45,23 +45,33 @@ class Answer:
     error: str | None = None
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "fingerprint": self.fingerprint, "message": self.message,
-                "record": self.record, "error": self.error}
+        return {
+            "key": self.key,
+            "fingerprint": self.fingerprint,
+            "message": self.message,
+            "record": self.record,
+            "error": self.error,
+        }
 
 
 def request_seed(seed: int, fingerprint: str) -> int:
     """The seed sent with one prompt's request (31 bits: what servers accept); from the prompt's
     fingerprint, so the same prompt is asked alike whichever item carries it."""
-    return derive_seed(seed, fingerprint, 0, "request") % 2 ** 31
+    return derive_seed(seed, fingerprint, 0, "request") % 2**31
 
 
 def assistant_message(content: str | None, calls: list[tuple[str, str]]) -> dict:
     """An assistant message as the runtime stores it: text or null beside tool calls."""
     message: dict = {"role": "assistant", "content": content if content or not calls else None}
     if calls:
-        message["tool_calls"] = [{"id": f"call_{i + 1}", "type": "function",
-                                  "function": {"name": name, "arguments": arguments}}
-                                 for i, (name, arguments) in enumerate(calls)]
+        message["tool_calls"] = [
+            {
+                "id": f"call_{i + 1}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+            for i, (name, arguments) in enumerate(calls)
+        ]
     return message
 
 
@@ -87,12 +97,19 @@ class EndpointBackend:
         """What decides the answers (a resumed run must match it); the URL may change."""
         sampling = self.endpoint.sampling.to_dict()
         sampling.pop("seed", None)
-        return {"backend": self.kind, "model": self.endpoint.model, "sampling": sampling,
-                "seed": self.seed}
+        return {
+            "backend": self.kind,
+            "model": self.endpoint.model,
+            "sampling": sampling,
+            "seed": self.seed,
+        }
 
     def describe(self) -> dict:
-        return {**self.identity(), "endpoint": self.endpoint.describe(),
-                "concurrency": self.concurrency}
+        return {
+            **self.identity(),
+            "endpoint": self.endpoint.describe(),
+            "concurrency": self.concurrency,
+        }
 
     def answer(self, items: Sequence[Item], on_answer: OnAnswer) -> None:
         if items:
@@ -107,12 +124,14 @@ class EndpointBackend:
             async with gate:
                 try:
                     done = await client.complete(
-                        list(item.messages), list(item.tools),
+                        list(item.messages),
+                        list(item.tools),
                         request_id=f"hsa-eval-{item.fingerprint[:16]}",
-                        seed=request_seed(self.seed, item.fingerprint))
+                        seed=request_seed(self.seed, item.fingerprint),
+                    )
                 except EndpointError as exc:
                     if exc.status is None:  # no answer at all: the endpoint is down or slow;
-                        raise               # stop, and a rerun resumes
+                        raise  # stop, and a rerun resumes
                     # The server answered with an error for this prompt (a 4xx, or a 5xx after
                     # every retry: transformers serve answers 500 when it cannot parse the
                     # model's tool call): the item has no answer, the run goes on.
@@ -139,8 +158,14 @@ class InProcessBackend:
 
     kind = "in-process"
 
-    def __init__(self, model_path: str | Path, *, max_tokens: int, batch_size: int = 8,
-                 device: str | None = None):
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        max_tokens: int,
+        batch_size: int = 8,
+        device: str | None = None,
+    ):
         if batch_size < 1:
             raise HsaError(f"--batch-size must be at least 1, got {batch_size}")
         self.model_path = Path(model_path)
@@ -150,8 +175,11 @@ class InProcessBackend:
         self._loaded = None
 
     def identity(self) -> dict:
-        return {"backend": self.kind, "model": str(self.model_path.resolve()),
-                "sampling": {"temperature": 0.0, "top_p": None, "max_tokens": self.max_tokens}}
+        return {
+            "backend": self.kind,
+            "model": str(self.model_path.resolve()),
+            "sampling": {"temperature": 0.0, "top_p": None, "max_tokens": self.max_tokens},
+        }
 
     def describe(self) -> dict:
         return {**self.identity(), "batch_size": self.batch_size, "device": self.device}
@@ -163,8 +191,10 @@ class InProcessBackend:
                 from transformers import AutoModelForCausalLM, AutoTokenizer
                 from transformers.cli.serving.utils import parse_assistant_message
             except ImportError as exc:
-                raise HsaError(f"the in-process backend needs torch and transformers[serving] "
-                               f"(pip install 'hsa[train]'): {exc}") from None
+                raise HsaError(
+                    f"the in-process backend needs torch and transformers[serving] "
+                    f"(pip install 'hsa[train]'): {exc}"
+                ) from None
             tokenizer = AutoTokenizer.from_pretrained(self.model_path)
             model = AutoModelForCausalLM.from_pretrained(self.model_path, dtype="auto")
             if self.device is not None:
@@ -178,9 +208,15 @@ class InProcessBackend:
     def prompt_ids(self, item: Item) -> list[int]:
         """The token ids ``transformers serve`` would build for the item's request."""
         _, tokenizer, _, _ = self._load()
-        return list(tokenizer.apply_chat_template(
-            chat_template_messages(list(item.messages)), tools=list(item.tools) or None,
-            add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+        return list(
+            tokenizer.apply_chat_template(
+                chat_template_messages(list(item.messages)),
+                tools=list(item.tools) or None,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+            )["input_ids"]
+        )
 
     def answer(self, items: Sequence[Item], on_answer: OnAnswer) -> None:
         if not items:
@@ -197,7 +233,7 @@ class InProcessBackend:
         eos = config.eos_token_id if config.eos_token_id is not None else tokenizer.eos_token_id
         stops = set(eos) if isinstance(eos, list) else {eos}
         for start in range(0, len(ordered), self.batch_size):
-            batch = ordered[start:start + self.batch_size]
+            batch = ordered[start : start + self.batch_size]
             ids = [prompts[item.key] for item in batch]
             width = max(map(len, ids))
             # Left padding: every row's generation starts at the same position.
@@ -205,29 +241,52 @@ class InProcessBackend:
             mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for x in ids])
             began = time.perf_counter()
             with torch.no_grad():
-                out = model.generate(input_ids=input_ids.to(model.device),
-                                     attention_mask=mask.to(model.device),
-                                     generation_config=config)
+                out = model.generate(
+                    input_ids=input_ids.to(model.device),
+                    attention_mask=mask.to(model.device),
+                    generation_config=config,
+                )
             latency = time.perf_counter() - began
-            for item, prompt, row in zip(batch, ids, out[:, width:].tolist()):
+            for item, prompt, row in zip(batch, ids, out[:, width:].tolist(), strict=True):
                 end = next((k + 1 for k, t in enumerate(row) if t in stops), len(row))
                 generated = row[:end]
                 text = tokenizer.decode(generated, skip_special_tokens=True)
                 try:
-                    content, _, calls = parse(tokenizer, model, generated, input_ids=prompt,
-                                              cleaned_content=text,
-                                              tools=list(item.tools) or None)
+                    content, _, calls = parse(
+                        tokenizer,
+                        model,
+                        generated,
+                        input_ids=prompt,
+                        cleaned_content=text,
+                        tools=list(item.tools) or None,
+                    )
                 # Where transformers serve answers HTTP 500: JSON that does not parse
                 # (ValueError), a tool call object without "name" (KeyError) or one that is not
                 # an object (TypeError), as a barely trained model writes them.
                 except (ValueError, KeyError, TypeError) as exc:
-                    on_answer(Answer(item.key, item.fingerprint, None, None,
-                                     error=f"the completion cannot be parsed: "
-                                           f"{unparsable_reason(exc)}"))
+                    on_answer(
+                        Answer(
+                            item.key,
+                            item.fingerprint,
+                            None,
+                            None,
+                            error=f"the completion cannot be parsed: {unparsable_reason(exc)}",
+                        )
+                    )
                     continue
                 message = assistant_message(content, [(c.name, c.arguments) for c in calls or []])
-                finish = ("tool_calls" if calls else "stop" if end < len(row) or
-                          (generated and generated[-1] in stops) else "length")
-                record = RequestRecord(index=0, latency_s=latency, prompt_tokens=len(prompt),
-                                       completion_tokens=len(generated), finish_reason=finish)
+                finish = (
+                    "tool_calls"
+                    if calls
+                    else "stop"
+                    if end < len(row) or (generated and generated[-1] in stops)
+                    else "length"
+                )
+                record = RequestRecord(
+                    index=0,
+                    latency_s=latency,
+                    prompt_tokens=len(prompt),
+                    completion_tokens=len(generated),
+                    finish_reason=finish,
+                )
                 on_answer(Answer(item.key, item.fingerprint, message, record.to_dict()))

@@ -19,8 +19,11 @@ from hsa.runtime.hooks import HookRunner, hook_arguments
 
 def _blocked(conversation: tuple[dict, ...]) -> set[str | None]:
     """Ids of calls whose answer was a hook's feedback (the call never ran)."""
-    return {m.get("tool_call_id") for m in conversation
-            if m.get("role") == "tool" and str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)}
+    return {
+        m.get("tool_call_id")
+        for m in conversation
+        if m.get("role") == "tool" and str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)
+    }
 
 
 def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
@@ -44,9 +47,14 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
                     loaded.append(name_arg)
             elif harness.tool(name) is not None:
                 called.append(name)
-    return {"user_message": user, "viewer_message": user, "loaded_skills": loaded,
-            "skill_kinds": {s.id: s.kind for s in harness.skills}, "tools_called": called,
-            "skill_loader": harness.skill_loader}
+    return {
+        "user_message": user,
+        "viewer_message": user,
+        "loaded_skills": loaded,
+        "skill_kinds": {s.id: s.kind for s in harness.skills},
+        "tools_called": called,
+        "skill_loader": harness.skill_loader,
+    }
 
 
 def complies(runner: HookRunner, conversation: tuple[dict, ...], message: dict) -> bool | None:
@@ -61,9 +69,12 @@ def complies(runner: HookRunner, conversation: tuple[dict, ...], message: dict) 
             fn = call.get("function") or {}
             name = fn.get("name") or ""
             tool = harness.loader_tool() if name == harness.skill_loader else harness.tool(name)
-            payload = {"tool_name": name, "arguments": hook_arguments(fn.get("arguments", "")),
-                       "parameters": None if tool is None else tool.parameters,
-                       "call_id": call.get("id") or f"call_{i}"}
+            payload = {
+                "tool_name": name,
+                "arguments": hook_arguments(fn.get("arguments", "")),
+                "parameters": None if tool is None else tool.parameters,
+                "call_id": call.get("id") or f"call_{i}",
+            }
             if not all(v.ok for v in runner.run("tool_call", payload)):
                 return False
         return True

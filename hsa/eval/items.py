@@ -50,19 +50,19 @@ CORE = "core"  # the family of identity and the compositions' no-ops: never a ha
 class Item:
     """One judged turn under one harness, and what identifies it across reports."""
 
-    key: str                      # "<set>/<source id>[#<variant>]@<at>", unique in a run
+    key: str  # "<set>/<source id>[#<variant>]@<at>", unique in a run
     set: str
     source_id: str
-    variant: int | None           # None for the original
+    variant: int | None  # None for the original
     at: int
     category: str
-    families: tuple[str, ...]     # families whose transforms changed this variant
-    messages: tuple[dict, ...]    # the prompt, OpenAI chat format, system prompt first
+    families: tuple[str, ...]  # families whose transforms changed this variant
+    messages: tuple[dict, ...]  # the prompt, OpenAI chat format, system prompt first
     tools: tuple[dict, ...]
     gold: TurnGold
     harness: Harness = field(repr=False)
     conversation: tuple[dict, ...] = field(repr=False, default=())  # messages[:at], unrendered
-    fingerprint: str = ""         # sha256 of (prompt, tools, gold): the same item in any report
+    fingerprint: str = ""  # sha256 of (prompt, tools, gold): the same item in any report
 
 
 def fingerprint(messages: Iterable[dict], tools: Iterable[dict], gold: TurnGold) -> str:
@@ -75,25 +75,43 @@ def item_key(set_name: str, source_id: str, variant: int | None, at: int) -> str
     return f"{set_name}/{row}@{at}"
 
 
-def episode_items(episode: Episode, set_name: str, *, source_id: str | None = None,
-                  variant: int | None = None, families: tuple[str, ...] = ()) -> list[Item]:
+def episode_items(
+    episode: Episode,
+    set_name: str,
+    *,
+    source_id: str | None = None,
+    variant: int | None = None,
+    families: tuple[str, ...] = (),
+) -> list[Item]:
     """The items of every gold turn of ``episode`` (an original, or a variant of ``source_id``)."""
     source_id = episode.id if source_id is None else source_id
     tools = tuple(episode.harness.openai_tools())
     out = []
     for turn in episode.gold.turns:
-        conversation = tuple(episode.messages[:turn.at])
+        conversation = tuple(episode.messages[: turn.at])
         messages = tuple(render_conversation(episode.harness, list(conversation)))
-        out.append(Item(key=item_key(set_name, source_id, variant, turn.at), set=set_name,
-                        source_id=source_id, variant=variant, at=turn.at,
-                        category=episode_category(episode), families=families,
-                        messages=messages, tools=tools, gold=turn, harness=episode.harness,
-                        conversation=conversation,
-                        fingerprint=fingerprint(messages, tools, turn)))
+        out.append(
+            Item(
+                key=item_key(set_name, source_id, variant, turn.at),
+                set=set_name,
+                source_id=source_id,
+                variant=variant,
+                at=turn.at,
+                category=episode_category(episode),
+                families=families,
+                messages=messages,
+                tools=tools,
+                gold=turn,
+                harness=episode.harness,
+                conversation=conversation,
+                fingerprint=fingerprint(messages, tools, turn),
+            )
+        )
     return out
 
 
 # ---- variant sets ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class VariantSet:
@@ -106,9 +124,14 @@ class VariantSet:
 
     def to_dict(self) -> dict:
         manifest = read_manifest(self.version_dir)
-        return {"name": self.name, "family": self.family, "version_dir": str(self.version_dir),
-                "recipe": manifest["name"], "version": manifest["version"],
-                "rows": manifest["counts"]["rows"]}
+        return {
+            "name": self.name,
+            "family": self.family,
+            "version_dir": str(self.version_dir),
+            "recipe": manifest["name"],
+            "version": manifest["version"],
+            "rows": manifest["counts"]["rows"],
+        }
 
 
 def _node_families(node, known: dict[str, str]) -> set[str]:
@@ -128,8 +151,10 @@ def family_recipe(recipe: Recipe, family: str) -> Recipe:
     known = transform_families()
     kept = [n.to_dict() for n in recipe.pipeline.children if _node_families(n, known) == {family}]
     if not kept:
-        raise HsaError(f"recipe {recipe.name!r} has no node of family {family!r}; its families: "
-                       f"{', '.join(recipe_families(recipe)) or 'none'}")
+        raise HsaError(
+            f"recipe {recipe.name!r} has no node of family {family!r}; its families: "
+            f"{', '.join(recipe_families(recipe)) or 'none'}"
+        )
     data = {**recipe.to_dict(), "name": f"{recipe.name}.{family}", "pipeline": kept}
     return Recipe.from_dict(data, source=f"{recipe.name} restricted to {family}")
 
@@ -146,11 +171,17 @@ def with_variants(recipe: Recipe, variants: int | None) -> Recipe:
     return Recipe.from_dict(data, source=recipe.name)
 
 
-def make_variant_sets(recipe: Recipe, episodes: str | os.PathLike, datasets_dir: Path, *,
-                      families: Iterable[str] | None, harness: str | os.PathLike | None,
-                      trust_hooks: bool, workers: int = 1,
-                      on_version: Callable[[str, object], None] | None = None
-                      ) -> list[VariantSet]:
+def make_variant_sets(
+    recipe: Recipe,
+    episodes: str | os.PathLike,
+    datasets_dir: Path,
+    *,
+    families: Iterable[str] | None,
+    harness: str | os.PathLike | None,
+    trust_hooks: bool,
+    workers: int = 1,
+    on_version: Callable[[str, object], None] | None = None,
+) -> list[VariantSet]:
     """Generate (or find: same inputs, same version) ``all`` and each family's dataset version
     with ``hsa generate``; ``families`` None means every family of the recipe."""
     from hsa.dataset.generate import generate
@@ -159,8 +190,9 @@ def make_variant_sets(recipe: Recipe, episodes: str | os.PathLike, datasets_dir:
     plans = [(ALL, recipe, None)] + [(f, family_recipe(recipe, f), f) for f in chosen]
     sets = []
     for name, plan, family in plans:
-        result = generate(plan, episodes, datasets_dir, harness=harness, trust_hooks=trust_hooks,
-                          workers=workers)
+        result = generate(
+            plan, episodes, datasets_dir, harness=harness, trust_hooks=trust_hooks, workers=workers
+        )
         if on_version:
             on_version(name, result)
         sets.append(VariantSet(name, result.path, family))
@@ -182,6 +214,7 @@ def dataset_sets(version_dirs: Iterable[str | os.PathLike]) -> list[VariantSet]:
 
 # ---- sources and selection ------------------------------------------------------------------
 
+
 @dataclass
 class Sources:
     """The source episodes in file order, and how many lines did not load."""
@@ -190,8 +223,7 @@ class Sources:
     rejected: int = 0
 
 
-def load_sources(path: str | os.PathLike, *, harness: Harness | None,
-                 trust_hooks: bool) -> Sources:
+def load_sources(path: str | os.PathLike, *, harness: Harness | None, trust_hooks: bool) -> Sources:
     """Episodes that load, first of each id (as ``hsa generate`` keeps them)."""
     sources = Sources({})
     for episode in read_episodes(path, harness=harness, trust_hooks=trust_hooks):
@@ -202,12 +234,17 @@ def load_sources(path: str | os.PathLike, *, harness: Harness | None,
     return sources
 
 
-def version_sources(version_dir: Path, *, episodes: str | os.PathLike | None,
-                    harness: str | os.PathLike | None, trust_hooks: bool
-                    ) -> tuple[Path, Sources]:
+def version_sources(
+    version_dir: Path,
+    *,
+    episodes: str | os.PathLike | None,
+    harness: str | os.PathLike | None,
+    trust_hooks: bool,
+) -> tuple[Path, Sources]:
     """The source episodes of a version, after checking they are the ones it was made from."""
-    path, default = checked_input(read_manifest(version_dir), episodes, trust_hooks,
-                                  harness=harness)
+    path, default = checked_input(
+        read_manifest(version_dir), episodes, trust_hooks, harness=harness
+    )
     return path, load_sources(path, harness=default, trust_hooks=trust_hooks)
 
 
@@ -229,14 +266,15 @@ def select(ids: list[str], limit: int | None, seed: int) -> list[str]:
 
 # ---- building every item --------------------------------------------------------------------
 
+
 @dataclass
 class ItemSet:
     """Every item of a run, with the counts that account for what was left out."""
 
     items: list[Item]
-    episodes: list[str]                                   # evaluated source ids, file order
-    unchanged: dict[str, int] = field(default_factory=dict)   # set -> rows no family changed
-    missing: dict[str, int] = field(default_factory=dict)     # set -> sources without a row
+    episodes: list[str]  # evaluated source ids, file order
+    unchanged: dict[str, int] = field(default_factory=dict)  # set -> rows no family changed
+    missing: dict[str, int] = field(default_factory=dict)  # set -> sources without a row
 
     def sha256(self) -> str:
         """One hash of every item's key and fingerprint: equal runs judge equal items."""
@@ -251,14 +289,14 @@ def _rows(version_dir: Path, wanted: set[str]) -> Iterator[dict]:
     columns = ["hsa_source_id", "hsa_variant", "hsa_lineage", "hsa_families"]
     for shard in manifest["shards"]:
         for batch in pq.ParquetFile(version_dir / shard["path"]).iter_batches(
-                batch_size=1024, columns=columns):
+            batch_size=1024, columns=columns
+        ):
             for row in batch.to_pylist():
                 if row["hsa_source_id"] in wanted:
                     yield row
 
 
-def build_items(sources: dict[str, Episode], chosen: list[str],
-                sets: list[VariantSet]) -> ItemSet:
+def build_items(sources: dict[str, Episode], chosen: list[str], sets: list[VariantSet]) -> ItemSet:
     """The items of the chosen originals and of every variant of theirs in ``sets``."""
     items: list[Item] = []
     for source_id in chosen:
@@ -278,18 +316,28 @@ def build_items(sources: dict[str, Episode], chosen: list[str],
             try:
                 episode, _ = replay(source, lineage)
             except HsaError as exc:
-                raise HsaError(f"row {source.id}#{row['hsa_variant']} cannot be rebuilt from its "
-                               f"lineage ({exc}); run hsa verify on the version",
-                               file=str(variant_set.version_dir)) from None
+                raise HsaError(
+                    f"row {source.id}#{row['hsa_variant']} cannot be rebuilt from its "
+                    f"lineage ({exc}); run hsa verify on the version",
+                    file=str(variant_set.version_dir),
+                ) from None
             seen.add(source.id)
-            items.extend(episode_items(episode, variant_set.name, source_id=source.id,
-                                       variant=row["hsa_variant"], families=fired))
+            items.extend(
+                episode_items(
+                    episode,
+                    variant_set.name,
+                    source_id=source.id,
+                    variant=row["hsa_variant"],
+                    families=fired,
+                )
+            )
         result.unchanged[variant_set.name] = unchanged
         result.missing[variant_set.name] = len(wanted - seen)
     return result
 
 
 # ---- what a run evaluates -------------------------------------------------------------------
+
 
 @dataclass
 class Plan:
@@ -300,40 +348,81 @@ class Plan:
     inputs: dict
 
 
-def plan_from_episodes(episodes: str | os.PathLike, recipe: Recipe, datasets_dir: Path, *,
-                       variants: int | None, families: Iterable[str] | None,
-                       limit: int | None, seed: int, harness: str | os.PathLike | None,
-                       trust_hooks: bool, workers: int = 1, on_version=None) -> Plan:
+def plan_from_episodes(
+    episodes: str | os.PathLike,
+    recipe: Recipe,
+    datasets_dir: Path,
+    *,
+    variants: int | None,
+    families: Iterable[str] | None,
+    limit: int | None,
+    seed: int,
+    harness: str | os.PathLike | None,
+    trust_hooks: bool,
+    workers: int = 1,
+    on_version=None,
+) -> Plan:
     """Generate the variant sets of ``recipe`` over ``episodes`` and build every item."""
     path = Path(episodes)
     if not path.is_file():
         raise HsaError("episodes file does not exist", file=str(path))
     recipe = with_variants(recipe, variants)
-    sets = make_variant_sets(recipe, path, datasets_dir, families=families, harness=harness,
-                             trust_hooks=trust_hooks, workers=workers, on_version=on_version)
-    sources = load_sources(path, harness=default_harness(harness, trust_hooks),
-                           trust_hooks=trust_hooks)
+    sets = make_variant_sets(
+        recipe,
+        path,
+        datasets_dir,
+        families=families,
+        harness=harness,
+        trust_hooks=trust_hooks,
+        workers=workers,
+        on_version=on_version,
+    )
+    sources = load_sources(
+        path, harness=default_harness(harness, trust_hooks), trust_hooks=trust_hooks
+    )
     chosen = select(list(sources.episodes), limit, seed)
-    inputs = {"episodes": str(path), "recipe": recipe.name, "variants": recipe.variants_per_episode,
-              "families": [s.family for s in sets if s.family], "limit": limit, "seed": seed,
-              "source_rejects": sources.rejected}
+    inputs = {
+        "episodes": str(path),
+        "recipe": recipe.name,
+        "variants": recipe.variants_per_episode,
+        "families": [s.family for s in sets if s.family],
+        "limit": limit,
+        "seed": seed,
+        "source_rejects": sources.rejected,
+    }
     return Plan(build_items(sources.episodes, chosen, sets), sets, inputs)
 
 
-def plan_from_datasets(version_dirs: list[str | os.PathLike], *, episodes: str | os.PathLike | None,
-                       harness: str | os.PathLike | None = None, limit: int | None, seed: int,
-                       trust_hooks: bool) -> Plan:
+def plan_from_datasets(
+    version_dirs: list[str | os.PathLike],
+    *,
+    episodes: str | os.PathLike | None,
+    harness: str | os.PathLike | None = None,
+    limit: int | None,
+    seed: int,
+    trust_hooks: bool,
+) -> Plan:
     """Every item of existing dataset versions (all made from one episodes file)."""
     sets = dataset_sets(version_dirs)
-    path, sources = version_sources(sets[0].version_dir, episodes=episodes, harness=harness,
-                                    trust_hooks=trust_hooks)
+    path, sources = version_sources(
+        sets[0].version_dir, episodes=episodes, harness=harness, trust_hooks=trust_hooks
+    )
     for other in sets[1:]:
-        other_path, _ = checked_input(read_manifest(other.version_dir), episodes, trust_hooks,
-                                      harness=harness)
+        other_path, _ = checked_input(
+            read_manifest(other.version_dir), episodes, trust_hooks, harness=harness
+        )
         if other_path.resolve() != path.resolve():
-            raise HsaError(f"the versions were made from different episodes ({path} and "
-                           f"{other_path}); evaluate them separately", file=str(other.version_dir))
+            raise HsaError(
+                f"the versions were made from different episodes ({path} and "
+                f"{other_path}); evaluate them separately",
+                file=str(other.version_dir),
+            )
     chosen = select(list(sources.episodes), limit, seed)
-    inputs = {"episodes": str(path), "datasets": [str(s.version_dir) for s in sets],
-              "limit": limit, "seed": seed, "source_rejects": sources.rejected}
+    inputs = {
+        "episodes": str(path),
+        "datasets": [str(s.version_dir) for s in sets],
+        "limit": limit,
+        "seed": seed,
+        "source_rejects": sources.rejected,
+    }
     return Plan(build_items(sources.episodes, chosen, sets), sets, inputs)

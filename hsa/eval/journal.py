@@ -31,9 +31,11 @@ def check_run(out: Path, identity: dict) -> None:
         then = orjson.loads(path.read_bytes())
         if then != identity:
             differ = sorted(k for k in set(then) | set(identity) if then.get(k) != identity.get(k))
-            raise HsaError(f"this folder holds an evaluation with other settings ({', '.join(differ)} "
-                           f"differ); pass another --out, or remove the folder to start over",
-                           file=str(out))
+            raise HsaError(
+                f"this folder holds an evaluation with other settings ({', '.join(differ)} "
+                f"differ); pass another --out, or remove the folder to start over",
+                file=str(out),
+            )
         return
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
@@ -53,7 +55,7 @@ class Journal:
 
     def _read(self) -> None:
         data = self.path.read_bytes()
-        whole = data[:data.rfind(b"\n") + 1]
+        whole = data[: data.rfind(b"\n") + 1]
         if len(whole) != len(data):  # a torn last line from a killed run
             with open(self.path, "r+b") as handle:
                 handle.truncate(len(whole))
@@ -61,8 +63,11 @@ class Journal:
             try:
                 entry = orjson.loads(line)
             except orjson.JSONDecodeError:
-                raise HsaError("the journal has a broken line; remove the folder to start over",
-                               file=str(self.path), line=number) from None
+                raise HsaError(
+                    "the journal has a broken line; remove the folder to start over",
+                    file=str(self.path),
+                    line=number,
+                ) from None
             if "session" in entry:
                 self.sessions.append(entry["session"])
             else:
@@ -72,8 +77,9 @@ class Journal:
         if self._handle is None:
             # Kept open across appends (one flush per answer); close() closes it.
             self._handle = open(self.path, "ab")  # noqa: SIM115
-        self._handle.write(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS
-                                        | orjson.OPT_APPEND_NEWLINE))
+        self._handle.write(
+            orjson.dumps(entry, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+        )
         self._handle.flush()
 
     def add(self, answer: dict) -> None:

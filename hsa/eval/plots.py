@@ -54,37 +54,61 @@ def accuracy_plot(report: dict, path: Path) -> None:
     width = 0.38
     for i, (_, s) in enumerate(sets):
         for offset, value, ci, color in (
-                (-width / 2, s["original_accuracy"], s["original_ci95"], ORIGINAL_COLOR),
-                (width / 2, s["accuracy"], s["accuracy_ci95"], VARIANT_COLOR)):
+            (-width / 2, s["original_accuracy"], s["original_ci95"], ORIGINAL_COLOR),
+            (width / 2, s["accuracy"], s["accuracy_ci95"], VARIANT_COLOR),
+        ):
             low, high = _errors(value, ci)
-            axes.bar(i + offset, 100 * value, width, color=color,
-                     yerr=[[100 * low], [100 * high]], capsize=3, ecolor="#333333")
-            axes.annotate(f"{100 * value:.0f}", (i + offset, 100 * value + 100 * high),
-                          xytext=(0, 2), textcoords="offset points", ha="center", fontsize=8)
-    axes.set_xticks(range(len(sets)),
-                    [name if s["family"] is None else f"{name}\n(alone)" for name, s in sets])
+            axes.bar(
+                i + offset,
+                100 * value,
+                width,
+                color=color,
+                yerr=[[100 * low], [100 * high]],
+                capsize=3,
+                ecolor="#333333",
+            )
+            axes.annotate(
+                f"{100 * value:.0f}",
+                (i + offset, 100 * value + 100 * high),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                fontsize=8,
+            )
+    axes.set_xticks(
+        range(len(sets)), [name if s["family"] is None else f"{name}\n(alone)" for name, s in sets]
+    )
     axes.set_ylim(0, 110)
     axes.set_ylabel("accuracy (% of judged turns)")
     axes.set_title("Accuracy per transform family: originals vs held-out variants (95% CI)")
     from matplotlib.patches import Patch
-    axes.legend(handles=[Patch(color=ORIGINAL_COLOR, label="original harness (same episodes)"),
-                         Patch(color=VARIANT_COLOR, label="held-out variants")],
-                loc="upper right", fontsize=8)
+
+    axes.legend(
+        handles=[
+            Patch(color=ORIGINAL_COLOR, label="original harness (same episodes)"),
+            Patch(color=VARIANT_COLOR, label="held-out variants"),
+        ],
+        loc="upper right",
+        fontsize=8,
+    )
     axes.grid(axis="y", alpha=0.3)
     save_figure(figure, path)
 
 
 def rules_plot(report: dict, path: Path) -> None:
     sets = [(ORIGINAL, report["original"])] + [
-        (n if s["family"] is None else f"{n} (alone)", s) for n, s in report["sets"].items()]
+        (n if s["family"] is None else f"{n} (alone)", s) for n, s in report["sets"].items()
+    ]
     rules = sorted({r for _, s in sets for r in s["failures_by_rule"]})
     figure = new_figure(8.0, 0.5 * len(sets) + 2.5)
     axes = figure.add_subplot()
     left = [0.0] * len(sets)
     colors = [f"C{i % 10}" for i in range(len(rules))]
     for rule, color in zip(rules, colors, strict=True):
-        shares = [100 * s["failures_by_rule"].get(rule, 0) / s["turns"] if s["turns"] else 0.0
-                  for _, s in sets]
+        shares = [
+            100 * s["failures_by_rule"].get(rule, 0) / s["turns"] if s["turns"] else 0.0
+            for _, s in sets
+        ]
         axes.barh(range(len(sets)), shares, left=left, color=color, label=rule)
         left = [a + b for a, b in zip(left, shares, strict=True)]
     axes.set_yticks(range(len(sets)), [name for name, _ in sets])
@@ -100,20 +124,34 @@ def rules_plot(report: dict, path: Path) -> None:
 
 def latency_plot(report: dict, path: Path) -> bool:
     latency = report["latency"]
-    series = [(label, latency.get(key) or [], latency[name])
-              for label, key, name in (("end to end", "e2e_samples_s", "e2e_s"),
-                                       ("time to first token", "ttft_samples_s", "ttft_s"))]
+    series = [
+        (label, latency.get(key) or [], latency[name])
+        for label, key, name in (
+            ("end to end", "e2e_samples_s", "e2e_s"),
+            ("time to first token", "ttft_samples_s", "ttft_s"),
+        )
+    ]
     series = [s for s in series if s[1]]
     if not series:
         return False
     figure = new_figure(7.0, 4.0)
     axes = figure.add_subplot()
     for i, (label, samples, summary) in enumerate(series):
-        axes.hist([1000 * v for v in samples], bins=40, alpha=0.6, color=f"C{i}",
-                  label=f"{label} (n={len(samples)})")
+        axes.hist(
+            [1000 * v for v in samples],
+            bins=40,
+            alpha=0.6,
+            color=f"C{i}",
+            label=f"{label} (n={len(samples)})",
+        )
         for q, style in (("p50", "-"), ("p95", "--"), ("p99", ":")):
-            axes.axvline(1000 * summary[q], color=f"C{i}", linestyle=style, linewidth=1,
-                         label=f"{label} {q.upper()} {1000 * summary[q]:.0f} ms")
+            axes.axvline(
+                1000 * summary[q],
+                color=f"C{i}",
+                linestyle=style,
+                linewidth=1,
+                label=f"{label} {q.upper()} {1000 * summary[q]:.0f} ms",
+            )
     axes.set_xlabel("milliseconds per request")
     axes.set_ylabel("requests")
     axes.set_title("Request latency")

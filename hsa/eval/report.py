@@ -39,20 +39,51 @@ def _rate(entry: dict) -> str:
 def main_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the report's main table (strings, ready to print)."""
     k_max = max((len(s["pass_k"]) for s in report["sets"].values()), default=0)
-    header = (["set", "episodes", "turns", "accuracy", "original (same episodes)", "drop",
-               "95% CI of drop", "consistency"] + [f"pass^{k}" for k in range(1, k_max + 1)]
-              + ["skill selection", "hook compliance"])
+    header = (
+        [
+            "set",
+            "episodes",
+            "turns",
+            "accuracy",
+            "original (same episodes)",
+            "drop",
+            "95% CI of drop",
+            "consistency",
+        ]
+        + [f"pass^{k}" for k in range(1, k_max + 1)]
+        + ["skill selection", "hook compliance"]
+    )
     original = report["original"]
-    rows = [[ORIGINAL, str(original["episodes"]), str(original["turns"]),
-             pct(original["accuracy"]), "", "", "", ""] + [""] * k_max
-            + [_rate(original["skill_selection"]), _rate(original["hook_compliance"])]]
+    rows = [
+        [
+            ORIGINAL,
+            str(original["episodes"]),
+            str(original["turns"]),
+            pct(original["accuracy"]),
+            "",
+            "",
+            "",
+            "",
+        ]
+        + [""] * k_max
+        + [_rate(original["skill_selection"]), _rate(original["hook_compliance"])]
+    ]
     for name, s in report["sets"].items():
         label = name if s["family"] is None else f"{name} (alone)"
-        rows.append([label, str(s["episodes"]), str(s["turns"]), pct(s["accuracy"]),
-                     pct(s["original_accuracy"]), points(s["drop"]), interval(s["drop_ci95"]),
-                     pct(s["consistency"])]
-                    + [pct(s["pass_k"].get(str(k))) for k in range(1, k_max + 1)]
-                    + [_rate(s["skill_selection"]), _rate(s["hook_compliance"])])
+        rows.append(
+            [
+                label,
+                str(s["episodes"]),
+                str(s["turns"]),
+                pct(s["accuracy"]),
+                pct(s["original_accuracy"]),
+                points(s["drop"]),
+                interval(s["drop_ci95"]),
+                pct(s["consistency"]),
+            ]
+            + [pct(s["pass_k"].get(str(k))) for k in range(1, k_max + 1)]
+            + [_rate(s["skill_selection"]), _rate(s["hook_compliance"])]
+        )
     return header, rows
 
 
@@ -67,8 +98,9 @@ def _rules_table(report: dict) -> str:
     rules = sorted({r for s in sets.values() for r in s["failures_by_rule"]})
     if not rules:
         return "No failures."
-    rows = [[rule] + [str(s["failures_by_rule"].get(rule, 0)) for s in sets.values()]
-            for rule in rules]
+    rows = [
+        [rule] + [str(s["failures_by_rule"].get(rule, 0)) for s in sets.values()] for rule in rules
+    ]
     return markdown_table(["failed rule"] + list(sets), rows)
 
 
@@ -81,9 +113,12 @@ def _changed_table(report: dict) -> str:
             rows.append([name, family, str(entry["turns"]), pct(entry["accuracy"])])
     if not rows:
         return ""
-    return ("Accuracy on the variants a family changed, among others (a variant of several "
-            "families counts in each):\n\n"
-            + markdown_table(["set", "family changed", "turns", "accuracy"], rows) + "\n")
+    return (
+        "Accuracy on the variants a family changed, among others (a variant of several "
+        "families counts in each):\n\n"
+        + markdown_table(["set", "family changed", "turns", "accuracy"], rows)
+        + "\n"
+    )
 
 
 def _ms(value) -> str:
@@ -92,17 +127,28 @@ def _ms(value) -> str:
 
 def _latency_table(latency: dict) -> str:
     rows = []
-    for name, label in (("e2e_s", "end to end"), ("ttft_s", "time to first token"),
-                        ("tpot_s", "time per output token")):
+    for name, label in (
+        ("e2e_s", "end to end"),
+        ("ttft_s", "time to first token"),
+        ("tpot_s", "time per output token"),
+    ):
         d = latency[name]
         if d["n"]:
-            rows.append([label, str(d["n"]), _ms(d["mean"]), _ms(d["p50"]), _ms(d["p95"]),
-                         _ms(d["p99"])])
-    table = markdown_table(["latency", "requests", "mean", "P50", "P95", "P99"], rows) if rows \
+            rows.append(
+                [label, str(d["n"]), _ms(d["mean"]), _ms(d["p50"]), _ms(d["p95"]), _ms(d["p99"])]
+            )
+    table = (
+        markdown_table(["latency", "requests", "mean", "P50", "P95", "P99"], rows)
+        if rows
         else "No request was timed in this run."
+    )
     rate = latency.get("output_tokens_per_s")
-    tail = (f"\n\nOutput throughput: {rate:,.1f} tokens/s ({latency['completion_tokens']:,} "
-            f"output tokens over {latency['wall_s']:.1f} s of asking)." if rate else "")
+    tail = (
+        f"\n\nOutput throughput: {rate:,.1f} tokens/s ({latency['completion_tokens']:,} "
+        f"output tokens over {latency['wall_s']:.1f} s of asking)."
+        if rate
+        else ""
+    )
     return table + tail
 
 
@@ -113,14 +159,21 @@ def render_markdown(report: dict, plots: list[str]) -> str:
     header, rows = main_table(report)
     boot = run["bootstrap"]
     lines = [
-        "# Harness-robustness evaluation", "",
+        "# Harness-robustness evaluation",
+        "",
         f"Model `{backend['model']}` ({backend['backend']}, temperature "
         f"{backend['sampling']['temperature']}, max tokens {backend['sampling']['max_tokens']}); "
         f"{run['episodes']} episodes, {run['items']} judged turns"
         + (f" from `{inputs['episodes']}`" if inputs.get("episodes") else "")
-        + (f", recipe `{inputs['recipe']}` with {inputs['variants']} variants per episode"
-           if inputs.get("recipe") else "") + ".", "",
-        markdown_table(header, rows), "",
+        + (
+            f", recipe `{inputs['recipe']}` with {inputs['variants']} variants per episode"
+            if inputs.get("recipe")
+            else ""
+        )
+        + ".",
+        "",
+        markdown_table(header, rows),
+        "",
         f"Accuracy: correct judged turns (BFCL AST rules, `hsa.model.scorer.judge`). Drop: originals "
         f"minus variants on the same episodes (positive: the variants are harder), with a {int(100 * boot['level'])}% percentile "
         f"bootstrap interval over episodes ({boot['resamples']} resamples, seed {boot['seed']}). "
@@ -138,9 +191,12 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         lines += ["## Families inside the all-families variants", "", changed]
     lines += ["## Latency", "", _latency_table(report["latency"]), ""]
     if report["no_answer"]:
-        lines += [f"{len(report['no_answer'])} request(s) got no message to judge (refused by "
-                  f"the endpoint, or a tool call that could not be parsed) and count as wrong "
-                  f"(`no_answer`; listed in report.json).", ""]
+        lines += [
+            f"{len(report['no_answer'])} request(s) got no message to judge (refused by "
+            f"the endpoint, or a tool call that could not be parsed) and count as wrong "
+            f"(`no_answer`; listed in report.json).",
+            "",
+        ]
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     return "\n".join(lines)

@@ -46,31 +46,45 @@ class Settings:
 
 def judge_item(item: Item, answer: dict, runners: dict) -> Result:
     """The scorer's verdict on one answer, with skill selection and hook compliance."""
-    base: dict[str, Any] = {"key": item.key, "set": item.set, "source_id": item.source_id,
-                            "variant": item.variant, "at": item.at, "category": item.category,
-                            "families": item.families}
+    base: dict[str, Any] = {
+        "key": item.key,
+        "set": item.set,
+        "source_id": item.source_id,
+        "variant": item.variant,
+        "at": item.at,
+        "category": item.category,
+        "families": item.families,
+    }
     message = answer.get("message")
     if message is None:
-        return Result(**base, correct=False, rule=NO_ANSWER,
-                      skills=False if item.gold.skills else None)
+        return Result(
+            **base, correct=False, rule=NO_ANSWER, skills=False if item.gold.skills else None
+        )
     judgement = judge(message, item.gold, item.harness)
     skills = judgement.partial.get("skills")
     hooks = None
     if id(item.harness) in runners:
         from hsa.eval.hooks import complies
         from hsa.runtime.hooks import HookError
+
         try:
             hooks = complies(runners[id(item.harness)], item.conversation, message)
         except HookError:  # a hook that cannot judge the message does not accept it
             hooks = False
-    return Result(**base, correct=judgement.correct, rule=judgement.verdict.rule,
-                  skills=None if skills is None else skills == 1.0, hooks=hooks)
+    return Result(
+        **base,
+        correct=judgement.correct,
+        rule=judgement.verdict.rule,
+        skills=None if skills is None else skills == 1.0,
+        hooks=hooks,
+    )
 
 
 def _runners(items: list[Item], trust_hooks: bool) -> dict:
     if not trust_hooks:
         return {}
     from hsa.runtime.hooks import HookRunner
+
     runners: dict = {}
     for item in items:
         if item.harness.hooks and id(item.harness) not in runners:
@@ -80,9 +94,13 @@ def _runners(items: list[Item], trust_hooks: bool) -> dict:
 
 def _latency(answers: list[dict], wall_s: float) -> dict:
     from hsa.runtime.records import RequestRecord, summarize_requests
+
     fields = RequestRecord.__slots__
-    records = [RequestRecord(**{k: v for k, v in a["record"].items() if k in fields})
-               for a in answers if a.get("record")]
+    records = [
+        RequestRecord(**{k: v for k, v in a["record"].items() if k in fields})
+        for a in answers
+        if a.get("record")
+    ]
     summary = summarize_requests(records, wall_s or None)
     summary["wall_s"] = wall_s
     # Sorted samples for the histogram: the order answers arrived in says nothing.
@@ -91,8 +109,15 @@ def _latency(answers: list[dict], wall_s: float) -> dict:
     return summary
 
 
-def build_report(itemset: ItemSet, sets: list[VariantSet], results: list[Result],
-                 answers: list[dict], backend: dict, settings: Settings, wall_s: float) -> dict:
+def build_report(
+    itemset: ItemSet,
+    sets: list[VariantSet],
+    results: list[Result],
+    answers: list[dict],
+    backend: dict,
+    settings: Settings,
+    wall_s: float,
+) -> dict:
     """The report as JSON-ready data (see hsa.eval.stats for every definition)."""
     by_set: dict[str, list[Result]] = {}
     for r in results:
@@ -100,20 +125,36 @@ def build_report(itemset: ItemSet, sets: list[VariantSet], results: list[Result]
     original = by_set.get(ORIGINAL, [])
     summaries = {}
     for variant_set in sets:
-        summary = summarize_set(original, by_set.get(variant_set.name, []),
-                                resamples=settings.resamples, seed=settings.bootstrap_seed)
+        summary = summarize_set(
+            original,
+            by_set.get(variant_set.name, []),
+            resamples=settings.resamples,
+            seed=settings.bootstrap_seed,
+        )
         summaries[variant_set.name] = {
-            "family": variant_set.family, **summary,
+            "family": variant_set.family,
+            **summary,
             "unchanged_rows": itemset.unchanged.get(variant_set.name, 0),
             "episodes_without_variants": itemset.missing.get(variant_set.name, 0),
-            "dataset": variant_set.to_dict()}
+            "dataset": variant_set.to_dict(),
+        }
     return {
-        "report_version": REPORT_VERSION, "hsa_version": __version__,
-        "run": {"backend": backend, "inputs": settings.inputs,
-                "episodes": len(itemset.episodes), "items": len(itemset.items),
-                "items_sha256": itemset.sha256(), "hooks_checked": settings.trust_hooks,
-                "bootstrap": {"resamples": settings.resamples, "seed": settings.bootstrap_seed,
-                              "level": LEVEL, "unit": "episode"}},
+        "report_version": REPORT_VERSION,
+        "hsa_version": __version__,
+        "run": {
+            "backend": backend,
+            "inputs": settings.inputs,
+            "episodes": len(itemset.episodes),
+            "items": len(itemset.items),
+            "items_sha256": itemset.sha256(),
+            "hooks_checked": settings.trust_hooks,
+            "bootstrap": {
+                "resamples": settings.resamples,
+                "seed": settings.bootstrap_seed,
+                "level": LEVEL,
+                "unit": "episode",
+            },
+        },
         "original": summarize_original(original),
         "sets": summaries,
         "latency": _latency(answers, wall_s),
@@ -123,18 +164,31 @@ def build_report(itemset: ItemSet, sets: list[VariantSet], results: list[Result]
     }
 
 
-def run_eval(itemset: ItemSet, sets: list[VariantSet], backend, out: Path,
-             settings: Settings, *, on_answer=None) -> dict:
+def run_eval(
+    itemset: ItemSet,
+    sets: list[VariantSet],
+    backend,
+    out: Path,
+    settings: Settings,
+    *,
+    on_answer=None,
+) -> dict:
     """Answer what the journal in ``out`` lacks, then judge everything and write the report."""
     from hsa.eval.report import write_report
 
     out = Path(out)
-    check_run(out, {"report_version": REPORT_VERSION, "items_sha256": itemset.sha256(),
-                    "items": len(itemset.items), **backend.identity()})
+    check_run(
+        out,
+        {
+            "report_version": REPORT_VERSION,
+            "items_sha256": itemset.sha256(),
+            "items": len(itemset.items),
+            **backend.identity(),
+        },
+    )
     journal = Journal(out / PREDICTIONS_FILE)
     distinct = {i.fingerprint: i for i in reversed(itemset.items)}  # first item of each prompt
-    todo = sorted((i for f, i in distinct.items() if f not in journal.answers),
-                  key=lambda i: i.key)
+    todo = sorted((i for f, i in distinct.items() if f not in journal.answers), key=lambda i: i.key)
     answered = 0
 
     def record(answer: Answer) -> None:
@@ -148,17 +202,20 @@ def run_eval(itemset: ItemSet, sets: list[VariantSet], backend, out: Path,
     try:
         backend.answer(todo, record)
     except HsaError as exc:
-        raise HsaError(f"{exc}; {answered} of {len(todo)} answers were saved: rerun the same "
-                       f"command to resume") from None
+        raise HsaError(
+            f"{exc}; {answered} of {len(todo)} answers were saved: rerun the same command to resume"
+        ) from None
     finally:
         if answered:
             journal.end_session(time.perf_counter() - began, answered)
         journal.close()
     runners = _runners(itemset.items, settings.trust_hooks)
-    results = [judge_item(item, journal.answers[item.fingerprint], runners)
-               for item in itemset.items]
+    results = [
+        judge_item(item, journal.answers[item.fingerprint], runners) for item in itemset.items
+    ]
     answers = [journal.answers[f] for f in sorted(distinct)]  # each request once
-    report = build_report(itemset, sets, results, answers, backend.describe(), settings,
-                          journal.wall_s)
+    report = build_report(
+        itemset, sets, results, answers, backend.describe(), settings, journal.wall_s
+    )
     write_report(report, out)
     return report

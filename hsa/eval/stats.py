@@ -45,14 +45,23 @@ class Result:
     rule: str | None = None
     category: str = "uncategorized"
     families: tuple[str, ...] = ()
-    skills: bool | None = None    # the gold's skills loaded exactly (None: the turn names none)
-    hooks: bool | None = None     # every hook accepts the message (None: not measured)
+    skills: bool | None = None  # the gold's skills loaded exactly (None: the turn names none)
+    hooks: bool | None = None  # every hook accepts the message (None: not measured)
 
     def to_dict(self) -> dict:
-        return {"key": self.key, "set": self.set, "source_id": self.source_id,
-                "variant": self.variant, "at": self.at, "correct": self.correct,
-                "rule": self.rule, "category": self.category, "families": list(self.families),
-                "skills": self.skills, "hooks": self.hooks}
+        return {
+            "key": self.key,
+            "set": self.set,
+            "source_id": self.source_id,
+            "variant": self.variant,
+            "at": self.at,
+            "correct": self.correct,
+            "rule": self.rule,
+            "category": self.category,
+            "families": list(self.families),
+            "skills": self.skills,
+            "hooks": self.hooks,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Result:
@@ -71,8 +80,11 @@ def rate(flags: Iterable[bool | None]) -> dict:
 def accuracy(results: Iterable[Result]) -> dict:
     results = list(results)
     correct = sum(r.correct for r in results)
-    return {"turns": len(results), "correct": correct,
-            "accuracy": correct / len(results) if results else None}
+    return {
+        "turns": len(results),
+        "correct": correct,
+        "accuracy": correct / len(results) if results else None,
+    }
 
 
 def turn_counts(results: Iterable[Result]) -> dict[str, tuple[int, int]]:
@@ -100,8 +112,9 @@ def consistency(variant_solved: Mapping[str, Mapping]) -> float | None:
 
 def pass_hat_k(variant_solved: Mapping[str, Mapping], k: int) -> float | None:
     """tau-bench's pass^k over episodes with at least k variants (None if there are none)."""
-    values = [comb(sum(v.values()), k) / comb(len(v), k)
-              for v in variant_solved.values() if len(v) >= k]
+    values = [
+        comb(sum(v.values()), k) / comb(len(v), k) for v in variant_solved.values() if len(v) >= k
+    ]
     return sum(values) / len(values) if values else None
 
 
@@ -111,25 +124,47 @@ def _interval(values: np.ndarray, level: float) -> list[float]:
     return [float(low), float(high)]
 
 
-def paired_bootstrap(a: Counts, b: Counts, *, resamples: int = BOOTSTRAP_RESAMPLES,
-                     seed: int = BOOTSTRAP_SEED, level: float = LEVEL) -> dict:
+def paired_bootstrap(
+    a: Counts,
+    b: Counts,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = LEVEL,
+) -> dict:
     """Pooled accuracies of ``a`` and ``b`` on the episodes both have, their difference
     ``a - b``, and percentile intervals of all three from one bootstrap over those episodes.
 
     Episodes are taken in sorted order, so the interval does not depend on input order."""
     episodes = sorted(set(a) & set(b))
     if not episodes:
-        return {"episodes": 0, "a": None, "b": None, "diff": None, "a_ci": None, "b_ci": None,
-                "diff_ci": None}
-    ca, na, cb, nb = (np.array([side[e][i] for e in episodes], dtype=np.float64)
-                      for side in (a, b) for i in (0, 1))
+        return {
+            "episodes": 0,
+            "a": None,
+            "b": None,
+            "diff": None,
+            "a_ci": None,
+            "b_ci": None,
+            "diff_ci": None,
+        }
+    ca, na, cb, nb = (
+        np.array([side[e][i] for e in episodes], dtype=np.float64)
+        for side in (a, b)
+        for i in (0, 1)
+    )
     acc_a, acc_b = ca.sum() / na.sum(), cb.sum() / nb.sum()
     draws = np.random.default_rng(seed).integers(0, len(episodes), size=(resamples, len(episodes)))
     boot_a = ca[draws].sum(axis=1) / na[draws].sum(axis=1)
     boot_b = cb[draws].sum(axis=1) / nb[draws].sum(axis=1)
-    return {"episodes": len(episodes), "a": float(acc_a), "b": float(acc_b),
-            "diff": float(acc_a - acc_b), "a_ci": _interval(boot_a, level),
-            "b_ci": _interval(boot_b, level), "diff_ci": _interval(boot_a - boot_b, level)}
+    return {
+        "episodes": len(episodes),
+        "a": float(acc_a),
+        "b": float(acc_b),
+        "diff": float(acc_a - acc_b),
+        "a_ci": _interval(boot_a, level),
+        "b_ci": _interval(boot_b, level),
+        "diff_ci": _interval(boot_a - boot_b, level),
+    }
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -139,7 +174,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     tail = sum(comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2 ** n)
+    return min(1.0, 2 * tail / 2**n)
 
 
 def discordant(a: Mapping[str, bool], b: Mapping[str, bool]) -> tuple[int, int]:
@@ -161,16 +196,24 @@ def by_key(results: Iterable[Result], key) -> dict[str, dict]:
     return {name: accuracy(rs) for name, rs in sorted(groups.items())}
 
 
-def summarize_set(original: list[Result], variants: list[Result], *,
-                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> dict:
+def summarize_set(
+    original: list[Result],
+    variants: list[Result],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict:
     """Everything the report says about one set of variants against the originals."""
     variant_solved = solved(variants)
     original_solved = solved(original)
-    paired = paired_bootstrap(turn_counts(original), turn_counts(variants),
-                              resamples=resamples, seed=seed)
+    paired = paired_bootstrap(
+        turn_counts(original), turn_counts(variants), resamples=resamples, seed=seed
+    )
     most = max((len(v) for v in variant_solved.values()), default=0)
-    robust = [original_solved.get(e, {}).get(None, False) and all(v.values())
-              for e, v in variant_solved.items()]
+    robust = [
+        original_solved.get(e, {}).get(None, False) and all(v.values())
+        for e, v in variant_solved.items()
+    ]
     return {
         **accuracy(variants),
         "episodes": len(variant_solved),
@@ -192,9 +235,12 @@ def summarize_set(original: list[Result], variants: list[Result], *,
 
 
 def summarize_original(original: list[Result]) -> dict:
-    return {**accuracy(original), "episodes": len(solved(original)),
-            "episodes_solved": rate(v[None] for v in solved(original).values())["rate"],
-            "failures_by_rule": failures_by_rule(original),
-            "skill_selection": rate(r.skills for r in original),
-            "hook_compliance": rate(r.hooks for r in original),
-            "by_category": by_key(original, lambda r: (r.category,))}
+    return {
+        **accuracy(original),
+        "episodes": len(solved(original)),
+        "episodes_solved": rate(v[None] for v in solved(original).values())["rate"],
+        "failures_by_rule": failures_by_rule(original),
+        "skill_selection": rate(r.skills for r in original),
+        "hook_compliance": rate(r.hooks for r in original),
+        "by_category": by_key(original, lambda r: (r.category,)),
+    }

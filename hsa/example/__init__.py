@@ -15,8 +15,15 @@ from hsa.errors import EpisodeError, Reject
 from hsa.model.episode import Episode, read_episodes
 from hsa.model.harness import Harness, load_harness
 
-__all__ = ["CATALOGUE_PATH", "CHATS_PATH", "EPISODES_PATH", "HARNESS_DIR", "PREDICTIONS_PATH",
-           "load_example_episodes", "load_example_harness"]
+__all__ = [
+    "CATALOGUE_PATH",
+    "CHATS_PATH",
+    "EPISODES_PATH",
+    "HARNESS_DIR",
+    "PREDICTIONS_PATH",
+    "load_example_episodes",
+    "load_example_harness",
+]
 
 _HERE = Path(__file__).resolve().parent
 HARNESS_DIR = _HERE / "harness"
@@ -37,7 +44,8 @@ def load_example_episodes() -> list[Episode]:
     episodes = []
     for item in read_episodes(EPISODES_PATH, trust_hooks=True):
         if isinstance(item, Reject):
-            raise EpisodeError(item.reason, file=item.source, line=item.line, row=item.id,
-                               field=item.field)
+            raise EpisodeError(
+                item.reason, file=item.source, line=item.line, row=item.id, field=item.field
+            )
         episodes.append(item)
     return episodes

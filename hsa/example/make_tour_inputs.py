@@ -37,8 +37,10 @@ def build_chats() -> list[dict]:
         for group in by_category.values():
             if group and len(chosen) < CHATS:
                 chosen.append(group.pop(0))
-    rows = [{"id": e.id, "messages": list(e.messages), "tools": e.harness.openai_tools()}
-            for e in chosen]
+    rows = [
+        {"id": e.id, "messages": list(e.messages), "tools": e.harness.openai_tools()}
+        for e in chosen
+    ]
     broken = copy.deepcopy(rows[0])
     broken["id"] = f"{broken['id']}-without-its-tool"
     called = {c["function"]["name"] for m in broken["messages"] for c in m.get("tool_calls") or ()}
@@ -86,18 +88,23 @@ def render(rows: list[dict]) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hsa.example.make_tour_inputs",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 unless the files are what this script would write")
+    parser = argparse.ArgumentParser(
+        prog="python -m hsa.example.make_tour_inputs", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless the files are what this script would write",
+    )
     args = parser.parse_args(argv)
     stale = 0
     for path, rows in ((CHATS_PATH, build_chats()), (PREDICTIONS_PATH, build_predictions())):
         data = render(rows)
         if args.check:
             if not path.is_file() or Path(path).read_bytes() != data:
-                print(f"{path} is stale: run python -m hsa.example.make_tour_inputs",
-                      file=sys.stderr)
+                print(
+                    f"{path} is stale: run python -m hsa.example.make_tour_inputs", file=sys.stderr
+                )
                 stale += 1
             continue
         write_jsonl(path, rows)

@@ -19,8 +19,10 @@ def asset_dir(name: str) -> Path:
     for candidate in (_PACKAGE / "_assets" / name, _PACKAGE.parent / name):
         if candidate.is_dir():
             return candidate
-    raise HsaError(f"shipped asset folder {name!r} not found in {_PACKAGE / '_assets'} or "
-                   f"{_PACKAGE.parent}; the installation is incomplete")
+    raise HsaError(
+        f"shipped asset folder {name!r} not found in {_PACKAGE / '_assets'} or "
+        f"{_PACKAGE.parent}; the installation is incomplete"
+    )
 
 
 def templates_dir() -> Path:

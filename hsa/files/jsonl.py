@@ -45,8 +45,9 @@ def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int,
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise HsaError(f"cannot read{' ' + what if what else ''}: {exc.strerror}",
-                       file=str(path)) from exc
+        raise HsaError(
+            f"cannot read{' ' + what if what else ''}: {exc.strerror}", file=str(path)
+        ) from exc
     with handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1:

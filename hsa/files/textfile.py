@@ -18,7 +18,7 @@ BOM = b"\xef\xbb\xbf"
 
 
 def strip_bom(data: bytes) -> bytes:
-    return data[len(BOM):] if data.startswith(BOM) else data
+    return data[len(BOM) :] if data.startswith(BOM) else data
 
 
 def read_bytes(path: Path) -> bytes:

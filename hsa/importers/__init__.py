@@ -29,10 +29,12 @@ class ImportResult:
     def check_counts(self) -> None:
         assert len(self.episodes) + len(self.rejects) == self.lines, (
             f"import lost rows: {len(self.episodes)} episodes + {len(self.rejects)} rejects "
-            f"!= {self.lines} lines")
+            f"!= {self.lines} lines"
+        )
 
-    def write(self, out: str | os.PathLike, rejects_out: str | os.PathLike | None = None
-              ) -> tuple[Path, Path]:
+    def write(
+        self, out: str | os.PathLike, rejects_out: str | os.PathLike | None = None
+    ) -> tuple[Path, Path]:
         """Write episodes to ``out`` and rejects beside it (``<out>.rejects.jsonl``), atomically."""
         self.check_counts()
         out = Path(out)
@@ -44,5 +46,5 @@ class ImportResult:
 
 def rejects_path_for(out: str | os.PathLike) -> Path:
     out = Path(out)
-    stem = out.name[:-len(".jsonl")] if out.name.endswith(".jsonl") else out.name
+    stem = out.name[: -len(".jsonl")] if out.name.endswith(".jsonl") else out.name
     return out.with_name(f"{stem}.rejects.jsonl")

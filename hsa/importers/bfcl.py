@@ -29,8 +29,15 @@ from hsa.files.jsonl import read_lines
 from hsa.importers import ImportResult
 from hsa.model.episode import Episode
 
-_TYPE_MAP = {"dict": "object", "float": "number", "tuple": "array", "int": "integer",
-             "str": "string", "bool": "boolean", "list": "array"}
+_TYPE_MAP = {
+    "dict": "object",
+    "float": "number",
+    "tuple": "array",
+    "int": "integer",
+    "str": "string",
+    "bool": "boolean",
+    "list": "array",
+}
 _CATEGORY = re.compile(r"^(.*?)_\d+(?:-\d+)*$")
 NO_ANSWER_CATEGORIES = ("irrelevance", "live_irrelevance")
 
@@ -81,16 +88,18 @@ def gold_from_ground_truth(ground_truth: Any) -> dict:
     calls = []
     for i, entry in enumerate(ground_truth):
         if not isinstance(entry, dict) or len(entry) != 1:
-            raise EpisodeError("each call must be {function_name: {param: [values]}}",
-                               field=f"ground_truth[{i}]")
-        (name, params), = entry.items()
+            raise EpisodeError(
+                "each call must be {function_name: {param: [values]}}", field=f"ground_truth[{i}]"
+            )
+        ((name, params),) = entry.items()
         if not isinstance(params, dict):
             raise EpisodeError("parameters must be an object", field=f"ground_truth[{i}].{name}")
         arguments, omittable = {}, []
         for param, values in params.items():
             if not isinstance(values, list):
-                raise EpisodeError("acceptable values must be a list",
-                                   field=f"ground_truth[{i}].{name}.{param}")
+                raise EpisodeError(
+                    "acceptable values must be a list", field=f"ground_truth[{i}].{name}.{param}"
+                )
             kept = [v for v in values if v != ""]
             if len(kept) < len(values):
                 omittable.append(param)
@@ -106,8 +115,10 @@ def gold_from_ground_truth(ground_truth: Any) -> dict:
 def drop_undefined_omittable(gold: dict, tools: list[dict]) -> list[tuple[str, str]]:
     """Remove, in place, omittable gold parameters that the called function's schema lacks;
     ``(field, reason)`` for each one removed. Non-omittable ones are left for validation."""
-    properties = {t["function"].get("name"): (t["function"].get("parameters") or {})
-                  .get("properties") or {} for t in tools}
+    properties = {
+        t["function"].get("name"): (t["function"].get("parameters") or {}).get("properties") or {}
+        for t in tools
+    }
     dropped = []
     for i, call in enumerate(gold.get("calls", ())):
         known = properties.get(call["name"])
@@ -116,9 +127,13 @@ def drop_undefined_omittable(gold: dict, tools: list[dict]) -> list[tuple[str, s
         for param in [p for p in call.get("omittable", ()) if p not in known]:
             call["arguments"].pop(param, None)
             call["omittable"].remove(param)
-            dropped.append((f"gold.calls[{i}].arguments.{param}",
-                            f"dropped: {call['name']!r} does not define {param!r}; the answer "
-                            f"lets it be omitted, so only answers without it can pass"))
+            dropped.append(
+                (
+                    f"gold.calls[{i}].arguments.{param}",
+                    f"dropped: {call['name']!r} does not define {param!r}; the answer "
+                    f"lets it be omitted, so only answers without it can pass",
+                )
+            )
         if not call.get("omittable", True):
             del call["omittable"]
     return dropped
@@ -142,15 +157,19 @@ def default_answers_path(questions: Path) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def import_bfcl(questions: str | os.PathLike, answers: str | os.PathLike | None = None, *,
-                progress: Callable[[Iterable], Iterable] | None = None) -> ImportResult:
+def import_bfcl(
+    questions: str | os.PathLike,
+    answers: str | os.PathLike | None = None,
+    *,
+    progress: Callable[[Iterable], Iterable] | None = None,
+) -> ImportResult:
     """Import a BFCL questions file; answers default to ``possible_answer/<same name>`` beside it."""
     questions = Path(questions)
     answers_path = Path(answers) if answers is not None else default_answers_path(questions)
     answers_by_id, broken = _read_answers(answers_path) if answers_path else ({}, {})
     result = ImportResult(source=str(questions))
     lines = read_lines(questions)
-    for line in (progress(lines) if progress else lines):
+    for line in progress(lines) if progress else lines:
         result.lines += 1
         if line.error is not None:
             result.rejects.append(Reject(str(questions), line.number, None, None, line.error))
@@ -160,11 +179,19 @@ def import_bfcl(questions: str | os.PathLike, answers: str | os.PathLike | None 
             row = _episode_row(line.value, answers_by_id, answers_path, broken)
             dropped = drop_undefined_omittable(row["gold"], row["harness"]["tools"])
             result.episodes.append(Episode.from_dict(row))
-            result.notices.extend(Notice(str(questions), line.number, row["id"], field, reason)
-                                  for field, reason in dropped)
+            result.notices.extend(
+                Notice(str(questions), line.number, row["id"], field, reason)
+                for field, reason in dropped
+            )
         except HsaError as exc:
-            result.rejects.append(Reject.from_error(exc, source=str(questions), line=line.number,
-                                                    id=None if row_id is None else str(row_id)))
+            result.rejects.append(
+                Reject.from_error(
+                    exc,
+                    source=str(questions),
+                    line=line.number,
+                    id=None if row_id is None else str(row_id),
+                )
+            )
     result.check_counts()
     return result
 
@@ -177,15 +204,23 @@ def _episode_row(value: Any, answers: dict, answers_path: Path | None, broken: d
         raise EpisodeError("id must be a non-empty string", field="id")
     question = value.get("question")
     if not isinstance(question, list) or not question or not isinstance(question[0], list):
-        raise EpisodeError("question must be a list of turns, each a list of messages",
-                           row=bfcl_id, field="question")
+        raise EpisodeError(
+            "question must be a list of turns, each a list of messages",
+            row=bfcl_id,
+            field="question",
+        )
     if len(question) != 1:
-        raise EpisodeError(f"multi-turn entries ({len(question)} turns) need BFCL's execution "
-                           f"environment and are not imported", row=bfcl_id, field="question")
+        raise EpisodeError(
+            f"multi-turn entries ({len(question)} turns) need BFCL's execution "
+            f"environment and are not imported",
+            row=bfcl_id,
+            field="question",
+        )
     functions = value.get("function")
     if not isinstance(functions, list):
-        raise EpisodeError("function must be a list of function schemas", row=bfcl_id,
-                           field="function")
+        raise EpisodeError(
+            "function must be a list of function schemas", row=bfcl_id, field="function"
+        )
     category = bfcl_category(bfcl_id)
     if category in NO_ANSWER_CATEGORIES:
         gold = {"no_call": True}
@@ -193,20 +228,25 @@ def _episode_row(value: Any, answers: dict, answers_path: Path | None, broken: d
         try:
             gold = gold_from_ground_truth(answers[bfcl_id])
         except HsaError as exc:
-            raise EpisodeError(exc.reason, file=str(answers_path), row=bfcl_id,
-                               field=exc.field) from None
+            raise EpisodeError(
+                exc.reason, file=str(answers_path), row=bfcl_id, field=exc.field
+            ) from None
     else:
         where = f"in {answers_path}" if answers_path else "(no answers file: pass --answers)"
         extra = f"; {len(broken)} answer line(s) there are unreadable" if broken else ""
-        raise EpisodeError(f"no possible answer for this id {where}{extra}", row=bfcl_id,
-                           field="ground_truth")
+        raise EpisodeError(
+            f"no possible answer for this id {where}{extra}", row=bfcl_id, field="ground_truth"
+        )
     tools = []
     for i, fn in enumerate(functions):
         try:
             tools.append(normalize_tool(fn))
         except HsaError as exc:
             raise EpisodeError(exc.reason, row=bfcl_id, field=f"function[{i}]") from None
-    return {"id": bfcl_id,
-            "harness": {"name": f"bfcl-{category}", "tools": tools},
-            "messages": question[0], "gold": gold,
-            "meta": {"source": "bfcl", "category": category}}
+    return {
+        "id": bfcl_id,
+        "harness": {"name": f"bfcl-{category}", "tools": tools},
+        "messages": question[0],
+        "gold": gold,
+        "meta": {"source": "bfcl", "category": category},
+    }

@@ -48,12 +48,18 @@ def _listed_tools(path: Path) -> list:
         raise HsaError(f"not valid JSON: {exc}", file=str(path)) from None
     if isinstance(data, dict) and "error" in data and "result" not in data:
         error = data["error"] if isinstance(data["error"], dict) else {}
-        raise HsaError(f"the response is a JSON-RPC error ({error.get('code')}: "
-                       f"{error.get('message')}), not a tools/list result", file=str(path))
+        raise HsaError(
+            f"the response is a JSON-RPC error ({error.get('code')}: "
+            f"{error.get('message')}), not a tools/list result",
+            file=str(path),
+        )
     result = data.get("result") if isinstance(data, dict) and "jsonrpc" in data else data
     if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-        raise HsaError('expected a tools/list result {"tools": [...]} or its JSON-RPC response '
-                       '{"jsonrpc": "2.0", "result": {"tools": [...]}}', file=str(path))
+        raise HsaError(
+            'expected a tools/list result {"tools": [...]} or its JSON-RPC response '
+            '{"jsonrpc": "2.0", "result": {"tools": [...]}}',
+            file=str(path),
+        )
     return result["tools"]
 
 
@@ -73,12 +79,20 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
             try:
                 tool = Tool.from_dict(raw, where=where)
             except HarnessError as exc:
-                out.rejects.append(Reject(str(path), None, _name(raw), exc.field or where,
-                                          exc.reason))
+                out.rejects.append(
+                    Reject(str(path), None, _name(raw), exc.field or where, exc.reason)
+                )
                 continue
             if tool.name in names:
-                out.rejects.append(Reject(str(path), None, tool.name, f"{where}.name",
-                                          "another tool of the listing has this name"))
+                out.rejects.append(
+                    Reject(
+                        str(path),
+                        None,
+                        tool.name,
+                        f"{where}.name",
+                        "another tool of the listing has this name",
+                    )
+                )
                 continue
             names.add(tool.name)
             name, n = file_name(tool.name), 2
@@ -94,8 +108,9 @@ def _name(raw) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def write_tools(result: McpImport, out_dir: str | os.PathLike,
-                rejects_path: str | os.PathLike) -> list[Path]:
+def write_tools(
+    result: McpImport, out_dir: str | os.PathLike, rejects_path: str | os.PathLike
+) -> list[Path]:
     """Write each tool to ``out_dir/<name>.json`` and the rejects as JSONL; refuses, writing
     nothing, when a tool file is already there."""
     out = Path(out_dir)
@@ -103,8 +118,11 @@ def write_tools(result: McpImport, out_dir: str | os.PathLike,
         raise HsaError("the tools folder is a file", file=str(out))
     clash = [name for name, _ in result.tools if (out / name).exists()]
     if clash:
-        raise HsaError(f"tool file(s) already there: {', '.join(clash[:5])}; nothing was written "
-                       f"(remove them, or import into another folder)", file=str(out))
+        raise HsaError(
+            f"tool file(s) already there: {', '.join(clash[:5])}; nothing was written "
+            f"(remove them, or import into another folder)",
+            file=str(out),
+        )
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".mcp-import-", dir=out))
     written: list[Path] = []

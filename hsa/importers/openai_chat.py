@@ -23,8 +23,9 @@ _KEYS = {"id", "messages", "tools", "meta"}
 
 def gold_from_messages(messages: list) -> dict:
     """The final assistant tool calls as gold (see the module docstring)."""
-    assistant = [i for i, m in enumerate(messages)
-                 if isinstance(m, dict) and m.get("role") == "assistant"]
+    assistant = [
+        i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"
+    ]
     if not assistant:
         raise EpisodeError("no assistant message to take the gold from", field="messages")
     with_calls = [i for i in assistant if messages[i].get("tool_calls")]
@@ -42,13 +43,14 @@ def gold_from_messages(messages: list) -> dict:
     return {"at": at, "calls": calls, "ordered": False}
 
 
-def import_openai(path: str | os.PathLike, *,
-                  progress: Callable[[Iterable], Iterable] | None = None) -> ImportResult:
+def import_openai(
+    path: str | os.PathLike, *, progress: Callable[[Iterable], Iterable] | None = None
+) -> ImportResult:
     """Import a conversational JSONL file; one episode or one reject per line."""
     path = Path(path)
     result = ImportResult(source=str(path))
     lines = read_lines(path)
-    for line in (progress(lines) if progress else lines):
+    for line in progress(lines) if progress else lines:
         result.lines += 1
         if line.error is not None:
             result.rejects.append(Reject(str(path), line.number, None, None, line.error))
@@ -62,17 +64,19 @@ def import_openai(path: str | os.PathLike, *,
             # The row's tools become the episode's inline harness; name the field as the user
             # wrote it ("tools[2]...", not "harness.tools[2]...").
             if exc.field and exc.field.startswith("harness.tools"):
-                exc = EpisodeError(exc.reason, row=exc.row, field=exc.field[len("harness."):])
-            result.rejects.append(Reject.from_error(exc, source=str(path), line=line.number,
-                                                    id=row_id))
+                exc = EpisodeError(exc.reason, row=exc.row, field=exc.field[len("harness.") :])
+            result.rejects.append(
+                Reject.from_error(exc, source=str(path), line=line.number, id=row_id)
+            )
     result.check_counts()
     return result
 
 
 def _episode_row(value: Any, row_id: str, source: str) -> dict:
     if not isinstance(value, dict):
-        raise EpisodeError(f"expected a JSON object with messages and tools, got "
-                           f"{type(value).__name__}")
+        raise EpisodeError(
+            f"expected a JSON object with messages and tools, got {type(value).__name__}"
+        )
     unknown = set(value) - _KEYS
     if unknown:
         raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}")
@@ -84,5 +88,10 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         raise EpisodeError("tools must be a list of tool objects", field="tools")
     meta = dict(value.get("meta") or {})
     meta.setdefault("source", source)
-    return {"id": row_id, "harness": {"name": "openai-import", "tools": tools},
-            "messages": messages, "gold": gold_from_messages(messages), "meta": meta}
+    return {
+        "id": row_id,
+        "harness": {"name": "openai-import", "tools": tools},
+        "messages": messages,
+        "gold": gold_from_messages(messages),
+        "meta": meta,
+    }

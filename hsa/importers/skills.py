@@ -58,16 +58,24 @@ def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
         out.folders += 1
         skill_file = folder / "SKILL.md"
         try:
-            skill = Skill.from_markdown(read_text(skill_file), folder=folder.name,
-                                        file=str(skill_file))
+            skill = Skill.from_markdown(
+                read_text(skill_file), folder=folder.name, file=str(skill_file)
+            )
         except HarnessError as exc:
-            out.rejects.append(Reject(exc.file or str(skill_file), exc.line, folder.name,
-                                      exc.field, exc.reason))
+            out.rejects.append(
+                Reject(exc.file or str(skill_file), exc.line, folder.name, exc.field, exc.reason)
+            )
             continue
         if skill.id in seen:
-            out.rejects.append(Reject(str(skill_file), None, skill.id, "name",
-                                      f"another skill of this name was imported from "
-                                      f"{seen[skill.id]}"))
+            out.rejects.append(
+                Reject(
+                    str(skill_file),
+                    None,
+                    skill.id,
+                    "name",
+                    f"another skill of this name was imported from {seen[skill.id]}",
+                )
+            )
             continue
         seen[skill.id] = folder
         out.skills.append((skill, folder))
@@ -77,10 +85,15 @@ def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
 def skeleton_manifest(found: SkillsImport, name: str, sources: list[str]) -> dict:
     """harness.yaml of the skeleton: the skills' kinds, and their allowed tools as runtime tools."""
     kinds = sorted({s.kind for s, _ in found.skills if s.kind is not None})
-    runtime = sorted({allowed_tool_name(e) for s, _ in found.skills for e in s.allowed_tools}
-                     - {DEFAULT_SKILL_LOADER})
-    manifest: dict = {"name": name, "version": "1",
-                      "description": f"Imported from {', '.join(sources)} by hsa import skills."}
+    runtime = sorted(
+        {allowed_tool_name(e) for s, _ in found.skills for e in s.allowed_tools}
+        - {DEFAULT_SKILL_LOADER}
+    )
+    manifest: dict = {
+        "name": name,
+        "version": "1",
+        "description": f"Imported from {', '.join(sources)} by hsa import skills.",
+    }
     if kinds:
         manifest["skill_kinds"] = kinds
     if runtime:
@@ -99,29 +112,33 @@ def _copy_skill(source: Path, target: Path, notices: list[Notice]) -> None:
         for name in sorted(files) + sorted(d for d in dirs if (here / d).is_symlink()):
             path = here / name
             if path.is_symlink():
-                notices.append(Notice(str(path), None, source.name, None,
-                                      "symbolic link not copied"))
+                notices.append(
+                    Notice(str(path), None, source.name, None, "symbolic link not copied")
+                )
             elif name not in dirs:
                 shutil.copy2(path, target / relative / name)
         dirs[:] = [d for d in dirs if not (here / d).is_symlink() and d != "__pycache__"]
 
 
-def import_skills(paths: list[str | os.PathLike], out: str | os.PathLike, *,
-                  name: str | None = None) -> SkillsImport:
+def import_skills(
+    paths: list[str | os.PathLike], out: str | os.PathLike, *, name: str | None = None
+) -> SkillsImport:
     """Write the skeleton harness of the skills in ``paths`` to ``out`` (a new folder)."""
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise HsaError("refusing to write a harness into an existing, non-empty path",
-                       file=str(target))
+        raise HsaError(
+            "refusing to write a harness into an existing, non-empty path", file=str(target)
+        )
     found = read_skills(paths)
     if not found.skills:
-        raise HsaError(f"no skill could be imported from {found.folders} folder(s); first "
-                       f"reject: {found.rejects[0] if found.rejects else 'none'}")
+        raise HsaError(
+            f"no skill could be imported from {found.folders} folder(s); first "
+            f"reject: {found.rejects[0] if found.rejects else 'none'}"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
     try:
-        manifest = skeleton_manifest(found, name or target.resolve().name,
-                                     [str(p) for p in paths])
+        manifest = skeleton_manifest(found, name or target.resolve().name, [str(p) for p in paths])
         (staging / "harness.yaml").write_text(dump_yaml(manifest), encoding="utf-8")
         for skill, folder in found.skills:
             _copy_skill(folder, staging / "skills" / skill.id, found.notices)

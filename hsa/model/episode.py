@@ -30,16 +30,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from hsa.model.frozen import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from hsa.errors import EpisodeError, HsaError, Reject, locate
+from hsa.files.jsonl import read_lines
+from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
-from hsa.files.jsonl import read_lines
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
@@ -76,15 +76,25 @@ class Episode:
         return self.with_harness(replace(self.harness, prompt=replace(prompt, options=options)))
 
     def to_dict(self) -> dict:
-        return {"id": self.id,
-                "harness": self.harness_ref if self.harness_ref is not None else self.harness.to_dict(),
-                "messages": list(self.messages), "gold": self.gold.to_dict(), "meta": self.meta}
+        return {
+            "id": self.id,
+            "harness": self.harness_ref if self.harness_ref is not None else self.harness.to_dict(),
+            "messages": list(self.messages),
+            "gold": self.gold.to_dict(),
+            "meta": self.meta,
+        }
 
     @classmethod
-    def from_dict(cls, data: Any, *, harness: Harness | None = None,
-                  base_dir: str | os.PathLike | None = None, trust_hooks: bool = False,
-                  harness_cache: dict | None = None,
-                  harness_roots: tuple[str | os.PathLike, ...] = ()) -> Episode:
+    def from_dict(
+        cls,
+        data: Any,
+        *,
+        harness: Harness | None = None,
+        base_dir: str | os.PathLike | None = None,
+        trust_hooks: bool = False,
+        harness_cache: dict | None = None,
+        harness_roots: tuple[str | os.PathLike, ...] = (),
+    ) -> Episode:
         """Parse and validate one episode; ``harness`` is the default when the row names none.
         A harness named by path must lie in ``base_dir`` (default: the working directory) or
         one of ``harness_roots``."""
@@ -97,14 +107,17 @@ class Episode:
         try:
             unknown = set(data) - {"id", "harness", "messages", "gold", "meta"}
             if unknown:
-                raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: id, harness, "
-                                   f"messages, gold, meta")
-            ref, resolved = _resolve_harness(data.get("harness"), harness, base_dir, trust_hooks,
-                                             harness_cache, harness_roots)
+                raise EpisodeError(
+                    f"unknown keys {sorted(unknown)}; allowed: id, harness, messages, gold, meta"
+                )
+            ref, resolved = _resolve_harness(
+                data.get("harness"), harness, base_dir, trust_hooks, harness_cache, harness_roots
+            )
             messages = parse_messages(data.get("messages"), resolved)
             if "gold" not in data:
-                raise EpisodeError("gold is required: what counts as solving this episode",
-                                   field="gold")
+                raise EpisodeError(
+                    "gold is required: what counts as solving this episode", field="gold"
+                )
             gold = Gold.from_dict(data["gold"], n_messages=len(messages))
             check_gold(gold, messages, resolved)
             meta = data.get("meta") or {}
@@ -114,18 +127,33 @@ class Episode:
             check_gold_values(gold, resolved)
             check_recorded_turns(gold, messages, resolved)
         except HsaError as exc:
-            raise EpisodeError(exc.reason, file=exc.file, line=exc.line, row=row_id,
-                               field=exc.field, stage=getattr(exc, "stage", "load")) from None
-        return cls(id=row_id, harness=resolved, messages=messages, gold=gold, meta=meta,
-                   harness_ref=ref)
+            raise EpisodeError(
+                exc.reason,
+                file=exc.file,
+                line=exc.line,
+                row=row_id,
+                field=exc.field,
+                stage=getattr(exc, "stage", "load"),
+            ) from None
+        return cls(
+            id=row_id, harness=resolved, messages=messages, gold=gold, meta=meta, harness_ref=ref
+        )
 
 
-def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks: bool,
-                     cache: dict | None, roots: tuple) -> tuple[str | None, Harness]:
+def _resolve_harness(
+    value: Any,
+    default: Harness | None,
+    base_dir,
+    trust_hooks: bool,
+    cache: dict | None,
+    roots: tuple,
+) -> tuple[str | None, Harness]:
     if value is None:
         if default is None:
-            raise EpisodeError("no harness: give one inline, by folder path, or as a default "
-                               "(--harness DIR)", field="harness")
+            raise EpisodeError(
+                "no harness: give one inline, by folder path, or as a default (--harness DIR)",
+                field="harness",
+            )
         return None, default
     if isinstance(value, str):
         base = Path.cwd() if base_dir is None else Path(base_dir)
@@ -136,17 +164,21 @@ def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks:
                 return value, cache[key]
             loaded = load_harness(path, trust_hooks=trust_hooks)
         except (OSError, ValueError) as exc:  # a name too long, an embedded NUL byte...
-            raise EpisodeError(f"harness reference is not a usable path: "
-                               f"{type(exc).__name__}: {str(exc)[:120]}", field="harness") from None
+            raise EpisodeError(
+                f"harness reference is not a usable path: {type(exc).__name__}: {str(exc)[:120]}",
+                field="harness",
+            ) from None
         except HsaError as exc:
             if exc.field == "harness" and exc.file is None:  # refused before reading anything
                 raise EpisodeError(exc.reason, field="harness") from None
             # Name the file relative to the episodes' folder: reasons are written into rejects,
             # which travel with a dataset and must not carry local absolute paths.
             where = locate(_shown(exc.file, base), exc.line, None, exc.field)
-            raise EpisodeError(f"harness reference {value[:120]!r} does not load: "
-                               f"{where + ': ' if where else ''}{exc.reason}",
-                               field="harness") from None
+            raise EpisodeError(
+                f"harness reference {value[:120]!r} does not load: "
+                f"{where + ': ' if where else ''}{exc.reason}",
+                field="harness",
+            ) from None
         if cache is not None:
             cache[key] = loaded
         return value, loaded
@@ -155,8 +187,9 @@ def _resolve_harness(value: Any, default: Harness | None, base_dir, trust_hooks:
             return None, Harness.from_dict(value, trust_hooks=trust_hooks)
         except HsaError as exc:
             raise EpisodeError(exc.reason, field=exc.field) from None
-    raise EpisodeError("harness must be an object (inline) or a string (folder path)",
-                       field="harness")
+    raise EpisodeError(
+        "harness must be an object (inline) or a string (folder path)", field="harness"
+    )
 
 
 def _shown(file: str | None, base: Path) -> str | None:
@@ -175,15 +208,17 @@ def parse_arguments(raw: Any, *, where: str) -> dict:
     if isinstance(raw, dict):
         return raw
     if not isinstance(raw, str):
-        raise EpisodeError(f"arguments must be a JSON string, got {type(raw).__name__}",
-                           field=where)
+        raise EpisodeError(
+            f"arguments must be a JSON string, got {type(raw).__name__}", field=where
+        )
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise EpisodeError(f"arguments are not JSON: {exc}", field=where) from None
     if not isinstance(value, dict):
-        raise EpisodeError(f"arguments must be a JSON object, got {type(value).__name__}",
-                           field=where)
+        raise EpisodeError(
+            f"arguments must be a JSON object, got {type(value).__name__}", field=where
+        )
     return value
 
 
@@ -199,34 +234,41 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             raise EpisodeError("expected an object", field=where)
         role = message.get("role")
         if role not in ROLES:
-            raise EpisodeError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}",
-                               field=f"{where}.role")
+            raise EpisodeError(
+                f"unknown role {role!r}; expected one of {', '.join(ROLES)}", field=f"{where}.role"
+            )
         unknown = set(message) - _MESSAGE_KEYS
         if unknown:
             raise EpisodeError(f"unknown keys {sorted(unknown)}", field=where)
         content = message.get("content")
         if not (content is None or isinstance(content, str) or _is_text_parts(content)):
-            raise EpisodeError("content must be a string, null or a list of text parts",
-                               field=f"{where}.content")
+            raise EpisodeError(
+                "content must be a string, null or a list of text parts", field=f"{where}.content"
+            )
         message = dict(message)
         if "tool_calls" in message:
             if role != "assistant":
-                raise EpisodeError("only assistant messages carry tool_calls",
-                                   field=f"{where}.tool_calls")
-            message["tool_calls"] = _parse_tool_calls(message["tool_calls"], harness, where,
-                                                      open_calls)
+                raise EpisodeError(
+                    "only assistant messages carry tool_calls", field=f"{where}.tool_calls"
+                )
+            message["tool_calls"] = _parse_tool_calls(
+                message["tool_calls"], harness, where, open_calls
+            )
         elif role == "assistant" and content is None:
             raise EpisodeError("an assistant message needs content or tool_calls", field=where)
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id is not None:
                 if call_id not in open_calls:
-                    raise EpisodeError(f"tool_call_id {call_id!r} answers no earlier tool call",
-                                       field=f"{where}.tool_call_id")
+                    raise EpisodeError(
+                        f"tool_call_id {call_id!r} answers no earlier tool call",
+                        field=f"{where}.tool_call_id",
+                    )
                 open_calls.discard(call_id)
             if not isinstance(content, str):
-                raise EpisodeError("a tool result's content must be a string",
-                                   field=f"{where}.content")
+                raise EpisodeError(
+                    "a tool result's content must be a string", field=f"{where}.content"
+                )
         out.append(message)
     return tuple(out)
 
@@ -242,8 +284,9 @@ def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[st
     for j, call in enumerate(raw):
         cw = f"{where}.tool_calls[{j}]"
         if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-            raise EpisodeError("expected {id, type: function, function: {name, arguments}}",
-                               field=cw)
+            raise EpisodeError(
+                "expected {id, type: function, function: {name, arguments}}", field=cw
+            )
         fn = call["function"]
         name = fn.get("name")
         if not isinstance(name, str):
@@ -252,13 +295,17 @@ def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[st
         if name == harness.skill_loader and harness.skills:
             skill_id = args.get("name")
             if not isinstance(skill_id, str) or harness.skill(skill_id) is None:
-                raise EpisodeError(f"loads skill {skill_id!r}, which the harness does not have "
-                                   f"(skills: {', '.join(harness.skill_ids)})",
-                                   field=f"{cw}.function.arguments.name")
+                raise EpisodeError(
+                    f"loads skill {skill_id!r}, which the harness does not have "
+                    f"(skills: {', '.join(harness.skill_ids)})",
+                    field=f"{cw}.function.arguments.name",
+                )
         elif harness.tool(name) is None:
-            raise EpisodeError(f"calls unknown tool {name!r}; the harness has: "
-                               f"{', '.join(harness.tool_names) or 'no tools'}",
-                               field=f"{cw}.function.name")
+            raise EpisodeError(
+                f"calls unknown tool {name!r}; the harness has: "
+                f"{', '.join(harness.tool_names) or 'no tools'}",
+                field=f"{cw}.function.name",
+            )
         call = dict(call)
         if not isinstance(fn.get("arguments"), str):
             call["function"] = {**fn, "arguments": orjson.dumps(args).decode()}
@@ -279,39 +326,55 @@ def check_gold(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None
     for i, turn in enumerate(gold.turns):
         where = _turn_field(gold, i)
         if turn.at > len(messages):
-            raise EpisodeError(f"at={turn.at} is past the last message ({len(messages)} messages)",
-                               field=f"{where}.at")
+            raise EpisodeError(
+                f"at={turn.at} is past the last message ({len(messages)} messages)",
+                field=f"{where}.at",
+            )
         if turn.at < len(messages) and messages[turn.at].get("role") != "assistant":
-            raise EpisodeError(f"at={turn.at} points at a {messages[turn.at].get('role')!r} "
-                               f"message; it must point at an assistant message or the end",
-                               field=f"{where}.at")
+            raise EpisodeError(
+                f"at={turn.at} points at a {messages[turn.at].get('role')!r} "
+                f"message; it must point at an assistant message or the end",
+                field=f"{where}.at",
+            )
         for j, call in enumerate(turn.calls):
             tool = harness.tool(call.name)
             if tool is None:
-                raise EpisodeError(f"gold calls unknown tool {call.name!r}",
-                                   field=f"{where}.calls[{j}].name")
+                raise EpisodeError(
+                    f"gold calls unknown tool {call.name!r}", field=f"{where}.calls[{j}].name"
+                )
             props = tool.properties
             for param in list(call.arguments) + list(call.omittable):
                 if param not in props:
-                    raise EpisodeError(f"gold names parameter {param!r}, which tool {call.name!r} "
-                                       f"does not define", field=f"{where}.calls[{j}].arguments")
+                    raise EpisodeError(
+                        f"gold names parameter {param!r}, which tool {call.name!r} does not define",
+                        field=f"{where}.calls[{j}].arguments",
+                    )
             for param in tool.required:
                 if param not in call.arguments:
-                    raise EpisodeError(f"gold cannot be satisfied: {call.name!r} requires "
-                                       f"{param!r} but the gold gives it no acceptable value",
-                                       field=f"{where}.calls[{j}].arguments.{param}")
+                    raise EpisodeError(
+                        f"gold cannot be satisfied: {call.name!r} requires "
+                        f"{param!r} but the gold gives it no acceptable value",
+                        field=f"{where}.calls[{j}].arguments.{param}",
+                    )
         for skill_id in turn.skills:
             if harness.skill(skill_id) is None:
-                raise EpisodeError(f"gold needs skill {skill_id!r}, which the harness does not have",
-                                   field=f"{where}.skills")
+                raise EpisodeError(
+                    f"gold needs skill {skill_id!r}, which the harness does not have",
+                    field=f"{where}.skills",
+                )
 
 
 def _hook_blocked_calls(messages: tuple[dict, ...]) -> set[str]:
     """Ids of the tool calls whose result is a hook's feedback (``hook.<name>``): calls a hook
     stopped."""
-    return {m["tool_call_id"] for m in messages
-            if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str)
-            and isinstance(m.get("name"), str) and m["name"].startswith(HOOK_MESSAGE_PREFIX)}
+    return {
+        m["tool_call_id"]
+        for m in messages
+        if m.get("role") == "tool"
+        and isinstance(m.get("tool_call_id"), str)
+        and isinstance(m.get("name"), str)
+        and m["name"].startswith(HOOK_MESSAGE_PREFIX)
+    }
 
 
 def arguments_schema(tool: Tool) -> dict:
@@ -335,9 +398,11 @@ def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
                 continue  # the skill loader, or a mistake a hook caught
             problem = schema_problem(orjson.loads(fn["arguments"]), arguments_schema(tool))
             if problem is not None:
-                raise EpisodeError(f"recorded call to {tool.name!r} does not fit the tool's "
-                                   f"schema: {problem}", stage="check:call_schema",
-                                   field=f"messages[{i}].tool_calls[{j}].function.arguments")
+                raise EpisodeError(
+                    f"recorded call to {tool.name!r} does not fit the tool's schema: {problem}",
+                    stage="check:call_schema",
+                    field=f"messages[{i}].tool_calls[{j}].function.arguments",
+                )
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -360,9 +425,15 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
             assert tool is not None, "check_gold rejects a gold call of an unknown tool first"
             for param, values in call.arguments.items():
                 schema = tool.properties[param]
-                if any((v is None and param not in tool.required)
-                       or (isinstance(schema, dict) and "default" in schema
-                           and _same_json(v, schema["default"])) for v in values):
+                if any(
+                    (v is None and param not in tool.required)
+                    or (
+                        isinstance(schema, dict)
+                        and "default" in schema
+                        and _same_json(v, schema["default"])
+                    )
+                    for v in values
+                ):
                     continue
                 if any(value_fits(v, schema) for v in values):
                     continue
@@ -370,10 +441,12 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
                 if not typed:
                     continue  # a BFCL variable
                 problem = schema_problem(typed[0], schema) or "does not fit"
-                raise EpisodeError(f"no acceptable value of {call.name}.{param} fits its schema: "
-                                   f"{orjson.dumps(typed[0]).decode()[:80]}: {problem}",
-                                   stage="check:gold_schema",
-                                   field=f"{_turn_field(gold, i)}.calls[{j}].arguments.{param}")
+                raise EpisodeError(
+                    f"no acceptable value of {call.name}.{param} fits its schema: "
+                    f"{orjson.dumps(typed[0]).decode()[:80]}: {problem}",
+                    stage="check:gold_schema",
+                    field=f"{_turn_field(gold, i)}.calls[{j}].arguments.{param}",
+                )
 
 
 def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None:
@@ -385,14 +458,20 @@ def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harnes
             continue  # a prompt awaiting its message (BFCL): nothing recorded to check
         verdict = score_turn(messages[turn.at], turn, harness)
         if not verdict.correct:
-            raise EpisodeError(f"the recorded messages[{turn.at}] fails its own gold: "
-                               f"{verdict.reason}", stage="check:recorded_turn",
-                               field=_turn_field(gold, i))
+            raise EpisodeError(
+                f"the recorded messages[{turn.at}] fails its own gold: {verdict.reason}",
+                stage="check:recorded_turn",
+                field=_turn_field(gold, i),
+            )
 
 
-def read_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
-                  trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
-                  ) -> Iterator[Episode | Reject]:
+def read_episodes(
+    path: str | os.PathLike,
+    *,
+    harness: Harness | None = None,
+    trust_hooks: bool = False,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> Iterator[Episode | Reject]:
     """Parse a JSONL file: one Episode per good line, one Reject (file, line, field, stage) per
     bad one. Harness folders are looked up beside the file or under ``harness_roots``."""
     path = Path(path)
@@ -402,25 +481,40 @@ def read_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
             yield Reject(source=str(path), line=line.number, id=None, field=None, reason=line.error)
             continue
         try:
-            yield Episode.from_dict(line.value, harness=harness, base_dir=path.parent,
-                                    trust_hooks=trust_hooks, harness_cache=cache,
-                                    harness_roots=harness_roots)
+            yield Episode.from_dict(
+                line.value,
+                harness=harness,
+                base_dir=path.parent,
+                trust_hooks=trust_hooks,
+                harness_cache=cache,
+                harness_roots=harness_roots,
+            )
         except HsaError as exc:
             row = line.value.get("id") if isinstance(line.value, dict) else None
-            yield Reject(source=str(path), line=line.number,
-                         id=exc.row if exc.row is not None else (None if row is None else str(row)),
-                         field=exc.field, reason=exc.reason, stage=getattr(exc, "stage", "load"))
+            yield Reject(
+                source=str(path),
+                line=line.number,
+                id=exc.row if exc.row is not None else (None if row is None else str(row)),
+                field=exc.field,
+                reason=exc.reason,
+                stage=getattr(exc, "stage", "load"),
+            )
 
 
-def read_all_episodes(path: str | os.PathLike, *, harness: Harness | None = None,
-                      trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
-                      ) -> list[Episode]:
+def read_all_episodes(
+    path: str | os.PathLike,
+    *,
+    harness: Harness | None = None,
+    trust_hooks: bool = False,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> list[Episode]:
     """Every episode of a JSONL file, for a task that must see them all (scoring): when a line
     does not load, an HsaError saying how many do not, and the first."""
     episodes: list[Episode] = []
     rejects: list[Reject] = []
-    for item in read_episodes(path, harness=harness, trust_hooks=trust_hooks,
-                              harness_roots=harness_roots):
+    for item in read_episodes(
+        path, harness=harness, trust_hooks=trust_hooks, harness_roots=harness_roots
+    ):
         if isinstance(item, Episode):
             episodes.append(item)
         else:
@@ -430,9 +524,14 @@ def read_all_episodes(path: str | os.PathLike, *, harness: Harness | None = None
     return episodes
 
 
-def find_episode(path: str | os.PathLike, episode_id: str, *, harness: Harness | None = None,
-                 trust_hooks: bool = False, harness_roots: tuple[str | os.PathLike, ...] = ()
-                 ) -> Episode | None:
+def find_episode(
+    path: str | os.PathLike,
+    episode_id: str,
+    *,
+    harness: Harness | None = None,
+    trust_hooks: bool = False,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> Episode | None:
     """The episode a run over ``path`` used for ``episode_id``: the first line with that id that
     loads (a run skips lines that do not). Only matching lines are validated, so finding one
     row's source in a large file costs a JSON parse per line, not an episode load per line."""
@@ -442,8 +541,13 @@ def find_episode(path: str | os.PathLike, episode_id: str, *, harness: Harness |
         if not isinstance(value, dict) or str(value.get("id")) != episode_id:
             continue
         try:
-            return Episode.from_dict(value, harness=harness, base_dir=path.parent,
-                                     trust_hooks=trust_hooks, harness_roots=harness_roots)
+            return Episode.from_dict(
+                value,
+                harness=harness,
+                base_dir=path.parent,
+                trust_hooks=trust_hooks,
+                harness_roots=harness_roots,
+            )
         except HsaError:
             continue
     return None

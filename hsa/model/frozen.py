@@ -37,8 +37,9 @@ def replace(obj: T, /, **changes) -> T:
     names, slotted = plain
     for name in changes:
         if name not in names:
-            raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument "
-                            f"{name!r}")
+            raise TypeError(
+                f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}"
+            )
     new = object.__new__(cls)
     if slotted:
         for name in names:

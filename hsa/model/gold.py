@@ -46,23 +46,29 @@ class GoldCall:
             raise EpisodeError("expected an object {name, arguments, omittable?}", field=where)
         unknown = set(data) - {"name", "arguments", "omittable"}
         if unknown:
-            raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: name, arguments, "
-                               f"omittable", field=where)
+            raise EpisodeError(
+                f"unknown keys {sorted(unknown)}; allowed: name, arguments, omittable", field=where
+            )
         name = data.get("name")
         if not isinstance(name, str) or not name:
             raise EpisodeError("name must be a non-empty string", field=f"{where}.name")
         arguments = data.get("arguments", {})
         if not isinstance(arguments, dict):
-            raise EpisodeError("arguments must map each parameter to a list of acceptable values",
-                               field=f"{where}.arguments")
+            raise EpisodeError(
+                "arguments must map each parameter to a list of acceptable values",
+                field=f"{where}.arguments",
+            )
         for param, values in arguments.items():
             if not isinstance(values, list) or not values:
-                raise EpisodeError("expected a non-empty list of acceptable values",
-                                   field=f"{where}.arguments.{param}")
+                raise EpisodeError(
+                    "expected a non-empty list of acceptable values",
+                    field=f"{where}.arguments.{param}",
+                )
         omittable = data.get("omittable", [])
         if not isinstance(omittable, list) or not all(isinstance(p, str) for p in omittable):
-            raise EpisodeError("omittable must be a list of parameter names",
-                               field=f"{where}.omittable")
+            raise EpisodeError(
+                "omittable must be a list of parameter names", field=f"{where}.omittable"
+            )
         return cls(name=name, arguments=arguments, omittable=tuple(omittable))
 
 
@@ -97,8 +103,11 @@ class TurnGold:
             raise EpisodeError("expected an object", field=where)
         unknown = set(data) - {"at", "calls", "ordered", "skills", "no_call", "reply"}
         if unknown:
-            raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: at, calls, ordered, "
-                               f"skills, no_call, reply", field=where)
+            raise EpisodeError(
+                f"unknown keys {sorted(unknown)}; allowed: at, calls, ordered, "
+                f"skills, no_call, reply",
+                field=where,
+            )
         at = data.get("at", default_at)
         if not isinstance(at, int) or isinstance(at, bool) or at < 0:
             raise EpisodeError("at must be a message index (integer >= 0)", field=f"{where}.at")
@@ -114,17 +123,24 @@ class TurnGold:
             if not isinstance(value, bool):
                 raise EpisodeError("must be true or false", field=f"{where}.{key}")
         if no_call and (calls or skills):
-            raise EpisodeError("no_call is true but calls or skills are given; choose one",
-                               field=f"{where}.no_call")
+            raise EpisodeError(
+                "no_call is true but calls or skills are given; choose one",
+                field=f"{where}.no_call",
+            )
         if not (no_call or calls or skills):
-            raise EpisodeError("a turn must expect calls, skills, or no_call: true",
-                               field=where)
+            raise EpisodeError("a turn must expect calls, skills, or no_call: true", field=where)
         reply = data.get("reply") or {}
         _check_reply(reply, where=f"{where}.reply")
-        return cls(at=at,
-                   calls=tuple(GoldCall.from_dict(c, where=f"{where}.calls[{i}]")
-                               for i, c in enumerate(calls)),
-                   ordered=ordered, skills=tuple(skills), no_call=no_call, reply=dict(reply))
+        return cls(
+            at=at,
+            calls=tuple(
+                GoldCall.from_dict(c, where=f"{where}.calls[{i}]") for i, c in enumerate(calls)
+            ),
+            ordered=ordered,
+            skills=tuple(skills),
+            no_call=no_call,
+            reply=dict(reply),
+        )
 
 
 def _check_reply(reply: Any, *, where: str) -> None:
@@ -132,15 +148,17 @@ def _check_reply(reply: Any, *, where: str) -> None:
         raise EpisodeError("reply constraints must be an object", field=where)
     unknown = set(reply) - _REPLY_KEYS
     if unknown:
-        raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_REPLY_KEYS)}",
-                           field=where)
+        raise EpisodeError(
+            f"unknown keys {sorted(unknown)}; allowed: {sorted(_REPLY_KEYS)}", field=where
+        )
     for key in ("contains", "not_contains"):
         value = reply.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise EpisodeError("must be a list of strings", field=f"{where}.{key}")
     if "language" in reply and reply["language"] not in REPLY_LANGUAGES:
-        raise EpisodeError(f"language must be one of {list(REPLY_LANGUAGES)}",
-                           field=f"{where}.language")
+        raise EpisodeError(
+            f"language must be one of {list(REPLY_LANGUAGES)}", field=f"{where}.language"
+        )
     if "max_chars" in reply and (not isinstance(reply["max_chars"], int) or reply["max_chars"] < 1):
         raise EpisodeError("max_chars must be a positive integer", field=f"{where}.max_chars")
 
@@ -185,8 +203,10 @@ class Gold:
             raw = data["turns"]
             if not isinstance(raw, list) or not raw:
                 raise EpisodeError("turns must be a non-empty list", field=f"{where}.turns")
-            turns = tuple(TurnGold.from_dict(t, where=f"{where}.turns[{i}]", default_at=n_messages)
-                          for i, t in enumerate(raw))
+            turns = tuple(
+                TurnGold.from_dict(t, where=f"{where}.turns[{i}]", default_at=n_messages)
+                for i, t in enumerate(raw)
+            )
         else:
             turns = (TurnGold.from_dict(data, where=where, default_at=n_messages),)
         ats = [t.at for t in turns]
@@ -208,11 +228,17 @@ def value_fits(value: Any, schema: Any) -> bool:
     if isinstance(schema, dict):
         if is_pattern(value) and schema.get("type") == "object":
             properties = schema.get("properties") or {}
-            return all(value_fits(v, properties[k]) for k, options in value.items()
-                       if k in properties for v in options if v != "")
+            return all(
+                value_fits(v, properties[k])
+                for k, options in value.items()
+                if k in properties
+                for v in options
+                if v != ""
+            )
         items = schema.get("items")
         if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
             shell = {k: v for k, v in schema.items() if k != "items"}
-            return (schema_validator(shell).is_valid(value)
-                    and all(value_fits(item, items) for item in value))
+            return schema_validator(shell).is_valid(value) and all(
+                value_fits(item, items) for item in value
+            )
     return schema_validator(schema).is_valid(value)

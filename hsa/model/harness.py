@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from hsa.model.frozen import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -29,18 +28,27 @@ import orjson
 import yaml
 
 from hsa.errors import HarnessError
-from hsa.model.hook import Hook, defined_functions, import_hooks
-from hsa.model.skill import Skill, allowed_tool_name
 from hsa.files.textfile import dump_yaml, read_bytes, write_text
+from hsa.model.frozen import replace
+from hsa.model.hook import Hook, defined_functions, import_hooks
 from hsa.model.schema import property_names
+from hsa.model.skill import Skill, allowed_tool_name
 from hsa.model.tool import Tool
 
 # Sections of the system prompt that are generated from the harness rather than written as text.
 BUILTIN_SECTIONS = ("skills", "tools", "hooks")
 DEFAULT_SKILL_LOADER = "load_skill"
 DEFAULT_SECTIONS = ("skills", "tools", "hooks")
-_HARNESS_KEYS = {"name", "version", "description", "skill_kinds", "skill_loader", "runtime_tools",
-                 "prompt", "hooks"}
+_HARNESS_KEYS = {
+    "name",
+    "version",
+    "description",
+    "skill_kinds",
+    "skill_loader",
+    "runtime_tools",
+    "prompt",
+    "hooks",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +76,18 @@ class PromptSpec:
             raise HarnessError("expected a mapping", field=where)
         unknown = set(data) - {"layout", "sections", "text", "options"}
         if unknown:
-            raise HarnessError(f"unknown keys {sorted(unknown)}; allowed: layout, sections, text, "
-                               f"options", field=where)
+            raise HarnessError(
+                f"unknown keys {sorted(unknown)}; allowed: layout, sections, text, options",
+                field=where,
+            )
         layout = data.get("layout", "markdown")
         if not isinstance(layout, str) or not layout:
             raise HarnessError("layout must be a non-empty string", field=f"{where}.layout")
         sections = data.get("sections", list(DEFAULT_SECTIONS))
         if not isinstance(sections, list) or not all(isinstance(s, str) for s in sections):
-            raise HarnessError("sections must be a list of section names", field=f"{where}.sections")
+            raise HarnessError(
+                "sections must be a list of section names", field=f"{where}.sections"
+            )
         text = data.get("text") or {}
         if not isinstance(text, dict) or not all(isinstance(v, str) for v in text.values()):
             raise HarnessError("text must map section names to strings", field=f"{where}.text")
@@ -119,8 +131,15 @@ class Harness:
     def names(self) -> frozenset[str]:
         """The one namespace of tool, skill and hook names, the skill loader and the runtime's
         tools: what a new name must avoid, and what prose may mention (see :meth:`validate`)."""
-        return frozenset((*self.tool_names, *self.skill_ids, *(h.name for h in self.hooks),
-                          self.skill_loader, *self.runtime_tools))
+        return frozenset(
+            (
+                *self.tool_names,
+                *self.skill_ids,
+                *(h.name for h in self.hooks),
+                self.skill_loader,
+                *self.runtime_tools,
+            )
+        )
 
     @cached_property
     def identifiers(self) -> frozenset[str]:
@@ -128,8 +147,9 @@ class Harness:
         skill body or a description must keep: :attr:`names` and every tool's parameter names at
         any depth of its schema (nested objects, array items, branches and definitions), since
         a text may name a nested field as well as a top-level one."""
-        return self.names | frozenset(name for tool in self.tools
-                                      for name in property_names(tool.parameters))
+        return self.names | frozenset(
+            name for tool in self.tools for name in property_names(tool.parameters)
+        )
 
     @cached_property
     def _tools_by_name(self) -> dict[str, Tool]:
@@ -152,10 +172,18 @@ class Harness:
         return Tool(
             name=self.skill_loader,
             description="Load a skill's full instructions by its id before acting on them.",
-            parameters={"type": "object",
-                        "properties": {"name": {"type": "string", "enum": list(self.skill_ids),
-                                                "description": "The id of the skill to load."}},
-                        "required": ["name"]})
+            parameters={
+                "type": "object",
+                "properties": {
+                    "name": {
+                        "type": "string",
+                        "enum": list(self.skill_ids),
+                        "description": "The id of the skill to load.",
+                    }
+                },
+                "required": ["name"],
+            },
+        )
 
     def all_tools(self) -> tuple[Tool, ...]:
         """Every tool the model can call: the harness's tools, then the skill loader if any."""
@@ -169,14 +197,16 @@ class Harness:
         """Import hooks.py (only if this harness was loaded with trust) and map hook name -> fn."""
         if not self.hooks:
             return {}
-        functions = import_hooks(self.hooks_source or "", file=f"{self.name}/hooks.py",
-                                 trust_hooks=self.trust_hooks)
+        functions = import_hooks(
+            self.hooks_source or "", file=f"{self.name}/hooks.py", trust_hooks=self.trust_hooks
+        )
         return {hook.name: functions[hook.function] for hook in self.hooks}
 
     # ---- validation ------------------------------------------------------------------------
 
     def validate(self, *, file: str | None = None) -> Harness:
         """Check names are unique and every reference resolves; return self for chaining."""
+
         def fail(reason: str, fld: str) -> HarnessError:
             return HarnessError(reason, file=file, field=fld)
 
@@ -186,60 +216,95 @@ class Harness:
                 raise fail(f"duplicate tool name {tool.name!r}", f"tools[{i}].name")
             seen.add(tool.name)
         if self.skills and self.skill_loader in seen:
-            raise fail(f"tool name {self.skill_loader!r} is reserved for the skill loader "
-                       f"(set skill_loader in harness.yaml to use another name)", "skill_loader")
+            raise fail(
+                f"tool name {self.skill_loader!r} is reserved for the skill loader "
+                f"(set skill_loader in harness.yaml to use another name)",
+                "skill_loader",
+            )
         seen = set()
         for i, skill in enumerate(self.skills):
             if skill.id in seen:
                 raise fail(f"duplicate skill id {skill.id!r}", f"skills[{i}].id")
             seen.add(skill.id)
             if skill.kind is not None and self.skill_kinds and skill.kind not in self.skill_kinds:
-                raise fail(f"skill {skill.id!r} has kind {skill.kind!r}, not one of the harness's "
-                           f"skill_kinds {list(self.skill_kinds)}", f"skills[{i}].kind")
+                raise fail(
+                    f"skill {skill.id!r} has kind {skill.kind!r}, not one of the harness's "
+                    f"skill_kinds {list(self.skill_kinds)}",
+                    f"skills[{i}].kind",
+                )
             for spec in skill.allowed_tools:
                 tool_name = allowed_tool_name(spec)
-                if (tool_name not in self.tool_names and tool_name != self.skill_loader
-                        and tool_name not in self.runtime_tools):
-                    raise fail(f"skill {skill.id!r} allows unknown tool {tool_name!r}; tools the "
-                               f"agent runtime provides (Read, Grep, Bash...) are declared in "
-                               f"harness.yaml as runtime_tools: [{tool_name}]",
-                               f"skills[{i}].allowed_tools")
+                if (
+                    tool_name not in self.tool_names
+                    and tool_name != self.skill_loader
+                    and tool_name not in self.runtime_tools
+                ):
+                    raise fail(
+                        f"skill {skill.id!r} allows unknown tool {tool_name!r}; tools the "
+                        f"agent runtime provides (Read, Grep, Bash...) are declared in "
+                        f"harness.yaml as runtime_tools: [{tool_name}]",
+                        f"skills[{i}].allowed_tools",
+                    )
         for i, name in enumerate(self.runtime_tools):
             if not isinstance(name, str) or not name or re.search(r"[\s(),]", name):
-                raise fail(f"runtime tool {name!r} must be a tool name (no spaces, commas or "
-                           f"parentheses)", f"runtime_tools[{i}]")
-            if name in self.tool_names or name == self.skill_loader or \
-                    name in self.runtime_tools[:i]:
-                raise fail(f"runtime tool {name!r} is already a tool of the harness, the skill "
-                           f"loader or listed before", f"runtime_tools[{i}]")
+                raise fail(
+                    f"runtime tool {name!r} must be a tool name (no spaces, commas or parentheses)",
+                    f"runtime_tools[{i}]",
+                )
+            if (
+                name in self.tool_names
+                or name == self.skill_loader
+                or name in self.runtime_tools[:i]
+            ):
+                raise fail(
+                    f"runtime tool {name!r} is already a tool of the harness, the skill "
+                    f"loader or listed before",
+                    f"runtime_tools[{i}]",
+                )
         for i, section in enumerate(self.prompt.sections):
             if section not in BUILTIN_SECTIONS and section not in self.prompt.text:
-                raise fail(f"section {section!r} has no text and is not one of the built-in "
-                           f"sections {list(BUILTIN_SECTIONS)}", f"prompt.sections[{i}]")
+                raise fail(
+                    f"section {section!r} has no text and is not one of the built-in "
+                    f"sections {list(BUILTIN_SECTIONS)}",
+                    f"prompt.sections[{i}]",
+                )
         # One namespace across kinds: a mention of a name in prose must say what it refers to,
         # and renaming a tool must never touch a hook or skill that happens to share its name.
         owners: dict[str, str] = {}
-        for kind, names in (("tool", self.tool_names), ("skill", self.skill_ids),
-                            ("hook", [h.name for h in self.hooks])):
+        for kind, names in (
+            ("tool", self.tool_names),
+            ("skill", self.skill_ids),
+            ("hook", [h.name for h in self.hooks]),
+        ):
             for name in names:
                 if name in owners and owners[name] != kind:
-                    raise fail(f"{kind} {name!r} has the same name as a {owners[name]}; tool, "
-                               f"skill and hook names must be distinct", f"{kind}s")
+                    raise fail(
+                        f"{kind} {name!r} has the same name as a {owners[name]}; tool, "
+                        f"skill and hook names must be distinct",
+                        f"{kind}s",
+                    )
                 owners[name] = kind
         seen = set()
-        functions = (defined_functions(self.hooks_source, file=f"{file or self.name}/hooks.py")
-                     if self.hooks_source is not None else set())
+        functions = (
+            defined_functions(self.hooks_source, file=f"{file or self.name}/hooks.py")
+            if self.hooks_source is not None
+            else set()
+        )
         for i, hook in enumerate(self.hooks):
             if hook.name in seen:
                 raise fail(f"duplicate hook name {hook.name!r}", f"hooks[{i}].name")
             seen.add(hook.name)
             if self.hooks_source is None:
-                raise fail(f"hook {hook.name!r} needs hooks.py, which the harness does not have",
-                           f"hooks[{i}].function")
+                raise fail(
+                    f"hook {hook.name!r} needs hooks.py, which the harness does not have",
+                    f"hooks[{i}].function",
+                )
             if hook.function not in functions:
-                raise fail(f"hook {hook.name!r} names function {hook.function!r}, which hooks.py "
-                           f"does not define (it defines: {', '.join(sorted(functions)) or 'none'})",
-                           f"hooks[{i}].function")
+                raise fail(
+                    f"hook {hook.name!r} names function {hook.function!r}, which hooks.py "
+                    f"does not define (it defines: {', '.join(sorted(functions)) or 'none'})",
+                    f"hooks[{i}].function",
+                )
         return self
 
     # ---- dict round trip -------------------------------------------------------------------
@@ -266,32 +331,49 @@ class Harness:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any, *, file: str | None = None, trust_hooks: bool = False,
-                  where: str = "harness") -> Harness:
+    def from_dict(
+        cls,
+        data: Any,
+        *,
+        file: str | None = None,
+        trust_hooks: bool = False,
+        where: str = "harness",
+    ) -> Harness:
         """Build and validate a harness from its dict form (the inline form episodes use)."""
         if not isinstance(data, dict):
-            raise HarnessError(f"expected an object, got {type(data).__name__}", file=file,
-                               field=where)
+            raise HarnessError(
+                f"expected an object, got {type(data).__name__}", file=file, field=where
+            )
         allowed = _HARNESS_KEYS | {"skills", "tools", "hooks_source", "layouts"}
         unknown = set(data) - allowed
         if unknown:
-            raise HarnessError(f"unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}",
-                               file=file, field=where)
+            raise HarnessError(
+                f"unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}",
+                file=file,
+                field=where,
+            )
         try:
             harness = cls(
                 name=_string(data.get("name", "inline"), f"{where}.name"),
                 version=str(data.get("version", "1")),
                 description=_string(data.get("description", ""), f"{where}.description"),
-                skills=tuple(Skill.from_dict(s, where=f"{where}.skills[{i}]")
-                             for i, s in enumerate(_list(data.get("skills"), f"{where}.skills"))),
-                tools=tuple(Tool.from_dict(t, where=f"{where}.tools[{i}]")
-                            for i, t in enumerate(_list(data.get("tools"), f"{where}.tools"))),
+                skills=tuple(
+                    Skill.from_dict(s, where=f"{where}.skills[{i}]")
+                    for i, s in enumerate(_list(data.get("skills"), f"{where}.skills"))
+                ),
+                tools=tuple(
+                    Tool.from_dict(t, where=f"{where}.tools[{i}]")
+                    for i, t in enumerate(_list(data.get("tools"), f"{where}.tools"))
+                ),
                 prompt=PromptSpec.from_dict(data.get("prompt"), where=f"{where}.prompt"),
-                hooks=tuple(Hook.from_dict(h, where=f"{where}.hooks[{i}]")
-                            for i, h in enumerate(_list(data.get("hooks"), f"{where}.hooks"))),
+                hooks=tuple(
+                    Hook.from_dict(h, where=f"{where}.hooks[{i}]")
+                    for i, h in enumerate(_list(data.get("hooks"), f"{where}.hooks"))
+                ),
                 skill_kinds=tuple(_list(data.get("skill_kinds"), f"{where}.skill_kinds")),
-                skill_loader=_string(data.get("skill_loader", DEFAULT_SKILL_LOADER),
-                                     f"{where}.skill_loader"),
+                skill_loader=_string(
+                    data.get("skill_loader", DEFAULT_SKILL_LOADER), f"{where}.skill_loader"
+                ),
                 runtime_tools=tuple(_list(data.get("runtime_tools"), f"{where}.runtime_tools")),
                 hooks_source=data.get("hooks_source"),
                 layouts=dict(data.get("layouts") or {}),
@@ -321,6 +403,7 @@ def _list(value: Any, where: str) -> list:
 
 # ---- folders -------------------------------------------------------------------------------
 
+
 def inside(folder: Path, path: Path) -> bool:
     """Whether ``path`` resolves (symbolic links followed) to ``folder`` or below it; ``folder``
     is already resolved."""
@@ -338,8 +421,11 @@ class _FolderReader:
 
     def bytes(self, path: Path) -> bytes:
         if not inside(self.root, path):
-            raise HarnessError("is a symbolic link that leads outside the harness folder; copy "
-                               "the file into the folder instead", file=str(path))
+            raise HarnessError(
+                "is a symbolic link that leads outside the harness folder; copy "
+                "the file into the folder instead",
+                file=str(path),
+            )
         try:
             return read_bytes(path)
         except OSError as exc:
@@ -349,8 +435,9 @@ class _FolderReader:
         try:
             return self.bytes(path).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise HarnessError(f"not UTF-8 text: {exc.reason} at byte {exc.start}",
-                               file=str(path)) from None
+            raise HarnessError(
+                f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(path)
+            ) from None
 
 
 def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Harness:
@@ -368,16 +455,21 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         data = yaml.safe_load(read.text(manifest)) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise HarnessError(f"not valid YAML: {getattr(exc, 'problem', exc)}", file=str(manifest),
-                           line=None if mark is None else mark.line + 1) from None
+        raise HarnessError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            file=str(manifest),
+            line=None if mark is None else mark.line + 1,
+        ) from None
     if not isinstance(data, dict):
         raise HarnessError("harness.yaml must be a mapping", file=str(manifest))
     allowed = _HARNESS_KEYS | {"skills"}
     unknown = set(data) - allowed
     if unknown:
-        raise HarnessError(f"unknown keys {sorted(unknown)}; allowed: {sorted(allowed)} "
-                           f"(skill and tool definitions live in skills/ and tools/)",
-                           file=str(manifest))
+        raise HarnessError(
+            f"unknown keys {sorted(unknown)}; allowed: {sorted(allowed)} "
+            f"(skill and tool definitions live in skills/ and tools/)",
+            file=str(manifest),
+        )
 
     skills = []
     skill_files: dict[str, Path] = {}
@@ -387,8 +479,9 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
             skill_file = sub / "SKILL.md"
             if not skill_file.is_file():
                 raise HarnessError("skill folder has no SKILL.md", file=str(sub))
-            skills.append(Skill.from_markdown(read.text(skill_file),
-                                              folder=sub.name, file=str(skill_file)))
+            skills.append(
+                Skill.from_markdown(read.text(skill_file), folder=sub.name, file=str(skill_file))
+            )
             skill_files[skills[-1].id] = skill_file
     # harness.yaml may list skill ids to fix their order; the list must match the folders exactly.
     order = data.get("skills")
@@ -397,9 +490,12 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         if not isinstance(order, list) or sorted(map(str, order)) != sorted(found):
             missing = sorted(set(map(str, order or [])) - found)
             extra = sorted(found - set(map(str, order or [])))
-            raise HarnessError(f"'skills' must list exactly the skill folders; without a folder: "
-                               f"{missing}, not listed: {extra}", file=str(manifest),
-                               field="skills")
+            raise HarnessError(
+                f"'skills' must list exactly the skill folders; without a folder: "
+                f"{missing}, not listed: {extra}",
+                file=str(manifest),
+                field="skills",
+            )
         by_id = {s.id: s for s in skills}
         skills = [by_id[str(i)] for i in order]
     tools = []
@@ -422,8 +518,12 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         layouts = {p.name[:-3]: read.text(p) for p in sorted(layouts_dir.glob("*.j2"))}
 
     data = dict(data)
-    data.update(skills=[s.to_dict() for s in skills], tools=[t.to_dict() for t in tools],
-                hooks_source=hooks_source, layouts=layouts)
+    data.update(
+        skills=[s.to_dict() for s in skills],
+        tools=[t.to_dict() for t in tools],
+        hooks_source=hooks_source,
+        layouts=layouts,
+    )
     if hooks_source is None:
         data.pop("hooks_source")
     # Tool order in the folder is file-name order; harness.yaml may not reorder it.
@@ -443,12 +543,16 @@ def _in_skill_file(exc: HarnessError, skills: list[Skill], files: dict[str, Path
     if match is None or int(match.group(1)) >= len(skills):
         return exc
     key = match.group(2)
-    return HarnessError(exc.reason, file=str(files[skills[int(match.group(1))].id]),
-                        field=_FRONT_MATTER_KEYS.get(key, key))
+    return HarnessError(
+        exc.reason,
+        file=str(files[skills[int(match.group(1))].id]),
+        field=_FRONT_MATTER_KEYS.get(key, key),
+    )
 
 
-def referenced_folder(ref: str, base_dir: str | os.PathLike,
-                      roots: tuple[str | os.PathLike, ...] = ()) -> Path:
+def referenced_folder(
+    ref: str, base_dir: str | os.PathLike, roots: tuple[str | os.PathLike, ...] = ()
+) -> Path:
     """The harness folder an episode names by ``ref``, relative to the episodes file's folder
     ``base_dir``. Once symbolic links are followed it must lie inside ``base_dir`` or one of
     ``roots`` (folders the user names): an episodes file must not pull any folder on disk into a
@@ -459,10 +563,12 @@ def referenced_folder(ref: str, base_dir: str | os.PathLike,
         path = Path(base_dir) / path
     allowed = [Path(base_dir).resolve(), *(Path(r).resolve() for r in roots)]
     if not any(inside(folder, path) for folder in allowed):
-        raise HarnessError(f"harness reference {ref[:120]!r} leads outside the episodes file's "
-                           f"folder{' and the --harness-root folders' if roots else ''}; pass "
-                           f"--harness-root DIR to allow harness folders under DIR",
-                           field="harness")
+        raise HarnessError(
+            f"harness reference {ref[:120]!r} leads outside the episodes file's "
+            f"folder{' and the --harness-root folders' if roots else ''}; pass "
+            f"--harness-root DIR to allow harness folders under DIR",
+            field="harness",
+        )
     return path
 
 
@@ -474,8 +580,11 @@ def save_harness(harness: Harness, folder: str | os.PathLike) -> Path:
     if root.exists() and any(root.iterdir()):
         raise HarnessError("refusing to write a harness into a non-empty folder", file=str(root))
     root.mkdir(parents=True, exist_ok=True)
-    manifest = {k: v for k, v in harness.to_dict().items()
-                if k not in ("skills", "tools", "hooks_source", "layouts")}
+    manifest = {
+        k: v
+        for k, v in harness.to_dict().items()
+        if k not in ("skills", "tools", "hooks_source", "layouts")
+    }
     if harness.skills:
         manifest["skills"] = list(harness.skill_ids)
     write_text(root / "harness.yaml", dump_yaml(manifest))
@@ -488,7 +597,8 @@ def save_harness(harness: Harness, folder: str | os.PathLike) -> Path:
         for i, tool in enumerate(harness.tools):
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in tool.name)
             (root / "tools" / f"{i:0{width}d}-{safe}.json").write_bytes(
-                orjson.dumps(tool.to_openai(), option=orjson.OPT_INDENT_2) + b"\n")
+                orjson.dumps(tool.to_openai(), option=orjson.OPT_INDENT_2) + b"\n"
+            )
     if harness.hooks_source is not None:
         write_text(root / "hooks.py", harness.hooks_source)
     if harness.layouts:

@@ -52,19 +52,29 @@ class Hook:
             raise HarnessError(f"expected a mapping, got {type(data).__name__}", field=where)
         unknown = set(data) - {"name", "event", "function", "description", "config"}
         if unknown:
-            raise HarnessError(f"unknown keys {sorted(unknown)}; allowed: name, event, function, "
-                               f"description, config", field=where)
+            raise HarnessError(
+                f"unknown keys {sorted(unknown)}; allowed: name, event, function, "
+                f"description, config",
+                field=where,
+            )
         for key in ("name", "event", "function"):
             if not isinstance(data.get(key), str) or not data[key]:
                 raise HarnessError(f"'{key}' must be a non-empty string", field=f"{where}.{key}")
         if data["event"] not in HOOK_EVENTS:
-            raise HarnessError(f"unknown event {data['event']!r}; expected one of "
-                               f"{', '.join(HOOK_EVENTS)}", field=f"{where}.event")
+            raise HarnessError(
+                f"unknown event {data['event']!r}; expected one of {', '.join(HOOK_EVENTS)}",
+                field=f"{where}.event",
+            )
         config = data.get("config") or {}
         if not isinstance(config, dict):
             raise HarnessError("config must be a mapping", field=f"{where}.config")
-        return cls(name=data["name"], event=data["event"], function=data["function"],
-                   description=data.get("description", ""), config=dict(config))
+        return cls(
+            name=data["name"],
+            event=data["event"],
+            function=data["function"],
+            description=data.get("description", ""),
+            config=dict(config),
+        )
 
 
 def defined_functions(source: str, *, file: str) -> set[str]:
@@ -72,7 +82,9 @@ def defined_functions(source: str, *, file: str) -> set[str]:
     try:
         tree = ast.parse(source, filename=file)
     except SyntaxError as exc:
-        raise HarnessError(f"hooks.py does not parse: {exc.msg}", file=file, line=exc.lineno) from None
+        raise HarnessError(
+            f"hooks.py does not parse: {exc.msg}", file=file, line=exc.lineno
+        ) from None
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
@@ -84,8 +96,11 @@ def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Call
 def import_code(source: str, *, file: str, trust: bool) -> dict[str, Callable[..., Any]]:
     """Import a harness's Python file (hooks.py, tools.py) and return its top-level public
     callables; refuses unless ``trust``. One opt-in for every file of harness code."""
-    return {name: obj for name, obj in vars(import_module(source, file=file, trust=trust)).items()
-            if callable(obj) and not name.startswith("_")}
+    return {
+        name: obj
+        for name, obj in vars(import_module(source, file=file, trust=trust)).items()
+        if callable(obj) and not name.startswith("_")
+    }
 
 
 def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
@@ -95,7 +110,9 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
         raise HooksNotTrustedError(
             f"{file.rsplit('/', 1)[-1]} is Python code and is not imported without an explicit "
             f"opt-in: pass --trust-hooks on the command line or trust_hooks=True in Python, "
-            f"after reading it", file=file)
+            f"after reading it",
+            file=file,
+        )
     digest = hashlib.blake2b(source.encode(), digest_size=8).hexdigest()
     module_name = f"hsa_harness_code_{digest}"
     module = sys.modules.get(module_name)
@@ -105,9 +122,11 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         module.__file__ = file
         try:
-            exec(compile(source, file, "exec"), module.__dict__)  # noqa: S102 - trusted by opt-in
+            exec(compile(source, file, "exec"), module.__dict__)
         except Exception as exc:
-            raise HarnessError(f"{file.rsplit('/', 1)[-1]} failed to import: "
-                               f"{type(exc).__name__}: {exc}", file=file) from exc
+            raise HarnessError(
+                f"{file.rsplit('/', 1)[-1]} failed to import: {type(exc).__name__}: {exc}",
+                file=file,
+            ) from exc
         sys.modules[module_name] = module
     return module

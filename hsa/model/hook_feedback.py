@@ -62,16 +62,35 @@ WORDINGS: dict[str, dict[str, Any]] = {
 # Which wrapped formats a transform may draw for training and which are kept for evaluation.
 # "plain" is in neither: it is what the source episodes use.
 FORMAT_SPLITS: dict[str, tuple[str, ...]] = {
-    "train": ("tag:square", "tag:paren", "xml:hook", "xml:check", "json:hook", "json:check",
-              "sentence:en-failed", "sentence:en-blocked", "sentence:zh-failed",
-              "sentence:zh-blocked"),
-    "heldout": ("tag:lenticular", "tag:arrow", "xml:hook-feedback", "xml:system-check",
-                "json:hook-name", "json:guard", "sentence:en-did-not-pass", "sentence:en-rejected",
-                "sentence:zh-quoted", "sentence:zh-verify"),
+    "train": (
+        "tag:square",
+        "tag:paren",
+        "xml:hook",
+        "xml:check",
+        "json:hook",
+        "json:check",
+        "sentence:en-failed",
+        "sentence:en-blocked",
+        "sentence:zh-failed",
+        "sentence:zh-blocked",
+    ),
+    "heldout": (
+        "tag:lenticular",
+        "tag:arrow",
+        "xml:hook-feedback",
+        "xml:system-check",
+        "json:hook-name",
+        "json:guard",
+        "sentence:en-did-not-pass",
+        "sentence:en-rejected",
+        "sentence:zh-quoted",
+        "sentence:zh-verify",
+    ),
 }
 
 FORMATS: tuple[str, ...] = (PLAIN,) + tuple(
-    f"{style}:{wording}" for style in STYLES[1:] for wording in WORDINGS[style])
+    f"{style}:{wording}" for style in STYLES[1:] for wording in WORDINGS[style]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +142,11 @@ def format_feedback(hook_name: str, feedback: str, style: str, wording: str = ""
         return head.replace("{hook}", hook_name) + feedback + tail.replace("{hook}", hook_name)
     if style == "xml":
         element, attribute = template
-        return (f'<{element} {attribute}="{_escape_attribute(hook_name)}">{feedback}'
-                f"</{element}>")
+        return f'<{element} {attribute}="{_escape_attribute(hook_name)}">{feedback}</{element}>'
     hook_key, status_key, status, feedback_key = template
-    return json.dumps({hook_key: hook_name, status_key: status, feedback_key: feedback},
-                      ensure_ascii=False)
+    return json.dumps(
+        {hook_key: hook_name, status_key: status, feedback_key: feedback}, ensure_ascii=False
+    )
 
 
 def _parse_as(text: str, style: str, wording: str, hook: str | None) -> ParsedFeedback | None:
@@ -139,31 +158,34 @@ def _parse_as(text: str, style: str, wording: str, hook: str | None) -> ParsedFe
         head, _, tail = str(template).partition("{feedback}")
         if hook is not None:
             prefix, suffix = head.replace("{hook}", hook), tail.replace("{hook}", hook)
-            if (text.startswith(prefix) and text.endswith(suffix)
-                    and len(text) >= len(prefix) + len(suffix)):
-                return ParsedFeedback(hook, text[len(prefix):len(text) - len(suffix)], format_id)
+            if (
+                text.startswith(prefix)
+                and text.endswith(suffix)
+                and len(text) >= len(prefix) + len(suffix)
+            ):
+                return ParsedFeedback(hook, text[len(prefix) : len(text) - len(suffix)], format_id)
             return None
         # Without a known name, the name is the shortest text that fits between the wording's
         # fixed parts (every wording has the name before the feedback).
         before, _, after = head.partition("{hook}")
         if tail or not text.startswith(before):
             return None
-        rest = text[len(before):]
+        rest = text[len(before) :]
         cut = rest.find(after) if after else -1
         if cut <= 0:
             return None
-        return ParsedFeedback(rest[:cut], rest[cut + len(after):], format_id)
+        return ParsedFeedback(rest[:cut], rest[cut + len(after) :], format_id)
     if style == "xml":
         element, attribute = template
-        opening, closing = f"<{element} {attribute}=\"", f"</{element}>"
+        opening, closing = f'<{element} {attribute}="', f"</{element}>"
         if not (text.startswith(opening) and text.endswith(closing)):
             return None
-        inner = text[len(opening):len(text) - len(closing)]
+        inner = text[len(opening) : len(text) - len(closing)]
         if hook is not None:
             name = _escape_attribute(hook) + '">'
             if not inner.startswith(name):
                 return None
-            return ParsedFeedback(hook, inner[len(name):], format_id)
+            return ParsedFeedback(hook, inner[len(name) :], format_id)
         name, found, feedback = inner.partition('">')
         if not found:
             return None
@@ -173,17 +195,22 @@ def _parse_as(text: str, style: str, wording: str, hook: str | None) -> ParsedFe
         value = json.loads(text)
     except ValueError:
         return None
-    if (not isinstance(value, dict) or list(value) != [hook_key, status_key, feedback_key]
-            or value[status_key] != status or type(value[status_key]) is not type(status)
-            or not isinstance(value[hook_key], str)
-            or not isinstance(value[feedback_key], str)
-            or (hook is not None and value[hook_key] != hook)):
+    if (
+        not isinstance(value, dict)
+        or list(value) != [hook_key, status_key, feedback_key]
+        or value[status_key] != status
+        or type(value[status_key]) is not type(status)
+        or not isinstance(value[hook_key], str)
+        or not isinstance(value[feedback_key], str)
+        or (hook is not None and value[hook_key] != hook)
+    ):
         return None
     return ParsedFeedback(value[hook_key], value[feedback_key], format_id)
 
 
-def parse_feedback(text: str, format_id: str | None = None, *,
-                   hook: str | None = None) -> ParsedFeedback:
+def parse_feedback(
+    text: str, format_id: str | None = None, *, hook: str | None = None
+) -> ParsedFeedback:
     """The core feedback (and hook name) of a hook message.
 
     With ``format_id`` (what the hook's config declares) the text must be in that format, for
@@ -197,8 +224,10 @@ def parse_feedback(text: str, format_id: str | None = None, *,
         parsed = _parse_as(text, style, wording, hook)
         if parsed is None:
             who = f" of hook {hook!r}" if hook is not None else ""
-            raise HsaError(f"hook message{who} is not in its declared feedback format "
-                           f"{format_id!r}: {text[:80]!r}")
+            raise HsaError(
+                f"hook message{who} is not in its declared feedback format "
+                f"{format_id!r}: {text[:80]!r}"
+            )
         return parsed
     for candidate in FORMATS[1:]:
         style, wording = split_format(candidate)

@@ -15,8 +15,9 @@ from typing import Any
 
 def is_text_part(part: Any) -> bool:
     """Whether ``part`` is a content part that carries text: ``{"type": "text", "text": str}``."""
-    return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"),
-                                                                               str)
+    return (
+        isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+    )
 
 
 def content_text(content: Any) -> str:

@@ -67,8 +67,11 @@ def property_name(parts: list[str]) -> str | None:
         key = parts[i]
         # A name or an index follows a map or list keyword; ``items`` followed by an index is
         # the tuple form (a keyword, which comes next otherwise, is never a number).
-        if key in SUBSCHEMA_MAPS or key in SUBSCHEMA_LISTS or (
-                key in _LIST_TOO and i + 1 < len(parts) and parts[i + 1].isdigit()):
+        if (
+            key in SUBSCHEMA_MAPS
+            or key in SUBSCHEMA_LISTS
+            or (key in _LIST_TOO and i + 1 < len(parts) and parts[i + 1].isdigit())
+        ):
             name = parts[i + 1] if key == "properties" and i + 1 < len(parts) else None
             i += 2
         else:
@@ -79,8 +82,7 @@ def property_name(parts: list[str]) -> str | None:
 
 def property_names(schema: Any) -> set[str]:
     """The names of every property at any depth of ``schema`` (branches and definitions too)."""
-    return {name for parts, _ in schema_nodes(schema)
-            if (name := property_name(parts)) is not None}
+    return {name for parts, _ in schema_nodes(schema) if (name := property_name(parts)) is not None}
 
 
 def is_instance_path(parts: list[str]) -> bool:
@@ -105,6 +107,7 @@ def schema_descriptions(schema: Any) -> Iterator[str]:
 
 
 # ---- pointers --------------------------------------------------------------------------------
+
 
 def _escape(part: str) -> str:
     return part.replace("~", "~0").replace("/", "~1") if "~" in part or "/" in part else part
@@ -131,8 +134,12 @@ def _step(node: dict, parts: list[str], i: int) -> tuple[Any, int]:
     value = node.get(key)
     if key in SUBSCHEMA_MAPS and isinstance(value, dict) and i + 1 < len(parts):
         return value.get(parts[i + 1]), i + 2
-    if (key in SUBSCHEMA_LISTS or key in _LIST_TOO) and isinstance(value, list) \
-            and i + 1 < len(parts) and parts[i + 1].isdigit():
+    if (
+        (key in SUBSCHEMA_LISTS or key in _LIST_TOO)
+        and isinstance(value, list)
+        and i + 1 < len(parts)
+        and parts[i + 1].isdigit()
+    ):
         index = int(parts[i + 1])
         return (value[index] if index < len(value) else None), i + 2
     if key in SUBSCHEMA_VALUES and isinstance(value, dict):

@@ -132,8 +132,9 @@ def judge(message: dict | Calls, turn: TurnGold, harness: Harness) -> Judgement:
     elif isinstance(message, list | tuple):
         raw, text = list(message), ""
     else:
-        verdict = _fail("bad_message", f"expected an assistant message object, got "
-                                       f"{type(message).__name__}")
+        verdict = _fail(
+            "bad_message", f"expected an assistant message object, got {type(message).__name__}"
+        )
         return Judgement(verdict, _partial_none(turn))
     decoded = [(name, _decode(args)) for name, args in raw]
     loader = harness.skill_loader if harness.skills else None
@@ -149,23 +150,39 @@ def score_turn(message: Any, turn: TurnGold, harness: Harness) -> Verdict:
     return judge(message, turn, harness).verdict
 
 
-def _verdict(raw: Calls, decoded: Calls, loaded: list, calls: Calls, text: str, turn: TurnGold,
-             harness: Harness) -> Verdict:
-    for i, ((name, args), (_, original)) in enumerate(zip(decoded, raw)):
+def _verdict(
+    raw: Calls,
+    decoded: Calls,
+    loaded: list,
+    calls: Calls,
+    text: str,
+    turn: TurnGold,
+    harness: Harness,
+) -> Verdict:
+    for i, ((name, args), (_, original)) in enumerate(zip(decoded, raw, strict=True)):
         if args is None or not isinstance(name, str):
-            return _fail("arguments_not_json", f"call {i} ({name!r}) has arguments that are not a "
-                                               f"JSON object: {str(original)[:80]!r}")
+            return _fail(
+                "arguments_not_json",
+                f"call {i} ({name!r}) has arguments that are not a "
+                f"JSON object: {str(original)[:80]!r}",
+            )
     if turn.no_call:
         if decoded:
-            return _fail("unexpected_call", f"expected no tool call, got "
-                                            f"{', '.join(n for n, _ in decoded)}")
+            return _fail(
+                "unexpected_call", f"expected no tool call, got {', '.join(n for n, _ in decoded)}"
+            )
         return check_reply(text, turn.reply)
     if Counter(map(str, loaded)) != Counter(turn.skills):
-        return _fail("wrong_skills", f"expected to load {sorted(turn.skills)}, loaded "
-                                     f"{sorted(map(str, loaded))}")
+        return _fail(
+            "wrong_skills",
+            f"expected to load {sorted(turn.skills)}, loaded {sorted(map(str, loaded))}",
+        )
     if len(calls) != len(turn.calls):
-        return _fail("wrong_call_count", f"expected {len(turn.calls)} call(s), got {len(calls)}"
-                                         + (f" ({', '.join(n for n, _ in calls)})" if calls else ""))
+        return _fail(
+            "wrong_call_count",
+            f"expected {len(turn.calls)} call(s), got {len(calls)}"
+            + (f" ({', '.join(n for n, _ in calls)})" if calls else ""),
+        )
     verdict = match_calls(calls, turn.calls, harness, ordered=turn.ordered)
     if not verdict.correct or not turn.reply:
         return verdict
@@ -173,30 +190,43 @@ def _verdict(raw: Calls, decoded: Calls, loaded: list, calls: Calls, text: str, 
 
 
 def _partial_none(turn: TurnGold) -> dict[str, float | None]:
-    return {"name": 0.0, "arguments": 0.0, "count": 0.0,
-            "skills": 0.0 if turn.skills else None, "reply": 0.0 if turn.reply else None}
+    return {
+        "name": 0.0,
+        "arguments": 0.0,
+        "count": 0.0,
+        "skills": 0.0 if turn.skills else None,
+        "reply": 0.0 if turn.reply else None,
+    }
 
 
-def _partial(calls: Calls, loaded: list, text: str, turn: TurnGold, harness: Harness
-             ) -> dict[str, float | None]:
+def _partial(
+    calls: Calls, loaded: list, text: str, turn: TurnGold, harness: Harness
+) -> dict[str, float | None]:
     gold = () if turn.no_call else turn.calls
     if not gold:
         name = arguments = float(not calls)
     else:
         by_name = [[n == g.name for n, _ in calls] for g in gold]
-        correct = [[n == g.name and a is not None
-                    and check_call(n, a, g, harness.tool(g.name)).correct for n, a in calls]
-                   for g in gold]
+        correct = [
+            [
+                n == g.name and a is not None and check_call(n, a, g, harness.tool(g.name)).correct
+                for n, a in calls
+            ]
+            for g in gold
+        ]
         if turn.ordered:  # position k answers gold call k
             name = sum(row[k] for k, row in enumerate(by_name) if k < len(calls)) / len(gold)
             arguments = sum(row[k] for k, row in enumerate(correct) if k < len(calls)) / len(gold)
         else:
             name = _matching_size(by_name) / len(gold)
             arguments = _matching_size(correct) / len(gold)
-    return {"name": name, "arguments": arguments, "count": float(len(calls) == len(gold)),
-            "skills": float(Counter(map(str, loaded)) == Counter(turn.skills)) if turn.skills
-            else None,
-            "reply": float(check_reply(text, turn.reply).correct) if turn.reply else None}
+    return {
+        "name": name,
+        "arguments": arguments,
+        "count": float(len(calls) == len(gold)),
+        "skills": float(Counter(map(str, loaded)) == Counter(turn.skills)) if turn.skills else None,
+        "reply": float(check_reply(text, turn.reply).correct) if turn.reply else None,
+    }
 
 
 def _max_matching(fits: list[list[bool]]) -> list[int | None]:
@@ -226,19 +256,26 @@ def _matching_size(fits: list[list[bool]]) -> int:
 
 
 # How far a call got through the per-call rules before failing: the closest miss explains best.
-_DEPTH = {"wrong_name": 0, "missing_required": 1, "unexpected_param": 2, "type_mismatch": 3,
-          "value_mismatch": 4, "missing_param": 5}
+_DEPTH = {
+    "wrong_name": 0,
+    "missing_required": 1,
+    "unexpected_param": 2,
+    "type_mismatch": 3,
+    "value_mismatch": 4,
+    "missing_param": 5,
+}
 
 
-def match_calls(calls: list[tuple[str, dict]], gold: tuple[GoldCall, ...], harness: Harness, *,
-                ordered: bool) -> Verdict:
+def match_calls(
+    calls: list[tuple[str, dict]], gold: tuple[GoldCall, ...], harness: Harness, *, ordered: bool
+) -> Verdict:
     """Match model calls to gold calls one to one: in order, or as any permutation.
 
     In any order, a call set passes when some one-to-one matching makes every pair correct. When
     none does, the verdict explains the first gold call a maximum matching leaves unmatched, by
     its closest miss among the model calls left over."""
     if ordered or len(gold) == 1:
-        for (name, args), expected in zip(calls, gold):
+        for (name, args), expected in zip(calls, gold, strict=False):
             verdict = check_call(name, args, expected, harness.tool(expected.name))
             if not verdict.correct:
                 return verdict
@@ -253,8 +290,12 @@ def match_calls(calls: list[tuple[str, dict]], gold: tuple[GoldCall, ...], harne
     # The matching is maximum, so no call left over fits gold call k: ``best`` failed a rule.
     assert best.rule is not None
     alone = [j for j, v in enumerate(fits[k]) if v.correct]
-    why = (f"the call(s) that fit it ({', '.join(map(str, alone))}) are needed by other gold calls; "
-           f"closest remaining: " if alone else "")
+    why = (
+        f"the call(s) that fit it ({', '.join(map(str, alone))}) are needed by other gold calls; "
+        f"closest remaining: "
+        if alone
+        else ""
+    )
     return _fail(best.rule, f"no call matches gold call {k} ({gold[k].name}): {why}{best.detail}")
 
 
@@ -278,8 +319,9 @@ def check_call(name: str, args: dict, gold: GoldCall, tool: Tool | None) -> Verd
         # A gold "variable" is compared as it is written (BFCL skips normalisation for it).
         equal = _exactly_equal if variable else values_equal
         if not any(equal(value, ok) for ok in acceptable):
-            return _fail("value_mismatch", f"{name}.{param}={_show(value)} is not one of "
-                                           f"{_show(acceptable)}")
+            return _fail(
+                "value_mismatch", f"{name}.{param}={_show(value)} is not one of {_show(acceptable)}"
+            )
     for param in gold.arguments:
         if param not in args and param not in gold.omittable:
             return _fail("missing_param", f"{name}: {param!r} must be given")
@@ -334,12 +376,16 @@ def type_check(value: Any, schema: Any, acceptable: list) -> tuple[str | None, b
         for ok in acceptable:
             if not isinstance(ok, list):
                 return None, variable  # a variable stands for the whole array
-            if all(_fits(item, item_types) or (ok and _json_type(item) == _json_type(ok[0]))
-                   for item in value):
+            if all(
+                _fits(item, item_types) or (ok and _json_type(item) == _json_type(ok[0]))
+                for item in value
+            ):
                 return None, variable
         bad = next(i for i, item in enumerate(value) if not _fits(item, item_types))
-        return (f"item {bad}: expected {'/'.join(item_types)}, got {_json_type(value[bad])}",
-                variable)
+        return (
+            f"item {bad}: expected {'/'.join(item_types)}, got {_json_type(value[bad])}",
+            variable,
+        )
     if first_type is not None and _json_type(value) == first_type:
         return None, True
     return f"expected {'/'.join(types)}, got {_json_type(value)}", variable
@@ -370,8 +416,11 @@ def values_equal(value: Any, acceptable: Any) -> bool:
     if isinstance(acceptable, int | float):
         return isinstance(value, int | float) and value == acceptable
     if isinstance(acceptable, list):
-        return (isinstance(value, list) and len(value) == len(acceptable)
-                and all(values_equal(v, a) for v, a in zip(value, acceptable)))
+        return (
+            isinstance(value, list)
+            and len(value) == len(acceptable)
+            and all(values_equal(v, a) for v, a in zip(value, acceptable, strict=True))
+        )
     if isinstance(acceptable, dict):
         return isinstance(value, dict) and _dict_matches(value, acceptable)
     return value is None and acceptable is None
@@ -408,8 +457,10 @@ def check_reply(text: str, reply: dict) -> Verdict:
     if language == "en" and _CJK.search(text):
         return _fail("reply_constraint", "reply must be in English")
     if "max_chars" in reply and len(text) > reply["max_chars"]:
-        return _fail("reply_constraint", f"reply has {len(text)} characters, at most "
-                                         f"{reply['max_chars']} allowed")
+        return _fail(
+            "reply_constraint",
+            f"reply has {len(text)} characters, at most {reply['max_chars']} allowed",
+        )
     return OK
 
 
@@ -419,6 +470,7 @@ def _show(value: Any) -> str:
 
 
 # ---- scoring a predictions file -------------------------------------------------------------
+
 
 @dataclass
 class ScoreReport:
@@ -455,14 +507,24 @@ class ScoreReport:
         return dict(sorted(out.items()))
 
     def by_rule(self) -> dict[str, int]:
-        return dict(Counter(i["reason"].split(":", 1)[0] for i in self.items if not i["correct"])
-                    .most_common())
+        return dict(
+            Counter(
+                i["reason"].split(":", 1)[0] for i in self.items if not i["correct"]
+            ).most_common()
+        )
 
     def to_dict(self) -> dict:
-        return {"accuracy": self.accuracy, "correct": self.correct, "total": self.total,
-                "categories": self.by_category(), "failures_by_rule": self.by_rule(),
-                "missing": self.missing, "unknown_ids": self.unknown_ids,
-                "bad_prediction_lines": self.bad_lines, "items": self.items}
+        return {
+            "accuracy": self.accuracy,
+            "correct": self.correct,
+            "total": self.total,
+            "categories": self.by_category(),
+            "failures_by_rule": self.by_rule(),
+            "missing": self.missing,
+            "unknown_ids": self.unknown_ids,
+            "bad_prediction_lines": self.bad_lines,
+            "items": self.items,
+        }
 
 
 def episode_category(episode: Episode) -> str:

@@ -25,8 +25,14 @@ SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 _FRONT_MATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_FRONT_MATTER_KEYS = ("name", "description", "metadata", "allowed-tools", "license",
-                      "compatibility")
+_FRONT_MATTER_KEYS = (
+    "name",
+    "description",
+    "metadata",
+    "allowed-tools",
+    "license",
+    "compatibility",
+)
 
 
 def allowed_tool_name(spec: str) -> str:
@@ -76,8 +82,11 @@ class Skill:
     compatibility: str | None = None  # Agent Skills: the environment the skill needs
 
     def to_dict(self) -> dict:
-        out: dict[str, Any] = {"id": self.id, "description": self.description,
-                               "content": self.content}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "description": self.description,
+            "content": self.content,
+        }
         if self.kind is not None:
             out["kind"] = self.kind
         if self.allowed_tools:
@@ -94,8 +103,16 @@ class Skill:
     def from_dict(cls, data: Any, *, where: str = "skill") -> Skill:
         if not isinstance(data, dict):
             raise HarnessError(f"expected an object, got {type(data).__name__}", field=where)
-        unknown = set(data) - {"id", "description", "content", "kind", "allowed_tools",
-                               "metadata", "license", "compatibility"}
+        unknown = set(data) - {
+            "id",
+            "description",
+            "content",
+            "kind",
+            "allowed_tools",
+            "metadata",
+            "license",
+            "compatibility",
+        }
         if unknown:
             raise HarnessError(f"unknown keys {sorted(unknown)}", field=where)
         for key in ("id", "description", "content"):
@@ -103,10 +120,16 @@ class Skill:
                 raise HarnessError(f"'{key}' must be a string", field=f"{where}.{key}")
         if not data["id"]:
             raise HarnessError("skill id must not be empty", field=f"{where}.id")
-        return cls(id=data["id"], description=data["description"], content=data["content"],
-                   kind=data.get("kind"), allowed_tools=tuple(data.get("allowed_tools", ())),
-                   metadata=dict(data.get("metadata", {})), license=data.get("license"),
-                   compatibility=data.get("compatibility"))
+        return cls(
+            id=data["id"],
+            description=data["description"],
+            content=data["content"],
+            kind=data.get("kind"),
+            allowed_tools=tuple(data.get("allowed_tools", ())),
+            metadata=dict(data.get("metadata", {})),
+            license=data.get("license"),
+            compatibility=data.get("compatibility"),
+        )
 
     # ---- SKILL.md -------------------------------------------------------------------------
 
@@ -132,34 +155,55 @@ class Skill:
         """Parse SKILL.md; ``folder`` is the name of the directory it lives in (must equal name)."""
         match = _FRONT_MATTER.match(text)
         if not match:
-            raise HarnessError("SKILL.md must start with YAML front matter between '---' lines "
-                               "(with at least 'name' and 'description')", file=file, line=1)
+            raise HarnessError(
+                "SKILL.md must start with YAML front matter between '---' lines "
+                "(with at least 'name' and 'description')",
+                file=file,
+                line=1,
+            )
         try:
             front = yaml.safe_load(match.group(1)) or {}
         except yaml.YAMLError as exc:
             line = getattr(getattr(exc, "problem_mark", None), "line", None)
-            raise HarnessError(f"front matter is not valid YAML: {exc}", file=file,
-                               line=None if line is None else line + 2) from None
+            raise HarnessError(
+                f"front matter is not valid YAML: {exc}",
+                file=file,
+                line=None if line is None else line + 2,
+            ) from None
         if not isinstance(front, dict):
             raise HarnessError("front matter must be a YAML mapping", file=file, line=2)
         name = front.get("name")
         if not isinstance(name, str) or not SKILL_NAME.match(name) or len(name) > MAX_NAME:
-            raise HarnessError(f"name {name!r} must be lowercase letters, digits and single "
-                               f"hyphens, at most {MAX_NAME} characters", file=file, field="name")
+            raise HarnessError(
+                f"name {name!r} must be lowercase letters, digits and single "
+                f"hyphens, at most {MAX_NAME} characters",
+                file=file,
+                field="name",
+            )
         if name != folder:
-            raise HarnessError(f"name {name!r} differs from its folder {folder!r}; they must be "
-                               f"equal", file=file, field="name")
+            raise HarnessError(
+                f"name {name!r} differs from its folder {folder!r}; they must be equal",
+                file=file,
+                field="name",
+            )
         description = front.get("description")
         if not isinstance(description, str) or not description.strip():
-            raise HarnessError("description must be a non-empty string", file=file,
-                               field="description")
+            raise HarnessError(
+                "description must be a non-empty string", file=file, field="description"
+            )
         if len(description) > MAX_DESCRIPTION:
-            raise HarnessError(f"description has {len(description)} characters, at most "
-                               f"{MAX_DESCRIPTION} allowed", file=file, field="description")
+            raise HarnessError(
+                f"description has {len(description)} characters, at most {MAX_DESCRIPTION} allowed",
+                file=file,
+                field="description",
+            )
         unknown = set(front) - set(_FRONT_MATTER_KEYS)
         if unknown:
-            raise HarnessError(f"unknown front matter keys {sorted(unknown)}; allowed: "
-                               f"{', '.join(_FRONT_MATTER_KEYS)}", file=file)
+            raise HarnessError(
+                f"unknown front matter keys {sorted(unknown)}; allowed: "
+                f"{', '.join(_FRONT_MATTER_KEYS)}",
+                file=file,
+            )
         metadata = front.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise HarnessError("metadata must be a mapping", file=file, field="metadata")
@@ -171,17 +215,27 @@ class Skill:
         elif isinstance(allowed, str):
             allowed_tools = parse_allowed_tools(allowed)
         else:
-            raise HarnessError("allowed-tools must be a list of tools as a string (space- or "
-                               "comma-separated, e.g. 'Read, Grep, Bash(python:*)') or a list",
-                               file=file, field="allowed-tools")
+            raise HarnessError(
+                "allowed-tools must be a list of tools as a string (space- or "
+                "comma-separated, e.g. 'Read, Grep, Bash(python:*)') or a list",
+                file=file,
+                field="allowed-tools",
+            )
         for key in ("license", "compatibility"):
             if front.get(key) is not None and not isinstance(front[key], str):
                 raise HarnessError(f"{key} must be a string", file=file, field=key)
-        body = text[match.end():]
+        body = text[match.end() :]
         if body.startswith("\r\n"):
             body = body[2:]
         elif body.startswith("\n"):
             body = body[1:]
-        return cls(id=name, description=description, content=body, kind=kind,
-                   allowed_tools=allowed_tools, metadata=metadata, license=front.get("license"),
-                   compatibility=front.get("compatibility"))
+        return cls(
+            id=name,
+            description=description,
+            content=body,
+            kind=kind,
+            allowed_tools=allowed_tools,
+            metadata=metadata,
+            license=front.get("license"),
+            compatibility=front.get("compatibility"),
+        )

@@ -61,13 +61,16 @@ class Tool:
         if "inputSchema" in fn:  # MCP: {"name", "description", "inputSchema", "annotations"...}
             fn = dict(fn)
             if "parameters" in fn:
-                raise HarnessError("has both 'parameters' and MCP 'inputSchema'; keep one",
-                                   field=where)
+                raise HarnessError(
+                    "has both 'parameters' and MCP 'inputSchema'; keep one", field=where
+                )
             fn["parameters"] = fn.pop("inputSchema")
         name = fn.get("name")
         if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name):
-            raise HarnessError(f"tool name must be a non-empty string without spaces, got {name!r}",
-                               field=f"{where}.name")
+            raise HarnessError(
+                f"tool name must be a non-empty string without spaces, got {name!r}",
+                field=f"{where}.name",
+            )
         description = fn.get("description", "")
         if not isinstance(description, str):
             raise HarnessError("description must be a string", field=f"{where}.description")
@@ -94,7 +97,9 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
 @lru_cache(maxsize=8192)
 def _validator(schema_json: bytes) -> jsonschema.protocols.Validator:
     schema = orjson.loads(schema_json)
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(
+        schema
+    )
 
 
 def schema_validator(schema: Any) -> jsonschema.protocols.Validator:
@@ -120,12 +125,15 @@ def schema_problem(value: Any, schema: Any) -> str | None:
 def check_parameters_schema(schema: Any, *, where: str) -> None:
     """Raise unless ``schema`` is a valid JSON Schema (meta-schema check) describing an object."""
     if not isinstance(schema, dict):
-        raise HarnessError(f"parameters must be a JSON Schema object, got {type(schema).__name__}",
-                           field=where)
+        raise HarnessError(
+            f"parameters must be a JSON Schema object, got {type(schema).__name__}", field=where
+        )
     problem = _schema_problem(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
     if problem is not None:
         message, path = problem
         raise HarnessError(f"not a valid JSON Schema: {message}", field=f"{where}{path}")
     if schema.get("type", "object") != "object":
-        raise HarnessError(f"parameters must describe an object (type 'object'), "
-                           f"got type {schema.get('type')!r}", field=where)
+        raise HarnessError(
+            f"parameters must describe an object (type 'object'), got type {schema.get('type')!r}",
+            field=where,
+        )

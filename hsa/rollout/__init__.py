@@ -4,5 +4,12 @@ and written as a dataset version (kept trajectories as rows, the others as rejec
 from hsa.rollout.run import Result, RolloutSettings, rollout, rollout_recipe
 from hsa.rollout.script import Script, ScriptError, script_of
 
-__all__ = ["Result", "RolloutSettings", "Script", "ScriptError", "rollout", "rollout_recipe",
-           "script_of"]
+__all__ = [
+    "Result",
+    "RolloutSettings",
+    "Script",
+    "ScriptError",
+    "rollout",
+    "rollout_recipe",
+    "script_of",
+]

@@ -54,10 +54,14 @@ class RowCheck:
     def conversations(self) -> dict[str, list[dict]]:
         """Kept trajectories' messages by row id (read once the files have checked out)."""
         if self._conversations is None:
-            table = pq.read_table(self.root / "rollouts.parquet",
-                                  columns=["id", "kept", "trajectory"])
-            self._conversations = {row["id"]: orjson.loads(row["trajectory"])["messages"]
-                                   for row in table.to_pylist() if row["kept"]}
+            table = pq.read_table(
+                self.root / "rollouts.parquet", columns=["id", "kept", "trajectory"]
+            )
+            self._conversations = {
+                row["id"]: orjson.loads(row["trajectory"])["messages"]
+                for row in table.to_pylist()
+                if row["kept"]
+            }
         return self._conversations
 
     def __call__(self, original: Episode, row: dict) -> list[str]:
@@ -71,17 +75,22 @@ class RowCheck:
             return [f"{name}: verify:{exc.check}: {exc.reason}"]
         except HsaError as exc:
             return [f"{name}: cannot rebuild its harness: {exc}"]
-        variant = Variant(original.id, row["hsa_variant"], episode, lineage, mapping,
-                          trail=tuple(trail))
+        variant = Variant(
+            original.id, row["hsa_variant"], episode, lineage, mapping, trail=tuple(trail)
+        )
         expected = variant_row(variant, self.version)
-        problems = [f"{name}: {column} differs from the variant its lineage rebuilds"
-                    for column in _HARNESS_COLUMNS if row[column] != expected[column]]
+        problems = [
+            f"{name}: {column} differs from the variant its lineage rebuilds"
+            for column in _HARNESS_COLUMNS
+            if row[column] != expected[column]
+        ]
         conversation = self.conversations.get(name)
         if conversation is None:
             return problems + [f"{name}: rollouts.parquet has no kept trajectory for it"]
         harness = episode.harness
         if orjson.loads(row["messages"]) != chat_template_messages(
-                render_conversation(harness, conversation)):
+            render_conversation(harness, conversation)
+        ):
             problems.append(f"{name}: messages are not its trajectory rendered under its harness")
         try:
             parsed = parse_messages(conversation, harness)
@@ -89,8 +98,10 @@ class RowCheck:
             ours, theirs = script_of(episode), script_of(Episode(name, harness, parsed, gold))
         except (HsaError, ScriptError) as exc:
             return problems + [f"{name}: its trajectory is not a valid episode: {exc}"]
-        if (ours.prefix, ours.users) != (theirs.prefix,
-                                         tuple(m for m in parsed if is_user_message(m))):
+        if (ours.prefix, ours.users) != (
+            theirs.prefix,
+            tuple(m for m in parsed if is_user_message(m)),
+        ):
             problems.append(f"{name}: its user messages are not the episode's")
         places = {k: place for place, (k, _) in theirs.judged.items()}
         for place, (k, turn) in ours.judged.items():
@@ -98,13 +109,16 @@ class RowCheck:
             if stored is None or {**stored.to_dict(), "at": turn.at} != turn.to_dict():
                 problems.append(f"{name}: gold turn {k} is not the variant's")
             elif places.get(k) != place:
-                problems.append(f"{name}: gold turn {k} judges step {places.get(k)}, not the "
-                                f"step in the place of the recorded one {place}")
+                problems.append(
+                    f"{name}: gold turn {k} judges step {places.get(k)}, not the "
+                    f"step in the place of the recorded one {place}"
+                )
             elif not (verdict := judge(parsed[stored.at], stored, harness).verdict).correct:
                 problems.append(f"{name}: gold turn {k} (at={stored.at}) fails: {verdict.reason}")
         if len(gold.turns) != len(ours.judged):
-            problems.append(f"{name}: {len(gold.turns)} gold turns, the variant has "
-                            f"{len(ours.judged)}")
+            problems.append(
+                f"{name}: {len(gold.turns)} gold turns, the variant has {len(ours.judged)}"
+            )
         return problems
 
 

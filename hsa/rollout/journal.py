@@ -37,8 +37,10 @@ class Journal:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise HsaError("another run of this rollout holds its journal; wait for it or stop "
-                           "it", file=str(self.path)) from None
+            raise HsaError(
+                "another run of this rollout holds its journal; wait for it or stop it",
+                file=str(self.path),
+            ) from None
         self.fd = fd
         data = self.path.read_bytes()
         entries, good = [], 0
@@ -59,8 +61,10 @@ class Journal:
             return {}
         if entries[0] != self.header:
             self.close()
-            raise HsaError(f"this journal belongs to another rollout ({entries[0]}); remove it "
-                           f"to start over", file=str(self.path))
+            raise HsaError(
+                f"this journal belongs to another rollout ({entries[0]}); remove it to start over",
+                file=str(self.path),
+            )
         return {entry["id"]: entry for entry in entries[1:]}
 
     def append(self, entry: dict) -> None:
@@ -70,7 +74,7 @@ class Journal:
         data = orjson.dumps(value) + b"\n"
         view = memoryview(data)
         while view:  # one write in practice; a short write continues where it stopped
-            view = view[os.write(self.fd, view):]
+            view = view[os.write(self.fd, view) :]
         os.fsync(self.fd)
 
     def close(self) -> None:

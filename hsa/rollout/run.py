@@ -90,19 +90,21 @@ from hsa.runtime.records import DONE
 
 MANIFEST_VERSION = 1
 
-TRAJECTORY_SCHEMA = pa.schema([
-    ("id", pa.string()),
-    ("hsa_source_id", pa.string()),
-    ("hsa_variant", pa.int32()),
-    ("kept", pa.bool_()),
-    ("stage", pa.string()),        # null when kept
-    ("reason", pa.string()),
-    ("status", pa.string()),       # how the conversation ended (hsa.runtime.records)
-    ("requests", pa.int32()),
-    ("prompt_tokens", pa.int64()),
-    ("completion_tokens", pa.int64()),
-    ("trajectory", JSON),          # messages, turns, steps, tool outcomes, requests with timings
-])
+TRAJECTORY_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("hsa_source_id", pa.string()),
+        ("hsa_variant", pa.int32()),
+        ("kept", pa.bool_()),
+        ("stage", pa.string()),  # null when kept
+        ("reason", pa.string()),
+        ("status", pa.string()),  # how the conversation ended (hsa.runtime.records)
+        ("requests", pa.int32()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("trajectory", JSON),  # messages, turns, steps, tool outcomes, requests with timings
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -120,14 +122,21 @@ class RolloutSettings:
         code = None
         if self.tool_code is not None:
             code = hashlib.sha256(Path(self.tool_code).read_bytes()).hexdigest()
-        return {"model": self.endpoint.model, "sampling": self.endpoint.sampling.to_dict(),
-                "max_steps": self.max_steps,
-                "faults": None if self.faults is None else self.faults.to_dict(),
-                "tool_code_sha256": code}
+        return {
+            "model": self.endpoint.model,
+            "sampling": self.endpoint.sampling.to_dict(),
+            "max_steps": self.max_steps,
+            "faults": None if self.faults is None else self.faults.to_dict(),
+            "tool_code_sha256": code,
+        }
 
     def describe(self) -> dict:
-        return {**self.identity(), "endpoint": self.endpoint.describe(),
-                "concurrency": self.concurrency, "tool_code": self.tool_code}
+        return {
+            **self.identity(),
+            "endpoint": self.endpoint.describe(),
+            "concurrency": self.concurrency,
+            "tool_code": self.tool_code,
+        }
 
 
 @dataclass
@@ -163,16 +172,37 @@ class _Plan:
     sources: dict[int, str] = field(default_factory=dict)  # line -> source id, loaded episodes
 
 
-def _reject(source: str, line: int, source_id: str | None, variant: int | None, stage: str,
-            reason: str, field_: str | None = None, lineage=()) -> dict:
-    return {"source": source, "line": line, "id": source_id, "variant": variant, "stage": stage,
-            "field": field_, "reason": reason,
-            "lineage": None if variant is None else orjson.dumps(
-                [s.to_dict() for s in lineage]).decode()}
+def _reject(
+    source: str,
+    line: int,
+    source_id: str | None,
+    variant: int | None,
+    stage: str,
+    reason: str,
+    field_: str | None = None,
+    lineage=(),
+) -> dict:
+    return {
+        "source": source,
+        "line": line,
+        "id": source_id,
+        "variant": variant,
+        "stage": stage,
+        "field": field_,
+        "reason": reason,
+        "lineage": None
+        if variant is None
+        else orjson.dumps([s.to_dict() for s in lineage]).decode(),
+    }
 
 
-def _plan(recipe: Recipe | None, episodes: Path, harness_dir: Path | None,
-          trust_hooks: bool, harness_roots: tuple[str, ...]) -> _Plan:
+def _plan(
+    recipe: Recipe | None,
+    episodes: Path,
+    harness_dir: Path | None,
+    trust_hooks: bool,
+    harness_roots: tuple[str, ...],
+) -> _Plan:
     plan = _Plan()
     source = episodes.name  # rejects name the input, not where it lies (they are published)
     default = load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
@@ -182,46 +212,101 @@ def _plan(recipe: Recipe | None, episodes: Path, harness_dir: Path | None,
         plan.input_lines += 1
         number = line.number
         if line.error is not None:
-            plan.rejects.append(((number, -1), _reject(source, number, None, None, "load",
-                                                        line.error)))
+            plan.rejects.append(
+                ((number, -1), _reject(source, number, None, None, "load", line.error))
+            )
             plan.load_rejects += 1
             continue
         try:
-            episode = Episode.from_dict(line.value, harness=default, base_dir=episodes.parent,
-                                        trust_hooks=trust_hooks, harness_cache=cache,
-                                        harness_roots=harness_roots)
+            episode = Episode.from_dict(
+                line.value,
+                harness=default,
+                base_dir=episodes.parent,
+                trust_hooks=trust_hooks,
+                harness_cache=cache,
+                harness_roots=harness_roots,
+            )
         except HsaError as exc:
             raw = line.value.get("id") if isinstance(line.value, dict) else None
-            reject = Reject.from_error(exc, source=source, line=number,
-                                       id=None if raw is None else str(raw))
-            plan.rejects.append(((number, -1), _reject(reject.source, number, reject.id, None,
-                                                        reject.stage, reject.reason,
-                                                        reject.field)))
+            reject = Reject.from_error(
+                exc, source=source, line=number, id=None if raw is None else str(raw)
+            )
+            plan.rejects.append(
+                (
+                    (number, -1),
+                    _reject(
+                        reject.source,
+                        number,
+                        reject.id,
+                        None,
+                        reject.stage,
+                        reject.reason,
+                        reject.field,
+                    ),
+                )
+            )
             plan.load_rejects += 1
             continue
         if episode.id in seen:
-            plan.rejects.append(((number, -1), _reject(
-                source, number, episode.id, None, "load",
-                "duplicate episode id; an earlier line has it (ids must be unique, they name "
-                "each trajectory)", "id")))
+            plan.rejects.append(
+                (
+                    (number, -1),
+                    _reject(
+                        source,
+                        number,
+                        episode.id,
+                        None,
+                        "load",
+                        "duplicate episode id; an earlier line has it (ids must be unique, they name "
+                        "each trajectory)",
+                        "id",
+                    ),
+                )
+            )
             plan.load_rejects += 1
             continue
         seen.add(episode.id)
         plan.sources[number] = episode.id
-        variants = (augment_episode(recipe, episode) if recipe is not None
-                    else [Variant(episode.id, 0, episode, (), EMPTY)])
+        variants = (
+            augment_episode(recipe, episode)
+            if recipe is not None
+            else [Variant(episode.id, 0, episode, (), EMPTY)]
+        )
         for item in variants:
             if isinstance(item, VariantReject):
-                plan.rejects.append(((number, item.index), _reject(
-                    source, number, item.source_id, item.index, item.stage, item.reason,
-                    lineage=item.lineage)))
+                plan.rejects.append(
+                    (
+                        (number, item.index),
+                        _reject(
+                            source,
+                            number,
+                            item.source_id,
+                            item.index,
+                            item.stage,
+                            item.reason,
+                            lineage=item.lineage,
+                        ),
+                    )
+                )
                 continue
             try:
                 plan.work.append(_Work(number, item, script_of(item.episode)))
             except ScriptError as exc:
-                plan.rejects.append(((number, item.index), _reject(
-                    source, number, item.source_id, item.index, "rollout:script", exc.reason,
-                    exc.field, item.lineage)))
+                plan.rejects.append(
+                    (
+                        (number, item.index),
+                        _reject(
+                            source,
+                            number,
+                            item.source_id,
+                            item.index,
+                            "rollout:script",
+                            exc.reason,
+                            exc.field,
+                            item.lineage,
+                        ),
+                    )
+                )
     return plan
 
 
@@ -234,11 +319,20 @@ def rollout_recipe(recipe: Recipe, variants: int | None = None) -> Recipe:
     return dataclasses.replace(recipe, **changes)
 
 
-def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.PathLike, *,
-            settings: RolloutSettings, harness: str | os.PathLike | None = None,
-            name: str | None = None, split: str = "train", trust_hooks: bool = False,
-            license: str = "other", harness_roots: tuple[str | os.PathLike, ...] = (),
-            on_progress: Callable[[int, int, int], None] | None = None) -> Result:
+def rollout(
+    recipe: Recipe | None,
+    episodes: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    settings: RolloutSettings,
+    harness: str | os.PathLike | None = None,
+    name: str | None = None,
+    split: str = "train",
+    trust_hooks: bool = False,
+    license: str = "other",
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+    on_progress: Callable[[int, int, int], None] | None = None,
+) -> Result:
     """Roll the teacher out over ``episodes`` (originals, plus the variants of ``recipe``) and
     write the version; return its folder. ``on_progress(done, total, kept)`` after each
     trajectory. A rerun finds the version (rebuilt if its files are damaged), or resumes from
@@ -262,8 +356,13 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
     fingerprint = input_fingerprint(episodes, harness_dir, harness_roots)
     # Row-neutral options (a paraphrase cache folder, a timeout) stay out of the version.
     identity = None if recipe is None else recipe.version_dict()
-    version = version_id({"recipe": identity, "rollout": settings.identity()}, fingerprint,
-                         __version__, transforms, split)
+    version = version_id(
+        {"recipe": identity, "rollout": settings.identity()},
+        fingerprint,
+        __version__,
+        transforms,
+        split,
+    )
     name = name or (f"rollout-{recipe.name}" if recipe is not None else "rollout")
     final = out / name / version
     repaired: list[str] = []
@@ -277,33 +376,53 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
             record_inputs(final, episodes, harness_dir)
             return Result(final, manifest, reused=True)
 
-    code = (CodeTools.load(settings.tool_code, trust=trust_hooks)
-            if settings.tool_code is not None else None)
+    code = (
+        CodeTools.load(settings.tool_code, trust=trust_hooks)
+        if settings.tool_code is not None
+        else None
+    )
     plan = _plan(recipe, episodes, harness_dir, trust_hooks, harness_roots)
     if not trust_hooks and any(w.variant.episode.harness.hooks for w in plan.work):
-        raise HooksNotTrustedError("these episodes' harness has hooks, which a rollout runs: "
-                                   "pass --trust-hooks (hooks.py is code: read it first)")
-    journal = Journal(out / name / f".{version}.journal.jsonl",
-                      {"version": version, "name": name})
+        raise HooksNotTrustedError(
+            "these episodes' harness has hooks, which a rollout runs: "
+            "pass --trust-hooks (hooks.py is code: read it first)"
+        )
+    journal = Journal(out / name / f".{version}.journal.jsonl", {"version": version, "name": name})
     done = journal.open()
     try:
-        runner = _Runner(settings, code, version, episodes.name, len(plan.work), done, journal,
-                         on_progress)
+        runner = _Runner(
+            settings, code, version, episodes.name, len(plan.work), done, journal, on_progress
+        )
         asyncio.run(runner.run([w for w in plan.work if w.id not in done]))
         entries = {**done, **runner.finished}
         staging = staging_dir(final)
         try:
-            manifest = _write(staging, plan, entries, name=name, version=version, split=split,
-                              recipe=canonical, transforms=transforms, fingerprint=fingerprint,
-                              episodes=episodes, harness_dir=harness_dir, settings=settings)
+            manifest = _write(
+                staging,
+                plan,
+                entries,
+                name=name,
+                version=version,
+                split=split,
+                recipe=canonical,
+                transforms=transforms,
+                fingerprint=fingerprint,
+                episodes=episodes,
+                harness_dir=harness_dir,
+                settings=settings,
+            )
             from hsa.dataset.card import write_card
+
             write_card(staging, license=license, manifest=manifest)
             published = publish(staging, final, replace=bool(repaired))
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
             if exc.errno == errno.ENOSPC:
-                raise HsaError(f"disk full while writing version {version}; nothing was "
-                               f"published (the journal is kept)", file=str(out)) from None
+                raise HsaError(
+                    f"disk full while writing version {version}; nothing was "
+                    f"published (the journal is kept)",
+                    file=str(out),
+                ) from None
             raise
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -320,8 +439,17 @@ def rollout(recipe: Recipe | None, episodes: str | os.PathLike, out: str | os.Pa
 class _Runner:
     """Runs trajectories with bounded concurrency and journals each one as it ends."""
 
-    def __init__(self, settings: RolloutSettings, code: CodeTools | None, version: str,
-                 source: str, total: int, done: dict, journal: Journal, on_progress):
+    def __init__(
+        self,
+        settings: RolloutSettings,
+        code: CodeTools | None,
+        version: str,
+        source: str,
+        total: int,
+        done: dict,
+        journal: Journal,
+        on_progress,
+    ):
         self.settings, self.code, self.version, self.source = settings, code, version, source
         self.total, self.journal, self.on_progress = total, journal, on_progress
         self.finished: dict[str, dict] = {}
@@ -354,12 +482,15 @@ class _Runner:
                     if self.on_progress:
                         self.on_progress(self.count, self.total, self.kept)
 
-            await asyncio.gather(*(worker() for _ in range(min(self.settings.concurrency,
-                                                               len(work)))))
+            await asyncio.gather(
+                *(worker() for _ in range(min(self.settings.concurrency, len(work))))
+            )
         if self.failure is not None:
-            raise HsaError(f"the endpoint failed: {self.failure}. {self.count} of {self.total} "
-                           f"trajectories are done and journaled; rerun the same command to "
-                           f"finish the rest")
+            raise HsaError(
+                f"the endpoint failed: {self.failure}. {self.count} of {self.total} "
+                f"trajectories are done and journaled; rerun the same command to "
+                f"finish the rest"
+            )
 
     def _tools(self, work: _Work):
         mapping = work.variant.mapping
@@ -372,9 +503,15 @@ class _Runner:
         """Run, judge and settle one trajectory; raises only a retryable EndpointError."""
         variant, script = work.variant, work.script
         harness = variant.episode.harness
-        conversation = Conversation(harness, client, self._tools(work), hooks=HookRunner(harness),
-                                    conversation_id=work.id, max_steps=self.settings.max_steps,
-                                    prefix=script.prefix)
+        conversation = Conversation(
+            harness,
+            client,
+            self._tools(work),
+            hooks=HookRunner(harness),
+            conversation_id=work.id,
+            max_steps=self.settings.max_steps,
+            prefix=script.prefix,
+        )
         judged: dict[int, Step] = {}
         seen: set = set()
         failed: tuple[str, str, str | None] | None = None  # stage, reason, field
@@ -394,9 +531,11 @@ class _Runner:
                     k, turn = script.judged[place]
                     verdict = judge(record.message, turn, harness).verdict
                     if not verdict.correct:
-                        failed = (f"judge:{verdict.rule}",
-                                  f"step {record.index} (gold turn at={turn.at}): "
-                                  f"{verdict.reason}", f"gold.turns[{k}]")
+                        failed = (
+                            f"judge:{verdict.rule}",
+                            f"step {record.index} (gold turn at={turn.at}): {verdict.reason}",
+                            f"gold.turns[{k}]",
+                        )
                         break
                     judged[k] = record
                     if place == script.last:
@@ -420,44 +559,85 @@ class _Runner:
             try:
                 row, fired = self._row(work, trajectory.messages, judged)
             except HsaError as exc:
-                failed = ("rollout:row", f"the trajectory is not a valid episode: {exc.reason}",
-                          exc.field)
-        entry = {"id": work.id, "line": work.line, "variant": variant.index,
-                 "source_id": variant.source_id, "kept": failed is None, "row": row,
-                 "fired": fired,
-                 "reject": None if failed is None else _reject(
-                     self.source, work.line, variant.source_id, variant.index, failed[0],
-                     failed[1], failed[2], variant.lineage),
-                 "trajectory": trajectory.to_dict()}
+                failed = (
+                    "rollout:row",
+                    f"the trajectory is not a valid episode: {exc.reason}",
+                    exc.field,
+                )
+        entry = {
+            "id": work.id,
+            "line": work.line,
+            "variant": variant.index,
+            "source_id": variant.source_id,
+            "kept": failed is None,
+            "row": row,
+            "fired": fired,
+            "reject": None
+            if failed is None
+            else _reject(
+                self.source,
+                work.line,
+                variant.source_id,
+                variant.index,
+                failed[0],
+                failed[1],
+                failed[2],
+                variant.lineage,
+            ),
+            "trajectory": trajectory.to_dict(),
+        }
         return entry
 
     def _row(self, work: _Work, messages: list[dict], judged: dict[int, Step]):
         variant = work.variant
         harness = variant.episode.harness
         turns = variant.episode.gold.turns
-        gold = Gold(tuple(dataclasses.replace(turns[k], at=judged[k].at)
-                          for k in range(len(turns))))
+        gold = Gold(
+            tuple(dataclasses.replace(turns[k], at=judged[k].at) for k in range(len(turns)))
+        )
         parsed = parse_messages(messages, harness)
         check_gold(gold, parsed, harness)
         episode = Episode(variant.source_id, harness, parsed, gold, variant.episode.meta)
         # The families that changed what the model reads are the harness variant's (its trail).
-        teacher = Variant(variant.source_id, variant.index, episode, variant.lineage,
-                          variant.mapping, trail=variant.trail)
-        return (variant_row(teacher, self.version),
-                [s.transform for s in fired_steps(variant.lineage)])
+        teacher = Variant(
+            variant.source_id,
+            variant.index,
+            episode,
+            variant.lineage,
+            variant.mapping,
+            trail=variant.trail,
+        )
+        return (
+            variant_row(teacher, self.version),
+            [s.transform for s in fired_steps(variant.lineage)],
+        )
 
 
 def _missing(script: Script, place) -> tuple[str, str, str]:
     k, turn = script.judged[place]
-    return ("rollout:missing_step",
-            f"gold turn at={turn.at} judges accepted step {place[1] + 1} of user turn "
-            f"{place[0] + 1}, but the model ended that turn after fewer steps",
-            f"gold.turns[{k}]")
+    return (
+        "rollout:missing_step",
+        f"gold turn at={turn.at} judges accepted step {place[1] + 1} of user turn "
+        f"{place[0] + 1}, but the model ended that turn after fewer steps",
+        f"gold.turns[{k}]",
+    )
 
 
-def _write(staging: Path, plan: _Plan, entries: dict[str, dict], *, name: str, version: str,
-           split: str, recipe: dict | None, transforms: dict, fingerprint: dict, episodes: Path,
-           harness_dir: Path | None, settings: RolloutSettings) -> dict:
+def _write(
+    staging: Path,
+    plan: _Plan,
+    entries: dict[str, dict],
+    *,
+    name: str,
+    version: str,
+    split: str,
+    recipe: dict | None,
+    transforms: dict,
+    fingerprint: dict,
+    episodes: Path,
+    harness_dir: Path | None,
+    settings: RolloutSettings,
+) -> dict:
     ordered = sorted(entries.values(), key=lambda e: (e["line"], e["variant"]))
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
@@ -474,16 +654,20 @@ def _write(staging: Path, plan: _Plan, entries: dict[str, dict], *, name: str, v
     reject_writer = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
     if rejects:
         reject_writer.add(pa.Table.from_pylist([r for _, r in rejects], schema=REJECT_SCHEMA))
-    (reject_path, _), = reject_writer.close()
+    ((reject_path, _),) = reject_writer.close()
     reject_path.rename(staging / "rejects.parquet")
 
-    requests = [RequestRecord(**{k: v for k, v in r.items() if k != "tpot_s"})
-                for e in ordered for r in e["trajectory"]["requests"]]
+    requests = [
+        RequestRecord(**{k: v for k, v in r.items() if k != "tpot_s"})
+        for e in ordered
+        for r in e["trajectory"]["requests"]
+    ]
     trajectories = ShardWriter(staging, "rollouts", TRAJECTORY_SCHEMA, shard_rows=sys.maxsize)
     if ordered:
-        trajectories.add(pa.Table.from_pylist([_trajectory_row(e) for e in ordered],
-                                              schema=TRAJECTORY_SCHEMA))
-    (trajectory_path, _), = trajectories.close()
+        trajectories.add(
+            pa.Table.from_pylist([_trajectory_row(e) for e in ordered], schema=TRAJECTORY_SCHEMA)
+        )
+    ((trajectory_path, _),) = trajectories.close()
     trajectory_path.rename(staging / "rollouts.parquet")
 
     by_family, by_transform, by_stage = Counter(), Counter(), Counter()
@@ -494,39 +678,68 @@ def _write(staging: Path, plan: _Plan, entries: dict[str, dict], *, name: str, v
         by_stage[r["stage"]] += 1
     sources_out = len({e["line"] for e in kept})
     discarded = len(ordered) - len(kept)
-    counts = {"input_lines": plan.input_lines, "sources_out": sources_out,
-              "sources_all_rejected": len(plan.sources) - sources_out,
-              "load_rejects": plan.load_rejects, "rows": len(kept),
-              "variant_rejects": len(rejects) - plan.load_rejects}
-    if counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"] \
-            != counts["input_lines"]:
-        raise HsaError("internal error: input lines are not all accounted for; nothing was "
-                       "published")
+    counts = {
+        "input_lines": plan.input_lines,
+        "sources_out": sources_out,
+        "sources_all_rejected": len(plan.sources) - sources_out,
+        "load_rejects": plan.load_rejects,
+        "rows": len(kept),
+        "variant_rejects": len(rejects) - plan.load_rejects,
+    }
+    if (
+        counts["sources_out"] + counts["sources_all_rejected"] + counts["load_rejects"]
+        != counts["input_lines"]
+    ):
+        raise HsaError(
+            "internal error: input lines are not all accounted for; nothing was published"
+        )
     if len(plan.work) != len(ordered):
-        raise HsaError(f"internal error: {len(plan.work)} trajectories planned, {len(ordered)} "
-                       f"finished; nothing was published")
+        raise HsaError(
+            f"internal error: {len(plan.work)} trajectories planned, {len(ordered)} "
+            f"finished; nothing was published"
+        )
     manifest = {
-        "manifest_version": MANIFEST_VERSION, "kind": "rollout", "name": name,
-        "version": version, "split": split, "recipe": recipe,
+        "manifest_version": MANIFEST_VERSION,
+        "kind": "rollout",
+        "name": name,
+        "version": version,
+        "split": split,
+        "recipe": recipe,
         "seed": None if recipe is None else recipe["seed"],
         # Names, not paths: a manifest is published with the version (see hsa.dataset.writer.inputs_path).
-        "input": {"episodes": episodes.name, **fingerprint,
-                  "harness": None if harness_dir is None else harness_dir.resolve().name},
-        "hsa_version": __version__, "transform_versions": transforms,
+        "input": {
+            "episodes": episodes.name,
+            **fingerprint,
+            "harness": None if harness_dir is None else harness_dir.resolve().name,
+        },
+        "hsa_version": __version__,
+        "transform_versions": transforms,
         "counts": counts,
-        "rollout": {**settings.describe(),
-                    "trajectories": len(ordered), "kept": len(kept), "discarded": discarded,
-                    "discarded_by_stage": dict(sorted(Counter(
-                        e["reject"]["stage"] for e in ordered if not e["kept"]).items())),
-                    "requests": summarize_requests(requests),
-                    "rollouts": {"path": "rollouts.parquet",
-                                 "sha256": sha256(staging / "rollouts.parquet")}},
-        "statistics": {"rows_by_family": dict(sorted(by_family.items())),
-                       "rows_by_transform": dict(sorted(by_transform.items())),
-                       "rejects_by_stage": dict(sorted(by_stage.items()))},
+        "rollout": {
+            **settings.describe(),
+            "trajectories": len(ordered),
+            "kept": len(kept),
+            "discarded": discarded,
+            "discarded_by_stage": dict(
+                sorted(Counter(e["reject"]["stage"] for e in ordered if not e["kept"]).items())
+            ),
+            "requests": summarize_requests(requests),
+            "rollouts": {
+                "path": "rollouts.parquet",
+                "sha256": sha256(staging / "rollouts.parquet"),
+            },
+        },
+        "statistics": {
+            "rows_by_family": dict(sorted(by_family.items())),
+            "rows_by_transform": dict(sorted(by_transform.items())),
+            "rejects_by_stage": dict(sorted(by_stage.items())),
+        },
         "shards": shards,
-        "rejects": {"path": "rejects.parquet", "rows": len(rejects),
-                    "sha256": sha256(staging / "rejects.parquet")},
+        "rejects": {
+            "path": "rejects.parquet",
+            "rows": len(rejects),
+            "sha256": sha256(staging / "rejects.parquet"),
+        },
     }
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
@@ -537,9 +750,16 @@ def _trajectory_row(entry: dict) -> dict:
     trajectory = entry["trajectory"]
     requests = trajectory["requests"]
     reject = entry["reject"] or {}
-    return {"id": entry["id"], "hsa_source_id": entry["source_id"], "hsa_variant": entry["variant"],
-            "kept": entry["kept"], "stage": reject.get("stage"), "reason": reject.get("reason"),
-            "status": trajectory["status"], "requests": len(requests),
-            "prompt_tokens": sum(r["prompt_tokens"] or 0 for r in requests),
-            "completion_tokens": sum(r["completion_tokens"] or 0 for r in requests),
-            "trajectory": orjson.dumps(trajectory).decode()}
+    return {
+        "id": entry["id"],
+        "hsa_source_id": entry["source_id"],
+        "hsa_variant": entry["variant"],
+        "kept": entry["kept"],
+        "stage": reject.get("stage"),
+        "reason": reject.get("reason"),
+        "status": trajectory["status"],
+        "requests": len(requests),
+        "prompt_tokens": sum(r["prompt_tokens"] or 0 for r in requests),
+        "completion_tokens": sum(r["completion_tokens"] or 0 for r in requests),
+        "trajectory": orjson.dumps(trajectory).decode(),
+    }

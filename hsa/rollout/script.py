@@ -42,8 +42,9 @@ class Script:
 
     def unvisited(self, seen: set[Place], before_turn: int | None = None) -> list[Place]:
         """Judged places not seen, in the user turns before ``before_turn`` (None: all)."""
-        return sorted(p for p in self.judged
-                      if p not in seen and (before_turn is None or p[0] < before_turn))
+        return sorted(
+            p for p in self.judged if p not in seen and (before_turn is None or p[0] < before_turn)
+        )
 
 
 def is_hook_message(message: dict) -> bool:
@@ -58,7 +59,7 @@ def is_user_message(message: dict) -> bool:
 def sent_back(messages: tuple[dict, ...], i: int) -> bool:
     """Did a hook send the recorded assistant message ``i`` back?"""
     ids = {c.get("id") for c in messages[i].get("tool_calls") or []}
-    for message in messages[i + 1:]:
+    for message in messages[i + 1 :]:
         role = message.get("role")
         if ids and role == "tool":
             if message.get("tool_call_id") in ids and is_hook_message(message):
@@ -93,12 +94,16 @@ def script_of(episode: Episode) -> Script:
     for k, gold_turn in enumerate(episode.gold.turns):
         place = places.get(gold_turn.at)
         if place is None or place[0] < 0:
-            raise ScriptError(f"gold turn at={gold_turn.at} does not judge an assistant message "
-                              f"after a user message, so a rollout cannot reach it",
-                              field=f"gold.turns[{k}].at")
+            raise ScriptError(
+                f"gold turn at={gold_turn.at} does not judge an assistant message "
+                f"after a user message, so a rollout cannot reach it",
+                field=f"gold.turns[{k}].at",
+            )
         if place in judged:
-            raise ScriptError(f"gold turns at={judged[place][1].at} and at={gold_turn.at} judge "
-                              f"the same step (one was sent back by a hook)",
-                              field=f"gold.turns[{k}].at")
+            raise ScriptError(
+                f"gold turns at={judged[place][1].at} and at={gold_turn.at} judge "
+                f"the same step (one was sent back by a hook)",
+                field=f"gold.turns[{k}].at",
+            )
         judged[place] = (k, gold_turn)
     return Script(prefix=tuple(messages[:start]), users=users, judged=judged)

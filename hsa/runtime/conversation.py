@@ -69,9 +69,17 @@ async def _each(users: Iterable[dict] | AsyncIterable[dict]) -> AsyncIterator[di
 class Conversation:
     """One conversation; create one per conversation (it holds its trajectory)."""
 
-    def __init__(self, harness: Harness, client: ChatClient, tools: ToolExecutor, *,
-                 hooks: HookRunner | None = None, conversation_id: str = "chat",
-                 max_steps: int = DEFAULT_MAX_STEPS, prefix: Iterable[dict] = ()):
+    def __init__(
+        self,
+        harness: Harness,
+        client: ChatClient,
+        tools: ToolExecutor,
+        *,
+        hooks: HookRunner | None = None,
+        conversation_id: str = "chat",
+        max_steps: int = DEFAULT_MAX_STEPS,
+        prefix: Iterable[dict] = (),
+    ):
         self.harness = harness
         self.client = client
         self.tools = tools
@@ -119,8 +127,13 @@ class Conversation:
         text = message_text(user)
         verdicts = self.hooks.run("user_message", {"text": text, "turn": turn})
         for verdict in _failed(verdicts):
-            messages.append({"role": "user", "name": f"{HOOK_MESSAGE_PREFIX}{verdict.hook}",
-                             "content": verdict.message})
+            messages.append(
+                {
+                    "role": "user",
+                    "name": f"{HOOK_MESSAGE_PREFIX}{verdict.hook}",
+                    "content": verdict.message,
+                }
+            )
         entry = UserTurn(turn, user, verdicts)
         self.trajectory.turns.append(entry)
         yield entry
@@ -140,16 +153,30 @@ class Conversation:
                 checks = [self.hooks.run("tool_call", self._call_payload(call)) for call in calls]
                 accepted = not any(_failed(c) for c in checks)
             else:
-                checks = [self.hooks.run("reply", {
-                    "reply": message_text(message), "user_message": text,
-                    "viewer_message": text, "loaded_skills": list(self._loaded),
-                    "skill_kinds": dict(self._kinds), "tools_called": list(tools_called),
-                    "skill_loader": self.harness.skill_loader})]
+                checks = [
+                    self.hooks.run(
+                        "reply",
+                        {
+                            "reply": message_text(message),
+                            "user_message": text,
+                            "viewer_message": text,
+                            "loaded_skills": list(self._loaded),
+                            "skill_kinds": dict(self._kinds),
+                            "tools_called": list(tools_called),
+                            "skill_loader": self.harness.skill_loader,
+                        },
+                    )
+                ]
                 accepted = not _failed(checks[0])
-            step = Step(index=len(self.trajectory.steps), turn=turn,
-                        position=position if accepted else None, at=len(messages) - 1,
-                        request=request.index, message=message,
-                        hooks=tuple(v for c in checks for v in c))
+            step = Step(
+                index=len(self.trajectory.steps),
+                turn=turn,
+                position=position if accepted else None,
+                at=len(messages) - 1,
+                request=request.index,
+                message=message,
+                hooks=tuple(v for c in checks for v in c),
+            )
             position += accepted
             self.trajectory.steps.append(step)
             yield step
@@ -157,14 +184,22 @@ class Conversation:
                 if accepted:
                     return
                 for verdict in _failed(checks[0]):
-                    messages.append({"role": "user", "name": f"{HOOK_MESSAGE_PREFIX}{verdict.hook}",
-                                     "content": verdict.message})
+                    messages.append(
+                        {
+                            "role": "user",
+                            "name": f"{HOOK_MESSAGE_PREFIX}{verdict.hook}",
+                            "content": verdict.message,
+                        }
+                    )
                 continue
             for call, check in zip(calls, checks, strict=True):
                 outcome = await self._answer(call, _failed(check), tools_called)
                 self.trajectory.tools.append(outcome)
-                answer = {"role": "tool", "tool_call_id": outcome.call_id,
-                          "content": outcome.content}
+                answer = {
+                    "role": "tool",
+                    "tool_call_id": outcome.call_id,
+                    "content": outcome.content,
+                }
                 if outcome.hook is not None:
                     answer["name"] = f"{HOOK_MESSAGE_PREFIX}{outcome.hook}"
                 messages.append(answer)
@@ -173,11 +208,18 @@ class Conversation:
     async def _ask(self):
         index = len(self.trajectory.requests)
         sampling = self.client.endpoint.sampling
-        seed = (None if sampling.seed is None
-                else derive_seed(sampling.seed, self.id, index, "request") % 2 ** 31)
+        seed = (
+            None
+            if sampling.seed is None
+            else derive_seed(sampling.seed, self.id, index, "request") % 2**31
+        )
         completion = await self.client.complete(
-            render_conversation(self.harness, self.trajectory.messages), self._offered,
-            index=index, request_id=f"{self.id}:{index}", seed=seed)
+            render_conversation(self.harness, self.trajectory.messages),
+            self._offered,
+            index=index,
+            request_id=f"{self.id}:{index}",
+            seed=seed,
+        )
         self.trajectory.requests.append(completion.record)
         message = completion.message
         if message.get("tool_calls"):
@@ -191,27 +233,44 @@ class Conversation:
     def _call_payload(self, call: dict) -> dict:
         fn = call["function"]
         name = fn["name"]
-        tool = (self.harness.loader_tool() if name == self.harness.skill_loader
-                else self.harness.tool(name))
-        return {"tool_name": name, "arguments": hook_arguments(fn["arguments"]),
-                "parameters": None if tool is None else tool.parameters, "call_id": call["id"]}
+        tool = (
+            self.harness.loader_tool()
+            if name == self.harness.skill_loader
+            else self.harness.tool(name)
+        )
+        return {
+            "tool_name": name,
+            "arguments": hook_arguments(fn["arguments"]),
+            "parameters": None if tool is None else tool.parameters,
+            "call_id": call["id"],
+        }
 
-    async def _answer(self, call: dict, blocked: list[HookVerdict],
-                      tools_called: list[str]) -> ToolOutcome:
+    async def _answer(
+        self, call: dict, blocked: list[HookVerdict], tools_called: list[str]
+    ) -> ToolOutcome:
         fn = call["function"]
         name, raw = fn["name"], fn["arguments"]
 
         def outcome(result: ToolResult, seconds: float = 0.0, hook: str | None = None):
-            return ToolOutcome(call["id"], name, str(raw), result.content, result.source,
-                               result.error, seconds, hook)
+            return ToolOutcome(
+                call["id"],
+                name,
+                str(raw),
+                result.content,
+                result.source,
+                result.error,
+                seconds,
+                hook,
+            )
 
         if blocked:
             return outcome(ToolResult(blocked[0].message, "hook", True), hook=blocked[0].hook)
         arguments = hook_arguments(raw)
         start = time.perf_counter()
         if not isinstance(arguments, dict):
-            result = error_result("bad_arguments", f"arguments of {name} are not a JSON object: "
-                                                   f"{str(raw)[:200]}")
+            result = error_result(
+                "bad_arguments", f"arguments of {name} are not a JSON object: {str(raw)[:200]}"
+            )
         elif name == self.harness.skill_loader and self.harness.skills:
             result = self._load_skill(arguments)
         else:
@@ -220,8 +279,12 @@ class Conversation:
             if self.harness.tool(name) is not None:
                 tools_called.append(name)
         seconds = time.perf_counter() - start
-        payload = {**self._call_payload(call), "result": result.content, "error": result.error,
-                   "source": result.source}
+        payload = {
+            **self._call_payload(call),
+            "result": result.content,
+            "error": result.error,
+            "source": result.source,
+        }
         failed = _failed(self.hooks.run("tool_result", payload))
         if failed:
             return outcome(ToolResult(failed[0].message, "hook", True), seconds, failed[0].hook)
@@ -230,9 +293,11 @@ class Conversation:
     def _load_skill(self, arguments: dict) -> ToolResult:
         skill = self.harness.skill(arguments.get("name"))
         if skill is None:
-            return error_result("unknown_skill", f"no skill {arguments.get('name')!r}; the skills "
-                                                 f"are: {', '.join(self.harness.skill_ids)}",
-                                "skill")
+            return error_result(
+                "unknown_skill",
+                f"no skill {arguments.get('name')!r}; the skills "
+                f"are: {', '.join(self.harness.skill_ids)}",
+                "skill",
+            )
         self._loaded.append(skill.id)
         return ToolResult(skill.content, "skill")
-

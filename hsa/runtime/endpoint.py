@@ -34,7 +34,9 @@ class Sampling:
     temperature: float = 0.0
     top_p: float | None = None
     max_tokens: int | None = None
-    seed: int | None = None  # per request, a seed derived from it and the request (see Conversation)
+    seed: int | None = (
+        None  # per request, a seed derived from it and the request (see Conversation)
+    )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -57,10 +59,17 @@ class Endpoint:
 
     def describe(self) -> dict:
         """Every setting, as JSON (safe to write: the key itself is not among them)."""
-        return {"base_url": self.base_url, "model": self.model, "sampling": self.sampling.to_dict(),
-                "api_key_env": self.api_key_env, "timeout_s": self.timeout_s,
-                "max_retries": self.max_retries, "backoff_s": self.backoff_s,
-                "max_backoff_s": self.max_backoff_s, "stream": self.stream}
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "sampling": self.sampling.to_dict(),
+            "api_key_env": self.api_key_env,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "backoff_s": self.backoff_s,
+            "max_backoff_s": self.max_backoff_s,
+            "stream": self.stream,
+        }
 
 
 # Refusals that say the setup is wrong (key, permission, model or path), not this request.
@@ -105,8 +114,10 @@ def _retry_after(exc: Exception) -> float | None:
 
 def _message(content: str | None, calls: list[dict]) -> dict:
     """The assistant message as the conversation stores it: text or null, and the tool calls."""
-    message: dict[str, Any] = {"role": "assistant",
-                               "content": content if content or not calls else None}
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content if content or not calls else None,
+    }
     if calls:
         message["tool_calls"] = calls
     if message["content"] is None and not calls:
@@ -115,8 +126,11 @@ def _message(content: str | None, calls: list[dict]) -> dict:
 
 
 def _call(call_id: str | None, name: str | None, arguments: str | None) -> dict:
-    return {"id": call_id or "", "type": "function",
-            "function": {"name": name or "", "arguments": arguments or ""}}
+    return {
+        "id": call_id or "",
+        "type": "function",
+        "function": {"name": name or "", "arguments": arguments or ""},
+    }
 
 
 class ChatClient:
@@ -130,9 +144,12 @@ class ChatClient:
         self.endpoint = endpoint
         self._openai = openai
         # The client's own retries are off: ours record every attempt and wait.
-        self._client = openai.AsyncOpenAI(base_url=endpoint.base_url, timeout=endpoint.timeout_s,
-                                          max_retries=0,
-                                          api_key=os.environ.get(endpoint.api_key_env) or "EMPTY")
+        self._client = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            timeout=endpoint.timeout_s,
+            max_retries=0,
+            api_key=os.environ.get(endpoint.api_key_env) or "EMPTY",
+        )
 
     async def close(self) -> None:
         await self._client.close()
@@ -152,24 +169,35 @@ class ChatClient:
             page = await self._client.models.list()
         except openai.APIStatusError as exc:
             if exc.status_code in (401, 403):
-                raise EndpointError(f"{self.endpoint.base_url} refused the API key from "
-                                    f"${self.endpoint.api_key_env} (HTTP {exc.status_code})",
-                                    retryable=False, status=exc.status_code) from None
+                raise EndpointError(
+                    f"{self.endpoint.base_url} refused the API key from "
+                    f"${self.endpoint.api_key_env} (HTTP {exc.status_code})",
+                    retryable=False,
+                    status=exc.status_code,
+                ) from None
             return  # no model list here (404, 405...): the first request will tell
         except openai.APIConnectionError as exc:
-            raise EndpointError(f"cannot connect to {self.endpoint.base_url}: {exc}",
-                                retryable=True) from None
+            raise EndpointError(
+                f"cannot connect to {self.endpoint.base_url}: {exc}", retryable=True
+            ) from None
         served = [m.id for m in getattr(page, "data", None) or []]
         if served and self.endpoint.model not in served:
             shown = ", ".join(served[:10]) + (" ..." if len(served) > 10 else "")
-            raise EndpointError(f"{self.endpoint.base_url} does not serve model "
-                                f"{self.endpoint.model!r}; it serves: {shown} (send the exact "
-                                f"name)", retryable=False, status=404)
+            raise EndpointError(
+                f"{self.endpoint.base_url} does not serve model "
+                f"{self.endpoint.model!r}; it serves: {shown} (send the exact "
+                f"name)",
+                retryable=False,
+                status=404,
+            )
 
     def _params(self, messages: list[dict], tools: list[dict], seed: int | None) -> dict:
         sampling = self.endpoint.sampling
-        params: dict[str, Any] = {"model": self.endpoint.model, "messages": messages,
-                                  "temperature": sampling.temperature}
+        params: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": messages,
+            "temperature": sampling.temperature,
+        }
         if tools:
             params["tools"] = tools
         if sampling.top_p is not None:
@@ -180,8 +208,15 @@ class ChatClient:
             params["seed"] = seed
         return params
 
-    async def complete(self, messages: list[dict], tools: list[dict], *, index: int = 0,
-                       request_id: str | None = None, seed: int | None = None) -> Completion:
+    async def complete(
+        self,
+        messages: list[dict],
+        tools: list[dict],
+        *,
+        index: int = 0,
+        request_id: str | None = None,
+        seed: int | None = None,
+    ) -> Completion:
         """One assistant message for ``messages`` with ``tools`` on offer. ``request_id`` is sent
         as ``X-Request-Id`` (servers log it; ``transformers serve`` builds tool-call ids from it)."""
         params = self._params(messages, tools, seed)
@@ -194,8 +229,10 @@ class ChatClient:
             try:
                 call = self._streamed if endpoint.stream else self._whole
                 message, record = await call(params, headers)
-                return Completion(message, RequestRecord(index=index, attempts=attempt + 1,
-                                                         waited_s=waited, **record))
+                return Completion(
+                    message,
+                    RequestRecord(index=index, attempts=attempt + 1, waited_s=waited, **record),
+                )
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 reason = f"HTTP {status} from {endpoint.base_url}: {_detail(exc)}"
@@ -208,11 +245,16 @@ class ChatClient:
             except openai.APIConnectionError as exc:
                 status, reason = None, f"cannot connect to {endpoint.base_url}: {exc}"
             except openai.OpenAIError as exc:  # an answer the client cannot read
-                raise EndpointError(f"unusable answer from {endpoint.base_url}: "
-                                    f"{type(exc).__name__}: {exc}", retryable=False) from None
+                raise EndpointError(
+                    f"unusable answer from {endpoint.base_url}: {type(exc).__name__}: {exc}",
+                    retryable=False,
+                ) from None
             if attempt == endpoint.max_retries:
-                raise EndpointError(f"{reason} (gave up after {attempt + 1} attempts)",
-                                    retryable=True, status=status)
+                raise EndpointError(
+                    f"{reason} (gave up after {attempt + 1} attempts)",
+                    retryable=True,
+                    status=status,
+                )
             delay = self._delay(attempt, retry_after)
             waited += delay
             await asyncio.sleep(delay)
@@ -221,7 +263,7 @@ class ChatClient:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return retry_after
-        base = min(self.endpoint.max_backoff_s, self.endpoint.backoff_s * 2 ** attempt)
+        base = min(self.endpoint.max_backoff_s, self.endpoint.backoff_s * 2**attempt)
         return base * random.uniform(0.5, 1.0)  # jitter: many workers do not retry in step
 
     async def _whole(self, params: dict, headers: dict) -> tuple[dict, dict]:
@@ -229,21 +271,28 @@ class ChatClient:
         response = await self._client.chat.completions.create(**params, extra_headers=headers)
         latency = time.perf_counter() - start
         if not response.choices:
-            raise EndpointError(f"{self.endpoint.base_url} answered without a choice",
-                                retryable=False)
+            raise EndpointError(
+                f"{self.endpoint.base_url} answered without a choice", retryable=False
+            )
         choice = response.choices[0]
-        calls = [_call(c.id, c.function.name, c.function.arguments)
-                 for c in choice.message.tool_calls or [] if getattr(c, "function", None)]
+        calls = [
+            _call(c.id, c.function.name, c.function.arguments)
+            for c in choice.message.tool_calls or []
+            if getattr(c, "function", None)
+        ]
         usage = response.usage
         return _message(choice.message.content, calls), {
-            "latency_s": latency, "finish_reason": choice.finish_reason,
+            "latency_s": latency,
+            "finish_reason": choice.finish_reason,
             "prompt_tokens": getattr(usage, "prompt_tokens", None),
-            "completion_tokens": getattr(usage, "completion_tokens", None)}
+            "completion_tokens": getattr(usage, "completion_tokens", None),
+        }
 
     async def _streamed(self, params: dict, headers: dict) -> tuple[dict, dict]:
         start = time.perf_counter()
         stream = await self._client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True}, extra_headers=headers)
+            **params, stream=True, stream_options={"include_usage": True}, extra_headers=headers
+        )
         ttft = None
         text: list[str] = []
         calls: dict[int, dict] = {}
@@ -253,8 +302,11 @@ class ChatClient:
                 usage = chunk.usage
             for choice in chunk.choices or []:
                 delta = choice.delta
-                produced = bool(delta.content) or bool(delta.tool_calls) or bool(
-                    getattr(delta, "reasoning_content", None))
+                produced = (
+                    bool(delta.content)
+                    or bool(delta.tool_calls)
+                    or bool(getattr(delta, "reasoning_content", None))
+                )
                 if produced and ttft is None:
                     ttft = time.perf_counter() - start
                 if delta.content:
@@ -268,12 +320,17 @@ class ChatClient:
                 if choice.finish_reason:
                     finish = choice.finish_reason
         latency = time.perf_counter() - start
-        message = _message("".join(text) or None,
-                           [_call(c["id"], c["name"], c["arguments"])
-                            for _, c in sorted(calls.items())])
-        return message, {"latency_s": latency, "ttft_s": ttft, "finish_reason": finish,
-                         "prompt_tokens": getattr(usage, "prompt_tokens", None),
-                         "completion_tokens": getattr(usage, "completion_tokens", None)}
+        message = _message(
+            "".join(text) or None,
+            [_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())],
+        )
+        return message, {
+            "latency_s": latency,
+            "ttft_s": ttft,
+            "finish_reason": finish,
+            "prompt_tokens": getattr(usage, "prompt_tokens", None),
+            "completion_tokens": getattr(usage, "completion_tokens", None),
+        }
 
 
 def _detail(exc: Exception) -> str:

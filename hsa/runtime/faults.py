@@ -36,11 +36,13 @@ class FaultPlan:
         total = 0.0
         for kind, rate in self.rates:
             if kind not in FAULT_KINDS:
-                raise HsaError(f"unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}",
-                               field="faults")
+                raise HsaError(
+                    f"unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}", field="faults"
+                )
             if not 0.0 <= rate <= 1.0:
-                raise HsaError(f"fault rate of {kind} must be within [0, 1], got {rate}",
-                               field="faults")
+                raise HsaError(
+                    f"fault rate of {kind} must be within [0, 1], got {rate}", field="faults"
+                )
             total += rate
         if total > 1.0:
             raise HsaError(f"fault rates add up to {total:g}; at most 1", field="faults")
@@ -54,8 +56,9 @@ class FaultPlan:
             try:
                 rates.append((kind.strip(), float(rate) if rate else 1.0))
             except ValueError:
-                raise HsaError(f"fault rate {rate!r} of {kind.strip()} is not a number",
-                               field="faults") from None
+                raise HsaError(
+                    f"fault rate {rate!r} of {kind.strip()} is not a number", field="faults"
+                ) from None
         return cls(tuple(rates), tuple(tools), seed)
 
     def to_dict(self) -> dict:
@@ -83,13 +86,19 @@ class FaultInjector:
         if not self.plan.tools or self.back.tool(name) in self.plan.tools:
             kind = self.plan.draw(context.conversation_id, context.index)
         if kind == "timeout":
-            return error_result("timeout", f"{name} did not answer in time; the call may be "
-                                           f"retried", "fault:timeout")
+            return error_result(
+                "timeout",
+                f"{name} did not answer in time; the call may be retried",
+                "fault:timeout",
+            )
         if kind == "permission_denied":
-            return error_result("permission_denied", f"this agent is not allowed to call {name}",
-                                "fault:permission_denied")
+            return error_result(
+                "permission_denied",
+                f"this agent is not allowed to call {name}",
+                "fault:permission_denied",
+            )
         result = await self.inner(name, arguments, context)
         if kind == "malformed":
             text = result.content if result is not None else '{"result": "'
-            return ToolResult(text[:max(1, len(text) // 2)], "fault:malformed", True)
+            return ToolResult(text[: max(1, len(text) // 2)], "fault:malformed", True)
         return result

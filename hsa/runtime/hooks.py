@@ -56,8 +56,9 @@ class HookRunner:
     def __init__(self, harness: Harness):
         self.harness = harness
         self.functions = harness.hook_functions()  # raises HooksNotTrustedError without trust
-        self.by_event = {event: tuple(h for h in harness.hooks if h.event == event)
-                         for event in HOOK_EVENTS}
+        self.by_event = {
+            event: tuple(h for h in harness.hooks if h.event == event) for event in HOOK_EVENTS
+        }
 
     def run(self, event: str, payload: dict) -> tuple[HookVerdict, ...]:
         """Every hook of ``event`` on ``payload``, in harness order."""
@@ -66,20 +67,33 @@ class HookRunner:
             try:
                 result = self.functions[hook.name]({"event": event, **payload}, dict(hook.config))
             except Exception as exc:
-                raise HookError(f"hook {hook.name!r} (function {hook.function}) raised "
-                                f"{type(exc).__name__}: {exc}") from exc
+                raise HookError(
+                    f"hook {hook.name!r} (function {hook.function}) raised "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
-                raise HookError(f"hook {hook.name!r} (function {hook.function}) returned "
-                                f"{result!r}; expected {{'ok': true}} or {{'ok': false, "
-                                f"'feedback': '...'}}")
+                raise HookError(
+                    f"hook {hook.name!r} (function {hook.function}) returned "
+                    f"{result!r}; expected {{'ok': true}} or {{'ok': false, "
+                    f"'feedback': '...'}}"
+                )
             if result["ok"]:
                 verdicts.append(HookVerdict(hook.name, event, True))
                 continue
             feedback = result.get("feedback")
             if not isinstance(feedback, str) or not feedback.strip():
-                raise HookError(f"hook {hook.name!r} (function {hook.function}) failed without "
-                                f"feedback; a failing hook must say what to fix")
+                raise HookError(
+                    f"hook {hook.name!r} (function {hook.function}) failed without "
+                    f"feedback; a failing hook must say what to fix"
+                )
             style, wording = split_format(hook_format(hook.config))
-            verdicts.append(HookVerdict(hook.name, event, False, feedback,
-                                        format_feedback(hook.name, feedback, style, wording)))
+            verdicts.append(
+                HookVerdict(
+                    hook.name,
+                    event,
+                    False,
+                    feedback,
+                    format_feedback(hook.name, feedback, style, wording),
+                )
+            )
         return tuple(verdicts)

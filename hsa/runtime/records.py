@@ -20,13 +20,13 @@ from typing import Any
 class RequestRecord:
     """One chat-completion request as the endpoint answered it (after any retries)."""
 
-    index: int                        # 0-based, per conversation
-    latency_s: float                  # end to end, of the attempt that answered
-    ttft_s: float | None = None       # streaming only
+    index: int  # 0-based, per conversation
+    latency_s: float  # end to end, of the attempt that answered
+    ttft_s: float | None = None  # streaming only
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    attempts: int = 1                 # 1 + retries
-    waited_s: float = 0.0             # backoff between attempts
+    attempts: int = 1  # 1 + retries
+    waited_s: float = 0.0  # backoff between attempts
     finish_reason: str | None = None
 
     @property
@@ -84,8 +84,11 @@ class UserTurn:
     hooks: tuple[HookVerdict, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"turn": self.turn, "message": self.message,
-                "hooks": [h.to_dict() for h in self.hooks]}
+        return {
+            "turn": self.turn,
+            "message": self.message,
+            "hooks": [h.to_dict() for h in self.hooks],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,16 +115,22 @@ class Step:
         return self.accepted and not self.message.get("tool_calls")
 
     def to_dict(self) -> dict:
-        return {"index": self.index, "turn": self.turn, "position": self.position, "at": self.at,
-                "request": self.request, "message": self.message,
-                "hooks": [h.to_dict() for h in self.hooks]}
+        return {
+            "index": self.index,
+            "turn": self.turn,
+            "position": self.position,
+            "at": self.at,
+            "request": self.request,
+            "message": self.message,
+            "hooks": [h.to_dict() for h in self.hooks],
+        }
 
 
 # How a conversation ended.
-DONE = "done"                  # every user turn got a final reply
-STOPPED = "stopped"            # the caller stopped it (a rollout that has judged enough)
-STEP_LIMIT = "step_limit"      # the model used every step it was allowed
-HOOK_ERROR = "hook_error"      # a hook raised or returned something that is not a verdict
+DONE = "done"  # every user turn got a final reply
+STOPPED = "stopped"  # the caller stopped it (a rollout that has judged enough)
+STEP_LIMIT = "step_limit"  # the model used every step it was allowed
+HOOK_ERROR = "hook_error"  # a hook raised or returned something that is not a verdict
 ENDPOINT_ERROR = "endpoint_error"
 
 
@@ -140,11 +149,16 @@ class Trajectory:
     reason: str = ""
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "status": self.status, "reason": self.reason,
-                "messages": self.messages, "turns": [t.to_dict() for t in self.turns],
-                "steps": [s.to_dict() for s in self.steps],
-                "tools": [t.to_dict() for t in self.tools],
-                "requests": [r.to_dict() for r in self.requests]}
+        return {
+            "id": self.id,
+            "status": self.status,
+            "reason": self.reason,
+            "messages": self.messages,
+            "turns": [t.to_dict() for t in self.turns],
+            "steps": [s.to_dict() for s in self.steps],
+            "tools": [t.to_dict() for t in self.tools],
+            "requests": [r.to_dict() for r in self.requests],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +184,11 @@ def percentile(values: list[float], q: float) -> float | None:
 def _distribution(values: list[float]) -> dict[str, Any]:
     if not values:
         return {"n": 0}
-    return {"n": len(values), "mean": sum(values) / len(values),
-            **{f"p{q}": percentile(values, q) for q in (50, 95, 99)}}
+    return {
+        "n": len(values),
+        "mean": sum(values) / len(values),
+        **{f"p{q}": percentile(values, q) for q in (50, 95, 99)},
+    }
 
 
 def summarize_requests(requests: list[RequestRecord], wall_s: float | None = None) -> dict:

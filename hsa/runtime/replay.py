@@ -39,8 +39,9 @@ class ReplayTools:
         self.used: dict[bytes, int] = {}
 
     @classmethod
-    def from_episodes(cls, episodes: Iterable[Episode], harness: Harness | None = None
-                      ) -> ReplayTools:
+    def from_episodes(
+        cls, episodes: Iterable[Episode], harness: Harness | None = None
+    ) -> ReplayTools:
         """Every result recorded in ``episodes`` (the harness of the first one unless given)."""
         episodes = list(episodes)
         if harness is None:
@@ -54,13 +55,18 @@ class ReplayTools:
         if tool is None:
             return arguments
         properties = tool.properties
-        return {k: v for k, v in arguments.items()
-                if not (isinstance(properties.get(k), dict) and "default" in properties[k]
-                        and properties[k]["default"] == v
-                        and type(properties[k]["default"]) is type(v))}
+        return {
+            k: v
+            for k, v in arguments.items()
+            if not (
+                isinstance(properties.get(k), dict)
+                and "default" in properties[k]
+                and properties[k]["default"] == v
+                and type(properties[k]["default"]) is type(v)
+            )
+        }
 
-    async def __call__(self, name: str, arguments: dict, context: CallContext
-                       ) -> ToolResult | None:
+    async def __call__(self, name: str, arguments: dict, context: CallContext) -> ToolResult | None:
         for key in (_key(name, arguments), _key(name, self._without_defaults(name, arguments))):
             results = self.results.get(key)
             if results:
@@ -69,9 +75,11 @@ class ReplayTools:
                 return ToolResult(results[min(n, len(results) - 1)], "replay")
         if self.harness.tool(name) is None:
             return None  # not a tool of this harness: the belt reports it as unavailable
-        return error_result("no_recorded_result",
-                            f"the environment has no result for this call of {name} (a replay "
-                            f"answers only calls that were recorded, by name and arguments)")
+        return error_result(
+            "no_recorded_result",
+            f"the environment has no result for this call of {name} (a replay "
+            f"answers only calls that were recorded, by name and arguments)",
+        )
 
 
 def recorded_results(messages: Iterable[dict], harness: Harness) -> list[tuple[str, dict, str]]:

@@ -40,10 +40,10 @@ from hsa.errors import HsaError
 ENGINES = ("vllm", "transformers")
 ENGINE_LIMITS = {
     "vllm": "needs a GPU and vllm installed (pip install 'hsa[vllm]'); tool calls are parsed by "
-            "--tool-call-parser, so the parser must match the model family",
+    "--tool-call-parser, so the parser must match the model family",
     "transformers": "CPU; ignores n, tool_choice, logprobs and response_format; answers only to "
-                    "the exact model string it was started with; no LoRA adapters; one request "
-                    "at a time unless --continuous-batching is passed through",
+    "the exact model string it was started with; no LoRA adapters; one request "
+    "at a time unless --continuous-batching is passed through",
 }
 # vLLM tool-call parsers by model family: (substring of the model name or model_type, parser),
 # first match wins. Qwen2.5 and Qwen3 write Hermes-style <tool_call> JSON; Qwen3-Coder writes XML.
@@ -60,8 +60,10 @@ TOOL_CALL_PARSERS: tuple[tuple[str, str], ...] = (
 VLLM_DEFAULT_MAX_LORA_RANK = 16
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 ENGINE_MODULES = {"vllm": ("vllm",), "transformers": ("transformers", "fastapi", "uvicorn")}
-ENGINE_INSTALL = {"vllm": "vllm is not installed: it needs a GPU, pip install 'hsa[vllm]' there",
-                  "transformers": "pip install 'hsa[train]' (transformers[serving])"}
+ENGINE_INSTALL = {
+    "vllm": "vllm is not installed: it needs a GPU, pip install 'hsa[vllm]' there",
+    "transformers": "pip install 'hsa[train]' (transformers[serving])",
+}
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,10 @@ class ServeSpec:
     host: str = "127.0.0.1"
     port: int = 8000
     tool_call_parser: str | None = None  # vllm; None: from the model family
-    chat_template: str | None = None     # vllm: a Jinja file for models without a usable one
+    chat_template: str | None = None  # vllm: a Jinja file for models without a usable one
     lora: tuple[tuple[str, str], ...] = ()  # vllm: (name, adapter path)
     served_model_name: str | None = None  # vllm
-    extra: tuple[str, ...] = ()           # passed to the engine as they are
+    extra: tuple[str, ...] = ()  # passed to the engine as they are
 
     @property
     def base_url(self) -> str:
@@ -112,9 +114,11 @@ def tool_call_parser(model: str) -> str:
     for needle, parser in TOOL_CALL_PARSERS:
         if needle in text:
             return parser
-    raise HsaError(f"cannot tell the tool-call format of {model!r}; pass --tool-call-parser "
-                   f"(e.g. hermes for Qwen2.5/Qwen3, qwen3_coder for Qwen3-Coder, llama3_json, "
-                   f"mistral; `vllm serve --help` lists them)")
+    raise HsaError(
+        f"cannot tell the tool-call format of {model!r}; pass --tool-call-parser "
+        f"(e.g. hermes for Qwen2.5/Qwen3, qwen3_coder for Qwen3-Coder, llama3_json, "
+        f"mistral; `vllm serve --help` lists them)"
+    )
 
 
 def _lora_rank(path: str) -> int | None:
@@ -139,23 +143,47 @@ def command(spec: ServeSpec, *, display: bool = False) -> list[str]:
     if spec.engine not in ENGINES:
         raise HsaError(f"unknown engine {spec.engine!r}; choose one of {', '.join(ENGINES)}")
     if spec.engine == "transformers":
-        for what, value in (("LoRA adapters", spec.lora), ("--tool-call-parser",
-                                                           spec.tool_call_parser),
-                            ("--chat-template", spec.chat_template),
-                            ("--served-model-name", spec.served_model_name)):
+        for what, value in (
+            ("LoRA adapters", spec.lora),
+            ("--tool-call-parser", spec.tool_call_parser),
+            ("--chat-template", spec.chat_template),
+            ("--served-model-name", spec.served_model_name),
+        ):
             if value:
-                raise HsaError(f"{what}: transformers serve has no such option (it parses tool "
-                               f"calls with the tokenizer's response template and serves the "
-                               f"model under the name given); use --engine vllm, or merge the "
-                               f"adapter into the model first")
-        head = ["transformers"] if display else _executable("transformers",
-                                                            "transformers.cli.transformers")
-        return [*head, "serve", spec.model, "--host", spec.host, "--port", str(spec.port),
-                *spec.extra]
+                raise HsaError(
+                    f"{what}: transformers serve has no such option (it parses tool "
+                    f"calls with the tokenizer's response template and serves the "
+                    f"model under the name given); use --engine vllm, or merge the "
+                    f"adapter into the model first"
+                )
+        head = (
+            ["transformers"]
+            if display
+            else _executable("transformers", "transformers.cli.transformers")
+        )
+        return [
+            *head,
+            "serve",
+            spec.model,
+            "--host",
+            spec.host,
+            "--port",
+            str(spec.port),
+            *spec.extra,
+        ]
     head = ["vllm"] if display else _executable("vllm", "vllm.entrypoints.cli.main")
-    argv = [*head, "serve", spec.model, "--host", spec.host, "--port", str(spec.port),
-            "--enable-auto-tool-choice",
-            "--tool-call-parser", spec.tool_call_parser or tool_call_parser(spec.model)]
+    argv = [
+        *head,
+        "serve",
+        spec.model,
+        "--host",
+        spec.host,
+        "--port",
+        str(spec.port),
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        spec.tool_call_parser or tool_call_parser(spec.model),
+    ]
     if spec.served_model_name:
         argv += ["--served-model-name", spec.served_model_name]
     if spec.chat_template:
@@ -163,8 +191,7 @@ def command(spec: ServeSpec, *, display: bool = False) -> list[str]:
             raise HsaError("chat template file does not exist", file=spec.chat_template)
         argv += ["--chat-template", spec.chat_template]
     if spec.lora:
-        argv += ["--enable-lora", "--lora-modules",
-                 *(f"{name}={path}" for name, path in spec.lora)]
+        argv += ["--enable-lora", "--lora-modules", *(f"{name}={path}" for name, path in spec.lora)]
         ranks = [r for r in (_lora_rank(path) for _, path in spec.lora) if r is not None]
         if ranks and max(ranks) > VLLM_DEFAULT_MAX_LORA_RANK:
             argv += ["--max-lora-rank", str(max(ranks))]
@@ -189,6 +216,7 @@ def display(argv: list[str]) -> str:
 def _stop_with_parent(parent: int):
     """A pre-exec hook: on Linux the kernel sends the server SIGTERM when ``parent`` dies
     (prctl PR_SET_PDEATHSIG), so a killed ``hsa serve`` leaves no server behind."""
+
     def arm() -> None:
         if not sys.platform.startswith("linux"):
             return
@@ -198,12 +226,13 @@ def _stop_with_parent(parent: int):
             return
         if os.getppid() != parent:  # it died before we asked
             os._exit(1)
+
     return arm
 
 
 def healthy(base_url: str, timeout_s: float = 2.0) -> bool:
     """Does ``GET /health`` (beside the ``/v1`` base URL) answer 200?"""
-    root = base_url[:-len("/v1")] if base_url.endswith("/v1") else base_url
+    root = base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
     try:
         with urllib.request.urlopen(f"{root}/health", timeout=timeout_s) as response:
             return response.status == 200
@@ -222,19 +251,28 @@ class ServerProcess:
 
     def start(self) -> ServerProcess:
         argv = command(self.spec)
-        missing = [m for m in ENGINE_MODULES[self.spec.engine] if importlib.util.find_spec(m) is None]
+        missing = [
+            m for m in ENGINE_MODULES[self.spec.engine] if importlib.util.find_spec(m) is None
+        ]
         if missing and not (self.spec.engine == "vllm" and shutil.which("vllm")):
-            raise HsaError(f"{self.spec.engine} serving is not installed in this environment "
-                           f"(missing: {', '.join(missing)}); {ENGINE_INSTALL[self.spec.engine]}; "
-                           f"--dry-run prints the command")
+            raise HsaError(
+                f"{self.spec.engine} serving is not installed in this environment "
+                f"(missing: {', '.join(missing)}); {ENGINE_INSTALL[self.spec.engine]}; "
+                f"--dry-run prints the command"
+            )
         env = {**os.environ, "HF_HUB_DISABLE_UPDATE_CHECK": "1"}
         output = open(self.log, "ab") if self.log is not None else None  # noqa: SIM115
         try:
             # Its own session: Ctrl-C reaches this process, which then stops the server in order;
             # and it is told to stop if this process dies without doing so (even by SIGKILL).
-            self.process = subprocess.Popen(argv, env=env, stdout=output, stderr=output,
-                                            start_new_session=True,
-                                            preexec_fn=_stop_with_parent(os.getpid()))
+            self.process = subprocess.Popen(
+                argv,
+                env=env,
+                stdout=output,
+                stderr=output,
+                start_new_session=True,
+                preexec_fn=_stop_with_parent(os.getpid()),
+            )
         finally:
             if output is not None:
                 output.close()
@@ -247,18 +285,22 @@ class ServerProcess:
             code = self.process.poll()
             if code is not None:
                 where = f" (its output: {self.log})" if self.log is not None else ""
-                raise HsaError(f"the {self.spec.engine} server exited with status {code} before "
-                               f"it was healthy{where}")
+                raise HsaError(
+                    f"the {self.spec.engine} server exited with status {code} before "
+                    f"it was healthy{where}"
+                )
             if healthy(self.spec.base_url):
                 return
             time.sleep(0.25)
         self.stop()
-        raise HsaError(f"the {self.spec.engine} server was not healthy after {timeout_s:g} s; "
-                       f"stopped it")
+        raise HsaError(
+            f"the {self.spec.engine} server was not healthy after {timeout_s:g} s; stopped it"
+        )
 
     def run_until_stopped(self) -> int | None:
         """Wait for the server; Ctrl-C (SIGINT) or SIGTERM stop it in order. Returns its exit
         status when it ended by itself, None when it was stopped."""
+
         def stop_now(signum, frame):
             raise KeyboardInterrupt
 

@@ -48,8 +48,9 @@ class CallContext:
 
 
 class ToolExecutor(Protocol):
-    def __call__(self, name: str, arguments: dict, context: CallContext
-                 ) -> Awaitable[ToolResult | None]: ...
+    def __call__(
+        self, name: str, arguments: dict, context: CallContext
+    ) -> Awaitable[ToolResult | None]: ...
 
 
 def error_result(kind: str, message: str, source: str = "error") -> ToolResult:
@@ -75,8 +76,10 @@ class ToolBelt:
             result = await executor(name, arguments, context)
             if result is not None:
                 return result
-        return error_result("unavailable", f"tool {name!r} cannot run here: it has no "
-                                           f"implementation and no recorded result")
+        return error_result(
+            "unavailable",
+            f"tool {name!r} cannot run here: it has no implementation and no recorded result",
+        )
 
 
 class CodeTools:
@@ -89,8 +92,13 @@ class CodeTools:
     becomes an error result the model sees. Under a harness variant, tool and parameter names are
     mapped back through the variant's mapping to the names the code knows."""
 
-    def __init__(self, functions: dict[str, Callable[..., Any]], *, mapping: Mapping = EMPTY,
-                 timeout_s: float = 30.0):
+    def __init__(
+        self,
+        functions: dict[str, Callable[..., Any]],
+        *,
+        mapping: Mapping = EMPTY,
+        timeout_s: float = 30.0,
+    ):
         self.functions = functions
         self.back = mapping.inverse()
         self.timeout_s = timeout_s
@@ -102,14 +110,19 @@ class CodeTools:
         if not path.is_file():
             raise HsaError("tool code file does not exist", file=str(path))
         module = import_module(read_text(path), file=str(path), trust=trust)
-        functions = {name: fn for name, fn in vars(module).items()
-                     if inspect.isfunction(fn) and not name.startswith("_")
-                     and fn.__module__ == module.__name__}
+        functions = {
+            name: fn
+            for name, fn in vars(module).items()
+            if inspect.isfunction(fn)
+            and not name.startswith("_")
+            and fn.__module__ == module.__name__
+        }
         table = getattr(module, "TOOLS", None)
         if table is not None:
             if not isinstance(table, dict) or not all(callable(f) for f in table.values()):
-                raise HsaError("TOOLS must map tool names to functions", file=str(path),
-                               field="TOOLS")
+                raise HsaError(
+                    "TOOLS must map tool names to functions", file=str(path), field="TOOLS"
+                )
             functions.update(table)
         return cls(functions, timeout_s=timeout_s)
 
@@ -117,8 +130,7 @@ class CodeTools:
         """The same implementations, called under a variant's names."""
         return CodeTools(self.functions, mapping=mapping, timeout_s=self.timeout_s)
 
-    async def __call__(self, name: str, arguments: dict, context: CallContext
-                       ) -> ToolResult | None:
+    async def __call__(self, name: str, arguments: dict, context: CallContext) -> ToolResult | None:
         function = self.functions.get(self.back.tool(name))
         if function is None:
             return None
@@ -127,13 +139,14 @@ class CodeTools:
             value = await asyncio.wait_for(asyncio.to_thread(function, **kwargs), self.timeout_s)
         except TimeoutError:
             # The thread cannot be stopped; its late answer is dropped.
-            return error_result("timeout", f"{name} did not answer within {self.timeout_s:g} s",
-                                "code")
+            return error_result(
+                "timeout", f"{name} did not answer within {self.timeout_s:g} s", "code"
+            )
         except Exception as exc:  # the tool's own error is a result the model must handle
             return error_result("exception", f"{name} failed: {type(exc).__name__}: {exc}", "code")
         try:
             return ToolResult(result_text(value), "code")
         except TypeError as exc:
-            return error_result("exception", f"{name} returned a value that is not JSON: {exc}",
-                                "code")
-
+            return error_result(
+                "exception", f"{name} returned a value that is not JSON: {exc}", "code"
+            )

@@ -11,13 +11,16 @@ WIDTH = 160
 
 def _short(text: str, width: int = WIDTH) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _hooks(verdicts: tuple[HookVerdict, ...]) -> list[str]:
-    return [f"  hook {v.hook} ({v.event}): ok" if v.ok else
-            f"  hook {v.hook} ({v.event}): FAILED -> the model is shown: {_short(v.message)}"
-            for v in verdicts]
+    return [
+        f"  hook {v.hook} ({v.event}): ok"
+        if v.ok
+        else f"  hook {v.hook} ({v.event}): FAILED -> the model is shown: {_short(v.message)}"
+        for v in verdicts
+    ]
 
 
 def _timing(request: RequestRecord) -> str:
@@ -54,8 +57,9 @@ class Transcript:
 def _step(record: Step) -> list[str]:
     calls = record.message.get("tool_calls") or []
     if calls:
-        shown = ", ".join(f"{c['function']['name']}({_short(c['function']['arguments'], 80)})"
-                          for c in calls)
+        shown = ", ".join(
+            f"{c['function']['name']}({_short(c['function']['arguments'], 80)})" for c in calls
+        )
         head = f"assistant -> {shown}"
     else:
         head = f"assistant: {_short(record.message.get('content') or '')}"
@@ -72,11 +76,15 @@ def _other(record) -> list[str]:
         if record.source == "hook":
             return [f"  {record.name}: not run, blocked by hook {record.hook}"]
         if record.source == "skill" and not record.error:
-            return [f"  skill loaded via {record.name}: {_short(record.content, 100)} "
-                    f"({len(record.content)} chars)"]
+            return [
+                f"  skill loaded via {record.name}: {_short(record.content, 100)} "
+                f"({len(record.content)} chars)"
+            ]
         mark = " ERROR" if record.error else ""
-        return [f"  {record.name} <- {record.source}{mark} ({record.seconds * 1000:.0f} ms): "
-                f"{_short(record.content, 120)}"]
+        return [
+            f"  {record.name} <- {record.source}{mark} ({record.seconds * 1000:.0f} ms): "
+            f"{_short(record.content, 120)}"
+        ]
     if isinstance(record, End):
         return [f"-- {record.status}" + (f": {record.reason}" if record.reason else "")]
     return []

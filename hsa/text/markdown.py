@@ -102,8 +102,9 @@ def parse(text: str) -> tuple[list[Block], list[str]]:
         elif ATX.match(line):
             atx = ATX.match(line)
             j = i + 1
-            block = Block("heading", gap, [line], level=len(atx.group(1)), text=atx.group(2),
-                          style="atx")
+            block = Block(
+                "heading", gap, [line], level=len(atx.group(1)), text=atx.group(2), style="atx"
+            )
         elif _RULE.match(line):
             j = i + 1
             block = Block("rule", gap, [line])
@@ -130,11 +131,22 @@ def _parse_paragraph(lines: list[str], i: int, gap: list[str]) -> tuple[Block, i
         if _SETEXT.match(line):
             if j == i + 1:
                 level = 1 if line.strip()[0] == "=" else 2
-                return Block("heading", gap, lines[i:j + 1], level=level,
-                             text=lines[i].strip(), style="setext"), j + 1
-            return Block("opaque", gap, lines[i:j + 1]), j + 1  # a multi-line setext heading
-        if (is_blank(line) or FENCE.match(line) or ATX.match(line) or _RULE.match(line)
-                or ITEM.match(line)):
+                return Block(
+                    "heading",
+                    gap,
+                    lines[i : j + 1],
+                    level=level,
+                    text=lines[i].strip(),
+                    style="setext",
+                ), j + 1
+            return Block("opaque", gap, lines[i : j + 1]), j + 1  # a multi-line setext heading
+        if (
+            is_blank(line)
+            or FENCE.match(line)
+            or ATX.match(line)
+            or _RULE.match(line)
+            or ITEM.match(line)
+        ):
             break
         j += 1
     first = lines[i].lstrip(" ")
@@ -164,7 +176,7 @@ def _parse_list(lines: list[str], i: int, first: re.Match, gap: list[str]) -> tu
                 j = k + 1
                 continue
             if indent_of(following.expandtabs(4)) >= offset:
-                items[-1].lines.extend(lines[j:k + 1])
+                items[-1].lines.extend(lines[j : k + 1])
                 j = k + 1
                 continue
             break
@@ -176,8 +188,7 @@ def _parse_list(lines: list[str], i: int, first: re.Match, gap: list[str]) -> tu
             offset = item_offset(match)
             j += 1
             continue
-        if indent_of(line) < offset and (FENCE.match(line) or ATX.match(line)
-                                         or _RULE.match(line)):
+        if indent_of(line) < offset and (FENCE.match(line) or ATX.match(line) or _RULE.match(line)):
             break
         items[-1].lines.append(line)
         j += 1
@@ -209,11 +220,14 @@ def block_text(block: Block) -> str:
 def item_text(item: Item) -> str:
     """An item's text on one line, without its marker."""
     match = ITEM.match(item.lines[0])
-    return " ".join([item.lines[0][match.end():] if match else item.lines[0]]
-                    + [line.strip() for line in item.lines[1:]])
+    return " ".join(
+        [item.lines[0][match.end() :] if match else item.lines[0]]
+        + [line.strip() for line in item.lines[1:]]
+    )
 
 
 # ---- restyling -------------------------------------------------------------------------------
+
 
 def heading_lines(block: Block, style: str, title: bool) -> list[str] | None:
     """The heading ``block`` written in ``style`` (atx, atx_closed, setext or bold), or None when
@@ -247,7 +261,7 @@ def set_list_markers(block: Block, bullet: str, pad: int, delimiter: str) -> Non
     for item in block.items:
         match = ITEM.match(item.lines[0])
         indent, marker, space = match.groups()
-        rest = item.lines[0][match.end():]
+        rest = item.lines[0][match.end() :]
         if block.ordered:
             new_marker, new_space = marker[:-1] + delimiter, space
         else:
@@ -256,7 +270,7 @@ def set_list_markers(block: Block, bullet: str, pad: int, delimiter: str) -> Non
         lines = [indent + new_marker + new_space + rest]
         for line in item.lines[1:]:
             if not is_blank(line) and indent_of(line) >= old:
-                line = " " * (new - old) + line if new > old else line[old - new:]
+                line = " " * (new - old) + line if new > old else line[old - new :]
             lines.append(line)
         item.lines = lines
 
@@ -280,8 +294,12 @@ def _wrap(head: str, text: str, prefix: str, width: int) -> list[str]:
     words = text.split(" ")
     lines, current = [], head + words[0]
     for word in words[1:]:
-        if (len(current) + 1 + len(word) > width and word and current.strip()
-                and not _BLOCK_START.match(word)):
+        if (
+            len(current) + 1 + len(word) > width
+            and word
+            and current.strip()
+            and not _BLOCK_START.match(word)
+        ):
             lines.append(current)
             current = prefix + word
         else:
@@ -297,15 +315,20 @@ def rewrap(lines: list[str], prefix: str, width: int) -> list[str] | None:
         return None
     for line in lines[1:]:
         stripped = line.strip(" \t")
-        if (ITEM.match(stripped) or FENCE.match(stripped) or ATX.match(stripped)
-                or _BLOCK_START.match(stripped.split(" ")[0]) or indent_of(line) >= len(prefix) + 4
-                or "\t" in line):
+        if (
+            ITEM.match(stripped)
+            or FENCE.match(stripped)
+            or ATX.match(stripped)
+            or _BLOCK_START.match(stripped.split(" ")[0])
+            or indent_of(line) >= len(prefix) + 4
+            or "\t" in line
+        ):
             return None
     joined = _join(lines)
     if width == 0:
         return [joined]
-    head = joined[:len(joined) - len(joined.lstrip(" "))]
+    head = joined[: len(joined) - len(joined.lstrip(" "))]
     marker = ITEM.match(joined)
     if marker:
-        head = joined[:marker.end()]
-    return _wrap(head, joined[len(head):], prefix, width)
+        head = joined[: marker.end()]
+    return _wrap(head, joined[len(head) :], prefix, width)

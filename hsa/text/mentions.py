@@ -90,9 +90,15 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     as plain words they are ordinary prose."""
     identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
     words = {k: v for k, v in renames.items() if not identifier_like(k)}
-    keyword = (re.compile(r"(?<![A-Za-z0-9_.\-])(" + "|".join(
-        re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")(?=\s*=)")
-               if words else None)
+    keyword = (
+        re.compile(
+            r"(?<![A-Za-z0-9_.\-])("
+            + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+            + r")(?=\s*=)"
+        )
+        if words
+        else None
+    )
 
     def in_code(span: re.Match) -> str:
         if keyword is None:

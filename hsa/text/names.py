@@ -37,13 +37,37 @@ _CONVENTION_RE = {
 # Words that say nothing about what a name means.
 _ARTICLES = frozenset({"a", "an", "the", "of"})
 _IRREGULAR_PLURALS = {
-    "people": "person", "children": "child", "men": "man", "women": "woman", "feet": "foot",
-    "teeth": "tooth", "mice": "mouse", "geese": "goose", "indices": "index",
-    "vertices": "vertex", "matrices": "matrix", "analyses": "analysis", "criteria": "criterion",
-    "phenomena": "phenomenon", "statuses": "status", "aliases": "alias", "buses": "bus",
-    "addresses": "address", "series": "series", "species": "species", "news": "news",
-    "data": "data", "media": "media", "wolves": "wolf", "knives": "knife", "lives": "life",
-    "leaves": "leaf", "shelves": "shelf", "halves": "half", "quizzes": "quiz", "ids": "id",
+    "people": "person",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "feet": "foot",
+    "teeth": "tooth",
+    "mice": "mouse",
+    "geese": "goose",
+    "indices": "index",
+    "vertices": "vertex",
+    "matrices": "matrix",
+    "analyses": "analysis",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "statuses": "status",
+    "aliases": "alias",
+    "buses": "bus",
+    "addresses": "address",
+    "series": "series",
+    "species": "species",
+    "news": "news",
+    "data": "data",
+    "media": "media",
+    "wolves": "wolf",
+    "knives": "knife",
+    "lives": "life",
+    "leaves": "leaf",
+    "shelves": "shelf",
+    "halves": "half",
+    "quizzes": "quiz",
+    "ids": "id",
 }
 _KEEP_S = ("ss", "us", "is", "ous", "ics")
 
@@ -72,10 +96,12 @@ def _words(name: str) -> tuple[str, ...]:
             if current:
                 prev = current[-1]
                 nxt = part[i + 1] if i + 1 < len(part) else ""
-                boundary = ((prev.islower() and ch.isupper())
-                            or (prev.isdigit() != ch.isdigit())
-                            or (prev.isascii() != ch.isascii())
-                            or (prev.isupper() and ch.isupper() and nxt.islower()))
+                boundary = (
+                    (prev.islower() and ch.isupper())
+                    or (prev.isdigit() != ch.isdigit())
+                    or (prev.isascii() != ch.isascii())
+                    or (prev.isupper() and ch.isupper() and nxt.islower())
+                )
                 if boundary:
                     words.append(current)
                     current = ""
@@ -106,8 +132,9 @@ def write_name(words: list[str], convention: str) -> str:
 
 def write_segments(name: str, convention: str) -> str:
     """``name`` in ``convention``, segment by segment: dots (namespaces) stay."""
-    return ".".join(write_name(name_words(segment) or [segment], convention)
-                    for segment in name.split("."))
+    return ".".join(
+        write_name(name_words(segment) or [segment], convention) for segment in name.split(".")
+    )
 
 
 @lru_cache(maxsize=65536)
@@ -117,8 +144,11 @@ def conventions_of(name: str) -> frozenset[str]:
     if not re.search(r"[A-Za-z]", name):
         return frozenset(CONVENTIONS)
     segments = [s for s in name.split(".") if s]
-    return frozenset(c for c, pattern in _CONVENTION_RE.items()
-                     if segments and all(pattern.fullmatch(s) for s in segments))
+    return frozenset(
+        c
+        for c, pattern in _CONVENTION_RE.items()
+        if segments and all(pattern.fullmatch(s) for s in segments)
+    )
 
 
 def shared_conventions(names) -> frozenset[str]:
@@ -138,6 +168,7 @@ def convention_of(names, preferred: tuple[str, ...] = CONVENTIONS) -> str | None
 
 # ---- meaning ---------------------------------------------------------------------------------
 
+
 @lru_cache(maxsize=1)
 def abbreviation_groups() -> tuple[dict[str, tuple[str, ...]], ...]:
     """The abbreviation table (``hsa/text/abbreviations.yaml``): groups with a ``train`` and a
@@ -149,8 +180,9 @@ def abbreviation_groups() -> tuple[dict[str, tuple[str, ...]], ...]:
     for i, group in enumerate(raw):
         parts = {split: tuple(group.get(split) or ()) for split in ("train", "heldout")}
         if not parts["train"] or set(parts["train"]) & set(parts["heldout"]):
-            raise HsaError(f"group {i}: needs a train part, and parts that share no member",
-                           file=str(path))
+            raise HsaError(
+                f"group {i}: needs a train part, and parts that share no member", file=str(path)
+            )
         for member in parts["train"] + parts["heldout"]:
             if member in seen:
                 raise HsaError(f"{member!r} is in groups {seen[member]} and {i}", file=str(path))
@@ -161,8 +193,11 @@ def abbreviation_groups() -> tuple[dict[str, tuple[str, ...]], ...]:
 
 @lru_cache(maxsize=1)
 def _full_words() -> dict[str, str]:
-    return {member: group["train"][0] for group in abbreviation_groups()
-            for member in group["train"] + group["heldout"]}
+    return {
+        member: group["train"][0]
+        for group in abbreviation_groups()
+        for member in group["train"] + group["heldout"]
+    }
 
 
 def singular(word: str) -> str:

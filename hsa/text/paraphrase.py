@@ -49,35 +49,72 @@ _CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 # Quote pairs never span a blank line, so one stray quote cannot swallow a whole document. A
 # single quote opens and closes only away from letters, so apostrophes (don't, users') are none.
 _NO_BLANK_LINE = r"(?!\n[ \t]*\n)"
-_QUOTES = (re.compile(rf'"((?:{_NO_BLANK_LINE}[^"])*)"'),
-           re.compile(rf"(?<![A-Za-z])'((?:{_NO_BLANK_LINE}[^']){{0,80}})'(?![A-Za-z])"),
-           re.compile(rf"“((?:{_NO_BLANK_LINE}[^”])*)”"),
-           re.compile(rf"‘((?:{_NO_BLANK_LINE}[^’])*)’"),
-           re.compile(r"「([^」]*)」"), re.compile(r"『([^』]*)』"), re.compile(r"《([^》]*)》"))
+_QUOTES = (
+    re.compile(rf'"((?:{_NO_BLANK_LINE}[^"])*)"'),
+    re.compile(rf"(?<![A-Za-z])'((?:{_NO_BLANK_LINE}[^']){{0,80}})'(?![A-Za-z])"),
+    re.compile(rf"“((?:{_NO_BLANK_LINE}[^”])*)”"),
+    re.compile(rf"‘((?:{_NO_BLANK_LINE}[^’])*)’"),
+    re.compile(r"「([^」]*)」"),
+    re.compile(r"『([^』]*)』"),
+    re.compile(r"《([^》]*)》"),
+)
 _NUMBER = re.compile(r"(?<![0-9.])[0-9]+(?:\.[0-9]+)?")
 # Identifier-looking tokens that are not harness names: snake_case, SCREAMING_CASE, camelCase,
 # and dotted names with a segment of two characters or more (``math.factorial``; ``e.g`` and
 # ``U.S`` are prose).
-_TOKEN = re.compile(r"(?<![A-Za-z0-9_\-.])"
-                    r"(?:(?=[A-Za-z0-9_.]*[A-Za-z0-9_]{2})[A-Za-z_][A-Za-z0-9_]*"
-                    r"(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
-                    r"|[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)"
-                    r"(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])")
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_\-.])"
+    r"(?:(?=[A-Za-z0-9_.]*[A-Za-z0-9_]{2})[A-Za-z_][A-Za-z0-9_]*"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+    r"|[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)"
+    r"(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"
+)
 
 # The negations a rewording keeps, one list for every text. English: these words, and every
 # "n't" contraction (don't, wouldn't...), which counts as "not" like "cannot" does.
-NEGATIONS_EN = ("not", "cannot", "never", "no", "none", "nothing", "nobody", "nowhere",
-                "neither", "nor", "without", "unless")
+NEGATIONS_EN = (
+    "not",
+    "cannot",
+    "never",
+    "no",
+    "none",
+    "nothing",
+    "nobody",
+    "nowhere",
+    "neither",
+    "nor",
+    "without",
+    "unless",
+)
 # Chinese: the characters and words that negate ...
 NEGATIONS_ZH = ("禁止", "严禁", "切勿", "不", "没", "无", "未", "勿", "别", "非", "否", "莫")
 # ... except inside these compounds, where the character does not ("不过" but, "区别" difference,
 # "非常" very, "是否" whether...).
-NOT_NEGATIONS_ZH = ("不过", "不仅", "不但", "不断", "区别", "特别", "分别", "类别", "级别",
-                    "性别", "识别", "告别", "个别", "差别", "别人", "别的", "无论", "非常",
-                    "是否", "莫名")
+NOT_NEGATIONS_ZH = (
+    "不过",
+    "不仅",
+    "不但",
+    "不断",
+    "区别",
+    "特别",
+    "分别",
+    "类别",
+    "级别",
+    "性别",
+    "识别",
+    "告别",
+    "个别",
+    "差别",
+    "别人",
+    "别的",
+    "无论",
+    "非常",
+    "是否",
+    "莫名",
+)
 _ENGLISH_NEGATION = re.compile(
-    r"(?<![A-Za-z])(" + "|".join(NEGATIONS_EN) + r"|[A-Za-z]+n['’]t)(?![A-Za-z])",
-    re.IGNORECASE)
+    r"(?<![A-Za-z])(" + "|".join(NEGATIONS_EN) + r"|[A-Za-z]+n['’]t)(?![A-Za-z])", re.IGNORECASE
+)
 _CHINESE_NEGATION = re.compile("|".join(NEGATIONS_ZH))
 _CHINESE_NOT_NEGATION = re.compile("|".join(NOT_NEGATIONS_ZH))
 _CJK = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
@@ -127,8 +164,10 @@ def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     return found
 
 
-_URL = re.compile(r"https?://[^\s)>\]]+|\]\([^)\n]*\)|<[^<>\n]+>"
-                  r"|[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_URL = re.compile(
+    r"https?://[^\s)>\]]+|\]\([^)\n]*\)|<[^<>\n]+>"
+    r"|[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
+)
 
 
 def invariant_spans(text: str, names: Iterable[str] = ()) -> list[tuple[int, int]]:
@@ -171,11 +210,12 @@ def lost_invariants(original: str, rewrite: str, names: Iterable[str] = ()) -> l
 INSTRUCTION = (
     "You rewrite the Markdown instructions of an agent skill so they say exactly the same thing "
     "in different words. Keep every rule and every example, with the same meaning and strength. "
-    "Copy unchanged: every number, every quoted string (\"...\", “...”, 「...」), every `code` "
+    'Copy unchanged: every number, every quoted string ("...", “...”, 「...」), every `code` '
     "span, every identifier (tool, parameter and skill names), and every negation (not, never, "
     "no, don't, 不, 不要, 别, 禁止, 勿, 没有). Keep the title as the first line and keep numbered "
     "steps in their order. Keep the language of each sentence (Chinese stays Chinese, English "
-    "stays English). Answer with the rewritten Markdown only, without comments or code fences.")
+    "stays English). Answer with the rewritten Markdown only, without comments or code fences."
+)
 
 
 class ParaphraseUnavailable(Exception):
@@ -253,14 +293,22 @@ def llm_paraphrase(text: str, endpoint: Endpoint, *, style: str = "", sample: in
     try:
         import openai
     except ImportError:
-        raise HsaError("the LLM paraphrase backend needs the openai client: "
-                       "pip install 'hsa[llm]'") from None
-    client = openai.OpenAI(base_url=endpoint.base_url, timeout=endpoint.timeout_s, max_retries=0,
-                           api_key=os.environ.get(endpoint.api_key_env) or "EMPTY")
+        raise HsaError(
+            "the LLM paraphrase backend needs the openai client: pip install 'hsa[llm]'"
+        ) from None
+    client = openai.OpenAI(
+        base_url=endpoint.base_url,
+        timeout=endpoint.timeout_s,
+        max_retries=0,
+        api_key=os.environ.get(endpoint.api_key_env) or "EMPTY",
+    )
     try:
         response = client.chat.completions.create(
-            model=endpoint.model, temperature=endpoint.temperature, seed=sample,
-            messages=[{"role": "system", "content": prompt}, {"role": "user", "content": text}])
+            model=endpoint.model,
+            temperature=endpoint.temperature,
+            seed=sample,
+            messages=[{"role": "system", "content": prompt}, {"role": "user", "content": text}],
+        )
     except openai.APITimeoutError:
         raise ParaphraseUnavailable("timeout") from None
     except openai.APIConnectionError as exc:

@@ -73,8 +73,12 @@ def _restore(text: str, kept: tuple[str, ...]) -> str:
 @lru_cache(maxsize=4096)
 def _en_pattern(members: tuple[str, ...]) -> re.Pattern:
     alternatives = "|".join(re.escape(m) for m in sorted(members, key=lambda m: (-len(m), m)))
-    return re.compile(r"(?:(?<![A-Za-z0-9_\-'])(?P<art>[Aa]n?) )?(?<![A-Za-z0-9_\-'])(?P<phrase>"
-                      + alternatives + r")(?![A-Za-z0-9_\-])", re.IGNORECASE)
+    return re.compile(
+        r"(?:(?<![A-Za-z0-9_\-'])(?P<art>[Aa]n?) )?(?<![A-Za-z0-9_\-'])(?P<phrase>"
+        + alternatives
+        + r")(?![A-Za-z0-9_\-])",
+        re.IGNORECASE,
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -84,7 +88,7 @@ def _zh_pattern(members: tuple[str, ...]) -> re.Pattern:
 
 
 def article(old: str, word: str) -> str:
-    """"a" or "an" before ``word`` (a spelling rule with the common exceptions), capitalised
+    """ "a" or "an" before ``word`` (a spelling rule with the common exceptions), capitalised
     like ``old``."""
     lower = word.lower()
     vowel = lower[:1] in "aeiou" and not lower.startswith(("uni", "use", "usu", "one", "eu"))
@@ -122,9 +126,14 @@ class PhraseTable:
         """Patterns of just the phrases that occur in ``masked`` (a substring test each): one
         alternation of every phrase, scanned over every text, is slow."""
         lowered = masked.lower()
-        en = tuple(sorted(member for word in set(_ASCII_WORD.findall(lowered))
-                          for low, member in self._by_first_word.get(word, ())
-                          if low in lowered))
+        en = tuple(
+            sorted(
+                member
+                for word in set(_ASCII_WORD.findall(lowered))
+                for low, member in self._by_first_word.get(word, ())
+                if low in lowered
+            )
+        )
         zh = tuple(m for m in self._zh if m in masked)
         return (_en_pattern(en) if en else None), (_zh_pattern(zh) if zh else None)
 
@@ -134,8 +143,9 @@ class PhraseTable:
         masked, kept = _protect(text, names)
         return (masked, kept, *self._patterns(masked))
 
-    def paraphrase(self, text: str, split: str, rng: random.Random,
-                   names: Iterable[str] = ()) -> str:
+    def paraphrase(
+        self, text: str, split: str, rng: random.Random, names: Iterable[str] = ()
+    ) -> str:
         """``text`` with every phrase of the table replaced by another of the split's part;
         every invariant (:mod:`hsa.text.paraphrase`) and every one of ``names`` is kept."""
         if not text or _PLACEHOLDER.search(text):

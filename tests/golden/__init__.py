@@ -39,10 +39,12 @@ SEED = 20261201
 VARIANTS = 2
 # One episode per harness, each loading a skill and calling tools; the example's also has a
 # hook retry, which only hook_retry_policy rewrites.
-INPUTS = {"example": (EPISODES_PATH, "lc-hook-retry-001"),
-          "airline": (HARNESSES / "airline" / "episodes.jsonl", "air-change-001"),
-          "coding": (HARNESSES / "coding" / "episodes.jsonl", "code-fix-001"),
-          "finance": (HARNESSES / "finance" / "episodes.jsonl", "fin-transfer-001")}
+INPUTS = {
+    "example": (EPISODES_PATH, "lc-hook-retry-001"),
+    "airline": (HARNESSES / "airline" / "episodes.jsonl", "air-change-001"),
+    "coding": (HARNESSES / "coding" / "episodes.jsonl", "code-fix-001"),
+    "finance": (HARNESSES / "finance" / "episodes.jsonl", "fin-transfer-001"),
+}
 # Transforms whose promise is to change nothing; every other one must change some input.
 NO_OP = frozenset({"identity"})
 _FILE = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)@(?P<version>[^@/\s]+)$")
@@ -67,20 +69,32 @@ def load_inputs() -> dict[str, Episode]:
                 episodes[label] = Episode.from_dict(data, base_dir=path.parent, trust_hooks=True)
                 break
         else:
-            raise LookupError(f"golden input {episode_id!r} is no longer in {path}: choose another "
-                              f"episode in tests/golden/__init__.py (INPUTS), then {UPDATE}")
+            raise LookupError(
+                f"golden input {episode_id!r} is no longer in {path}: choose another "
+                f"episode in tests/golden/__init__.py (INPUTS), then {UPDATE}"
+            )
     return episodes
 
 
 def _episode_record(episode: Episode) -> dict:
-    return {"harness": episode.harness.to_dict(), "messages": list(episode.messages),
-            "gold": episode.gold.to_dict()}
+    return {
+        "harness": episode.harness.to_dict(),
+        "messages": list(episode.messages),
+        "gold": episode.gold.to_dict(),
+    }
 
 
 def inputs_digest(inputs: dict[str, Episode]) -> str:
     """What the golden outputs are made from: the input episodes, the seed and the variant count."""
-    return _sha256(_dumps({"seed": SEED, "variants": VARIANTS,
-                           "inputs": {label: _episode_record(e) for label, e in inputs.items()}}))
+    return _sha256(
+        _dumps(
+            {
+                "seed": SEED,
+                "variants": VARIANTS,
+                "inputs": {label: _episode_record(e) for label, e in inputs.items()},
+            }
+        )
+    )
 
 
 @dataclass
@@ -100,14 +114,21 @@ class Golden:
         return GOLDEN_DIR / f"{self.name}@{self.version}"
 
     def text(self) -> str:
-        lines = [f"# Output of transform {self.name} version {self.version} on the fixed inputs "
-                 f"of tests/golden/__init__.py.",
-                 f"# Output changed on purpose? Bump the transform's version, then: {UPDATE}",
-                 f"transform: {self.name}", f"version: {self.version}", f"seed: {SEED}",
-                 f"variants per input: {VARIANTS}", f"inputs: {self.inputs}",
-                 f"digest: {self.digest}"]
-        lines += [f"output {label}: {digest}{'' if self.changed[label] else ' (unchanged)'}"
-                  for label, digest in self.outputs.items()]
+        lines = [
+            f"# Output of transform {self.name} version {self.version} on the fixed inputs "
+            f"of tests/golden/__init__.py.",
+            f"# Output changed on purpose? Bump the transform's version, then: {UPDATE}",
+            f"transform: {self.name}",
+            f"version: {self.version}",
+            f"seed: {SEED}",
+            f"variants per input: {VARIANTS}",
+            f"inputs: {self.inputs}",
+            f"digest: {self.digest}",
+        ]
+        lines += [
+            f"output {label}: {digest}{'' if self.changed[label] else ' (unchanged)'}"
+            for label, digest in self.outputs.items()
+        ]
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -127,17 +148,31 @@ class Golden:
                 changed[label] = not value.endswith("(unchanged)")
             else:
                 fields[key] = value
-        return cls(match["name"], match["version"], fields.get("inputs", ""),
-                   fields.get("digest", ""), outputs, changed, [])
+        return cls(
+            match["name"],
+            match["version"],
+            fields.get("inputs", ""),
+            fields.get("digest", ""),
+            outputs,
+            changed,
+            [],
+        )
 
 
 def compute(name: str, inputs: dict[str, Episode] | None = None) -> Golden:
     """Run transform ``name`` alone, with its default options, over the fixed inputs."""
     cls = registered()[name]
     inputs = load_inputs() if inputs is None else inputs
-    recipe = Recipe.from_dict({"recipe_version": 1, "name": f"golden-{name}", "seed": SEED,
-                               "variants_per_episode": VARIANTS, "keep_original": False,
-                               "pipeline": [{name: {}}]})
+    recipe = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": f"golden-{name}",
+            "seed": SEED,
+            "variants_per_episode": VARIANTS,
+            "keep_original": False,
+            "pipeline": [{name: {}}],
+        }
+    )
     outputs, changed, rejects, whole = {}, {}, [], hashlib.sha256()
     for label, episode in inputs.items():
         before = _dumps(_episode_record(episode))
@@ -149,13 +184,20 @@ def compute(name: str, inputs: dict[str, Episode] | None = None) -> Golden:
                 continue
             after = _episode_record(item.episode)
             changed[label] |= _dumps(after) != before
-            records.append({"variant": item.index, **after, "mapping": item.mapping.to_dict(),
-                            "lineage": [step.to_dict() for step in item.lineage]})
+            records.append(
+                {
+                    "variant": item.index,
+                    **after,
+                    "mapping": item.mapping.to_dict(),
+                    "lineage": [step.to_dict() for step in item.lineage],
+                }
+            )
         data = _dumps(records)
         outputs[label] = _sha256(data)
         whole.update(label.encode() + b"\0" + data)
-    return Golden(name, cls.version, inputs_digest(inputs), whole.hexdigest(), outputs, changed,
-                  rejects)
+    return Golden(
+        name, cls.version, inputs_digest(inputs), whole.hexdigest(), outputs, changed, rejects
+    )
 
 
 def golden_files() -> dict[str, Path]:
@@ -194,5 +236,6 @@ def update(*, force: bool = False) -> list[str]:
             "refused: the output of " + ", ".join(refused) + " changed but the version did not. "
             "Bump the version of each (the `version` of its class), then run " + UPDATE + " again "
             "(--force rewrites them as they are, for a change of the golden serialisation only)."
-            + ("\nDone meanwhile: " + "; ".join(done) if done else ""))
+            + ("\nDone meanwhile: " + "; ".join(done) if done else "")
+        )
     return done

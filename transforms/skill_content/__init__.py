@@ -24,18 +24,30 @@ bodies into an episode), and the two transforms, ``rule_rewrite`` and ``llm_para
 from hsa.transforms.skill_content.bodies import with_skill_bodies
 from hsa.transforms.skill_content.llm_paraphrase import SkillContentLlmParaphrase
 from hsa.transforms.skill_content.options import (
-                                                  EMPHASIS_STYLES,
-                                                  HEADING_STYLES,
-                                                  LIST_STYLES,
-                                                  PARAPHRASE_STYLES,
-                                                  SKILL_PHRASES,
-                                                  WHITESPACE_STYLES,
+    EMPHASIS_STYLES,
+    HEADING_STYLES,
+    LIST_STYLES,
+    PARAPHRASE_STYLES,
+    SKILL_PHRASES,
+    WHITESPACE_STYLES,
 )
 from hsa.transforms.skill_content.plan import draw_plan
 from hsa.transforms.skill_content.rewrite import rewrite_body
 from hsa.transforms.skill_content.rule_rewrite import SkillContentRewrite
 from hsa.transforms.skill_content.structure import essentials, rules_of
 
-__all__ = ["EMPHASIS_STYLES", "HEADING_STYLES", "LIST_STYLES", "PARAPHRASE_STYLES", "SKILL_PHRASES",
-           "WHITESPACE_STYLES", "SkillContentLlmParaphrase", "SkillContentRewrite", "draw_plan",
-           "essentials", "rewrite_body", "rules_of", "with_skill_bodies"]
+__all__ = [
+    "EMPHASIS_STYLES",
+    "HEADING_STYLES",
+    "LIST_STYLES",
+    "PARAPHRASE_STYLES",
+    "SKILL_PHRASES",
+    "WHITESPACE_STYLES",
+    "SkillContentLlmParaphrase",
+    "SkillContentRewrite",
+    "draw_plan",
+    "essentials",
+    "rewrite_body",
+    "rules_of",
+    "with_skill_bodies",
+]

@@ -28,8 +28,9 @@ def with_skill_bodies(episode: Episode, bodies: dict[str, str]) -> Episode:
     if unknown:
         raise HsaError(f"no skill {unknown} in the harness (it has {list(harness.skill_ids)})")
     old = {s.id: s.content for s in harness.skills}
-    skills = tuple(replace(s, content=bodies[s.id]) if s.id in bodies else s
-                   for s in harness.skills)
+    skills = tuple(
+        replace(s, content=bodies[s.id]) if s.id in bodies else s for s in harness.skills
+    )
     loads: dict[str, str] = {}  # tool_call_id -> loaded skill id
     messages = []
     for message in episode.messages:
@@ -47,5 +48,4 @@ def with_skill_bodies(episode: Episode, bodies: dict[str, str]) -> Episode:
             elif old[skill] in content:
                 message = {**message, "content": content.replace(old[skill], bodies[skill])}
         messages.append(message)
-    return replace(episode.with_harness(replace(harness, skills=skills)),
-                   messages=tuple(messages))
+    return replace(episode.with_harness(replace(harness, skills=skills)), messages=tuple(messages))

@@ -49,13 +49,21 @@ class SkillContentLlmParaphrase(Transform):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.samples < 1 or self.timeout_s <= 0:
-            raise HsaError(f"transform {self.name!r}: samples must be at least 1 and timeout_s "
-                           f"positive, got {self.samples!r} and {self.timeout_s!r}")
+            raise HsaError(
+                f"transform {self.name!r}: samples must be at least 1 and timeout_s "
+                f"positive, got {self.samples!r} and {self.timeout_s!r}"
+            )
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = sorted(episode.harness.identifiers)
-        endpoint = Endpoint(self.base_url, self.model, self.api_key_env, self.timeout_s,
-                            self.temperature, self.cache_dir)
+        endpoint = Endpoint(
+            self.base_url,
+            self.model,
+            self.api_key_env,
+            self.timeout_s,
+            self.temperature,
+            self.cache_dir,
+        )
         skills = {}
         for skill in episode.harness.skills:
             if rng.random() >= self.fraction or not skill.content.strip():
@@ -81,11 +89,18 @@ class SkillContentLlmParaphrase(Transform):
                     elif text == skill.content:
                         reason = "unchanged"
                     else:
-                        skills[skill.id] = {"backend": "llm", "text": text, "style": style,
-                                            "sample": sample}
+                        skills[skill.id] = {
+                            "backend": "llm",
+                            "text": text,
+                            "style": style,
+                            "sample": sample,
+                        }
                         continue
-            skills[skill.id] = {"backend": "rules", "fallback_reason": reason,
-                                "plan": safe_plan(skill.content, plan, names)}
+            skills[skill.id] = {
+                "backend": "rules",
+                "fallback_reason": reason,
+                "plan": safe_plan(skill.content, plan, names),
+            }
         return {"skills": skills}
 
     def apply(self, episode: Episode, params: dict) -> Episode:
@@ -100,14 +115,19 @@ class SkillContentLlmParaphrase(Transform):
                 raise HsaError(f"no skill {skill_id!r} in the harness, or no record for it")
             if record.get("backend") == "llm":
                 text = record.get("text")
-                lost = lost_invariants(skill.content, text, names) if isinstance(text, str) \
+                lost = (
+                    lost_invariants(skill.content, text, names)
+                    if isinstance(text, str)
                     else ["text"]
+                )
                 if lost:
                     raise HsaError(f"skill {skill_id!r}: the recorded paraphrase loses {lost[:5]}")
                 bodies[skill_id] = text
             elif record.get("backend") == "rules":
                 bodies[skill_id] = rewritten(skill, record.get("plan") or {}, names)
             else:
-                raise HsaError(f"skill {skill_id!r}: backend must be 'llm' or 'rules', got "
-                               f"{record.get('backend')!r}")
+                raise HsaError(
+                    f"skill {skill_id!r}: backend must be 'llm' or 'rules', got "
+                    f"{record.get('backend')!r}"
+                )
         return with_skill_bodies(episode, bodies)

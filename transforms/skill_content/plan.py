@@ -44,8 +44,17 @@ def _analysis(body: str, names: tuple[str, ...]):
     return blocks, structure, _found_phrases(blocks, structure, names)
 
 
-def draw_plan(body: str, names, rng: random.Random, split: str, *, reorder: bool = True,
-              restyle: bool = True, rephrase: bool = True, drop_examples: bool = True) -> dict:
+def draw_plan(
+    body: str,
+    names,
+    rng: random.Random,
+    split: str,
+    *,
+    reorder: bool = True,
+    restyle: bool = True,
+    rephrase: bool = True,
+    drop_examples: bool = True,
+) -> dict:
     """A rewrite plan for ``body``: JSON-only, every choice :func:`rewrite_body` needs."""
     blocks, structure, found = _analysis(body, tuple(names))
     plan: dict = {}
@@ -104,10 +113,13 @@ def safe_plan(body: str, plan: dict, names) -> dict:
     """``plan``, or the largest part of it that keeps every invariant: a body that defeats a
     rule (a stray quote that pairs differently once bullets move) loses that rule, not the rest."""
     restyle = tuple(key for key, _ in RESTYLES)
-    candidates = [plan, {k: v for k, v in plan.items() if k != "phrases"},
-                  {k: v for k, v in plan.items() if k not in restyle + ("phrases",)},
-                  {k: v for k, v in plan.items() if k in restyle},
-                  {k: v for k, v in plan.items() if k in ("headings", "list_style")}]
+    candidates = [
+        plan,
+        {k: v for k, v in plan.items() if k != "phrases"},
+        {k: v for k, v in plan.items() if k not in restyle + ("phrases",)},
+        {k: v for k, v in plan.items() if k in restyle},
+        {k: v for k, v in plan.items() if k in ("headings", "list_style")},
+    ]
     for candidate in candidates:
         try:
             rewrite_body(body, candidate, names)
@@ -122,8 +134,12 @@ def changing_plan(body: str, plan: dict, names, rng: random.Random, split: str) 
     changes the body (the first, in a random order, that does and keeps every invariant)."""
     if _rewrites_to(body, plan, names) not in (None, body):
         return plan
-    options = [(key, option) for key, table in RESTYLES for option in sorted(table[split])
-               if plan.get(key) != option]
+    options = [
+        (key, option)
+        for key, table in RESTYLES
+        for option in sorted(table[split])
+        if plan.get(key) != option
+    ]
     rng.shuffle(options)
     for key, option in options:
         candidate = {**plan, key: option}

@@ -54,11 +54,16 @@ from hsa.transforms.skill_content.structure import (
 # A paragraph that starts with a short label ("Note:", "注意：") reads as a field, not as wrapped
 # prose: rewrapping leaves it as written.
 _LABEL = re.compile(r"^\s*[^\s:：]{1,20}[:：]")
-_NEGATION_WORDS = re.compile(r"(?<![A-Za-z0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
-                             r"doesn['’]t|won['’]t|never|not)(?![A-Za-z0-9_*'’\-])"
-                             r"|(?<!\*)(不要|禁止|切勿|不得|不能|不可|严禁)(?!\*)", re.IGNORECASE)
-_STRONG = re.compile(r"\*\*(?=[^\s*])([^*\n]*?[^\s*])\*\*|(?<![A-Za-z0-9_])__(?=[^\s_])"
-                     r"([^_\n]*?[^\s_])__(?![A-Za-z0-9_])")
+_NEGATION_WORDS = re.compile(
+    r"(?<![A-Za-z0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
+    r"doesn['’]t|won['’]t|never|not)(?![A-Za-z0-9_*'’\-])"
+    r"|(?<!\*)(不要|禁止|切勿|不得|不能|不可|严禁)(?!\*)",
+    re.IGNORECASE,
+)
+_STRONG = re.compile(
+    r"\*\*(?=[^\s*])([^*\n]*?[^\s*])\*\*|(?<![A-Za-z0-9_])__(?=[^\s_])"
+    r"([^_\n]*?[^\s_])__(?![A-Za-z0-9_])"
+)
 
 
 def rewrite_body(body: str, plan: dict, names=()) -> str:
@@ -69,8 +74,7 @@ def rewrite_body(body: str, plan: dict, names=()) -> str:
         raise HsaError(f"a rewrite plan must be an object, got {plan!r:.100}")
     # Memoised: sampling checks a plan with the same call that apply then makes, and the same
     # skill bodies recur in every episode of a harness.
-    outcome = _rewrite_memo(body, orjson.dumps(plan, option=orjson.OPT_SORT_KEYS),
-                            tuple(names))
+    outcome = _rewrite_memo(body, orjson.dumps(plan, option=orjson.OPT_SORT_KEYS), tuple(names))
     if isinstance(outcome, HsaError):
         raise HsaError(outcome.reason)
     return outcome
@@ -81,8 +85,10 @@ def _rewrite_memo(body: str, plan_json: bytes, names: tuple) -> str | HsaError:
     plan = orjson.loads(plan_json)
     try:
         rewrite = _apply_plan(body, plan, names)
-        drops = {key: {k: _in_place(v) for k, v in _orders(plan, key).items()}
-                 for key in ("lists", "examples")}
+        drops = {
+            key: {k: _in_place(v) for k, v in _orders(plan, key).items()}
+            for key in ("lists", "examples")
+        }
         reference = _reference(body, orjson.dumps(drops, option=orjson.OPT_SORT_KEYS), names)
         if isinstance(reference, HsaError):
             return reference
@@ -140,10 +146,15 @@ def _apply_plan(body: str, plan: dict, names) -> str:
 
 # ---- reading a plan --------------------------------------------------------------------------
 
+
 def _check_order(order, n: int, *, what: str, required=(), keep_order: bool = False) -> list[int]:
-    if (not isinstance(order, list) or not order
-            or not all(isinstance(i, int) and not isinstance(i, bool) for i in order)
-            or len(set(order)) != len(order) or not all(0 <= i < n for i in order)):
+    if (
+        not isinstance(order, list)
+        or not order
+        or not all(isinstance(i, int) and not isinstance(i, bool) for i in order)
+        or len(set(order)) != len(order)
+        or not all(0 <= i < n for i in order)
+    ):
         raise HsaError(f"{what}: {order!r} is not an order of some of its {n} parts")
     missing = sorted(set(required) - set(order))
     if missing:
@@ -171,45 +182,62 @@ def _orders(plan: dict, key: str) -> dict:
 def _replacements(plan: dict) -> dict[str, str]:
     out = {}
     for pair in plan.get("phrases") or ():
-        if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(p, str) for p in pair)):
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(p, str) for p in pair)
+        ):
             raise HsaError(f"plan phrases: {pair!r} is not an [old, new] pair")
         old, new = pair[0].lower(), pair[1]
-        if old not in PHRASES or new.lower() not in PHRASES or \
-                PHRASES[old][0] != PHRASES[new.lower()][0]:
-            raise HsaError(f"plan phrases: {pair[0]!r} -> {pair[1]!r} is not a pair from one "
-                           f"synonym group")
+        if (
+            old not in PHRASES
+            or new.lower() not in PHRASES
+            or PHRASES[old][0] != PHRASES[new.lower()][0]
+        ):
+            raise HsaError(
+                f"plan phrases: {pair[0]!r} -> {pair[1]!r} is not a pair from one synonym group"
+            )
         out[old] = new
     return out
 
 
 # ---- drops and reorders ----------------------------------------------------------------------
 
+
 def _rearrange(blocks: list[Block], structure: Structure, plan: dict) -> list[Block]:
     """Blocks after the plan's drops and reorders; gaps stay with positions, not with blocks."""
-    blocks = [replace(b, gap=list(b.gap), items=[Item(list(i.gap), list(i.lines))
-                                                  for i in b.items]) for b in blocks]
+    blocks = [
+        replace(b, gap=list(b.gap), items=[Item(list(i.gap), list(i.lines)) for i in b.items])
+        for b in blocks
+    ]
     for key, order in _orders(plan, "lists").items():
         if not key.isdigit() or int(key) >= len(structure.lists):
             raise HsaError(f"plan lists: no list {key!r} (the body has {len(structure.lists)})")
         info = structure.lists[int(key)]
         block = blocks[info.block]
         n = len(block.items)
-        _check_order(order, n, what=f"list {key}",
-                     required=[i for i in range(n) if i not in info.droppable],
-                     keep_order=not info.shuffle)
+        _check_order(
+            order,
+            n,
+            what=f"list {key}",
+            required=[i for i in range(n) if i not in info.droppable],
+            keep_order=not info.shuffle,
+        )
         gaps = [item.gap for item in block.items]
-        block.items = [Item(gaps[p] if p else [], block.items[i].lines)
-                       for p, i in enumerate(order)]
+        block.items = [
+            Item(gaps[p] if p else [], block.items[i].lines) for p, i in enumerate(order)
+        ]
     dropped: set[int] = set()
     for key, order in _orders(plan, "examples").items():
         if not key.isdigit() or int(key) >= len(structure.sections):
             raise HsaError(f"plan examples: no section {key!r}")
         units = structure.sections[int(key)].units
         _check_order(order, len(units), what=f"examples of section {key}")
-        moved = {units[slot]: replace(blocks[units[unit]], gap=blocks[units[slot]].gap)
-                 for slot, unit in enumerate(order)}
-        dropped |= set(units[len(order):])
+        moved = {
+            units[slot]: replace(blocks[units[unit]], gap=blocks[units[slot]].gap)
+            for slot, unit in enumerate(order)
+        }
+        dropped |= set(units[len(order) :])
         for k, block in moved.items():
             blocks[k] = block
     order = plan.get("sections")
@@ -218,16 +246,21 @@ def _rearrange(blocks: list[Block], structure: Structure, plan: dict) -> list[Bl
         _check_order(order, len(sections), what="sections", required=range(len(sections)))
         fixed = [i for i in range(len(sections)) if i not in structure.movable]
         if not structure.reorder_sections or any(order[i] != i for i in fixed):
-            raise HsaError("plan sections: this body's sections keep their places (a section "
-                           "about steps or order, or text that points above or below)")
+            raise HsaError(
+                "plan sections: this body's sections keep their places (a section "
+                "about steps or order, or text that points above or below)"
+            )
     else:
         order = list(range(len(sections)))
-    head = blocks[:structure.preamble.end]
+    head = blocks[: structure.preamble.end]
     out = [b for k, b in enumerate(head) if k not in dropped]
     for slot, index in enumerate(order):
         section = sections[index]
-        part = [b for k, b in enumerate(blocks[section.start:section.end], section.start)
-                if k not in dropped]
+        part = [
+            b
+            for k, b in enumerate(blocks[section.start : section.end], section.start)
+            if k not in dropped
+        ]
         part[0] = replace(part[0], gap=blocks[sections[slot].start].gap)
         out += part
     return out
@@ -235,13 +268,17 @@ def _rearrange(blocks: list[Block], structure: Structure, plan: dict) -> list[Bl
 
 # ---- styles ----------------------------------------------------------------------------------
 
+
 def _restyle_headings(blocks: list[Block], structure: Structure, style: str) -> None:
     for k, block in enumerate(blocks):
         if block.kind != "heading":
             continue
         title = k == 0 and structure.title is not None
-        if style == "bold" and not title and (block.level != structure.split_level
-                                              or structure.deeper):
+        if (
+            style == "bold"
+            and not title
+            and (block.level != structure.split_level or structure.deeper)
+        ):
             continue
         lines = heading_lines(block, style, title)
         if lines is None:
@@ -266,7 +303,7 @@ def _restyle_whitespace(blocks: list[Block], structure: Structure, spacing, widt
                 continue
             for item in block.items:
                 match = ITEM.match(item.lines[0])
-                if match and match.group(0).strip() and item.lines[0][match.end():].strip():
+                if match and match.group(0).strip() and item.lines[0][match.end() :].strip():
                     new = rewrap(item.lines, " " * item_offset(match), width)
                     if new is not None:
                         item.lines = new
@@ -279,6 +316,7 @@ def _restyle_whitespace(blocks: list[Block], structure: Structure, spacing, widt
 
 
 # ---- rewording -------------------------------------------------------------------------------
+
 
 def _emphasise(text: str, start: int, end: int, style: str) -> str:
     segment = text[start:end]
@@ -295,6 +333,7 @@ def _emphasise(text: str, start: int, end: int, style: str) -> str:
         if style == "italic_negations":
             return f"*{word}*"
         return f"**{word}**"
+
     return _NEGATION_WORDS.sub(mark, segment)
 
 
@@ -308,6 +347,7 @@ def _rephrase(segment: str, replacements: dict[str, str]) -> str:
         if new is None:
             return match.group(0)
         return new[:1].upper() + new[1:] if match.group(0)[:1].isupper() else new
+
     return pattern.sub(swap, segment)
 
 
@@ -324,8 +364,9 @@ def _reword(blocks: list[Block], structure: Structure, names, replacements, emph
                 if replacements:
                     segment = _rephrase(segment, replacements)
                 if emphasis:
-                    segment = _emphasise(text[:start] + segment, start, start + len(segment),
-                                         emphasis)
+                    segment = _emphasise(
+                        text[:start] + segment, start, start + len(segment), emphasis
+                    )
                 out.append(segment)
                 last = end
             out.append(text[last:])

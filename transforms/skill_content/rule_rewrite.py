@@ -45,9 +45,16 @@ class SkillContentRewrite(Transform):
         for skill in episode.harness.skills:
             if rng.random() >= self.fraction:
                 continue
-            plan = draw_plan(skill.content, names, rng, self.split, reorder=self.reorder,
-                             restyle=self.restyle, rephrase=self.rephrase,
-                             drop_examples=self.drop_examples)
+            plan = draw_plan(
+                skill.content,
+                names,
+                rng,
+                self.split,
+                reorder=self.reorder,
+                restyle=self.restyle,
+                rephrase=self.rephrase,
+                drop_examples=self.drop_examples,
+            )
             plan = safe_plan(skill.content, plan, names)
             if self.restyle:
                 plan = changing_plan(skill.content, plan, names, rng, self.split)

@@ -15,27 +15,43 @@ from functools import lru_cache
 from hsa.text.markdown import Block, block_text, item_text, parse
 from hsa.text.paraphrase import invariant_spans, normalise_space
 
-_EXAMPLE_HEADING = re.compile(r"(?<![A-Za-z])(examples?|samples?|e\.g\.)(?![A-Za-z])|示例|例子|样例"
-                              r"|范例|举例|例如|比如|案例", re.IGNORECASE)
-_ORDER_HEADING = re.compile(r"(?<![A-Za-z])(steps?|order|ordering|sequence|sequential|procedures?|"
-                            r"process|workflow|flow|pipeline|stages?|phases?|first|then|how to)"
-                            r"(?![A-Za-z])|流程|步骤|顺序|次序|先后|过程|阶段|首先|然后",
-                            re.IGNORECASE)
-_POSITION_REF = re.compile(r"(?<![A-Za-z])(above|below|preceding|previous|previously|following|"
-                           r"earlier|aforementioned|former|latter)(?![A-Za-z])|上面|上述|下面|"
-                           r"下述|前面|后面|上文|下文|前述|上一条|下一条|前一条|后一条|上一步|"
-                           r"下一步", re.IGNORECASE)
-_SEQUENCE_START = re.compile(r"(then|next|after that|afterwards?|finally|lastly|also|second(ly)?|"
-                             r"third(ly)?|first(ly)?|before that|and|or|but|otherwise|else|"
-                             r"in that case|if so|if not|same)(?![A-Za-z])|然后|接着|之后|最后|"
-                             r"随后|再|其次|第二|第三|首先|并且|同时|此外|另外|否则|如果不|若不|"
-                             r"同样|但", re.IGNORECASE)
-_ORDER_INTRO = re.compile(r"(?<![A-Za-z])(in (this|that|the following|the given) order|in order|"
-                          r"in sequence|step by step|steps?|sequence|order of|priority|"
-                          r"prioriti[sz]e)(?![A-Za-z])|顺序|依次|按以下|步骤|流程|优先",
-                          re.IGNORECASE)
-_EXAMPLE_START = re.compile(r"(for example|for instance|e\.g\.|examples?\s*[:：]|eg[:：])"
-                            r"|例如|比如|譬如|举例|示例[:：]", re.IGNORECASE)
+_EXAMPLE_HEADING = re.compile(
+    r"(?<![A-Za-z])(examples?|samples?|e\.g\.)(?![A-Za-z])|示例|例子|样例"
+    r"|范例|举例|例如|比如|案例",
+    re.IGNORECASE,
+)
+_ORDER_HEADING = re.compile(
+    r"(?<![A-Za-z])(steps?|order|ordering|sequence|sequential|procedures?|"
+    r"process|workflow|flow|pipeline|stages?|phases?|first|then|how to)"
+    r"(?![A-Za-z])|流程|步骤|顺序|次序|先后|过程|阶段|首先|然后",
+    re.IGNORECASE,
+)
+_POSITION_REF = re.compile(
+    r"(?<![A-Za-z])(above|below|preceding|previous|previously|following|"
+    r"earlier|aforementioned|former|latter)(?![A-Za-z])|上面|上述|下面|"
+    r"下述|前面|后面|上文|下文|前述|上一条|下一条|前一条|后一条|上一步|"
+    r"下一步",
+    re.IGNORECASE,
+)
+_SEQUENCE_START = re.compile(
+    r"(then|next|after that|afterwards?|finally|lastly|also|second(ly)?|"
+    r"third(ly)?|first(ly)?|before that|and|or|but|otherwise|else|"
+    r"in that case|if so|if not|same)(?![A-Za-z])|然后|接着|之后|最后|"
+    r"随后|再|其次|第二|第三|首先|并且|同时|此外|另外|否则|如果不|若不|"
+    r"同样|但",
+    re.IGNORECASE,
+)
+_ORDER_INTRO = re.compile(
+    r"(?<![A-Za-z])(in (this|that|the following|the given) order|in order|"
+    r"in sequence|step by step|steps?|sequence|order of|priority|"
+    r"prioriti[sz]e)(?![A-Za-z])|顺序|依次|按以下|步骤|流程|优先",
+    re.IGNORECASE,
+)
+_EXAMPLE_START = re.compile(
+    r"(for example|for instance|e\.g\.|examples?\s*[:：]|eg[:：])"
+    r"|例如|比如|譬如|举例|示例[:：]",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -91,15 +107,27 @@ def structure_of(blocks: list[Block]) -> Structure:
     sections = []
     for a, b in zip(splits, bounds[2:], strict=True):  # each section ends where the next starts
         heading = blocks[a].text
-        section = Section(a, b, heading, bool(_EXAMPLE_HEADING.search(heading)),
-                          bool(_ORDER_HEADING.search(heading)))
+        section = Section(
+            a,
+            b,
+            heading,
+            bool(_EXAMPLE_HEADING.search(heading)),
+            bool(_ORDER_HEADING.search(heading)),
+        )
         if section.examples and not any(blocks[k].kind == "heading" for k in range(a + 1, b)):
-            section.units = [k for k in range(a + 1, b)
-                             if blocks[k].kind in ("paragraph", "fence", "opaque")
-                             and not block_text(blocks[k]).rstrip().endswith((":", "："))]
+            section.units = [
+                k
+                for k in range(a + 1, b)
+                if blocks[k].kind in ("paragraph", "fence", "opaque")
+                and not block_text(blocks[k]).rstrip().endswith((":", "："))
+            ]
         sections.append(section)
-    refers = any(_refers_to_position(block_text(blocks[k]))
-                 for s in sections if not s.examples for k in range(s.start, s.end))
+    refers = any(
+        _refers_to_position(block_text(blocks[k]))
+        for s in sections
+        if not s.examples
+        for k in range(s.start, s.end)
+    )
     movable = [i for i, s in enumerate(sections) if not s.ordered]
     lists = []
     for section in [preamble] + sections:
@@ -109,11 +137,17 @@ def structure_of(blocks: list[Block]) -> Structure:
                 continue
             texts = [item_text(item) for item in block.items]
             intro = blocks[k - 1] if k > section.start else None
-            shuffle = (not block.ordered and len(block.items) >= 2 and not section.ordered
-                       and not (intro is not None and intro.kind == "paragraph"
-                                and _ORDER_INTRO.search(block_text(intro)))
-                       and not any(_starts(_SEQUENCE_START, t) or _refers_to_position(t)
-                                   for t in texts))
+            shuffle = (
+                not block.ordered
+                and len(block.items) >= 2
+                and not section.ordered
+                and not (
+                    intro is not None
+                    and intro.kind == "paragraph"
+                    and _ORDER_INTRO.search(block_text(intro))
+                )
+                and not any(_starts(_SEQUENCE_START, t) or _refers_to_position(t) for t in texts)
+            )
             if block.ordered:
                 droppable = []
             elif section.examples:
@@ -121,8 +155,9 @@ def structure_of(blocks: list[Block]) -> Structure:
             else:
                 droppable = [i for i, t in enumerate(texts) if _starts(_EXAMPLE_START, t)]
             lists.append(ListInfo(k, shuffle, droppable))
-    return Structure(title, preamble, sections, lists, not refers and len(movable) >= 2,
-                     movable, level, deeper)
+    return Structure(
+        title, preamble, sections, lists, not refers and len(movable) >= 2, movable, level, deeper
+    )
 
 
 def example_context(structure: Structure) -> set[int]:
@@ -142,8 +177,11 @@ def essentials(body: str) -> str:
         if k in skip:
             continue
         if block.kind == "list":
-            parts += ["\n".join(item.lines) for i, item in enumerate(block.items)
-                      if (k, i) not in droppable]
+            parts += [
+                "\n".join(item.lines)
+                for i, item in enumerate(block.items)
+                if (k, i) not in droppable
+            ]
         else:
             parts.append("\n".join(block.lines))
     return "\n\n".join(parts)
@@ -161,13 +199,17 @@ def rules_of(body: str) -> list[str]:
     for k, block in enumerate(blocks):
         if k in skip or block.kind not in ("paragraph", "list"):
             continue
-        texts = ([item_text(item) for i, item in enumerate(block.items)
-                  if (k, i) not in droppable] if block.kind == "list" else [block_text(block)])
+        texts = (
+            [item_text(item) for i, item in enumerate(block.items) if (k, i) not in droppable]
+            if block.kind == "list"
+            else [block_text(block)]
+        )
         out += [normalise_space(t.replace("*", "")).lower() for t in texts]
     return sorted(out)
 
 
 # ---- prose that may be reworded --------------------------------------------------------------
+
 
 def inline_blocks(blocks: list[Block], structure: Structure) -> list[int]:
     """Blocks whose prose may be reworded: paragraphs and lists outside examples."""

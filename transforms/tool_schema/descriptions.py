@@ -63,6 +63,7 @@ class ToolDescriptionParaphrase(Transform):
                 if not isinstance(node.get("description"), str):
                     raise HsaError(f"{where} has no description to reword")
                 return {**node, "description": text}
+
             return edit
 
         tools = []
@@ -71,8 +72,15 @@ class ToolDescriptionParaphrase(Transform):
             if entry is None:
                 tools.append(tool)
                 continue
-            edits = {p: describe(text, f"tool {tool.name!r} schema node {p!r}")
-                     for p, text in entry.get("schema", {}).items()}
-            tools.append(replace(tool, description=entry.get("description", tool.description),
-                                 parameters=edit_schema(tool.parameters, edits, tool.name)))
+            edits = {
+                p: describe(text, f"tool {tool.name!r} schema node {p!r}")
+                for p, text in entry.get("schema", {}).items()
+            }
+            tools.append(
+                replace(
+                    tool,
+                    description=entry.get("description", tool.description),
+                    parameters=edit_schema(tool.parameters, edits, tool.name),
+                )
+            )
         return with_tools(episode, tuple(tools))

@@ -15,6 +15,7 @@ from hsa.augment.registry import register
 from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.message import message_text
 from hsa.model.tool import Tool
 from hsa.text.names import name_words, write_segments
 from hsa.transforms._names import declared_or_shared
@@ -25,9 +26,7 @@ from hsa.transforms.tool_schema.options import DISTRACTOR_TOOLS
 def _request_text(episode: Episode) -> str:
     """What the task is about: the user's messages and the harness's own tools (a tool's name as
     its words, in any convention)."""
-    parts = [m.get("content") for m in episode.messages if m.get("role") == "user"]
-    parts = [p if isinstance(p, str) else " ".join(x.get("text", "") for x in p or [])
-             for p in parts]
+    parts = [message_text(m) for m in episode.messages if m.get("role") == "user"]
     parts += [f"{' '.join(name_words(t.name))} {t.description}" for t in episode.harness.tools]
     return " ".join(parts).lower()
 
@@ -43,8 +42,7 @@ def _keyword_pattern(keyword: str) -> re.Pattern:
     return re.compile(r"(?<![a-z])" + re.escape(keyword.lower()))
 
 
-def _written_in(tool: dict, name_convention: str | None,
-                parameter_convention: str | None) -> dict:
+def _written_in(tool: dict, name_convention: str | None, parameter_convention: str | None) -> dict:
     """A pool tool with its name and top-level parameter names in the harness's conventions (as
     they are where the harness mixes conventions), so a distractor does not stand out by its
     spelling."""
@@ -77,8 +75,10 @@ class DistractorTools(Transform):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 0 <= self.min_count <= self.max_count:
-            raise HsaError(f"transform {self.name!r}: need 0 <= min_count <= max_count, got "
-                           f"{self.min_count} and {self.max_count}")
+            raise HsaError(
+                f"transform {self.name!r}: need 0 <= min_count <= max_count, got "
+                f"{self.min_count} and {self.max_count}"
+            )
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
@@ -86,10 +86,13 @@ class DistractorTools(Transform):
         request = _request_text(episode)
         tool_convention = declared_or_shared(episode, harness.tool_names)
         parameter_convention = declared_or_shared(
-            episode, [p for t in harness.tools for p in t.properties])
-        pool = [_written_in(d["tool"], tool_convention, parameter_convention)
-                for d in DISTRACTOR_TOOLS[self.split]
-                if not any(_mentions_keyword(request, k) for k in d["keywords"])]
+            episode, [p for t in harness.tools for p in t.properties]
+        )
+        pool = [
+            _written_in(d["tool"], tool_convention, parameter_convention)
+            for d in DISTRACTOR_TOOLS[self.split]
+            if not any(_mentions_keyword(request, k) for k in d["keywords"])
+        ]
         pool = [tool for tool in pool if tool["function"]["name"] not in taken]
         count = min(rng.randint(self.min_count, self.max_count), len(pool))
         chosen = rng.sample(pool, count)

@@ -39,8 +39,9 @@ from hsa.transforms.tool_schema.parameters import (
 
 def _context_words(tool: Tool) -> set[str]:
     """The words of a tool's name and description: what tells a word's sense."""
-    return ({w.lower() for w in name_words(tool.name)}
-            | {w.lower() for w in re.findall(r"[A-Za-z]+", tool.description)})
+    return {w.lower() for w in name_words(tool.name)} | {
+        w.lower() for w in re.findall(r"[A-Za-z]+", tool.description)
+    }
 
 
 @register
@@ -60,9 +61,14 @@ class ToolNameMask(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         word = rng.choice(TOOL_MASK_PREFIXES[self.split])
-        renamer = Renamer(harness.tool_names, set(harness.names), self.split, rng,
-                          convention=declared_or_shared(episode, harness.tool_names),
-                          mask_prefixes=(word,))
+        renamer = Renamer(
+            harness.tool_names,
+            set(harness.names),
+            self.split,
+            rng,
+            convention=declared_or_shared(episode, harness.tool_names),
+            mask_prefixes=(word,),
+        )
         renames = {}
         for tool in harness.tools:
             if rng.random() >= self.fraction:
@@ -70,8 +76,14 @@ class ToolNameMask(Transform):
             if self.prefix is None:
                 renames[tool.name] = renamer.mask(tool.name)
                 continue
-            new = next((n for n in (f"{self.prefix}{opaque_word(rng)}" for _ in range(200))
-                        if renamer.fits(tool.name, n)), None)
+            new = next(
+                (
+                    n
+                    for n in (f"{self.prefix}{opaque_word(rng)}" for _ in range(200))
+                    if renamer.fits(tool.name, n)
+                ),
+                None,
+            )
             if new is None:
                 raise HsaError(f"no free masked name with prefix {self.prefix!r}")
             renames[tool.name] = renamer.take(tool.name, new)
@@ -111,9 +123,15 @@ class ToolNameParaphrase(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         convention, record = variant_convention(episode, self.split, rng, self.naming)
-        renamer = Renamer(harness.tool_names, set(harness.names), self.split, rng,
-                          convention=convention, suffixes=TOOL_NAME_SUFFIXES[self.split],
-                          mask_prefixes=TOOL_MASK_PREFIXES[self.split])
+        renamer = Renamer(
+            harness.tool_names,
+            set(harness.names),
+            self.split,
+            rng,
+            convention=convention,
+            suffixes=TOOL_NAME_SUFFIXES[self.split],
+            mask_prefixes=TOOL_MASK_PREFIXES[self.split],
+        )
         chosen = [t for t in harness.tools if rng.random() < self.fraction]
         renames = {t.name: renamer.paraphrase(t.name, _context_words(t)) for t in chosen}
         for tool in harness.tools:  # one convention for the whole tool list
@@ -157,8 +175,7 @@ class _ParameterRename(Transform):
 
     @staticmethod
     def _taken(episode: Episode) -> set[str]:
-        return (set(episode.harness.names)
-                | {p for t in episode.harness.tools for p in t.properties})
+        return set(episode.harness.names) | {p for t in episode.harness.tools for p in t.properties}
 
 
 @register
@@ -185,9 +202,16 @@ class ParameterNameParaphrase(_ParameterRename):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = self._names(episode)
         convention, record = variant_convention(episode, self.split, rng, self.naming)
-        renamer = Renamer(names, self._taken(episode), self.split, rng, convention=convention,
-                          suffixes=PARAMETER_NAME_SUFFIXES[self.split],
-                          mask_prefixes=PARAMETER_MASK_PREFIXES[self.split], verbs=False)
+        renamer = Renamer(
+            names,
+            self._taken(episode),
+            self.split,
+            rng,
+            convention=convention,
+            suffixes=PARAMETER_NAME_SUFFIXES[self.split],
+            mask_prefixes=PARAMETER_MASK_PREFIXES[self.split],
+            verbs=False,
+        )
         chosen = [n for n in names if rng.random() < self.fraction]
         renames = {}
         for old in chosen:
@@ -221,7 +245,14 @@ class ParameterNameMask(_ParameterRename):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = self._names(episode)
         word = rng.choice(PARAMETER_MASK_PREFIXES[self.split])
-        renamer = Renamer(names, self._taken(episode), self.split, rng,
-                          convention=declared_or_shared(episode, names), mask_prefixes=(word,))
-        return {"renames": {old: renamer.mask(old) for old in names
-                            if rng.random() < self.fraction}}
+        renamer = Renamer(
+            names,
+            self._taken(episode),
+            self.split,
+            rng,
+            convention=declared_or_shared(episode, names),
+            mask_prefixes=(word,),
+        )
+        return {
+            "renames": {old: renamer.mask(old) for old in names if rng.random() < self.fraction}
+        }

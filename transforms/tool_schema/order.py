@@ -51,8 +51,11 @@ class ToolPropertyOrder(Transform):
         orders: dict[str, dict[str, list[str]]] = {}
         for tool in episode.harness.tools:
             for parts, node in schema_nodes(tool.parameters):
-                keys = list(node.get("properties") or {}) if isinstance(
-                    node.get("properties"), dict) else []
+                keys = (
+                    list(node.get("properties") or {})
+                    if isinstance(node.get("properties"), dict)
+                    else []
+                )
                 if len(keys) >= 2:
                     orders.setdefault(tool.name, {})[pointer(parts)] = shuffled(keys, rng)
         return {"orders": orders}
@@ -67,13 +70,23 @@ class ToolPropertyOrder(Transform):
             def edit(node: dict) -> dict:
                 properties = node.get("properties") or {}
                 if sorted(order) != sorted(properties):
-                    raise HsaError(f"tool {tool!r}: order {order} is not a permutation of the "
-                                   f"properties {list(properties)}")
+                    raise HsaError(
+                        f"tool {tool!r}: order {order} is not a permutation of the "
+                        f"properties {list(properties)}"
+                    )
                 return {**node, "properties": {k: properties[k] for k in order}}
+
             return edit
 
         tools = tuple(
-            replace(t, parameters=edit_schema(
-                t.parameters, {p: reorder(o, t.name) for p, o in orders[t.name].items()}, t.name))
-            if t.name in orders else t for t in harness.tools)
+            replace(
+                t,
+                parameters=edit_schema(
+                    t.parameters, {p: reorder(o, t.name) for p, o in orders[t.name].items()}, t.name
+                ),
+            )
+            if t.name in orders
+            else t
+            for t in harness.tools
+        )
         return with_tools(episode, tools)

@@ -26,10 +26,12 @@ def parameter_mapping(harness: Harness, names: dict[str, str]) -> Mapping:
     known = {p for t in harness.tools for p in t.properties}
     unknown = sorted(set(names) - known)
     if unknown:
-        raise HsaError(f"renames unknown parameter(s) {unknown}; the tools have "
-                       f"{sorted(known)}")
-    return Mapping(parameters={t.name: {o: n for o, n in names.items() if o in t.properties}
-                               for t in harness.tools})
+        raise HsaError(f"renames unknown parameter(s) {unknown}; the tools have {sorted(known)}")
+    return Mapping(
+        parameters={
+            t.name: {o: n for o, n in names.items() if o in t.properties} for t in harness.tools
+        }
+    )
 
 
 def check_parameter_names(harness: Harness, names: dict[str, str]) -> None:
@@ -41,8 +43,9 @@ def check_parameter_names(harness: Harness, names: dict[str, str]) -> None:
     for tool in harness.tools:
         renamed = [names.get(p, p) for p in tool.properties]
         if len(set(renamed)) != len(renamed):
-            raise HsaError(f"parameter renames {names} give tool {tool.name!r} two parameters "
-                           f"of one name")
+            raise HsaError(
+                f"parameter renames {names} give tool {tool.name!r} two parameters of one name"
+            )
 
 
 def _config_values(value: Any, renames: dict[str, str]) -> Any:
@@ -61,9 +64,11 @@ def _dump_like(original: str, value: Any) -> str | None:
     """``value`` serialised the way ``original`` was (compact, or ``json.dumps`` style), or None
     when the original's style is not one of those (its text is then left alone)."""
     parsed = orjson.loads(original)
-    for dump in (lambda v: orjson.dumps(v).decode(),
-                 lambda v: json.dumps(v, ensure_ascii=False),
-                 lambda v: json.dumps(v)):
+    for dump in (
+        lambda v: orjson.dumps(v).decode(),
+        lambda v: json.dumps(v, ensure_ascii=False),
+        lambda v: json.dumps(v),
+    ):
         if dump(parsed) == original:
             return dump(value)
     return None
@@ -81,8 +86,9 @@ def _echoed_keys(content: str, args: dict, renames: dict[str, str]) -> str:
     echoed = {k for k in result if k in renames and k in args and args[k] == result[k]}
     if not echoed or any(renames[k] in result for k in echoed):
         return content
-    renamed = _dump_like(content, {renames.get(k, k) if k in echoed else k: v
-                                   for k, v in result.items()})
+    renamed = _dump_like(
+        content, {renames.get(k, k) if k in echoed else k: v for k, v in result.items()}
+    )
     return content if renamed is None else renamed
 
 
@@ -90,28 +96,42 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     """``episode`` with top-level parameters renamed (``old -> new``, the same in every tool that
     has ``old``) and every mention of them (see the module doc)."""
     harness = episode.harness
-    per_tool = {t.name: {old: new for old, new in names.items() if old in t.properties}
-                for t in harness.tools}
+    per_tool = {
+        t.name: {old: new for old, new in names.items() if old in t.properties}
+        for t in harness.tools
+    }
     per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
     if not per_tool:
         return episode
     out = rename_episode(episode, Mapping(parameters=per_tool))
     # Prose mentions are only rewritten where they are unambiguous: never for a name that is
     # also a tool, skill or hook name, a nested property, or the skill loader's own argument.
-    nested = {name for t in harness.tools for parts, _ in schema_nodes(t.parameters)
-              if len(parts) > 2 and (name := property_name(parts)) is not None}
+    nested = {
+        name
+        for t in harness.tools
+        for parts, _ in schema_nodes(t.parameters)
+        if len(parts) > 2 and (name := property_name(parts)) is not None
+    }
     ambiguous = harness.names | nested | ({"name"} if harness.skills else set())
     prose = parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
     h = out.harness
-    tools = tuple(replace(t, description=prose(t.description),
-                          parameters=rewrite_descriptions(t.parameters, prose))
-                  for t in h.tools)
-    skills = tuple(replace(s, description=prose(s.description), content=prose(s.content))
-                   for s in h.skills)
+    tools = tuple(
+        replace(
+            t,
+            description=prose(t.description),
+            parameters=rewrite_descriptions(t.parameters, prose),
+        )
+        for t in h.tools
+    )
+    skills = tuple(
+        replace(s, description=prose(s.description), content=prose(s.content)) for s in h.skills
+    )
     # A configuration value equal to a tool, skill or hook name is that name, not a parameter.
     config_names = {k: v for k, v in names.items() if k not in harness.names}
-    hooks = tuple(replace(k, description=prose(k.description),
-                          config=_config_values(k.config, config_names)) for k in h.hooks)
+    hooks = tuple(
+        replace(k, description=prose(k.description), config=_config_values(k.config, config_names))
+        for k in h.hooks
+    )
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
     harness_out = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
     by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
@@ -122,13 +142,19 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
         if isinstance(content, str) and content:
             text = prose(content)
             call = by_id.get(message.get("tool_call_id"))
-            if (message.get("role") == "tool" and call is not None and call[0] in per_tool
-                    and not str(message.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)):
+            if (
+                message.get("role") == "tool"
+                and call is not None
+                and call[0] in per_tool
+                and not str(message.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)
+            ):
                 text = _echoed_keys(text, call[1], per_tool[call[0]])
             if text != content:
                 new = {**message, "content": text}
         elif isinstance(content, list):
-            new = {**message, "content": [{**p, "text": prose(p["text"])} if "text" in p else p
-                                          for p in content]}
+            new = {
+                **message,
+                "content": [{**p, "text": prose(p["text"])} if "text" in p else p for p in content],
+            }
         messages.append(new)
     return replace(out.with_harness(harness_out), messages=tuple(messages))

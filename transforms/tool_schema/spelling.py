@@ -35,8 +35,11 @@ def _objects_at(value: Any, steps: list[str], gold: bool) -> Iterator[Any]:
         key, rest = rest[0], rest[1:]
         if key not in value:
             return
-        if gold and isinstance(value[key], list) and all(isinstance(v, list)
-                                                         for v in value.values()):
+        if (
+            gold
+            and isinstance(value[key], list)
+            and all(isinstance(v, list) for v in value.values())
+        ):
             for alternative in value[key]:
                 if alternative != "":
                     yield from _objects_at(alternative, rest, gold)
@@ -53,8 +56,9 @@ def _arguments_by_tool(episode: Episode) -> dict[str, list[dict]]:
     return out
 
 
-def _closing_is_safe(episode: Episode, arguments: dict[str, list[dict]], tool: str,
-                     parts: list[str], node: dict) -> bool:
+def _closing_is_safe(
+    episode: Episode, arguments: dict[str, list[dict]], tool: str, parts: list[str], node: dict
+) -> bool:
     """Whether every call (``arguments``: :func:`_arguments_by_tool`) and gold value at this
     object node only uses its declared keys, so that ``"additionalProperties": false`` rejects
     nothing the task needs. Only a node on an instance path qualifies: a branch of ``anyOf`` or
@@ -108,8 +112,9 @@ class ToolSchemaSpelling(Transform):
                     closed = node.get("additionalProperties")
                     if closed is False:
                         options.append((tool.name, at, {"additionalProperties": "open"}))
-                    elif closed is None and _closing_is_safe(episode, arguments, tool.name,
-                                                             parts, node):
+                    elif closed is None and _closing_is_safe(
+                        episode, arguments, tool.name, parts, node
+                    ):
                         options.append((tool.name, at, {"additionalProperties": "close"}))
         chosen = [o for o in options if rng.random() < self.rate]
         if not chosen and options and self.rate > 0:
@@ -133,7 +138,8 @@ class ToolSchemaSpelling(Transform):
                     if key in change:
                         new, old = change[key], node.get(key)
                         if not isinstance(old, list) or sorted(map(json.dumps, new)) != sorted(
-                                map(json.dumps, old)):
+                            map(json.dumps, old)
+                        ):
                             raise HsaError(f"{where}: {key} {new} is not a reordering of {old}")
                         out[key] = new
                 closing = change.get("additionalProperties")
@@ -145,13 +151,18 @@ class ToolSchemaSpelling(Transform):
                     if "additionalProperties" in node:
                         raise HsaError(f"{where} already sets additionalProperties")
                     if not _closing_is_safe(episode, arguments, tool, parts, node):
-                        raise HsaError(f"{where}: a call or gold value uses an undeclared key, "
-                                       f"so the schema cannot be closed")
+                        raise HsaError(
+                            f"{where}: a call or gold value uses an undeclared key, "
+                            f"so the schema cannot be closed"
+                        )
                     out["additionalProperties"] = False
                 elif closing is not None:
-                    raise HsaError(f"{where}: additionalProperties change must be 'open' or "
-                                   f"'close', got {closing!r}")
+                    raise HsaError(
+                        f"{where}: additionalProperties change must be 'open' or "
+                        f"'close', got {closing!r}"
+                    )
                 return out
+
             return edit
 
         tools = []
@@ -160,8 +171,11 @@ class ToolSchemaSpelling(Transform):
             if changes is None:
                 tools.append(tool)
                 continue
-            schema = edit_schema(tool.parameters, {
-                p: respell(c, tool.name, pointer_parts(p)) for p, c in changes.items()}, tool.name)
+            schema = edit_schema(
+                tool.parameters,
+                {p: respell(c, tool.name, pointer_parts(p)) for p, c in changes.items()},
+                tool.name,
+            )
             # No meta-schema re-check: respell() only reorders `required`/`enum` (checked above to
             # be permutations) and sets or removes `additionalProperties: false`, none of which
             # can make a valid schema invalid, and the check cost a quarter of generation time.

@@ -44,10 +44,12 @@ def die_with_parent(parent: int) -> None:
     if os.getppid() != parent:  # it died before we asked
         os._exit(1)
     if not armed:
+
         def watch() -> None:
             while os.getppid() == parent:
                 time.sleep(1.0)
             os._exit(1)
+
         threading.Thread(target=watch, name="hsa-parent-watch", daemon=True).start()
 
 
@@ -68,8 +70,13 @@ def _work(batch: pa.RecordBatch) -> pa.RecordBatch:
     return _function(batch)
 
 
-def run_local(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int,
-              on_lines: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+def run_local(
+    job: BatchJob,
+    batches: Iterator[pa.RecordBatch],
+    *,
+    workers: int,
+    on_lines: Callable[[int], None] | None = None,
+) -> Iterator[pa.RecordBatch]:
     """Output batches in input order; ``on_lines(n)`` reports the input lines done so far, line
     by line in this process and every :data:`POLL_SECONDS` from a pool."""
     if workers <= 1:
@@ -102,8 +109,9 @@ def run_local(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int,
                 on_lines(done.value)
             return out
 
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_init,
-                             initargs=(job, done, os.getpid())) as pool:
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_init, initargs=(job, done, os.getpid())
+    ) as pool:
         try:
             for batch in batches:
                 pending.append(pool.submit(_work, batch))
@@ -112,6 +120,8 @@ def run_local(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int,
             while pending:
                 yield result(pending.popleft())
         except BrokenProcessPool as exc:
-            raise HsaError("a worker process died (killed, or out of memory) before finishing "
-                           "its batch; nothing was published: rerun to complete the "
-                           "version") from exc
+            raise HsaError(
+                "a worker process died (killed, or out of memory) before finishing "
+                "its batch; nothing was published: rerun to complete the "
+                "version"
+            ) from exc

@@ -38,21 +38,29 @@ def _staged_batches(path: Path):
             super().__init__()
             self.path = str(path)
             meta = pq.ParquetFile(path).metadata
-            self.groups = [(meta.row_group(i).num_rows, meta.row_group(i).total_byte_size)
-                           for i in range(meta.num_row_groups)]
+            self.groups = [
+                (meta.row_group(i).num_rows, meta.row_group(i).total_byte_size)
+                for i in range(meta.num_row_groups)
+            ]
 
         def estimate_inmemory_data_size(self) -> int:
             return sum(size for _, size in self.groups)
 
-        def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
-                           data_context=None) -> list[ReadTask]:
+        def get_read_tasks(
+            self, parallelism: int, per_task_row_limit: int | None = None, data_context=None
+        ) -> list[ReadTask]:
             # One task per batch whatever the parallelism asked for: the order of read tasks is
             # the order of blocks, and a batch is the unit the batch function works on.
-            return [ReadTask(lambda i=i: [pq.ParquetFile(self.path).read_row_group(i)],
-                             BlockMetadata(num_rows=rows, size_bytes=size, exec_stats=None,
-                                           input_files=(self.path,)),
-                             schema=INPUT_SCHEMA)
-                    for i, (rows, size) in enumerate(self.groups)]
+            return [
+                ReadTask(
+                    lambda i=i: [pq.ParquetFile(self.path).read_row_group(i)],
+                    BlockMetadata(
+                        num_rows=rows, size_bytes=size, exec_stats=None, input_files=(self.path,)
+                    ),
+                    schema=INPUT_SCHEMA,
+                )
+                for i, (rows, size) in enumerate(self.groups)
+            ]
 
     return StagedBatches(path)
 
@@ -66,8 +74,9 @@ def _apply(batch: pa.Table, job: BatchJob) -> pa.Table:
     return pa.Table.from_batches([function(batch)])
 
 
-def run_ray(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int, staging: Path
-            ) -> Iterator[pa.RecordBatch]:
+def run_ray(
+    job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int, staging: Path
+) -> Iterator[pa.RecordBatch]:
     try:
         import ray
     except ImportError:
@@ -85,14 +94,19 @@ def run_ray(job: BatchJob, batches: Iterator[pa.RecordBatch], *, workers: int, s
         staged.unlink(missing_ok=True)
         return
     if not ray.is_initialized():
-        ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True)
+        ray.init(
+            num_cpus=max(1, workers),
+            include_dashboard=False,
+            log_to_driver=False,
+            ignore_reinit_error=True,
+        )
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True
     context.enable_progress_bars = False
     # Tasks, not actors: actors would hold every CPU of a small cluster and starve the read tasks.
     dataset = ray.data.read_datasource(_staged_batches(staged)).map_batches(
-        _apply, fn_kwargs={"job": job}, batch_size=batch_rows, batch_format="pyarrow")
+        _apply, fn_kwargs={"job": job}, batch_size=batch_rows, batch_format="pyarrow"
+    )
     try:
         for table in dataset.iter_batches(batch_format="pyarrow", batch_size=None):
             yield from table.to_batches()
