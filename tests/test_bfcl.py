@@ -132,6 +132,32 @@ def test_schema_quirks_become_json_schema():
     }
 
 
+def test_schema_quirks_are_normalised_in_every_sub_schema():
+    """Branches, tuple items and definitions are sub-schemas a model reads too: the dialect is
+    translated there as in properties (the walk is hsa.model.schema's, the one every reader uses),
+    and the input is left as it was."""
+    quirky = {
+        "type": "dict",
+        "properties": {
+            "amount": {"anyOf": [{"type": "float"}, {"type": "str"}]},
+            "pair": {"type": "tuple", "items": [{"type": "int"}, {"type": "bool"}]},
+            "ref": {"$ref": "#/$defs/box"},
+        },
+        "$defs": {"box": {"type": "dict", "properties": {"w": {"type": "float"}}}},
+    }
+    before = json.dumps(quirky, sort_keys=True)
+    assert normalize_schema(quirky) == {
+        "type": "object",
+        "properties": {
+            "amount": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+            "pair": {"type": "array", "items": [{"type": "integer"}, {"type": "boolean"}]},
+            "ref": {"$ref": "#/$defs/box"},
+        },
+        "$defs": {"box": {"type": "object", "properties": {"w": {"type": "number"}}}},
+    }
+    assert json.dumps(quirky, sort_keys=True) == before
+
+
 def test_every_imported_schema_is_valid_and_dotted_names_survive():
     episodes = [e for name in BFCL_FILES for e in import_bfcl(BFCL_DIR / name).episodes]
     dotted = [t.name for e in episodes for t in e.harness.tools if "." in t.name]

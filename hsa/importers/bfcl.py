@@ -28,6 +28,7 @@ from hsa.errors import EpisodeError, HsaError, Notice, Reject
 from hsa.files.jsonl import read_lines
 from hsa.importers import ImportResult
 from hsa.model.episode import Episode
+from hsa.model.schema import edit_schema, pointer, schema_nodes
 
 _TYPE_MAP = {
     "dict": "object",
@@ -49,21 +50,25 @@ def bfcl_category(bfcl_id: str) -> str:
 
 
 def normalize_schema(schema: Any) -> Any:
-    """BFCL's schema dialect -> valid JSON Schema, recursively (see the module docstring)."""
+    """BFCL's schema dialect -> valid JSON Schema, in every sub-schema (see the module
+    docstring): the walk is hsa.model.schema's, so anyOf branches, tuple items and definitions
+    are normalised as well as properties and items."""
     if not isinstance(schema, dict):
         return schema
-    out = dict(schema)
+    edits: dict[str, Callable[[dict], dict]] = {
+        pointer(parts): _normalize_node for parts, _ in schema_nodes(schema)
+    }
+    return edit_schema(schema, edits, "")
+
+
+def _normalize_node(node: dict) -> dict:
+    """One sub-schema in BFCL's dialect -> JSON Schema (its own sub-schemas are done already)."""
+    out = dict(node)
     kind = out.get("type")
     if kind == "any":
         del out["type"]
     elif isinstance(kind, str) and kind in _TYPE_MAP:
         out["type"] = _TYPE_MAP[kind]
-    if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: normalize_schema(v) for k, v in out["properties"].items()}
-    if isinstance(out.get("items"), dict):
-        out["items"] = normalize_schema(out["items"])
-    if isinstance(out.get("additionalProperties"), dict):
-        out["additionalProperties"] = normalize_schema(out["additionalProperties"])
     if out.get("type") == "array" and "enum" in out:
         # BFCL means "each item is one of these", not "the whole array equals one of these".
         items = dict(out.get("items") or {})
