@@ -22,8 +22,8 @@ app = typer.Typer(
 
 @app.callback()
 def experiment() -> None:
-    """Experiments that run hsa end to end: `miniature` shows HSA training beating
-    fixed-harness training on held-out harnesses, on a CPU."""
+    """Experiments that run hsa end to end: `miniature` tests, on a CPU, whether HSA training
+    beats fixed-harness training on held-out harnesses."""
 
 
 @app.command()
@@ -85,7 +85,7 @@ def miniature(
         int, typer.Option(help="Most tokens of one answer in evaluation.")
     ] = _RUN.max_new_tokens,
 ) -> None:
-    """Proof in miniature: train one small model from scratch on the original harness only
+    """The method's claim in miniature: train one small model from scratch on the original harness only
     (*fixed*) and one on harness variants (*HSA*), with the same rows, steps and seed, and
     evaluate both on the original harness and on held-out variants (names and wordings no
     training row used), all with hsa's own generate, train sft and eval (in-process).
