@@ -184,9 +184,9 @@ def generate(
             record_inputs(final, episodes, None if harness is None else Path(harness))
             return Result(final, manifest, reused=True)
 
-    staging = staging_dir(final)
-    try:
-        manifest = _write(
+    manifest, published = stage_version(
+        final,
+        lambda staging: _write(
             recipe,
             episodes,
             harness,
@@ -201,25 +201,49 @@ def generate(
             transforms=transforms,
             on_progress=on_progress,
             harness_roots=harness_roots,
-        )
-        from hsa.dataset.card import write_card
+        ),
+        license=license,
+        replace=bool(repaired),
+        out=out,
+    )
+    record_inputs(final, episodes, None if harness is None else Path(harness))
+    if not published:  # an identical version appeared meanwhile: report what it holds
+        manifest = read_manifest(final)
+    return Result(final, manifest, reused=not published, repaired=repaired)
 
+
+def stage_version(
+    final: Path,
+    write: Callable[[Path], dict],
+    *,
+    license: str,
+    replace: bool,
+    out: Path,
+    kept: str = "",
+) -> tuple[dict, bool]:
+    """Write a version into a staging folder beside ``final`` (``write(staging)`` returns its
+    manifest), add its card, and publish it: (manifest, published). Any failure removes the
+    staging folder, and a full disk is one clear error (``kept`` says what survives it), so a
+    version appears whole or not at all. Shared by ``hsa generate`` and rollouts."""
+    from hsa.dataset.card import write_card  # the card reads the writer's files
+
+    staging = staging_dir(final)
+    try:
+        manifest = write(staging)
         write_card(staging, license=license, manifest=manifest)
-        published = publish(staging, final, replace=bool(repaired))
+        published = publish(staging, final, replace=replace)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         if exc.errno == errno.ENOSPC:
             raise HsaError(
-                f"disk full while writing version {version}; nothing was published", file=str(out)
+                f"disk full while writing version {final.name}; nothing was published{kept}",
+                file=str(out),
             ) from None
         raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    record_inputs(final, episodes, None if harness is None else Path(harness))
-    if not published:  # an identical version appeared meanwhile: report what it holds
-        manifest = read_manifest(final)
-    return Result(final, manifest, reused=not published, repaired=repaired)
+    return manifest, published
 
 
 def _write(

@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import errno
 import hashlib
 import os
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -48,16 +46,15 @@ from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.fingerprint import input_fingerprint, version_id
+from hsa.dataset.generate import stage_version
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
 from hsa.dataset.writer import (
     ShardWriter,
     finalize_shards,
-    publish,
     read_manifest,
     record_inputs,
     sha256,
-    staging_dir,
     version_problems,
 )
 from hsa.errors import HooksNotTrustedError, HsaError, Reject
@@ -395,9 +392,9 @@ def rollout(
         )
         asyncio.run(runner.run([w for w in plan.work if w.id not in done]))
         entries = {**done, **runner.finished}
-        staging = staging_dir(final)
-        try:
-            manifest = _write(
+        manifest, published = stage_version(
+            final,
+            lambda staging: _write(
                 staging,
                 plan,
                 entries,
@@ -410,23 +407,12 @@ def rollout(
                 episodes=episodes,
                 harness_dir=harness_dir,
                 settings=settings,
-            )
-            from hsa.dataset.card import write_card
-
-            write_card(staging, license=license, manifest=manifest)
-            published = publish(staging, final, replace=bool(repaired))
-        except OSError as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            if exc.errno == errno.ENOSPC:
-                raise HsaError(
-                    f"disk full while writing version {version}; nothing was "
-                    f"published (the journal is kept)",
-                    file=str(out),
-                ) from None
-            raise
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+            ),
+            license=license,
+            replace=bool(repaired),
+            out=out,
+            kept=" (the journal is kept)",
+        )
         journal.remove()
     finally:
         journal.close()
