@@ -300,6 +300,18 @@ def test_recipe_overrides_are_type_checked_with_clear_errors(override, message):
         load_recipe("rl-tiny-cpu", stage="rl", overrides=[override])
 
 
+def test_the_sft_loss_is_on_assistant_turns_unless_the_recipe_says_all():
+    assistant = load_recipe("sft-tiny-cpu", stage="sft")
+    every = load_recipe("sft-tiny-cpu", stage="sft", overrides=["loss=all"])
+    assert assistant.get("loss") == "assistant" and every.get("loss") == "all"
+    with pytest.raises(HsaError, match="loss must be one of assistant, all"):
+        load_recipe("sft-tiny-cpu", stage="sft", overrides=["loss=prompt"])
+    with pytest.raises(HsaError, match="unknown key for a rl recipe"):
+        load_recipe("rl-tiny-cpu", stage="rl", overrides=["loss=all"])
+    with pytest.raises(HsaError, match="top-level loss"):
+        load_recipe("sft-tiny-cpu", stage="sft", overrides=["trl.assistant_only_loss=false"])
+
+
 def test_every_shipped_recipe_loads_and_overrides_keep_types():
     from hsa.trainers.recipe import shipped_recipes
 

@@ -38,6 +38,7 @@ _KEYS: dict[str, tuple[tuple, tuple[str, ...]]] = {
     "dtype": ((str,), STAGES),
     "rows": ((int, type(None)), STAGES),
     "max_length": ((int, str), ("sft",)),
+    "loss": ((str,), ("sft",)),
     "eval_turns": ((int,), STAGES),
     "eval_max_new_tokens": ((int,), STAGES),
     "rewards": ((dict,), STAGES),
@@ -46,12 +47,16 @@ _KEYS: dict[str, tuple[tuple, tuple[str, ...]]] = {
 }
 _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
+# sft's loss: on assistant turns only (the default: a model is taught to answer, not to write
+# users' messages), or on every token (a model trained from scratch also learns the language of
+# prompts and tool lists, and in-context copying sooner).
+_LOSSES = ("assistant", "all")
 # Set from the command line or by hsa itself, never in a recipe.
 _RESERVED_TRL = {
     "output_dir": "--out",
     "seed": "the recipe's top-level seed",
     "max_length": "the recipe's top-level max_length (sft)",
-    "assistant_only_loss": "hsa (always true for sft)",
+    "assistant_only_loss": "the recipe's top-level loss (sft: assistant or all)",
     "reward_weights": "the recipe's rewards mapping",
 }
 
@@ -139,6 +144,8 @@ def check_recipe(data: dict, *, stage: str, source: str) -> Recipe:
         raise fail("a recipe needs a name", "name")
     if data.get("dtype", "auto") not in _DTYPES:
         raise fail(f"dtype must be one of {', '.join(_DTYPES)}", "dtype")
+    if data.get("loss", "assistant") not in _LOSSES:
+        raise fail(f"loss must be one of {', '.join(_LOSSES)}", "loss")
     max_length = data.get("max_length", "auto")
     if (isinstance(max_length, str) and max_length != "auto") or (
         isinstance(max_length, int) and max_length < 1

@@ -106,7 +106,10 @@ def run_sft(
             log(f"sft: rewards before: {means_line(before)}")
 
         args = trl_config(
-            recipe, run.staging, max_length=report.max_length, assistant_only_loss=True
+            recipe,
+            run.staging,
+            max_length=report.max_length,
+            assistant_only_loss=recipe.get("loss", "assistant") == "assistant",
         )
         trainer = SFTTrainer(
             model=model,
