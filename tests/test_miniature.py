@@ -87,8 +87,10 @@ def miniature_run(tmp_path_factory):
             str(VARIANTS),
             "--vocab-size",
             "600",
+            # Two threads: the two models train side by side in child processes, as on any
+            # CPU by default.
             "--threads",
-            "1",
+            "2",
             "--max-new-tokens",
             "20",
         ]
@@ -118,6 +120,13 @@ def test_results_have_their_shape(miniature_run):
     assert "| seed | fixed: original | fixed: held-out | HSA: original | HSA: held-out |" in table
     assert re.search(r"^\| 0 \| [\d.]+% \| [\d.]+% \| [\d.]+% \| [\d.]+% \|", table, re.M)
     assert (miniature_run / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # Models trained from scratch learn from every token (loss: all), the prompt included.
+    for condition in ("fixed", "hsa"):
+        mask = miniature_run / "seed-0" / condition / "model" / "loss_mask.txt"
+        assert (
+            mask.read_text(encoding="utf-8").split("\n\n", 1)[1].startswith("⟦<|im_start|>system")
+        )
 
     compare = (miniature_run / "seed-0" / "compare.md").read_text(encoding="utf-8")
     assert "accuracy fixed" in compare and "accuracy hsa" in compare

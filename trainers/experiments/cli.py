@@ -78,6 +78,13 @@ def miniature(
         str, typer.Option(help="cpu, or cuda to train and evaluate on a GPU.")
     ] = _RUN.device,
     threads: Annotated[int, typer.Option(help="CPU threads for torch.")] = _RUN.threads,
+    parallel: Annotated[
+        bool,
+        typer.Option(
+            help="On a CPU with 2+ threads, train and evaluate the two models side by side, "
+            "half the threads each (faster for models this small)."
+        ),
+    ] = _RUN.parallel,
     eval_batch_size: Annotated[
         int, typer.Option(help="Prompts per generation batch in evaluation.")
     ] = _RUN.eval_batch_size,
@@ -141,6 +148,7 @@ def miniature(
         heldout_variants=heldout_variants,
         device=device,
         threads=threads,
+        parallel=parallel,
         eval_batch_size=eval_batch_size,
         max_new_tokens=max_new_tokens,
     )
