@@ -47,9 +47,9 @@ _KEYS: dict[str, tuple[tuple, tuple[str, ...]]] = {
 }
 _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
 _DTYPES = ("auto", "float32", "bfloat16", "float16")
-# sft's loss: on assistant turns only (the default: a model is taught to answer, not to write
-# users' messages), or on every token (a model trained from scratch also learns the language of
-# prompts and tool lists, and in-context copying sooner).
+# sft's loss, the default first: on assistant turns only (a model is taught to answer, not to
+# write users' messages), or on every token (a model trained from scratch also learns the
+# language of prompts and tool lists, and in-context copying sooner).
 _LOSSES = ("assistant", "all")
 # Set from the command line or by hsa itself, never in a recipe.
 _RESERVED_TRL = {
@@ -77,6 +77,11 @@ class Recipe:
     @property
     def seed(self) -> int:
         return self.data.get("seed", 0)
+
+    @property
+    def loss(self) -> str:
+        """sft: ``assistant`` (the default) or ``all``."""
+        return self.data.get("loss", _LOSSES[0])
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -144,7 +149,7 @@ def check_recipe(data: dict, *, stage: str, source: str) -> Recipe:
         raise fail("a recipe needs a name", "name")
     if data.get("dtype", "auto") not in _DTYPES:
         raise fail(f"dtype must be one of {', '.join(_DTYPES)}", "dtype")
-    if data.get("loss", "assistant") not in _LOSSES:
+    if data.get("loss", _LOSSES[0]) not in _LOSSES:
         raise fail(f"loss must be one of {', '.join(_LOSSES)}", "loss")
     max_length = data.get("max_length", "auto")
     if (isinstance(max_length, str) and max_length != "auto") or (

@@ -109,7 +109,7 @@ def run_sft(
             recipe,
             run.staging,
             max_length=report.max_length,
-            assistant_only_loss=recipe.get("loss", "assistant") == "assistant",
+            assistant_only_loss=recipe.loss == "assistant",
         )
         trainer = SFTTrainer(
             model=model,

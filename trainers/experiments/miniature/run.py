@@ -261,8 +261,7 @@ class ConditionJob:
     settings: Settings
     seed: int
     plan: object
-    curve_plan: object
-    curve_sources: set[str]
+    curve_plan: object  # the plan's first episodes, judged at every checkpoint
 
 
 def _print(line: str) -> None:
@@ -288,6 +287,7 @@ def run_condition(job: ConditionJob, threads: int, log: Log = _print) -> dict:
     )
     began = time.monotonic()
     report = evaluate(job.plan, model_dir, job.folder / "report", settings)
+    curve_sources = {item.source_id for item in job.curve_plan.itemset.items}
     curve = []
     for step, checkpoint in checkpoints(model_dir):
         # The last checkpoint is the final model: its point comes from the full report.
@@ -298,11 +298,11 @@ def run_condition(job: ConditionJob, threads: int, log: Log = _print) -> dict:
                 job.curve_plan, checkpoint, job.folder / "curve" / checkpoint.name, settings
             )
         )
-        curve.append({"step": step, **curve_point(point_report, job.curve_sources)})
+        curve.append({"step": step, **curve_point(point_report, curve_sources)})
         log(
             f"seed {seed}: {condition} at step {step}: original "
             f"{100 * curve[-1]['original']:.1f}%, held-out {100 * curve[-1]['held_out']:.1f}% "
-            f"({len(job.curve_sources)} episodes)"
+            f"({len(curve_sources)} episodes)"
         )
     log(
         f"seed {seed}: {condition}: original {100 * original(report):.1f}%, "
@@ -388,8 +388,6 @@ def run_seed(out: Path, settings: Settings, seed: int, log: Log) -> dict:
         harness=None,
         trust_hooks=False,
     )
-    curve_sources = {item.source_id for item in curve_plan.itemset.items}
-
     jobs = [
         ConditionJob(
             condition=c,
@@ -400,7 +398,6 @@ def run_seed(out: Path, settings: Settings, seed: int, log: Log) -> dict:
             seed=seed,
             plan=plan,
             curve_plan=curve_plan,
-            curve_sources=curve_sources,
         )
         for c in (HSA, FIXED)
     ]
