@@ -81,9 +81,11 @@ def test_harness_validate_reports_and_trusts_only_on_request(tmp_path, capsys):
     assert "hooks.py imported" in capsys.readouterr().out
 
 
-def test_transforms_json_is_a_list(capsys):
+def test_transforms_json_lists_each_transform_with_its_scope(capsys):
     assert main(["transforms", "--json"]) == 0
-    assert capsys.readouterr().out.strip().startswith("[")
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["tool_name_mask"]["scope"] == "harness"
+    assert rows["hook_retry_policy"]["scope"] == "episode"
 
 
 def _shipped(folder: Path, prefix: str) -> set[str]:

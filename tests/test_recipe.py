@@ -250,6 +250,7 @@ def test_third_party_transform_is_discovered_by_entry_point(tmp_path):
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["plugin_shout"]["version"] == "3" and rows["plugin_shout"]["family"] == "plugin"
     assert rows["plugin_shout"]["options"] == {"p": 1.0}
+    assert rows["plugin_shout"]["scope"] == "episode"  # undeclared: the safe default
 
 
 def test_every_listed_transform_works_from_an_empty_recipe_entry(capsys):

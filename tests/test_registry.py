@@ -138,3 +138,23 @@ def test_row_neutral_must_name_options_other_than_p(neutral):
 
     Neutral.row_neutral = neutral
     _refused(Neutral, "'row_neutral' must be a tuple of its option names other than p", "cache")
+
+
+def test_scope_is_harness_or_episode_and_episode_by_default():
+    @dataclass(frozen=True)
+    class Undeclared(Transform):
+        name = "registry_test_undeclared_scope"
+        version = "1"
+        family = "test"
+
+    # A transform that does not say otherwise may read the conversation: always safe.
+    assert register(Undeclared).scope == "episode"
+
+    @dataclass(frozen=True)
+    class Scoped(Transform):
+        name = "registry_test_scope"
+        version = "1"
+        family = "test"
+        scope = "harnes"
+
+    _refused(Scoped, "'scope' must be one of 'harness', 'episode'", "'harnes'")

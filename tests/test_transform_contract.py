@@ -3,7 +3,7 @@
 Determinism for a fixed seed; replay equals forward; params are JSON-only; recipes round-trip;
 the task is preserved (verification passes and the variant's own assistant turns still score
 correct against the variant's gold); p = 0 changes nothing; input order and batch size change no
-output row.
+output row; a harness-scoped transform reads the harness alone.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from hsa.model.scorer import score_turn
 from tests.strategies import rich_episode_dicts
 
 TRANSFORMS = sorted(registered())
+HARNESS_SCOPED = [name for name in TRANSFORMS if registered()[name].scope == "harness"]
 
 
 def recipe_for(name: str, seed: int = 7, variants: int = 2, **options) -> Recipe:
@@ -89,6 +90,38 @@ def test_probability_zero_changes_nothing(name, row, seed):
     for variant in augment_episode(recipe_for(name, seed, p=0.0), episode):
         assert variant.episode == episode and not variant.mapping
         assert [s.fired for s in variant.lineage] == [False]
+
+
+def another_conversation(episode: Episode) -> Episode:
+    """Another episode under the same harness: its own id, one request, nothing to call."""
+    return Episode.from_dict(
+        {
+            "id": f"{episode.id}-other",
+            "harness": episode.harness.to_dict(),
+            "messages": [{"role": "user", "content": "Something else entirely."}],
+            "gold": {"no_call": True},
+            "meta": {},
+        }
+    )
+
+
+def test_the_scopes_are_declared():
+    # Only the transforms that need the conversation are episode-scoped; a family that moves to
+    # "episode" without reason loses the shared harness variants.
+    scopes = {name: registered()[name].scope for name in TRANSFORMS}
+    assert {n for n, s in scopes.items() if s == "episode"} == {"hook_retry_policy"}
+
+
+@pytest.mark.parametrize("name", HARNESS_SCOPED)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**63))
+def test_a_harness_scoped_transform_reads_the_harness_alone(name, row, seed):
+    transform = registered()[name]()
+    episode = Episode.from_dict(row)
+    other = another_conversation(episode)
+    params = transform.sample_params(episode, random.Random(seed))
+    assert transform.sample_params(other, random.Random(seed)) == params
+    assert transform.apply(other, params).harness == transform.apply(episode, params).harness
+    assert transform.mapping(other, params) == transform.mapping(episode, params)
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)

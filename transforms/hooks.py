@@ -70,6 +70,7 @@ class HookImplementationSwap(Transform):
     feedback."""
 
     name = "hook_implementation_swap"
+    scope = "harness"
     version = "4"  # 4: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "hooks"
 

@@ -15,6 +15,7 @@ class Identity(Transform):
     """Changes nothing; keeps everything (a baseline for recipes and tests)."""
 
     name = "identity"
+    scope = "harness"
     version = "1"
     family = "core"
 

@@ -216,6 +216,7 @@ class PromptLayout(Transform):
     prose, in one of a few styles); every section and its information is kept."""
 
     name = "prompt_layout"
+    scope = "harness"
     version = "1"
     family = "prompt_structure"
 
@@ -248,6 +249,7 @@ class PromptSectionOrder(Transform):
     and entries of every section are kept."""
 
     name = "prompt_section_order"
+    scope = "harness"
     version = "1"
     family = "prompt_structure"
 
@@ -287,6 +289,7 @@ class PromptWording(Transform):
     hooks (English or Chinese); what each section lists and says is kept."""
 
     name = "prompt_wording"
+    scope = "harness"
     version = "1"
     family = "prompt_structure"
 
@@ -339,6 +342,7 @@ class PromptPlacement(Transform):
     would leave one choice per part."""
 
     name = "prompt_placement"
+    scope = "harness"
     version = "1"
     family = "prompt_structure"
 

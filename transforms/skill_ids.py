@@ -199,6 +199,7 @@ class SkillIdSynonym(_SkillRename):
     one); ``naming: mixed`` draws a convention per id instead of one for the variant."""
 
     name = "skill_id_synonym"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
@@ -223,6 +224,7 @@ class SkillIdCase(_SkillRename):
     expects are kept."""
 
     name = "skill_id_case"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
@@ -266,6 +268,7 @@ class SkillIdNamespace(_SkillRename):
     and what the gold expects are kept."""
 
     name = "skill_id_namespace"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"
@@ -308,6 +311,7 @@ class SkillIdMask(_SkillRename):
     the harness's convention."""
 
     name = "skill_id_mask"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
 
     split: Split = "train"

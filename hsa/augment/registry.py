@@ -2,8 +2,9 @@
 
 :func:`register` checks the transform protocol (hsa.augment.transform) where it can be checked
 before any episode: a frozen dataclass subclassing ``Transform``, a snake_case ``name`` that is no
-composition's, a ``version``, a declared ``family``, and ``row_neutral`` naming options. A class
-that breaks one is refused with an :class:`HsaError` naming the class and what to do.
+composition's, a ``version``, a declared ``family``, ``row_neutral`` naming options, and a
+``scope`` among ``SCOPES``. A class that breaks one is refused with an :class:`HsaError` naming
+the class and what to do.
 
 Built-in transforms register with :func:`register` when their ``transforms/`` module is imported;
 third-party packages add theirs through the ``hsa.transforms`` entry-point group (each entry point
@@ -18,7 +19,7 @@ from importlib.metadata import entry_points
 from typing import TypeVar
 
 from hsa.augment.compose import COMPOSITIONS
-from hsa.augment.transform import Transform
+from hsa.augment.transform import SCOPES, Transform
 from hsa.errors import HsaError
 
 ENTRY_POINT_GROUP = "hsa.transforms"
@@ -71,6 +72,11 @@ def register(cls: T) -> T:
         raise HsaError(
             f"{what}: 'row_neutral' must be a tuple of its option names other than "
             f"p (options: {', '.join(sorted(options))}), got {neutral!r}"
+        )
+    if cls.scope not in SCOPES:
+        raise HsaError(
+            f"{what}: 'scope' must be one of {', '.join(repr(s) for s in SCOPES)} (\"harness\" "
+            f"when its params and harness output depend on the harness alone), got {cls.scope!r}"
         )
     existing = _REGISTRY.get(name)
     if existing is not None and existing is not cls:

@@ -11,6 +11,14 @@ Register with :func:`hsa.augment.registry.register`, which refuses a class that 
 The driver that draws ``p``, samples, applies and records lineage lives in
 :mod:`hsa.augment.compose` and is not overridden.
 
+A transform also declares its ``scope``: ``"harness"`` when its params and the harness it
+returns depend only on the episode's harness (skill ids and content, tool names, order,
+descriptions, prompt layout, hook implementations), so that one draw serves every episode that
+shares the harness; ``"episode"`` when it needs the conversation (the hook retry policy reads the
+calls, prompt placement writes into the first user turn). The contract tests hold a
+harness-scoped transform to it: two episodes under one harness get the same params and the same
+harness. Undeclared, a transform is episode-scoped, which is always safe.
+
 Options (the dataclass fields) are what a recipe sets, and every one of them enters the dataset
 version, except those a transform lists in ``row_neutral``: options that cannot change any row,
 such as how a service is reached (a cache folder, a timeout, the name of the variable holding an
@@ -35,6 +43,9 @@ from hsa.model.episode import Episode
 UNIT_INTERVAL = "in [0, 1]"
 Share = Annotated[float, UNIT_INTERVAL]
 
+# What a transform's params may depend on (see the module docstring).
+SCOPES = ("harness", "episode")
+
 
 @dataclasses.dataclass(frozen=True)
 class Transform:
@@ -45,6 +56,8 @@ class Transform:
     family: ClassVar[str]  # declared by each transform (or its family's base class)
     # Options that cannot change a row: left out of the dataset version (see the module docstring).
     row_neutral: ClassVar[tuple[str, ...]] = ()
+    # "harness" or "episode": what the params may depend on (see the module docstring).
+    scope: ClassVar[str] = "episode"
 
     p: Share = 1.0
 

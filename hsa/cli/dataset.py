@@ -495,7 +495,9 @@ def bench(
 def transforms(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of objects.")] = False,
 ) -> None:
-    """List the registered transforms (built-in families and `hsa.transforms` plugins)."""
+    """List the registered transforms (built-in families and `hsa.transforms` plugins): version,
+    family, scope (harness: its draw depends on the harness alone; episode: it reads the
+    conversation), options and promise."""
     from hsa.augment.registry import registered
     from hsa.files.jsonl import dumps
 
@@ -504,6 +506,7 @@ def transforms(
             "name": name,
             "version": cls.version,
             "family": cls.family,
+            "scope": cls.scope,
             "promise": cls.promise(),
             "options": cls.options(),
         }
@@ -516,9 +519,11 @@ def transforms(
         out.print("no transforms registered yet")
         return
     table = Table()
-    for column in ("name", "version", "family", "options", "promise"):
+    for column in ("name", "version", "family", "scope", "options", "promise"):
         table.add_column(column)
     for row in rows:
         options = ", ".join(f"{k}={v!r}" for k, v in row["options"].items())
-        table.add_row(row["name"], row["version"], row["family"], options, row["promise"])
+        table.add_row(
+            row["name"], row["version"], row["family"], row["scope"], options, row["promise"]
+        )
     out.print(table)

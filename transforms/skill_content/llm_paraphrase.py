@@ -30,6 +30,7 @@ class SkillContentLlmParaphrase(Transform):
     draws one. ``cache_dir`` "" disables the cache."""
 
     name = "skill_content_llm_paraphrase"
+    scope = "harness"
     version = "2"
     family = "skill_content"
     # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint

@@ -29,6 +29,7 @@ class SkillContentRewrite(Transform):
     short skill without lists or phrases of the tables) gets a style that changes it."""
 
     name = "skill_content_rewrite"
+    scope = "harness"
     version = "3"
     family = "skill_content"
 

@@ -26,6 +26,7 @@ class ToolDescriptionParaphrase(Transform):
     is kept exactly, and so is everything else in the schema."""
 
     name = "tool_description_paraphrase"
+    scope = "harness"
     version = "2"  # 2: the invariants of hsa.text.paraphrase, shared with skill bodies
     family = "tool_schema"
 

@@ -65,6 +65,7 @@ class DistractorTools(Transform):
     in the harness's convention; every existing tool, call and the gold are kept as they are."""
 
     name = "distractor_tools"
+    scope = "harness"
     version = "3"  # 3: the harness's tool names read as their words in any convention
     family = "tool_schema"
 

@@ -51,6 +51,7 @@ class ToolNameMask(Transform):
     descriptions instead of recognising names. Masks are written in the harness's convention."""
 
     name = "tool_name_mask"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "tool_schema"
 
@@ -113,6 +114,7 @@ class ToolNameParaphrase(Transform):
     variant's convention. ``naming: mixed`` draws a convention per name instead."""
 
     name = "tool_name_paraphrase"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "tool_schema"
 
@@ -192,6 +194,7 @@ class ParameterNameParaphrase(_ParameterRename):
     in the variant's convention. ``naming: mixed`` draws a convention per name instead."""
 
     name = "parameter_name_paraphrase"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "tool_schema"
 
@@ -236,6 +239,7 @@ class ParameterNameMask(_ParameterRename):
     harness's convention."""
 
     name = "parameter_name_mask"
+    scope = "harness"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "tool_schema"
 

@@ -21,6 +21,7 @@ class ToolOrderPermutation(Transform):
     """Shuffles the order of the tools list; every tool and call is kept as it is."""
 
     name = "tool_order_permutation"
+    scope = "harness"
     version = "1"
     family = "tool_schema"
 
@@ -44,6 +45,7 @@ class ToolPropertyOrder(Transform):
     ``required`` and every call are kept as they are."""
 
     name = "tool_property_order"
+    scope = "harness"
     version = "2"  # 2: every sub-schema (hsa.model.schema), not only properties and items
     family = "tool_schema"
 

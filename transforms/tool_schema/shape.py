@@ -22,6 +22,7 @@ class ToolShape(Transform):
     to trainers, are kept."""
 
     name = "tool_shape"
+    scope = "harness"
     version = "1"
     family = "tool_schema"
 

@@ -89,6 +89,7 @@ class ToolSchemaSpelling(Transform):
     kept."""
 
     name = "tool_schema_spelling"
+    scope = "harness"
     version = "2"  # 2: every sub-schema (hsa.model.schema), not only properties and items
     family = "tool_schema"
 
