@@ -10,6 +10,7 @@ import json
 
 from hypothesis import strategies as st
 
+from hsa.model.episode import Episode
 from hsa.model.gold import GoldCall
 from hsa.model.harness import Harness, PromptSpec
 from hsa.model.hook import HOOK_EVENTS, Hook
@@ -419,3 +420,16 @@ def clashing_episode_dicts(draw) -> dict:
             "calls": [{"name": tool.name, "arguments": {k: [v] for k, v in args.items()}}],
         },
     }
+
+
+def another_conversation(episode: Episode) -> Episode:
+    """Another episode under the same harness: its own id, one request, nothing to call."""
+    return Episode.from_dict(
+        {
+            "id": f"{episode.id}-other",
+            "harness": episode.harness.to_dict(),
+            "messages": [{"role": "user", "content": "Something else entirely."}],
+            "gold": {"no_call": True},
+            "meta": {},
+        }
+    )

@@ -97,6 +97,33 @@ def test_same_inputs_same_bytes_whatever_the_workers_or_batch_size(version, tmp_
     assert again.reused and again.path == two.path
 
 
+def test_a_pool_of_harness_variants_is_shared_and_the_same_bytes_whatever_the_workers(tmp_path):
+    from hsa.augment.recipe import Recipe
+
+    recipe = Recipe.from_dict({**load_recipe(RECIPE).to_dict(), "harness_variants": 2})
+    one = generate(recipe, EPISODES_PATH, tmp_path / "w1", trust_hooks=True)
+    two = generate(
+        recipe, EPISODES_PATH, tmp_path / "w2", workers=2, batch_size=7, trust_hooks=True
+    )
+    assert two.path.name == one.path.name
+    assert shard_hashes(two) == shard_hashes(one)
+    report = audit_version(one.path, trust_hooks=True)
+    assert report.ok, report.problems
+    # tools-basic is harness-scoped throughout: the variant rows of the episodes under one
+    # harness show at most two tool lists (the pool), where without a pool each has its own.
+    harness_of = {
+        e.id: e.harness.fingerprint for e in read_episodes(EPISODES_PATH, trust_hooks=True)
+    }
+    tools_by_harness: dict[str, set[str]] = {}
+    for shard in sorted(one.path.glob("data/*.parquet")):
+        for row in pq.read_table(shard).to_pylist():
+            if row["hsa_variant"]:
+                key = harness_of[row["hsa_source_id"]]
+                tools_by_harness.setdefault(key, set()).add(row["tools"])
+    assert tools_by_harness and all(len(t) <= 2 for t in tools_by_harness.values())
+    assert max(len(t) for t in tools_by_harness.values()) == 2
+
+
 def test_ray_engine_writes_the_same_bytes(version, tmp_path, monkeypatch):
     pytest.importorskip("ray")
     # Ray's own Parquet reader packs row groups into read tasks of 128 MiB and may hand them out

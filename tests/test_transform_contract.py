@@ -22,7 +22,7 @@ from hsa.augment.variant import Variant
 from hsa.dataset.pipeline import augment, augment_episode
 from hsa.model.episode import Episode
 from hsa.model.scorer import score_turn
-from tests.strategies import rich_episode_dicts
+from tests.strategies import another_conversation, rich_episode_dicts
 
 TRANSFORMS = sorted(registered())
 HARNESS_SCOPED = [name for name in TRANSFORMS if registered()[name].scope == "harness"]
@@ -90,19 +90,6 @@ def test_probability_zero_changes_nothing(name, row, seed):
     for variant in augment_episode(recipe_for(name, seed, p=0.0), episode):
         assert variant.episode == episode and not variant.mapping
         assert [s.fired for s in variant.lineage] == [False]
-
-
-def another_conversation(episode: Episode) -> Episode:
-    """Another episode under the same harness: its own id, one request, nothing to call."""
-    return Episode.from_dict(
-        {
-            "id": f"{episode.id}-other",
-            "harness": episode.harness.to_dict(),
-            "messages": [{"role": "user", "content": "Something else entirely."}],
-            "gold": {"no_call": True},
-            "meta": {},
-        }
-    )
 
 
 def test_the_scopes_are_declared():

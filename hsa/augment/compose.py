@@ -14,7 +14,7 @@ from typing import ClassVar
 import orjson
 
 from hsa.augment.mapping import EMPTY, Mapping
-from hsa.augment.rng import derive_rng
+from hsa.augment.rng import derive_harness_rng, derive_rng
 from hsa.augment.step import Step
 from hsa.augment.transform import Transform
 from hsa.errors import HsaError
@@ -35,9 +35,16 @@ class RunState:
     lineage: list[Step] = field(default_factory=list)
     mapping: Mapping = EMPTY
     trail: list[tuple[str, Episode, Episode]] = field(default_factory=list)
+    # The harness variant this variant drew from the recipe's pool ("<fingerprint>:<slot>"), or
+    # None when the recipe has no pool (every variant draws its own harness).
+    harness_variant: str | None = None
 
-    def rng(self, path: str) -> random.Random:
-        return derive_rng(self.seed, self.episode_id, self.variant, path)
+    def rng(self, node: Node) -> random.Random:
+        """``node``'s generator: shared by the harness variant when the node is harness-scoped
+        and there is a pool, the variant's own otherwise."""
+        if self.harness_variant is not None and node.harness_scoped():
+            return derive_harness_rng(self.seed, self.harness_variant, node.path)
+        return derive_rng(self.seed, self.episode_id, self.variant, node.path)
 
 
 class TransformFailed(HsaError):
@@ -69,6 +76,11 @@ class Node:
         """Every transform node below (and including) this one."""
         raise NotImplementedError
 
+    def harness_scoped(self) -> bool:
+        """Whether every transform below reads the harness alone (``Transform.scope``): then
+        this node's draws may be shared by every episode in one harness variant."""
+        return all(node.transform.scope == "harness" for node in self.transforms())
+
 
 @dataclass
 class TransformNode(Node):
@@ -77,7 +89,7 @@ class TransformNode(Node):
 
     def run(self, episode: Episode, state: RunState) -> Episode:
         t = self.transform
-        rng = state.rng(self.path)
+        rng = state.rng(self)
         # Always draw, even for p == 1, so a recipe's p never shifts the params' random stream.
         if rng.random() >= t.p:
             state.lineage.append(Step(t.name, t.version, self.path, False, None))
@@ -143,7 +155,7 @@ class OneOf(Node):
     path: str = ""
 
     def run(self, episode: Episode, state: RunState) -> Episode:
-        chosen = state.rng(self.path).choices(range(len(self.children)), weights=self.weights)[0]
+        chosen = state.rng(self).choices(range(len(self.children)), weights=self.weights)[0]
         state.lineage.append(
             Step(self.name, COMPOSITION_VERSION, self.path, True, {"chosen": chosen})
         )
@@ -172,7 +184,7 @@ class SomeOf(Node):
     path: str = ""
 
     def run(self, episode: Episode, state: RunState) -> Episode:
-        chosen = sorted(state.rng(self.path).sample(range(len(self.children)), self.n))
+        chosen = sorted(state.rng(self).sample(range(len(self.children)), self.n))
         state.lineage.append(
             Step(self.name, COMPOSITION_VERSION, self.path, True, {"chosen": chosen})
         )
@@ -203,7 +215,7 @@ class Maybe(Node):
     path: str = ""
 
     def run(self, episode: Episode, state: RunState) -> Episode:
-        fired = state.rng(self.path).random() < self.p
+        fired = state.rng(self).random() < self.p
         state.lineage.append(Step(self.name, COMPOSITION_VERSION, self.path, fired, {}))
         if fired:
             for child in self.children:

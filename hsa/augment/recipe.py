@@ -6,6 +6,7 @@ name: tool-shuffle
 seed: 1234
 variants_per_episode: 4
 keep_original: true
+harness_variants: 16   # optional: a pool of 16 harness variants per source harness
 pipeline:
   - tool_order_permutation: {}
   - one_of:
@@ -43,7 +44,17 @@ RECIPE_VERSION = 1
 MAX_VARIANTS_PER_EPISODE = 1000
 # A recipe's name is the folder its versions go in (<out>/<name>/<version>): one path component.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-_ENVELOPE = ("recipe_version", "name", "seed", "variants_per_episode", "keep_original", "pipeline")
+# The largest pool of harness variants per source harness (``harness_variants``).
+MAX_HARNESS_VARIANTS = 1_000_000
+_ENVELOPE = (
+    "recipe_version",
+    "name",
+    "seed",
+    "variants_per_episode",
+    "keep_original",
+    "harness_variants",
+    "pipeline",
+)
 
 
 class RecipeError(HsaError):
@@ -59,21 +70,29 @@ class Recipe:
     pipeline: Sequence
     variants_per_episode: int = 1
     keep_original: bool = False
+    # The pool of harness variants per source harness: every variant takes one of N slots and
+    # the episodes that take the same slot share their harness-scoped draws. None: each variant
+    # draws its own harness (no pool).
+    harness_variants: int | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Recipe) and self.to_dict() == other.to_dict()
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
-        return {
+        out: dict[str, Any] = {
             "recipe_version": RECIPE_VERSION,
             "name": self.name,
             "seed": self.seed,
             "variants_per_episode": self.variants_per_episode,
             "keep_original": self.keep_original,
-            "pipeline": [
-                child.to_dict(row_neutral=row_neutral) for child in self.pipeline.children
-            ],
         }
+        # Written only when set: a recipe without a pool keeps the dataset versions it had.
+        if self.harness_variants is not None:
+            out["harness_variants"] = self.harness_variants
+        out["pipeline"] = [
+            child.to_dict(row_neutral=row_neutral) for child in self.pipeline.children
+        ]
+        return out
 
     def version_dict(self) -> dict:
         """What of the recipe a dataset version is a hash of: :meth:`to_dict` without the options
@@ -134,6 +153,19 @@ class Recipe:
             raise RecipeError(
                 "keep_original must be true or false", file=source, field="keep_original"
             )
+        pool = data.get("harness_variants")
+        if pool is not None and (
+            not isinstance(pool, int)
+            or isinstance(pool, bool)
+            or not 1 <= pool <= MAX_HARNESS_VARIANTS
+        ):
+            raise RecipeError(
+                f"harness_variants (the pool of harness variants per source harness) must be "
+                f"an integer from 1 to {MAX_HARNESS_VARIANTS:,}, or left out for one harness "
+                f"per variant, got {pool!r}",
+                file=source,
+                field="harness_variants",
+            )
         pipeline = _parse_pipeline(data.get("pipeline"), "pipeline", "", source)
         return cls(
             name=name,
@@ -141,6 +173,7 @@ class Recipe:
             pipeline=Sequence(pipeline, path=""),
             variants_per_episode=variants,
             keep_original=keep,
+            harness_variants=pool,
         )
 
 

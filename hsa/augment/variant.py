@@ -22,15 +22,21 @@ class Variant:
     # (family, episode before, episode after) of each fired transform, in order: what
     # hsa.dataset.rows.visible_families reads. Not serialised; replay rebuilds it.
     trail: tuple = field(default=(), compare=False, repr=False)
+    # "<source harness fingerprint>:<slot>" when the recipe has a harness-variant pool
+    # (``harness_variants``): the variants that share it share their harness-scoped draws.
+    harness_variant: str | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "source_id": self.source_id,
             "variant": self.index,
             "episode": self.episode.to_dict(),
             "lineage": [s.to_dict() for s in self.lineage],
             "mapping": self.mapping.to_dict(),
         }
+        if self.harness_variant is not None:
+            out["harness_variant"] = self.harness_variant
+        return out
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,11 @@
 """Run a recipe over episodes: every variant is made, verified, and either kept or rejected.
 
 For each episode, variant ``0`` is the original when the recipe keeps it, and variants
-``1..variants_per_episode`` run the pipeline with their own derived generators. A transform that
+``1..variants_per_episode`` run the pipeline with their own derived generators. With a pool of
+harness variants (the recipe's ``harness_variants: N``), variant ``i`` of episode ``e`` takes slot
+``derive(seed, e, i) mod N`` of its harness's pool, and the harness-scoped nodes draw from that
+slot's generators, so every episode under one harness that takes the slot gets the same harness
+variant; episode-scoped nodes still draw per variant. A transform that
 raises rejects that variant (stage ``transform:<name>``); a verification failure rejects it with
 the failed check (stage ``verify:<check>``); either way with its lineage so far. Nothing is
 dropped: every input row and every variant is either output or a reject.
@@ -16,6 +20,7 @@ from itertools import islice
 from hsa.augment.compose import RunState, TransformFailed
 from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
+from hsa.augment.rng import derive_seed
 from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.outcome import Tally
 from hsa.errors import Reject
@@ -31,6 +36,11 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
         out.append(Variant(episode.id, 0, episode, (), EMPTY))
     for index in range(1, recipe.variants_per_episode + 1):
         state = RunState(recipe.seed, episode.id, index)
+        if recipe.harness_variants is not None:
+            slot = derive_seed(recipe.seed, episode.id, index, "harness_variants")
+            state.harness_variant = (
+                f"{episode.harness.fingerprint}:{slot % recipe.harness_variants}"
+            )
         try:
             variant = recipe.pipeline.run(episode, state)
         except TransformFailed as exc:
@@ -72,6 +82,7 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
                 tuple(state.lineage),
                 state.mapping,
                 trail=tuple(state.trail),
+                harness_variant=state.harness_variant,
             )
         )
     return out

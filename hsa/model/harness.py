@@ -16,6 +16,7 @@ error names the file and field at fault.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -122,6 +123,13 @@ class Harness:
     @cached_property
     def tool_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A content hash of the whole harness (16 hex digits): two harnesses with the same
+        fingerprint are the same harness, whichever folder or row they came from."""
+        data = orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
+        return hashlib.blake2b(data, digest_size=8).hexdigest()
 
     @cached_property
     def skill_ids(self) -> tuple[str, ...]:

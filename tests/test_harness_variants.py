@@ -1,0 +1,129 @@
+"""A recipe's pool of harness variants (``harness_variants: N``, hypothesis): the variants of
+episodes under one harness that take the same slot share every harness-scoped draw, so they get
+the same harness; episode-scoped draws stay the variant's own; output stays independent of input
+order and batch size."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hsa.augment.recipe import Recipe, RecipeError
+from hsa.augment.registry import registered
+from hsa.augment.variant import Variant
+from hsa.dataset.pipeline import augment, augment_episode
+from hsa.model.episode import Episode
+from tests.strategies import another_conversation, rich_episode_dicts
+
+# Every harness-scoped transform, some of them under a composition, so that compositions'
+# draws are shared too.
+HARNESS_SCOPED = [n for n, cls in registered().items() if cls.scope == "harness"]
+PIPELINE = [
+    {"one_of": {"pipeline": [{"tool_name_mask": {}}, {"tool_name_paraphrase": {}}]}},
+    *({name: {}} for name in HARNESS_SCOPED if not name.startswith("tool_name_")),
+]
+
+
+def pooled(pool: int | None, pipeline=PIPELINE, variants: int = 6, seed: int = 11) -> Recipe:
+    data = {
+        "recipe_version": 1,
+        "name": "pooled",
+        "seed": seed,
+        "variants_per_episode": variants,
+        "keep_original": False,
+        "pipeline": pipeline,
+    }
+    if pool is not None:
+        data["harness_variants"] = pool
+    return Recipe.from_dict(data)
+
+
+def variants_of(recipe: Recipe, *episodes: Episode) -> list[Variant]:
+    out = [v for e in episodes for v in augment_episode(recipe, e)]
+    assert all(isinstance(v, Variant) for v in out), [str(v) for v in out]
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32))
+def test_a_pool_of_one_gives_every_episode_under_a_harness_the_same_harness(row, seed):
+    episode = Episode.from_dict(row)
+    out = variants_of(pooled(1, seed=seed), episode, another_conversation(episode))
+    assert len({v.harness_variant for v in out}) == 1
+    assert all(v.episode.harness == out[0].episode.harness for v in out)
+    assert out[0].harness_variant.startswith(episode.harness.fingerprint + ":")
+
+
+@settings(max_examples=25, deadline=None)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), pool=st.integers(1, 4))
+def test_variants_in_one_slot_share_their_harness_and_there_are_at_most_n(row, seed, pool):
+    episode = Episode.from_dict(row)
+    out = variants_of(pooled(pool, variants=8, seed=seed), episode, another_conversation(episode))
+    by_slot: dict[str, list[Variant]] = {}
+    for v in out:
+        by_slot.setdefault(v.harness_variant, []).append(v)
+    assert len(by_slot) <= pool
+    for shared in by_slot.values():
+        assert all(v.episode.harness == shared[0].episode.harness for v in shared)
+        assert all(v.mapping == shared[0].mapping for v in shared)
+
+
+@settings(max_examples=25, deadline=None)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32))
+def test_episode_scoped_draws_stay_the_variants_own(row, seed):
+    # hook_retry_policy reads the conversation: a pool must not change what it draws.
+    pipeline = [{"tool_name_mask": {}}, {"hook_retry_policy": {"keep_share": 0.5}}]
+    episode = Episode.from_dict(row)
+
+    def retry_steps(recipe):
+        return [
+            [s.to_dict() for s in v.lineage if s.transform == "hook_retry_policy"]
+            for v in variants_of(recipe, episode)
+        ]
+
+    assert retry_steps(pooled(1, pipeline, seed=seed)) == retry_steps(
+        pooled(None, pipeline, seed=seed)
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    rows=st.lists(rich_episode_dicts(), min_size=1, max_size=4, unique_by=lambda r: r["id"]),
+    shuffle_seed=st.integers(0, 1000),
+    batch=st.integers(1, 3),
+)
+def test_a_pool_keeps_output_independent_of_order_and_batch_size(rows, shuffle_seed, batch):
+    recipe = pooled(2, variants=3)
+    # Two episodes of each harness, so that slots are shared across episodes.
+    episodes = [Episode.from_dict(r) for r in rows]
+    episodes += [another_conversation(e) for e in episodes]
+
+    def run(order, batch_size):
+        return {
+            (v.source_id, v.index): json.dumps(v.to_dict(), sort_keys=True)
+            for v in augment(recipe, order, batch_size=batch_size)
+        }
+
+    shuffled = list(episodes)
+    random.Random(shuffle_seed).shuffle(shuffled)
+    assert run(episodes, 256) == run(shuffled, batch)
+
+
+def test_without_a_pool_the_recipe_and_its_version_are_unchanged():
+    plain = pooled(None)
+    assert "harness_variants" not in plain.to_dict()
+    assert pooled(4).to_dict()["harness_variants"] == 4
+    assert pooled(4).version_dict() != plain.version_dict()
+    assert Recipe.from_dict(pooled(4).to_dict()) == pooled(4)
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, True, "8", 1_000_001])
+def test_a_bad_pool_size_is_refused_naming_the_key(value):
+    with pytest.raises(RecipeError) as caught:
+        Recipe.from_dict({**pooled(None).to_dict(), "harness_variants": value})
+    assert caught.value.field == "harness_variants"
+    assert "integer from 1 to 1,000,000" in str(caught.value)
