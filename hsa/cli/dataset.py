@@ -453,6 +453,14 @@ def bench(
     ] = 100_000,
     workers: Annotated[int, typer.Option(min=1, help="Workers for the second generate run.")] = 2,
     recipe: Annotated[str, typer.Option(help="Recipe for the generate runs.")] = "hat-train",
+    scenario: Annotated[
+        list[str],
+        typer.Option(
+            help="per-episode-tools (each episode its own 8 tools) or shared-harness (every "
+            "episode under one harness folder of 12 skills, 12 tools, 3 hooks); repeatable; "
+            "default both, side by side."
+        ),
+    ] = [],
     only: Annotated[
         list[str],
         typer.Option(help="Run only these measurements (floor, naive, generate); repeatable."),
@@ -461,33 +469,44 @@ def bench(
         Path | None,
         typer.Option(help="Keep inputs and outputs here instead of a temporary folder."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON list, one per scenario.")
+    ] = False,
 ) -> None:
-    """Measure generate against a floor (Parquet + JSON round trip) and a naive datasets.map
-    baseline on synthetic ~4 KB agent episodes; rows/s, ratios and peak memory.
+    """Measure generate against a floor (the least work that writes the same rows) and, for
+    per-episode tools, a naive datasets.map baseline; rows/s, ratios and peak memory per scenario.
 
     Each measurement runs in a fresh process. Takes minutes at the default 100k rows.
     """
-    from hsa.dataset.bench import run_bench
+    from hsa.dataset.bench import SCENARIOS, run_bench
     from hsa.files.jsonl import dumps
 
-    report = run_bench(rows, workers, recipe, folder=folder, only=tuple(only))
-    if as_json:
-        print(dumps(report.to_dict()))
-        return
-    table = Table(title=f"hsa bench: {rows:,} synthetic episodes, recipe {recipe}")
-    for column in ("measurement", "rows out", "seconds", "rows/s", "peak RSS (MB)"):
-        table.add_column(column, justify="left" if column == "measurement" else "right")
-    for name, r in report.results.items():
-        table.add_row(
-            name,
-            f"{r['rows']:,}",
-            f"{r['seconds']:.1f}",
-            f"{r['rows_per_s']:,.0f}",
-            f"{r['peak_rss_mb']:,.0f}",
+    unknown = sorted(set(scenario) - set(SCENARIOS))
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}",
+            param_hint="--scenario",
         )
-    out.print(table)
-    if all(k in report.results for k in ("floor", "naive", "generate_1")):
+    chosen = tuple(s for s in SCENARIOS if s in scenario) or SCENARIOS
+    reports = run_bench(rows, workers, recipe, scenarios=chosen, folder=folder, only=tuple(only))
+    if as_json:
+        print(dumps([r.to_dict() for r in reports]))
+        return
+    for report in reports:
+        table = Table(
+            title=f"hsa bench: {rows:,} synthetic episodes, {report.scenario}, recipe {recipe}"
+        )
+        for column in ("measurement", "rows out", "seconds", "rows/s", "peak RSS (MB)"):
+            table.add_column(column, justify="left" if column == "measurement" else "right")
+        for name, r in report.results.items():
+            table.add_row(
+                name,
+                f"{r['rows']:,}",
+                f"{r['seconds']:.1f}",
+                f"{r['rows_per_s']:,.0f}",
+                f"{r['peak_rss_mb']:,.0f}",
+            )
+        out.print(table)
         for name, value in report.ratios().items():
             out.print(f"{name}: {value:.2f}x")
 

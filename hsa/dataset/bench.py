@@ -1,16 +1,26 @@
 """``hsa bench``: how fast is generation, next to a floor and a naive baseline, on this machine.
 
-Synthetic agent episodes (deterministic; about 4 KB each: an instructions prompt, three tool-call
-rounds, a final reply, 8 tools) are written once as JSONL and as Parquet, then measured side by
-side, each in a fresh process so that peak memory is its own:
+Two scenarios of synthetic episodes (deterministic), each written once as JSONL and as Parquet:
 
-* ``floor``: read the Parquet file, parse and re-serialise each row's JSON (orjson), write Parquet
-  — the least any tool that touches every row must do;
-* ``naive``: ``datasets.map`` with the ``json`` module renaming one tool per row, then Parquet;
+* ``per-episode-tools``: about 4 KB each, an instructions prompt, three tool-call rounds, a final
+  reply, and 8 tools of the episode's own (an inline harness per episode);
+* ``shared-harness``: every episode under one harness folder, as in a live room's agent: 12
+  skills with Markdown bodies, 12 tools, 3 hooks and a five-section prompt; each episode loads a
+  skill, calls two tools and replies.
+
+Each is measured side by side, every measurement in a fresh process so that peak memory is its
+own:
+
+* ``floor``: the least any tool that writes these rows must do. Per-episode tools: read the
+  Parquet file, parse and re-serialise each row's JSON (orjson), write Parquet. Shared harness:
+  the same, with one system prompt, rendered once from the harness, put in front of each row's
+  messages;
+* ``naive``: ``datasets.map`` with the ``json`` module renaming one tool per row, then Parquet
+  (per-episode tools only);
 * ``generate``: ``hsa generate`` with the given recipe (``hat-train`` by default) and full
   per-variant verification, with 1 worker and with ``--workers``.
 
-Rates are rows per second of *output rows*; generate also reports episodes per second.
+Rates are rows per second of *output rows*.
 """
 
 from __future__ import annotations
@@ -51,25 +61,7 @@ def synthetic_episode(i: int) -> dict:
     """Episode ``i``: its own 8 tools, three tool-call rounds and a reply (about 4 KB)."""
     rng = random.Random(i)
     names = rng.sample([f"{v}_{n}" for v in VERBS for n in NOUNS], 8)
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": f"{name.replace('_', ' ').capitalize()} by id.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "integer", "minimum": 1, "description": "Record id."},
-                        "region": {"type": "string", "enum": ["cn", "eu", "us"]},
-                        "verbose": {"type": "boolean"},
-                    },
-                    "required": ["id"],
-                },
-            },
-        }
-        for name in names
-    ]
+    tools = [synthetic_tool(name) for name in names]
     messages = [
         {
             "role": "user",
@@ -140,14 +132,204 @@ def synthetic_episode(i: int) -> dict:
     }
 
 
-def write_inputs(folder: Path, rows: int) -> tuple[Path, Path]:
+SCENARIOS = ("per-episode-tools", "shared-harness")
+SHARED_HARNESS = "harness"  # the shared scenario's harness folder, beside its episodes
+
+SHARED_HOOKS = '''"""Checks of the bench harness: pure functions of (payload, config)."""
+
+
+def check_message(payload, config):
+    text = str(payload.get("content") or "")
+    if len(text) > config.get("max_chars", 500):
+        return {"ok": False, "feedback": "The message is too long; ask for a shorter one."}
+    return {"ok": True}
+
+
+def check_arguments(payload, config):
+    arguments = payload.get("arguments") or {}
+    if "id" in arguments and not isinstance(arguments["id"], int):
+        return {"ok": False, "feedback": "id must be an integer; call the tool again."}
+    return {"ok": True}
+
+
+def check_reply(payload, config):
+    text = str(payload.get("content") or "")
+    for word in config.get("banned", []):
+        if word in text:
+            return {"ok": False, "feedback": f"Do not say {word!r}; rewrite the reply."}
+    return {"ok": True}
+'''
+
+
+def shared_harness() -> dict:
+    """The shared scenario's harness: 12 tools, 12 skills (about 1 KB of Markdown each, naming
+    the tools they use in inline code), 3 hooks and a five-section prompt."""
+    names = [f"{v}_{n}" for v, n in zip(VERBS * 2, NOUNS, strict=False)][:12]
+    tools = [synthetic_tool(name) for name in names]
+    skills = []
+    for k, noun in enumerate(NOUNS):
+        used = [names[k], names[(k + 5) % len(names)]]
+        steps = "\n".join(
+            f"- Step {j + 1}: when the customer asks about the {noun}, call `{used[j % 2]}` "
+            f"with the id they gave, read the status and the amount, and say both plainly; "
+            f"never promise a date the result does not show."
+            for j in range(6)
+        )
+        skills.append(
+            {
+                "id": f"{noun}-help",
+                "description": f"How to answer questions about a {noun} with "
+                f"{used[0]} and {used[1]}.",
+                "content": f"# {noun.capitalize()} help\n\nUse this skill for {noun} "
+                f"questions.\n\n## Steps\n\n{steps}\n",
+            }
+        )
+    prompt = {
+        "layout": "markdown",
+        "sections": ["persona", "instructions", "skills", "tools", "hooks"],
+        "text": {
+            "persona": "You are the support agent of an online shop: calm, exact and brief.",
+            "instructions": "Answer from tool results only, call independent tools in "
+            "parallel, never guess ids, load the skill that fits before you answer, and keep "
+            "replies under three sentences. Escalate refunds above 200.",
+        },
+    }
+    hooks = [
+        {
+            "name": "message_length",
+            "event": "user_message",
+            "function": "check_message",
+            "description": "Flags over-long customer messages.",
+            "config": {"max_chars": 500},
+        },
+        {
+            "name": "argument_types",
+            "event": "tool_call",
+            "function": "check_arguments",
+            "description": "Blocks calls whose id is not an integer.",
+            "config": {},
+        },
+        {
+            "name": "reply_words",
+            "event": "reply",
+            "function": "check_reply",
+            "description": "Blocks replies with promises the shop cannot keep.",
+            "config": {"banned": ["guaranteed", "cheapest"]},
+        },
+    ]
+    return {
+        "name": "bench-shop",
+        "version": "1",
+        "prompt": prompt,
+        "skills": skills,
+        "tools": tools,
+        "hooks": hooks,
+        "hooks_source": SHARED_HOOKS,
+    }
+
+
+def synthetic_tool(name: str) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"{name.replace('_', ' ').capitalize()} by id.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer", "minimum": 1, "description": "Record id."},
+                    "region": {"type": "string", "enum": ["cn", "eu", "us"]},
+                    "verbose": {"type": "boolean"},
+                },
+                "required": ["id"],
+            },
+        },
+    }
+
+
+def shared_episode(i: int, harness: dict) -> dict:
+    """Episode ``i`` under the shared harness (by folder reference): it loads one skill, calls
+    the skill's two tools in one message, and replies."""
+    rng = random.Random(i)
+    skill = rng.choice(harness["skills"])
+    tool_names = [t["function"]["name"] for t in harness["tools"]]
+    calls = [name for name in tool_names if f"`{name}`" in skill["content"]][:2]
+    args = [{"id": rng.randint(1, 10_000)} for _ in calls]
+    messages: list[dict] = [
+        {"role": "user", "content": f"Customer {i}: what is happening with my order {i % 97}?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_s",
+                    "type": "function",
+                    "function": {
+                        "name": "load_skill",
+                        "arguments": json.dumps({"name": skill["id"]}),
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_s", "content": skill["content"]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{k}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(a)},
+                }
+                for k, (name, a) in enumerate(zip(calls, args, strict=True))
+            ],
+        },
+    ]
+    for k, a in enumerate(args):
+        result = {"id": a["id"], "status": rng.choice(["shipped", "pending"]), "amount": 12.5}
+        messages.append(
+            {"role": "tool", "tool_call_id": f"call_{k}", "content": json.dumps(result)}
+        )
+    messages.append({"role": "assistant", "content": "It is on its way; anything else?"})
+    turns = [
+        {"at": 1, "skills": [skill["id"]]},
+        {
+            "at": 3,
+            "calls": [
+                {"name": name, "arguments": {"id": [a["id"]]}}
+                for name, a in zip(calls, args, strict=True)
+            ],
+        },
+        {"at": len(messages) - 1, "no_call": True},
+    ]
+    return {
+        "id": f"shared-{i:07d}",
+        "harness": SHARED_HARNESS,
+        "messages": messages,
+        "gold": {"turns": turns},
+        "meta": {"category": "bench"},
+    }
+
+
+def write_inputs(folder: Path, rows: int, scenario: str = "per-episode-tools") -> tuple[Path, Path]:
+    """The scenario's episodes as JSONL and Parquet in ``folder`` (and, for the shared harness,
+    its harness folder beside them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if scenario == "shared-harness":
+        from hsa.model.harness import Harness, save_harness
+
+        harness = shared_harness()
+        save_harness(Harness.from_dict(harness), folder / SHARED_HARNESS)
+
+        def make(i: int) -> dict:
+            return shared_episode(i, harness)
+    else:
+        make = synthetic_episode
     jsonl, parquet = folder / "episodes.jsonl", folder / "episodes.parquet"
     schema = pa.schema([("episode", pa.string())])
     with open(jsonl, "wb") as out, pq.ParquetWriter(parquet, schema) as writer:
         for start in range(0, rows, 10_000):
-            lines = [
-                orjson.dumps(synthetic_episode(i)) for i in range(start, min(rows, start + 10_000))
-            ]
+            lines = [orjson.dumps(make(i)) for i in range(start, min(rows, start + 10_000))]
             out.write(b"\n".join(lines) + b"\n")
             writer.write_table(pa.table({"episode": [x.decode() for x in lines]}, schema=schema))
     return jsonl, parquet
@@ -162,6 +344,31 @@ def _floor(parquet: Path, out: Path) -> int:
             texts = [orjson.dumps(orjson.loads(t)).decode() for t in batch.column(0).to_pylist()]
             writer.write_table(pa.table({"episode": texts}, schema=schema))
             rows += len(texts)
+    return rows
+
+
+def _shared_floor(parquet: Path, out: Path) -> int:
+    """The shared scenario's floor: each row's messages behind one system prompt and the one
+    tool list, both rendered once, parsed and serialised per row, written as Parquet."""
+    from hsa.model.harness import load_harness
+    from hsa.render import render_system_prompt
+
+    harness = load_harness(parquet.parent / SHARED_HARNESS)
+    system = {"role": "system", "content": render_system_prompt(harness)}
+    tools = orjson.dumps(harness.openai_tools()).decode()
+    schema = pa.schema([("messages", pa.string()), ("tools", pa.string())])
+    rows = 0
+    with pq.ParquetWriter(out / "shared-floor.parquet", schema) as writer:
+        for batch in pq.ParquetFile(parquet).iter_batches(batch_size=10_000):
+            messages = [
+                orjson.dumps([system, *orjson.loads(t)["messages"]]).decode()
+                for t in batch.column(0).to_pylist()
+            ]
+            table = pa.table(
+                {"messages": messages, "tools": [tools] * len(messages)}, schema=schema
+            )
+            writer.write_table(table)
+            rows += len(messages)
     return rows
 
 
@@ -198,7 +405,9 @@ def _generate(jsonl: Path, out: Path, recipe: str, workers: int) -> int:
 
 def _child(kind: str, args: tuple, queue) -> None:
     start = time.perf_counter()
-    rows = {"floor": _floor, "naive": _naive, "generate": _generate}[kind](*args)
+    rows = {"floor": _floor, "shared-floor": _shared_floor, "naive": _naive, "generate": _generate}[
+        kind
+    ](*args)
     seconds = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -220,6 +429,9 @@ def _measure(kind: str, *args) -> dict:
 
 @dataclass
 class BenchReport:
+    """One scenario's measurements (``floor``, ``naive``, ``generate_1``, ``generate_<workers>``)."""
+
+    scenario: str
     rows: int
     workers: int
     recipe: str
@@ -227,14 +439,19 @@ class BenchReport:
 
     def ratios(self) -> dict:
         r = {k: v["rows_per_s"] for k, v in self.results.items()}
-        gen1 = r["generate_1"]
-        out = {"generate_1_vs_floor": gen1 / r["floor"], "generate_1_vs_naive": gen1 / r["naive"]}
-        if f"generate_{self.workers}" in r and self.workers > 1:
-            out[f"generate_{self.workers}_vs_1"] = r[f"generate_{self.workers}"] / gen1
+        out = {}
+        if "generate_1" in r:
+            gen1 = r["generate_1"]
+            for base in ("floor", "naive"):
+                if base in r:
+                    out[f"generate_1_vs_{base}"] = gen1 / r[base]
+            if f"generate_{self.workers}" in r and self.workers > 1:
+                out[f"generate_{self.workers}_vs_1"] = r[f"generate_{self.workers}"] / gen1
         return {k: round(v, 3) for k, v in out.items()}
 
     def to_dict(self) -> dict:
         return {
+            "scenario": self.scenario,
             "rows": self.rows,
             "workers": self.workers,
             "recipe": self.recipe,
@@ -248,27 +465,39 @@ def run_bench(
     workers: int,
     recipe: str = "hat-train",
     *,
+    scenarios: tuple[str, ...] = SCENARIOS,
     folder: str | os.PathLike | None = None,
     only: tuple[str, ...] = (),
-) -> BenchReport:
+) -> list[BenchReport]:
+    """Each scenario's measurements, one after the other on the same machine (``only``: the
+    kinds to run, from floor, naive and generate)."""
     tmp = Path(folder or tempfile.mkdtemp(prefix="hsa-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        jsonl, parquet = write_inputs(tmp, rows)
-        results = {}
-        plan = [
-            ("floor", (parquet, tmp)),
-            ("naive", (parquet, tmp)),
-            ("generate_1", (jsonl, tmp, recipe, 1)),
-        ]
-        if workers > 1:
-            plan.append((f"generate_{workers}", (jsonl, tmp, recipe, workers)))
-        for name, args in plan:
-            if only and name.split("_")[0] not in only:
-                continue
-            results[name] = _measure(name.split("_")[0], *args)
-            results[name]["input_bytes"] = jsonl.stat().st_size
-        return BenchReport(rows, workers, recipe, results)
+        return [_run_scenario(s, rows, workers, recipe, tmp / s, only) for s in scenarios]
     finally:
         if folder is None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_scenario(
+    scenario: str, rows: int, workers: int, recipe: str, folder: Path, only: tuple[str, ...]
+) -> BenchReport:
+    jsonl, parquet = write_inputs(folder, rows, scenario)
+    # The floor writes the scenario's rows at the least cost; the naive baseline renames a tool
+    # in an inline harness, which the shared scenario does not have.
+    plan = (
+        [("floor", "shared-floor", (parquet, folder))]
+        if scenario == "shared-harness"
+        else [("floor", "floor", (parquet, folder)), ("naive", "naive", (parquet, folder))]
+    )
+    plan.append(("generate_1", "generate", (jsonl, folder, recipe, 1)))
+    if workers > 1:
+        plan.append((f"generate_{workers}", "generate", (jsonl, folder, recipe, workers)))
+    results = {}
+    for name, kind, args in plan:
+        if only and name.split("_")[0] not in only:
+            continue
+        results[name] = _measure(kind, *args)
+        results[name]["input_bytes"] = jsonl.stat().st_size
+    return BenchReport(scenario, rows, workers, recipe, results)

@@ -1,0 +1,43 @@
+"""``hsa bench``'s inputs and floors: the scenarios are what they say, and the floors write the
+rows generate writes, at the least cost (no timing is asserted: speed is the command's output)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+
+from hsa.augment.recipe import load_recipe
+from hsa.cli import main
+from hsa.dataset.bench import SCENARIOS, run_bench, write_inputs
+from hsa.dataset.generate import generate
+from hsa.model.episode import Episode, read_episodes
+
+
+def test_the_shared_scenario_puts_every_episode_under_one_realistic_harness(tmp_path):
+    jsonl, _ = write_inputs(tmp_path, 40, "shared-harness")
+    episodes = list(read_episodes(jsonl))
+    assert all(isinstance(e, Episode) for e in episodes), episodes[:1]
+    assert len({e.harness.fingerprint for e in episodes}) == 1
+    harness = episodes[0].harness
+    assert (len(harness.skills), len(harness.tools), len(harness.hooks)) == (12, 12, 3)
+    # No inline harness: the rows name the folder.
+    assert all(json.loads(line)["harness"] == "harness" for line in jsonl.open())
+    # Each episode loads a skill and calls tools the skill names, and every variant survives.
+    result = generate(load_recipe("tools-basic"), jsonl, tmp_path / "out")
+    assert result.manifest["counts"]["rows"] == 40 * 4
+
+
+def test_each_scenario_reports_its_floor_and_the_shared_floor_renders_the_prompt_once(tmp_path):
+    reports = run_bench(100, 1, scenarios=SCENARIOS, folder=tmp_path, only=("floor",))
+    assert [r.scenario for r in reports] == list(SCENARIOS)
+    assert all(r.results["floor"]["rows"] == 100 for r in reports)
+    rows = pq.read_table(tmp_path / "shared-harness" / "shared-floor.parquet").to_pylist()
+    first = json.loads(rows[0]["messages"])[0]
+    assert first["role"] == "system" and "load_skill" in rows[0]["tools"]
+    assert len({r["tools"] for r in rows}) == 1
+
+
+def test_an_unknown_scenario_is_refused(capsys):
+    assert main(["bench", "--rows", "100", "--scenario", "shared"]) != 0
+    assert "per-episode-tools, shared-harness" in capsys.readouterr().err
