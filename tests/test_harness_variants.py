@@ -127,3 +127,31 @@ def test_a_bad_pool_size_is_refused_naming_the_key(value):
         Recipe.from_dict({**pooled(None).to_dict(), "harness_variants": value})
     assert caught.value.field == "harness_variants"
     assert "integer from 1 to 1,000,000" in str(caught.value)
+
+
+@settings(max_examples=15, deadline=None)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32))
+def test_the_memo_of_a_harness_variants_draws_changes_no_output(row, seed, monkeypatch_memo):
+    # Two episodes under one harness, so the second's draws come from the memo.
+    episode = Episode.from_dict(row)
+    recipe = pooled(2, variants=4, seed=seed)
+
+    def run():
+        return [v.to_dict() for v in variants_of(recipe, episode, another_conversation(episode))]
+
+    monkeypatch_memo(0)
+    uncached = run()
+    monkeypatch_memo(1024)
+    assert run() == uncached
+    assert run() == uncached  # and again, from a warm memo
+
+
+@pytest.fixture
+def monkeypatch_memo(monkeypatch):
+    from hsa.augment import compose
+
+    def set_size(size: int) -> None:
+        monkeypatch.setattr(compose, "PARAMS_MEMO_SIZE", size)
+        compose._params_memo.clear()
+
+    return set_size

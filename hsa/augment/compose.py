@@ -8,7 +8,9 @@ step and the identifier mapping. Transforms never override it.
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import ClassVar
 
 import orjson
@@ -21,6 +23,13 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 
 COMPOSITION_VERSION = "1"
+
+# The params of harness-scoped transforms in a harness-variant pool, by (seed, transform and
+# options, node, harness variant, input harness): a pure function of that key (the generator is
+# the harness variant's and the transform reads the harness alone), so the memo changes no
+# output, only how often a harness variant's draw is made. Bounded, one per process (worker).
+PARAMS_MEMO_SIZE = 1024
+_params_memo: OrderedDict[tuple, dict] = OrderedDict()
 
 
 @dataclass
@@ -95,12 +104,7 @@ class TransformNode(Node):
             state.lineage.append(Step(t.name, t.version, self.path, False, None))
             return episode
         try:
-            params = t.sample_params(episode, rng)
-            if not isinstance(params, dict) or orjson.loads(orjson.dumps(params)) != params:
-                raise HsaError(
-                    f"sample_params must return JSON-only data (dicts, lists, str, "
-                    f"numbers, bools, null), got {params!r:.200}"
-                )
+            params = self._params(episode, state, rng)
             step_mapping = t.mapping(episode, params)
             out = t.apply(episode, params)
         except TransformFailed:
@@ -111,6 +115,39 @@ class TransformNode(Node):
         state.mapping = state.mapping.then(step_mapping)
         state.trail.append((t.family, episode, out))
         return out
+
+    def _params(self, episode: Episode, state: RunState, rng: random.Random) -> dict:
+        """The transform's params, checked to be JSON-only; memoised (see ``_params_memo``) when
+        the draw is a harness variant's."""
+        key = None
+        if state.harness_variant is not None and self.harness_scoped():
+            key = (
+                state.seed,
+                self._identity,
+                self.path,
+                state.harness_variant,
+                episode.harness.fingerprint,
+            )
+            if key in _params_memo:
+                _params_memo.move_to_end(key)
+                return _params_memo[key]
+        params = self.transform.sample_params(episode, rng)
+        if not isinstance(params, dict) or orjson.loads(orjson.dumps(params)) != params:
+            raise HsaError(
+                f"sample_params must return JSON-only data (dicts, lists, str, "
+                f"numbers, bools, null), got {params!r:.200}"
+            )
+        if key is not None and PARAMS_MEMO_SIZE > 0:
+            _params_memo[key] = params
+            if len(_params_memo) > PARAMS_MEMO_SIZE:
+                _params_memo.popitem(last=False)
+        return params
+
+    @cached_property
+    def _identity(self) -> bytes:
+        """The transform, its version and every option, as bytes (options may hold dicts)."""
+        t = self.transform
+        return orjson.dumps([t.name, t.version, t.to_options()], option=orjson.OPT_SORT_KEYS)
 
     def to_dict(self, *, row_neutral: bool = True) -> dict:
         t = self.transform
