@@ -122,6 +122,32 @@ def test_a_pool_of_harness_variants_is_shared_and_the_same_bytes_whatever_the_wo
                 tools_by_harness.setdefault(key, set()).add(row["tools"])
     assert tools_by_harness and all(len(t) <= 2 for t in tools_by_harness.values())
     assert max(len(t) for t in tools_by_harness.values()) == 2
+    # Each row names its harness variant (the original none), and the manifest counts them.
+    rows = [
+        r
+        for shard in sorted(one.path.glob("data/*.parquet"))
+        for r in pq.read_table(shard).to_pylist()
+    ]
+    named = [r["hsa_harness_variant"] for r in rows if r["hsa_variant"]]
+    assert all(r["hsa_harness_variant"] is None for r in rows if not r["hsa_variant"])
+    assert all(key.split(":")[0] in harness_of.values() for key in named)
+    assert one.manifest["statistics"]["rows_by_harness_variant"] == {
+        key: named.count(key) for key in sorted(set(named))
+    }
+    # A row that names another harness variant than its recipe gives it is found by verify.
+    shard = sorted(one.path.glob("data/*.parquet"))[0]
+    table = pq.read_table(shard)
+    column = table.column("hsa_harness_variant").to_pylist()
+    index = next(i for i, key in enumerate(column) if key)
+    column[index] = column[index].rsplit(":", 1)[0] + ":7"
+    tampered = table.set_column(
+        table.schema.get_field_index("hsa_harness_variant"), "hsa_harness_variant", [column]
+    )
+    assert replay_row(one.path, table.column("id")[index].as_py(), trust_hooks=True)[1] == []
+    pq.write_table(tampered, shard)
+    assert replay_row(one.path, table.column("id")[index].as_py(), trust_hooks=True)[1] == [
+        "hsa_harness_variant"
+    ]
 
 
 def test_ray_engine_writes_the_same_bytes(version, tmp_path, monkeypatch):

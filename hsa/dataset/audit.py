@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from hsa.augment.lineage import Step, replay
 from hsa.augment.variant import Variant
 from hsa.dataset.fingerprint import input_fingerprint
+from hsa.dataset.pipeline import harness_variant
 from hsa.dataset.rows import parse_row_id, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
 from hsa.errors import HsaError
@@ -37,6 +38,7 @@ _COUNTS = (
     "variant_rejects",
 )
 _COMPARED = (
+    "hsa_harness_variant",
     "messages",
     "tools",
     "hsa_lineage",
@@ -154,14 +156,24 @@ def _stored_row(version_dir: Path, manifest: dict, row_id: str) -> dict | None:
     return None
 
 
-def rebuild(original: Episode, row: dict, version: str) -> dict:
-    """The row rebuilt from its source episode and lineage; raises VerificationFailed."""
+def rebuild(original: Episode, row: dict, version: str, recipe: dict) -> dict:
+    """The row rebuilt from its source episode and lineage (and its harness variant from the
+    ``recipe`` of the manifest); raises VerificationFailed."""
     lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
     trail: list = []
     episode, mapping = replay(original, lineage, trail=trail)
     verify_variant(original, episode, mapping)
+    index = row["hsa_variant"]
     variant = Variant(
-        original.id, row["hsa_variant"], episode, lineage, mapping, trail=tuple(trail)
+        original.id,
+        index,
+        episode,
+        lineage,
+        mapping,
+        trail=tuple(trail),
+        harness_variant=harness_variant(
+            recipe["seed"], recipe.get("harness_variants"), original, index
+        ),
     )
     return variant_row(variant, version)
 
@@ -232,7 +244,7 @@ def audit_version(
             problems.extend(check_row(current, row))
             continue
         try:
-            rebuilt = rebuild(current, row, manifest["version"])
+            rebuilt = rebuild(current, row, manifest["version"], manifest["recipe"])
         except VerificationFailed as exc:
             problems.append(f"{row['id']}: verify:{exc.check}: {exc.reason}")
             continue
@@ -274,7 +286,7 @@ def replay_row(
     )
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
-    rebuilt = rebuild(source, stored, manifest["version"])
+    rebuilt = rebuild(source, stored, manifest["version"], manifest["recipe"])
     return stored, _differences(stored, rebuilt)
 
 

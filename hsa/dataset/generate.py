@@ -100,6 +100,7 @@ class _Counts:
     rejects_by_stage: Counter = field(default_factory=Counter)
     rows_by_family: Counter = field(default_factory=Counter)
     rows_by_transform: Counter = field(default_factory=Counter)
+    rows_by_harness_variant: Counter = field(default_factory=Counter)
     skill_licenses: dict = field(default_factory=dict)  # "<harness>/<skill id>" -> licence
 
 
@@ -304,6 +305,9 @@ def _write(
             counts.rows_by_family[name] += n
         for name, n in _value_counts(kept.column("hsa_fired")):
             counts.rows_by_transform[name] += n
+        counts.rows_by_harness_variant.update(
+            kept.column("hsa_harness_variant").drop_null().to_pylist()
+        )
         for licenses in kept.column("hsa_skill_licenses").drop_null().to_pylist():
             counts.skill_licenses.update(orjson.loads(licenses))
         records = [
@@ -357,6 +361,13 @@ def _write(
             "rows_by_family": dict(sorted(counts.rows_by_family.items())),
             "rows_by_transform": dict(sorted(counts.rows_by_transform.items())),
             "rejects_by_stage": dict(sorted(counts.rejects_by_stage.items())),
+            # Rows per harness variant of the recipe's pool (none without a pool): how many
+            # episodes each shared environment serves.
+            **(
+                {"rows_by_harness_variant": dict(sorted(counts.rows_by_harness_variant.items()))}
+                if counts.rows_by_harness_variant
+                else {}
+            ),
         },
         # Every skill whose text the rows carry, with the licence its SKILL.md states (or null).
         "skill_licenses": dict(sorted(counts.skill_licenses.items())),

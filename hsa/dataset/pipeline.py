@@ -29,6 +29,16 @@ from hsa.model.episode import Episode
 from hsa.verify import VerificationFailed, verify_variant
 
 
+def harness_variant(seed: int, pool: int | None, episode: Episode, index: int) -> str | None:
+    """The harness variant that variant ``index`` of ``episode`` takes from a pool of ``pool``
+    per source harness (``"<source harness fingerprint>:<slot>"``); None without a pool, and for
+    the original (index 0), which keeps the source harness."""
+    if pool is None or index == 0:
+        return None
+    slot = derive_seed(seed, episode.id, index, "harness_variants") % pool
+    return f"{episode.harness.fingerprint}:{slot}"
+
+
 def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantReject]:
     """All variants of one episode, in index order."""
     out: list[Variant | VariantReject] = []
@@ -36,11 +46,9 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
         out.append(Variant(episode.id, 0, episode, (), EMPTY))
     for index in range(1, recipe.variants_per_episode + 1):
         state = RunState(recipe.seed, episode.id, index)
-        if recipe.harness_variants is not None:
-            slot = derive_seed(recipe.seed, episode.id, index, "harness_variants")
-            state.harness_variant = (
-                f"{episode.harness.fingerprint}:{slot % recipe.harness_variants}"
-            )
+        state.harness_variant = harness_variant(
+            recipe.seed, recipe.harness_variants, episode, index
+        )
         try:
             variant = recipe.pipeline.run(episode, state)
         except TransformFailed as exc:

@@ -26,6 +26,9 @@ ROW_SCHEMA = pa.schema(
         ("tools", JSON),
         ("hsa_source_id", pa.string()),
         ("hsa_variant", pa.int32()),
+        # "<source harness fingerprint>:<slot>" of the recipe's harness-variant pool; null without
+        # a pool and for the original
+        ("hsa_harness_variant", pa.string()),
         ("hsa_lineage", JSON),
         ("hsa_mapping", JSON),
         ("hsa_gold", JSON),
@@ -135,6 +138,7 @@ def variant_row(variant: Variant, version: str) -> dict:
         "tools": _json(episode.harness.openai_tools()),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
+        "hsa_harness_variant": variant.harness_variant,
         "hsa_lineage": _json([s.to_dict() for s in variant.lineage]),
         "hsa_mapping": _json(variant.mapping.to_dict()),
         "hsa_gold": _json(episode.gold.to_dict()),
