@@ -28,7 +28,10 @@ COMPOSITION_VERSION = "1"
 # options, node, harness variant, input harness): a pure function of that key (the generator is
 # the harness variant's and the transform reads the harness alone), so the memo changes no
 # output, only how often a harness variant's draw is made. Bounded, one per process (worker).
-PARAMS_MEMO_SIZE = 1024
+# 4096 holds every harness-scoped node of a 15-node recipe for a pool of 64 over four
+# harnesses at once; the largest params seen on the bench's harness were under 2 KB (skill
+# rewrites).
+PARAMS_MEMO_SIZE = 4096
 _params_memo: OrderedDict[tuple, dict] = OrderedDict()
 
 
