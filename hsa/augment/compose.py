@@ -51,11 +51,16 @@ class RunState:
     # None when the recipe has no pool (every variant draws its own harness).
     harness_variant: str | None = None
 
+    def shared_by(self, node: Node) -> str | None:
+        """The harness variant ``node`` draws for (a pool, and a harness-scoped node), or None
+        when it draws for this variant alone."""
+        return self.harness_variant if node.harness_scoped else None
+
     def rng(self, node: Node) -> random.Random:
-        """``node``'s generator: shared by the harness variant when the node is harness-scoped
-        and there is a pool, the variant's own otherwise."""
-        if self.harness_variant is not None and node.harness_scoped():
-            return derive_harness_rng(self.seed, self.harness_variant, node.path)
+        """``node``'s generator: its harness variant's (:meth:`shared_by`), or the variant's own."""
+        shared = self.shared_by(node)
+        if shared is not None:
+            return derive_harness_rng(self.seed, shared, node.path)
         return derive_rng(self.seed, self.episode_id, self.variant, node.path)
 
 
@@ -88,9 +93,11 @@ class Node:
         """Every transform node below (and including) this one."""
         raise NotImplementedError
 
+    @cached_property
     def harness_scoped(self) -> bool:
         """Whether every transform below reads the harness alone (``Transform.scope``): then
-        this node's draws may be shared by every episode in one harness variant."""
+        this node's draws may be shared by every episode in one harness variant. Read once per
+        node: a parsed pipeline does not change."""
         return all(node.transform.scope == "harness" for node in self.transforms())
 
 
@@ -123,14 +130,9 @@ class TransformNode(Node):
         """The transform's params, checked to be JSON-only; memoised (see ``_params_memo``) when
         the draw is a harness variant's."""
         key = None
-        if state.harness_variant is not None and self.harness_scoped():
-            key = (
-                state.seed,
-                self._identity,
-                self.path,
-                state.harness_variant,
-                episode.harness.fingerprint,
-            )
+        shared = state.shared_by(self)
+        if shared is not None:
+            key = (state.seed, self._identity, self.path, shared, episode.harness.fingerprint)
             if key in _params_memo:
                 _params_memo.move_to_end(key)
                 return _params_memo[key]

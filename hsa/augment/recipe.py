@@ -30,7 +30,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -137,11 +137,7 @@ class Recipe:
                 field="name",
             )
         variants = data.get("variants_per_episode", 1)
-        if (
-            not isinstance(variants, int)
-            or isinstance(variants, bool)
-            or not 1 <= variants <= MAX_VARIANTS_PER_EPISODE
-        ):
+        if not _int_in(variants, 1, MAX_VARIANTS_PER_EPISODE):
             raise RecipeError(
                 f"variants_per_episode must be an integer from 1 to "
                 f"{MAX_VARIANTS_PER_EPISODE}, got {variants!r}",
@@ -154,11 +150,7 @@ class Recipe:
                 "keep_original must be true or false", file=source, field="keep_original"
             )
         pool = data.get("harness_variants")
-        if pool is not None and (
-            not isinstance(pool, int)
-            or isinstance(pool, bool)
-            or not 1 <= pool <= MAX_HARNESS_VARIANTS
-        ):
+        if pool is not None and not _int_in(pool, 1, MAX_HARNESS_VARIANTS):
             raise RecipeError(
                 f"harness_variants (the pool of harness variants per source harness) must be "
                 f"an integer from 1 to {MAX_HARNESS_VARIANTS:,}, or left out for one harness "
@@ -175,6 +167,11 @@ class Recipe:
             keep_original=keep,
             harness_variants=pool,
         )
+
+
+def _int_in(value: Any, low: int, high: int) -> TypeGuard[int]:
+    """Whether ``value`` is an integer (YAML's true and false are not) from ``low`` to ``high``."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _parse_pipeline(raw: Any, where: str, prefix: str, source: str) -> list[Node]:
@@ -261,7 +258,7 @@ def _parse_composition(name: str, options: dict, where: str, path: str, source: 
         return OneOf(children, weights=[float(w) for w in weights], path=path)
     if name == SomeOf.name:
         n = options.get("n")
-        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= len(children):
+        if not _int_in(n, 0, len(children)):
             raise RecipeError(
                 f"n must be an integer from 0 to {len(children)}, got {n!r}",
                 file=source,

@@ -12,10 +12,14 @@ import hashlib
 import random
 
 
-def derive_seed(seed: int, episode_id: str, variant: int, path: str) -> int:
-    """A 64-bit seed from blake2b over the four coordinates (unambiguously separated)."""
-    key = f"{seed}\x1f{episode_id}\x1f{variant}\x1f{path}".encode()
+def _hashed(*coordinates: object) -> int:
+    """A 64-bit seed from blake2b over the coordinates (unambiguously separated)."""
+    key = "\x1f".join(str(c) for c in coordinates).encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big")
+
+
+def derive_seed(seed: int, episode_id: str, variant: int, path: str) -> int:
+    return _hashed(seed, episode_id, variant, path)
 
 
 def derive_rng(seed: int, episode_id: str, variant: int, path: str) -> random.Random:
@@ -25,6 +29,6 @@ def derive_rng(seed: int, episode_id: str, variant: int, path: str) -> random.Ra
 def derive_harness_rng(seed: int, harness_variant: str, path: str) -> random.Random:
     """The generator of a harness-scoped node in harness variant ``harness_variant`` (source
     harness fingerprint and pool slot): the same for every episode that drew that slot, which is
-    what makes them share the variant. Tagged, so it never meets an episode's coordinates."""
-    key = f"{seed}\x1fharness\x1f{harness_variant}\x1f{path}".encode()
-    return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big"))
+    what makes them share the variant. Tagged, and a harness variant (``<fingerprint>:<slot>``)
+    is never a variant index, so it never meets an episode's coordinates."""
+    return random.Random(_hashed(seed, "harness", harness_variant, path))

@@ -15,7 +15,7 @@ A transform also declares its ``scope``: ``"harness"`` when its params and the h
 returns depend only on the episode's harness (skill ids and content, tool names, order,
 descriptions, prompt layout, hook implementations), so that one draw serves every episode that
 shares the harness; ``"episode"`` when it needs the conversation (the hook retry policy reads the
-calls, prompt placement writes into the first user turn). The contract tests hold a
+retry sequences in the messages). The contract tests hold a
 harness-scoped transform to it: two episodes under one harness get the same params and the same
 harness. Undeclared, a transform is episode-scoped, which is always safe.
 

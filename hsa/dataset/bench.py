@@ -164,7 +164,7 @@ def check_reply(payload, config):
 def shared_harness() -> dict:
     """The shared scenario's harness: 12 tools, 12 skills (about 1 KB of Markdown each, naming
     the tools they use in inline code), 3 hooks and a five-section prompt."""
-    names = [f"{v}_{n}" for v, n in zip(VERBS * 2, NOUNS, strict=False)][:12]
+    names = [f"{VERBS[k % len(VERBS)]}_{noun}" for k, noun in enumerate(NOUNS)]
     tools = [synthetic_tool(name) for name in names]
     skills = []
     for k, noun in enumerate(NOUNS):
@@ -403,11 +403,18 @@ def _generate(jsonl: Path, out: Path, recipe: str, workers: int) -> int:
     return result.manifest["counts"]["rows"]
 
 
+# What each measurement runs: its args, the rows it wrote.
+_MEASUREMENTS = {
+    "floor": _floor,
+    "shared-floor": _shared_floor,
+    "naive": _naive,
+    "generate": _generate,
+}
+
+
 def _child(kind: str, args: tuple, queue) -> None:
     start = time.perf_counter()
-    rows = {"floor": _floor, "shared-floor": _shared_floor, "naive": _naive, "generate": _generate}[
-        kind
-    ](*args)
+    rows = _MEASUREMENTS[kind](*args)
     seconds = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -361,13 +361,6 @@ def _write(
             "rows_by_family": dict(sorted(counts.rows_by_family.items())),
             "rows_by_transform": dict(sorted(counts.rows_by_transform.items())),
             "rejects_by_stage": dict(sorted(counts.rejects_by_stage.items())),
-            # Rows per harness variant of the recipe's pool (none without a pool): how many
-            # episodes each shared environment serves.
-            **(
-                {"rows_by_harness_variant": dict(sorted(counts.rows_by_harness_variant.items()))}
-                if counts.rows_by_harness_variant
-                else {}
-            ),
         },
         # Every skill whose text the rows carry, with the licence its SKILL.md states (or null).
         "skill_licenses": dict(sorted(counts.skill_licenses.items())),
@@ -378,6 +371,10 @@ def _write(
             "sha256": sha256(staging / "rejects.parquet"),
         },
     }
+    if counts.rows_by_harness_variant:  # a pooled recipe: how many rows each variant serves
+        manifest["statistics"]["rows_by_harness_variant"] = dict(
+            sorted(counts.rows_by_harness_variant.items())
+        )
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest

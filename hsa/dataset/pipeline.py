@@ -45,9 +45,11 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
     if recipe.keep_original:
         out.append(Variant(episode.id, 0, episode, (), EMPTY))
     for index in range(1, recipe.variants_per_episode + 1):
-        state = RunState(recipe.seed, episode.id, index)
-        state.harness_variant = harness_variant(
-            recipe.seed, recipe.harness_variants, episode, index
+        state = RunState(
+            recipe.seed,
+            episode.id,
+            index,
+            harness_variant=harness_variant(recipe.seed, recipe.harness_variants, episode, index),
         )
         try:
             variant = recipe.pipeline.run(episode, state)
