@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hsa.augment.recipe import Recipe, RecipeError
 from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
-from hsa.dataset.pipeline import augment, augment_episode
+from hsa.dataset.pipeline import augment, augment_episode, harness_variant
 from hsa.model.episode import Episode
 from tests.strategies import another_conversation, rich_episode_dicts
 
@@ -70,6 +70,27 @@ def test_variants_in_one_slot_share_their_harness_and_there_are_at_most_n(row, s
     for shared in by_slot.values():
         assert all(v.episode.harness == shared[0].episode.harness for v in shared)
         assert all(v.mapping == shared[0].mapping for v in shared)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    variants=st.integers(1, 6),
+    extra=st.integers(0, 3),
+)
+def test_an_episodes_variants_never_share_a_slot_while_the_pool_is_large_enough(
+    row, seed, variants, extra
+):
+    # An episode under a harness of its own (BFCL) would otherwise get duplicate rows.
+    episode = Episode.from_dict(row)
+    slots = [
+        harness_variant(seed, variants + extra, episode, index) for index in range(1, variants + 1)
+    ]
+    assert len(set(slots)) == variants
+    assert harness_variant(seed, variants + extra, episode, 0) is None
+    # A pool smaller than the variants shares slots, and uses no more than it has.
+    assert len({harness_variant(seed, 1, episode, i) for i in range(1, variants + 1)}) == 1
 
 
 @settings(max_examples=25, deadline=None)

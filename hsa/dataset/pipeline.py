@@ -3,9 +3,9 @@
 For each episode, variant ``0`` is the original when the recipe keeps it, and variants
 ``1..variants_per_episode`` run the pipeline with their own derived generators. With a pool of
 harness variants (the recipe's ``harness_variants: N``), variant ``i`` of episode ``e`` takes slot
-``derive(seed, e, i) mod N`` of its harness's pool, and the harness-scoped nodes draw from that
-slot's generators, so every episode under one harness that takes the slot gets the same harness
-variant; episode-scoped nodes still draw per variant. A transform that
+``(derive(seed, e, 0) + i - 1) mod N`` of its harness's pool, and the harness-scoped nodes draw from
+that slot's generators, so every episode under one harness that takes the slot gets the same
+harness variant; episode-scoped nodes still draw per variant. A transform that
 raises rejects that variant (stage ``transform:<name>``); a verification failure rejects it with
 the failed check (stage ``verify:<check>``); either way with its lineage so far. Nothing is
 dropped: every input row and every variant is either output or a reject.
@@ -35,7 +35,11 @@ def harness_variant(seed: int, pool: int | None, episode: Episode, index: int) -
     the original (index 0), which keeps the source harness."""
     if pool is None or index == 0:
         return None
-    slot = derive_seed(seed, episode.id, index, "harness_variants") % pool
+    # An episode's variants take consecutive slots from a drawn start: while the pool is at
+    # least as large as the variants, no two variants of one episode share a harness variant
+    # (an episode under a harness of its own, as in BFCL, would get duplicate rows), and
+    # across episodes the starts spread the rows over the pool.
+    slot = (derive_seed(seed, episode.id, 0, "harness_variants") + index - 1) % pool
     return f"{episode.harness.fingerprint}:{slot}"
 
 
