@@ -21,6 +21,7 @@ from hsa.errors import HarnessError
 from hsa.files.assets import templates_dir
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
 DEFAULT_PHRASES = {
@@ -172,9 +173,20 @@ def placement(harness: Harness) -> dict[str, str]:
     return {name: chosen.get(name, "system") for name in harness.prompt.sections}
 
 
+# Rendered prompts by (harness fingerprint, sections): rows that share a harness (a pool's
+# harness variants, the episodes under one harness) share its prompt, and a layout takes about
+# a millisecond to render. Pure: the fingerprint hashes everything a layout reads.
+_PROMPTS: BoundedMemo[str] = BoundedMemo(1024)
+
+
 def render_system_prompt(harness: Harness, sections: list[str] | None = None) -> str:
     """The sections of ``harness`` (default: those placed in the system prompt), in order,
     through its layout; empty text when none is left."""
+    key = (harness.fingerprint, None if sections is None else tuple(sections))
+    return _PROMPTS.get(key, lambda: _render_system_prompt(harness, sections))
+
+
+def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     if sections is None:
         where = placement(harness)
         sections = [name for name in harness.prompt.sections if where[name] == "system"]

@@ -16,6 +16,7 @@ from hsa.augment.recipe import Recipe, RecipeError
 from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
 from hsa.dataset.pipeline import augment, augment_episode, harness_variant
+from hsa.dataset.rows import variant_row
 from hsa.model.episode import Episode
 from tests.strategies import another_conversation, rich_episode_dicts
 
@@ -152,13 +153,17 @@ def test_a_bad_pool_size_is_refused_naming_the_key(value):
 
 @settings(max_examples=15, deadline=None)
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**32))
-def test_the_memo_of_a_harness_variants_draws_changes_no_output(row, seed, monkeypatch_memo):
-    # Two episodes under one harness, so the second's draws come from the memo.
+def test_the_memos_of_a_harness_variant_change_no_output(row, seed, monkeypatch_memo):
+    # Two episodes under one harness, so the second's draws, harnesses, renamed harnesses and
+    # rendered prompts come from the memos; the rows compared are the rendered ones.
     episode = Episode.from_dict(row)
     recipe = pooled(2, variants=4, seed=seed)
 
     def run():
-        return [v.to_dict() for v in variants_of(recipe, episode, another_conversation(episode))]
+        return [
+            (v.to_dict(), variant_row(v, "v"))
+            for v in variants_of(recipe, episode, another_conversation(episode))
+        ]
 
     monkeypatch_memo(0)
     uncached = run()
@@ -169,10 +174,12 @@ def test_the_memo_of_a_harness_variants_draws_changes_no_output(row, seed, monke
 
 @pytest.fixture
 def monkeypatch_memo(monkeypatch):
-    from hsa.augment import compose
+    from hsa import render
+    from hsa.augment import compose, rename
 
     def set_size(size: int) -> None:
-        monkeypatch.setattr(compose, "PARAMS_MEMO_SIZE", size)
-        compose._params_memo.clear()
+        for memo in (compose.PARAMS_MEMO, compose.HARNESS_MEMO, rename._RENAMED, render._PROMPTS):
+            monkeypatch.setattr(memo, "size", size)
+            memo.clear()
 
     return set_size

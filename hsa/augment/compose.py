@@ -8,7 +8,6 @@ step and the identifier mapping. Transforms never override it.
 from __future__ import annotations
 
 import random
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
@@ -21,6 +20,9 @@ from hsa.augment.step import Step
 from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.frozen import replace
+from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
 
 COMPOSITION_VERSION = "1"
 
@@ -31,8 +33,12 @@ COMPOSITION_VERSION = "1"
 # 4096 holds every harness-scoped node of a 15-node recipe for a pool of 64 over four
 # harnesses at once; the largest params seen on the bench's harness were under 2 KB (skill
 # rewrites).
-PARAMS_MEMO_SIZE = 4096
-_params_memo: OrderedDict[tuple, dict] = OrderedDict()
+PARAMS_MEMO: BoundedMemo[dict] = BoundedMemo(4096)
+# The harness such a node returns, by the same key and whether hooks are trusted: a function of
+# the input harness and the params too (what the scope promises). Every episode that takes the
+# harness variant then carries one harness object, so what later nodes and the renderer derive
+# from it (its fingerprint, its rendered prompt) is made once, not once per row.
+HARNESS_MEMO: BoundedMemo[Harness] = BoundedMemo(4096)
 
 
 @dataclass
@@ -114,9 +120,13 @@ class TransformNode(Node):
             state.lineage.append(Step(t.name, t.version, self.path, False, None))
             return episode
         try:
-            params = self._params(episode, state, rng)
+            key = self._memo_key(episode, state)
+            params = self._params(episode, rng, key)
             step_mapping = t.mapping(episode, params)
             out = t.apply(episode, params)
+            if key is not None:
+                harness = HARNESS_MEMO.get((key, episode.harness.trust_hooks), lambda: out.harness)
+                out = out if harness is out.harness else replace(out, harness=harness)
         except TransformFailed:
             raise
         except Exception as exc:  # one bad episode must not stop the run: it becomes a reject
@@ -126,26 +136,24 @@ class TransformNode(Node):
         state.trail.append((t.family, episode, out))
         return out
 
-    def _params(self, episode: Episode, state: RunState, rng: random.Random) -> dict:
-        """The transform's params, checked to be JSON-only; memoised (see ``_params_memo``) when
-        the draw is a harness variant's."""
-        key = None
+    def _memo_key(self, episode: Episode, state: RunState) -> tuple | None:
+        """What fixes this node's params and harness when the draw is a harness variant's (see
+        ``PARAMS_MEMO``); None when the variant draws alone."""
         shared = state.shared_by(self)
-        if shared is not None:
-            key = (state.seed, self._identity, self.path, shared, episode.harness.fingerprint)
-            if key in _params_memo:
-                _params_memo.move_to_end(key)
-                return _params_memo[key]
+        if shared is None:
+            return None
+        return (state.seed, self._identity, self.path, shared, episode.harness.fingerprint)
+
+    def _params(self, episode: Episode, rng: random.Random, key: tuple | None) -> dict:
+        """The transform's params, checked to be JSON-only; memoised by ``key`` when given."""
+        if key is not None:
+            return PARAMS_MEMO.get(key, lambda: self._params(episode, rng, None))
         params = self.transform.sample_params(episode, rng)
         if not isinstance(params, dict) or orjson.loads(orjson.dumps(params)) != params:
             raise HsaError(
                 f"sample_params must return JSON-only data (dicts, lists, str, "
                 f"numbers, bools, null), got {params!r:.200}"
             )
-        if key is not None and PARAMS_MEMO_SIZE > 0:
-            _params_memo[key] = params
-            if len(_params_memo) > PARAMS_MEMO_SIZE:
-                _params_memo.popitem(last=False)
         return params
 
     @cached_property

@@ -24,6 +24,7 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.memo import BoundedMemo
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
 from hsa.text.mentions import replace_code_mentions, replace_mentions
@@ -169,13 +170,25 @@ def rename_messages(
     return tuple(out)
 
 
+# Renamed harnesses by (harness fingerprint, whether its hooks are trusted, mapping): in a pool
+# of harness variants every episode that takes a variant renames the same harness the same way,
+# and the harness is most of a rename's work. Pure: the fingerprint hashes the whole harness.
+_RENAMED: BoundedMemo[Harness] = BoundedMemo(1024)
+
+
 def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
     """The episode with every identifier in ``mapping`` renamed (see the module docstring)."""
     if not mapping:
         return episode
     prose = _Prose(mapping)
+    harness = episode.harness
+    key = (
+        harness.fingerprint,
+        harness.trust_hooks,
+        orjson.dumps(mapping.to_dict(), option=orjson.OPT_SORT_KEYS),
+    )
     return replace(
-        episode.with_harness(rename_harness(episode.harness, mapping, prose)),
+        episode.with_harness(_RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))),
         messages=rename_messages(episode.messages, episode.harness, mapping, prose),
         gold=mapping.apply_to_gold(episode.gold),
     )
