@@ -371,13 +371,26 @@ def _write(
             "sha256": sha256(staging / "rejects.parquet"),
         },
     }
-    if counts.rows_by_harness_variant:  # a pooled recipe: how many rows each variant serves
-        manifest["statistics"]["rows_by_harness_variant"] = dict(
-            sorted(counts.rows_by_harness_variant.items())
+    if counts.rows_by_harness_variant:  # a pooled recipe: how many rows the variants serve
+        manifest["statistics"]["harness_variants"] = harness_variant_summary(
+            counts.rows_by_harness_variant
         )
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest
+
+
+def harness_variant_summary(rows_by_variant: Counter) -> dict:
+    """How many harness variants the rows took and how many rows each served (least, median,
+    most). A summary, not a list: where every episode has a harness of its own (BFCL), there
+    is a harness variant per row, and a manifest must stay small."""
+    served = sorted(rows_by_variant.values())
+    return {
+        "count": len(served),
+        "rows_min": served[0],
+        "rows_median": served[len(served) // 2],
+        "rows_max": served[-1],
+    }
 
 
 def closing_iterator(iterator):
