@@ -33,6 +33,8 @@ from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
+from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.model.schema import schema_descriptions
 from hsa.text.mentions import find_code_mentions, find_mentions
@@ -116,12 +118,14 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
             raise VerificationFailed(
                 "stale_identifier", f"renamed {name!r} is still a name in the variant's harness"
             )
-        for where, text in _prose(variant):
-            found = find_mentions(text, prose_names) + find_code_mentions(text, code_names)
-            if found:
-                raise VerificationFailed(
-                    "stale_identifier", f"renamed {found[0]!r} survives in {where}"
-                )
+        stale = _STALE_IN_HARNESS.get(
+            (harness.fingerprint, tuple(prose_names), tuple(code_names)),
+            lambda: _first_mention(_harness_prose(harness), prose_names, code_names),
+        ) or _first_mention(_message_prose(variant), prose_names, code_names)
+        if stale:
+            raise VerificationFailed(
+                "stale_identifier", f"renamed {stale[1]!r} survives in {stale[0]}"
+            )
         for i, message in enumerate(variant.messages):
             for j, call in enumerate(message.get("tool_calls") or ()):
                 fn = call["function"]
@@ -137,9 +141,23 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
     _no_stale_parameters(variant, mapping)
 
 
-def _prose(episode: Episode):
-    """(where, text) for every free text the model reads: harness texts and messages."""
-    harness = episode.harness
+# The first stale mention in a harness's own texts, by (harness fingerprint, names): in a pool
+# of harness variants every row of a variant carries the same harness and the same renames, so
+# its texts are searched once. Pure: the fingerprint hashes every text.
+_STALE_IN_HARNESS: BoundedMemo[tuple[str, str] | None] = BoundedMemo(1024)
+
+
+def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tuple[str, str] | None:
+    """(where, name) of the first of ``prose``'s texts that mentions one of the names."""
+    for where, text in prose:
+        found = find_mentions(text, prose_names) + find_code_mentions(text, code_names)
+        if found:
+            return where, found[0]
+    return None
+
+
+def _harness_prose(harness: Harness):
+    """(where, text) for every free text of the harness the model reads."""
     for name, text in harness.prompt.text.items():
         yield f"prompt.text.{name}", text
     for skill in harness.skills:
@@ -150,6 +168,10 @@ def _prose(episode: Episode):
             yield f"tool {tool.name} parameters", text
     for hook in harness.hooks:
         yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
+
+
+def _message_prose(episode: Episode):
+    """(where, text) for every message text of the episode."""
     for i, message in enumerate(episode.messages):
         content = message_text(message)
         if content:

@@ -174,11 +174,19 @@ def test_the_memos_of_a_harness_variant_change_no_output(row, seed, monkeypatch_
 
 @pytest.fixture
 def monkeypatch_memo(monkeypatch):
-    from hsa import render
+    from hsa import render, verify
     from hsa.augment import compose, rename
 
+    memos = (
+        compose.PARAMS_MEMO,
+        compose.HARNESS_MEMO,
+        rename._RENAMED,
+        render._PROMPTS,
+        verify._STALE_IN_HARNESS,
+    )
+
     def set_size(size: int) -> None:
-        for memo in (compose.PARAMS_MEMO, compose.HARNESS_MEMO, rename._RENAMED, render._PROMPTS):
+        for memo in memos:
             monkeypatch.setattr(memo, "size", size)
             memo.clear()
 
