@@ -121,7 +121,10 @@ class TransformNode(Node):
             return episode
         try:
             key = self._memo_key(episode, state)
-            params = self._params(episode, rng, key)
+            if key is None:
+                params = self._sampled(episode, rng)
+            else:
+                params = PARAMS_MEMO.get(key, lambda: self._sampled(episode, rng))
             step_mapping = t.mapping(episode, params)
             out = t.apply(episode, params)
             if key is not None:
@@ -144,10 +147,8 @@ class TransformNode(Node):
             return None
         return (state.seed, self._identity, self.path, shared, episode.harness.fingerprint)
 
-    def _params(self, episode: Episode, rng: random.Random, key: tuple | None) -> dict:
-        """The transform's params, checked to be JSON-only; memoised by ``key`` when given."""
-        if key is not None:
-            return PARAMS_MEMO.get(key, lambda: self._params(episode, rng, None))
+    def _sampled(self, episode: Episode, rng: random.Random) -> dict:
+        """The transform's params, checked to be JSON-only."""
         params = self.transform.sample_params(episode, rng)
         if not isinstance(params, dict) or orjson.loads(orjson.dumps(params)) != params:
             raise HsaError(

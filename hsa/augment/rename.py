@@ -189,6 +189,6 @@ def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
     )
     return replace(
         episode.with_harness(_RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))),
-        messages=rename_messages(episode.messages, episode.harness, mapping, prose),
+        messages=rename_messages(episode.messages, harness, mapping, prose),
         gold=mapping.apply_to_gold(episode.gold),
     )
