@@ -275,6 +275,40 @@ def test_mask_prefix_may_be_fixed(example):
     assert all(n.startswith("fn_") for n in variant.mapping.tools.values())
 
 
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    letters=st.lists(st.integers(2, 7), min_size=1, max_size=4),
+    prefix=st.sampled_from(["", "fn_", "Tool"]),
+)
+def test_masks_take_their_lengths_from_letters(row, seed, letters, prefix):
+    episode = Episode.from_dict(row)
+    transform = registered()["tool_name_mask"](prefix=prefix, letters=letters)
+    renames = transform.sample_params(episode, random.Random(seed))["renames"]
+    assert len(renames) == len(episode.harness.tools)
+    for new in renames.values():
+        assert new.startswith(prefix)
+        opaque = new[len(prefix) :]
+        assert len(opaque) in letters and set(opaque) <= set("bcdfghjkmnpqrstvwxz")
+
+
+def test_masks_of_mixed_lengths_are_drawn_from_every_length(example):
+    lengths = Counter(
+        len(new) - 3
+        for seed in range(40)
+        for new in variant_of(
+            "tool_name_mask", example[0], seed=seed, prefix="fn_", letters=[2, 5]
+        ).mapping.tools.values()
+    )
+    assert set(lengths) == {2, 5}
+
+
+@pytest.mark.parametrize("letters", [[], [0], [3, -1]])
+def test_mask_lengths_must_be_positive(letters):
+    with pytest.raises(HsaError, match="letters"):
+        registered()["tool_name_mask"](letters=letters)
+
+
 # ---- parameter names -------------------------------------------------------------------------
 
 

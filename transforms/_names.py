@@ -57,9 +57,11 @@ _MAX_TRIES = 12
 _OPAQUE = "bcdfghjkmnpqrstvwxz"
 
 
-def opaque_word(rng: random.Random) -> str:
-    """Four random consonants: the opaque part of a masked name."""
-    return "".join(rng.choice(_OPAQUE) for _ in range(4))
+def opaque_word(rng: random.Random, letters: tuple[int, ...] = (4,)) -> str:
+    """Random consonants, the opaque part of a masked name: as many as one of ``letters``
+    (drawn only when there is a choice, so the default draws what it always drew)."""
+    count = letters[0] if len(letters) == 1 else rng.choice(letters)
+    return "".join(rng.choice(_OPAQUE) for _ in range(count))
 
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.yaml")
@@ -291,6 +293,7 @@ class Renamer:
         mixed: tuple[str, ...] = (),
         suffixes: tuple[str, ...] = (),
         mask_prefixes: tuple[str, ...] = ("x",),
+        mask_letters: tuple[int, ...] = (4,),
         accept: Callable[[str], bool] = lambda name: True,
         rate: float = 1.0,
         verbs: bool = True,
@@ -298,6 +301,7 @@ class Renamer:
         self.taken, self.split, self.rng, self.verbs = taken, split, rng, verbs
         self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
+        self.mask_letters = mask_letters
         self.accept, self.rate = accept, rate
         self.said_by: dict[tuple[str, ...], set[str]] = {}
         for name in names:
@@ -350,7 +354,9 @@ class Renamer:
         # Another opaque word every 50 tries: ``MQzkx`` (PascalCase after a one-letter prefix)
         # is no identifier a skill id may be, ``MQzkxBcdf`` is.
         for attempt in range(200):
-            words = [prefix] + [opaque_word(self.rng) for _ in range(1 + attempt // 50)]
+            words = [prefix] + [
+                opaque_word(self.rng, self.mask_letters) for _ in range(1 + attempt // 50)
+            ]
             new = write_name(words, style)
             if self.fits(old, new):
                 return self.take(old, new)

@@ -58,6 +58,19 @@ class ToolNameMask(Transform):
     fraction: Share = 1.0  # share of the tools whose names are masked
     prefix: str | None = None  # a fixed prefix, as written; None draws a first word of the split
     split: Literal["train", "heldout"] = "train"
+    # How many consonants an opaque word may have, one of these drawn per mask. Several give
+    # names of mixed lengths, so a model learns to copy a name to its end instead of counting.
+    letters: tuple[int, ...] = (4,)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.letters or any(n < 1 for n in self.letters):
+            raise HsaError(
+                f"transform {self.name!r}: option 'letters' must list lengths of at least 1, "
+                f"got {list(self.letters)!r}"
+            )
+        # A recipe gives a list: keep it a tuple so the transform stays hashable.
+        object.__setattr__(self, "letters", tuple(self.letters))
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
@@ -69,6 +82,7 @@ class ToolNameMask(Transform):
             rng,
             convention=declared_or_shared(episode, harness.tool_names),
             mask_prefixes=(word,),
+            mask_letters=self.letters,
         )
         renames = {}
         for tool in harness.tools:
@@ -80,7 +94,7 @@ class ToolNameMask(Transform):
             new = next(
                 (
                     n
-                    for n in (f"{self.prefix}{opaque_word(rng)}" for _ in range(200))
+                    for n in (f"{self.prefix}{opaque_word(rng, self.letters)}" for _ in range(200))
                     if renamer.fits(tool.name, n)
                 ),
                 None,
