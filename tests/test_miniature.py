@@ -165,7 +165,7 @@ def test_held_out_names_and_wordings_were_never_trained_on(miniature_run):
         assert not {t["description"] for t in tools} & trained_descriptions
 
 
-def test_the_model_reads_each_description_before_its_name(miniature_run):
+def test_each_tool_line_holds_its_name_before_and_after_its_description(miniature_run):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(miniature_run / "seed-0" / "base-model")
@@ -175,9 +175,12 @@ def test_the_model_reads_each_description_before_its_name(miniature_run):
     text = tokenizer.apply_chat_template(orjson.loads(row["messages"]), tools=tools, tokenize=False)
     for tool in (t["function"] for t in tools):
         line = next(x for x in text.splitlines() if f'"{tool["name"]}"(' in x)
-        assert line.index(tool["description"]) < line.index(tool["name"])
-    # Each name splits into the same tokens in its tool line and in a call to it, so copying
-    # it is copying tokens.
+        # The name to copy stands after the description; its copy opening the line gives
+        # the model a short-range copy of every name to learn copying from.
+        assert line.startswith(f'"{tool["name"]}": ')
+        assert line.index(tool["description"]) < line.index(f'=> "{tool["name"]}"(')
+    # Each name splits into the same tokens in both places of its tool line and in a call to
+    # it, so copying it is copying tokens.
     for tool in (t["function"] for t in tools):
         messages = [
             {"role": "user", "content": "hi"},
@@ -193,7 +196,7 @@ def test_the_model_reads_each_description_before_its_name(miniature_run):
         ]
         pieces = tokenizer(tool["name"], add_special_tokens=False)["input_ids"]
         found = [i for i in range(len(ids)) if ids[i : i + len(pieces)] == pieces]
-        assert len(found) == 2, tool["name"]
+        assert len(found) == 3, tool["name"]
 
 
 def test_a_run_resumes_only_with_its_own_settings(miniature_run):

@@ -21,7 +21,7 @@ class ModelShape:
     """The Qwen2Config fields the experiment sets (the rest are trainers.tiny's)."""
 
     hidden_size: int = 128
-    num_hidden_layers: int = 3
+    num_hidden_layers: int = 2
     num_attention_heads: int = 4
     num_key_value_heads: int = 4
     intermediate_size: int = 256

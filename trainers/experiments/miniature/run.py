@@ -56,10 +56,10 @@ class Settings:
     """What a run does; the defaults are the CPU run the experiment is sized for."""
 
     seeds: int = 1
-    steps: int = 1000
+    steps: int = 1200
     checkpoints: int = 5  # evaluated along the way for the learning curve
-    batch_size: int = 4
-    learning_rate: float = 3e-3
+    batch_size: int = 8
+    learning_rate: float = 2e-3
     warmup_steps: int = 50
     shape: ModelShape = field(default_factory=ModelShape)
     vocab_size: int = 384  # small: values and names split into pieces a model copies
@@ -67,7 +67,7 @@ class Settings:
     train_episodes: int = 300
     eval_episodes: int = 20
     curve_episodes: int = 5  # episodes of the eval set judged at each checkpoint
-    turns: int = 8  # requests (judged turns) per episode
+    turns: int = 3  # requests (judged turns) per episode
     heldout_variants: int = 2  # held-out harness variants per eval episode
     device: str = "cpu"
     threads: int = 2
