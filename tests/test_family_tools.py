@@ -28,7 +28,14 @@ from hsa.model.schema import pointer, schema_nodes
 from hsa.model.tool import Tool
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
 from hsa.text.paraphrase import invariants
-from hsa.transforms._names import CONVENTION_SPLITS, Renamer, lexicon, replacements, slots
+from hsa.transforms._names import (
+    CONVENTION_SPLITS,
+    OPAQUE_ALPHABETS,
+    Renamer,
+    lexicon,
+    replacements,
+    slots,
+)
 from hsa.transforms.tool_schema import options as ts
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES
@@ -280,16 +287,19 @@ def test_mask_prefix_may_be_fixed(example):
     seed=st.integers(0, 2**32),
     letters=st.lists(st.integers(2, 7), min_size=1, max_size=4),
     prefix=st.sampled_from(["", "fn_", "Tool"]),
+    alphabet=st.sampled_from(sorted(OPAQUE_ALPHABETS)),
 )
-def test_masks_take_their_lengths_from_letters(row, seed, letters, prefix):
+def test_masks_take_their_lengths_from_letters_and_characters_from_alphabet(
+    row, seed, letters, prefix, alphabet
+):
     episode = Episode.from_dict(row)
-    transform = registered()["tool_name_mask"](prefix=prefix, letters=letters)
+    transform = registered()["tool_name_mask"](prefix=prefix, letters=letters, alphabet=alphabet)
     renames = transform.sample_params(episode, random.Random(seed))["renames"]
     assert len(renames) == len(episode.harness.tools)
     for new in renames.values():
         assert new.startswith(prefix)
         opaque = new[len(prefix) :]
-        assert len(opaque) in letters and set(opaque) <= set("bcdfghjkmnpqrstvwxz")
+        assert len(opaque) in letters and set(opaque) <= set(OPAQUE_ALPHABETS[alphabet])
 
 
 def test_masks_of_mixed_lengths_are_drawn_from_every_length(example):
@@ -301,6 +311,18 @@ def test_masks_of_mixed_lengths_are_drawn_from_every_length(example):
         ).mapping.tools.values()
     )
     assert set(lengths) == {2, 5}
+
+
+def test_masks_of_letters_take_any_shape(example):
+    names = [
+        new
+        for seed in range(20)
+        for new in variant_of(
+            "tool_name_mask", example[0], seed=seed, prefix="", alphabet="letters", letters=[6]
+        ).mapping.tools.values()
+    ]
+    assert any(n != n.lower() for n in names) and any(n != n.upper() for n in names)
+    assert any("_" in n for n in names)
 
 
 @pytest.mark.parametrize("letters", [[], [0], [3, -1]])

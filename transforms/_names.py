@@ -54,14 +54,24 @@ CONVENTION_SPLITS: dict[str, tuple[str, ...]] = {
 _MAX_TRIES = 12
 # Letters of opaque words: consonants only, so that a mask reads as no word and, having no
 # digits, stays one word in every convention (``fn_qzkx``, ``fnQzkx``, ``FN_QZKX``).
-_OPAQUE = "bcdfghjkmnpqrstvwxz"
+# What the opaque part of a masked name is made of. ``consonants`` (the default) reads as no word
+# in any convention; ``letters`` (both cases and ``_``) gives names of any shape, for training a
+# model to copy a name whatever its shape (camelCase, SCREAMING_SNAKE, a prefix and ``_``).
+OPAQUE_ALPHABETS: dict[str, str] = {
+    "consonants": "bcdfghjkmnpqrstvwxz",
+    "letters": "abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+}
+OpaqueAlphabet = Literal["consonants", "letters"]
 
 
-def opaque_word(rng: random.Random, letters: tuple[int, ...] = (4,)) -> str:
-    """Random consonants, the opaque part of a masked name: as many as one of ``letters``
-    (drawn only when there is a choice, so the default draws what it always drew)."""
+def opaque_word(
+    rng: random.Random, letters: tuple[int, ...] = (4,), alphabet: OpaqueAlphabet = "consonants"
+) -> str:
+    """Random characters of ``alphabet``, the opaque part of a masked name: as many as one of
+    ``letters`` (drawn only when there is a choice, so the default draws what it always drew)."""
     count = letters[0] if len(letters) == 1 else rng.choice(letters)
-    return "".join(rng.choice(_OPAQUE) for _ in range(count))
+    chars = OPAQUE_ALPHABETS[alphabet]
+    return "".join(rng.choice(chars) for _ in range(count))
 
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.yaml")
@@ -294,6 +304,7 @@ class Renamer:
         suffixes: tuple[str, ...] = (),
         mask_prefixes: tuple[str, ...] = ("x",),
         mask_letters: tuple[int, ...] = (4,),
+        mask_alphabet: OpaqueAlphabet = "consonants",
         accept: Callable[[str], bool] = lambda name: True,
         rate: float = 1.0,
         verbs: bool = True,
@@ -301,7 +312,7 @@ class Renamer:
         self.taken, self.split, self.rng, self.verbs = taken, split, rng, verbs
         self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
-        self.mask_letters = mask_letters
+        self.mask_letters, self.mask_alphabet = mask_letters, mask_alphabet
         self.accept, self.rate = accept, rate
         self.said_by: dict[tuple[str, ...], set[str]] = {}
         for name in names:
@@ -355,7 +366,8 @@ class Renamer:
         # is no identifier a skill id may be, ``MQzkxBcdf`` is.
         for attempt in range(200):
             words = [prefix] + [
-                opaque_word(self.rng, self.mask_letters) for _ in range(1 + attempt // 50)
+                opaque_word(self.rng, self.mask_letters, self.mask_alphabet)
+                for _ in range(1 + attempt // 50)
             ]
             new = write_name(words, style)
             if self.fits(old, new):

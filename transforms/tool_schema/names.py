@@ -18,6 +18,7 @@ from hsa.model.tool import Tool
 from hsa.text.names import name_words
 from hsa.transforms._names import (
     NamingMode,
+    OpaqueAlphabet,
     Renamer,
     declared_or_shared,
     opaque_word,
@@ -58,9 +59,12 @@ class ToolNameMask(Transform):
     fraction: Share = 1.0  # share of the tools whose names are masked
     prefix: str | None = None  # a fixed prefix, as written; None draws a first word of the split
     split: Literal["train", "heldout"] = "train"
-    # How many consonants an opaque word may have, one of these drawn per mask. Several give
+    # How many characters an opaque word may have, one of these drawn per mask. Several give
     # names of mixed lengths, so a model learns to copy a name to its end instead of counting.
     letters: tuple[int, ...] = (4,)
+    # What opaque words are made of: lowercase consonants, or letters of both cases and "_"
+    # (names of any shape; see OPAQUE_ALPHABETS).
+    alphabet: OpaqueAlphabet = "consonants"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -83,6 +87,7 @@ class ToolNameMask(Transform):
             convention=declared_or_shared(episode, harness.tool_names),
             mask_prefixes=(word,),
             mask_letters=self.letters,
+            mask_alphabet=self.alphabet,
         )
         renames = {}
         for tool in harness.tools:
@@ -94,7 +99,10 @@ class ToolNameMask(Transform):
             new = next(
                 (
                     n
-                    for n in (f"{self.prefix}{opaque_word(rng, self.letters)}" for _ in range(200))
+                    for n in (
+                        f"{self.prefix}{opaque_word(rng, self.letters, self.alphabet)}"
+                        for _ in range(200)
+                    )
                     if renamer.fits(tool.name, n)
                 ),
                 None,
