@@ -52,11 +52,10 @@ CONVENTION_SPLITS: dict[str, tuple[str, ...]] = {
     "heldout": ("pascal", "screaming_snake", "title_snake"),
 }
 _MAX_TRIES = 12
-# Letters of opaque words: consonants only, so that a mask reads as no word and, having no
-# digits, stays one word in every convention (``fn_qzkx``, ``fnQzkx``, ``FN_QZKX``).
-# What the opaque part of a masked name is made of. ``consonants`` (the default) reads as no word
-# in any convention; ``letters`` (both cases and ``_``) gives names of any shape, for training a
-# model to copy a name whatever its shape (camelCase, SCREAMING_SNAKE, a prefix and ``_``).
+# What the opaque part of a masked name is made of. ``consonants`` (the default): a mask reads
+# as no word and, having no digits, stays one word in every convention (``fn_qzkx``, ``fnQzkx``,
+# ``FN_QZKX``). ``letters`` (both cases and ``_``): names of any shape, for training a model to
+# copy a name whatever its shape; a convention may split or recase such a word.
 OPAQUE_ALPHABETS: dict[str, str] = {
     "consonants": "bcdfghjkmnpqrstvwxz",
     "letters": "abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ",
@@ -303,8 +302,7 @@ class Renamer:
         mixed: tuple[str, ...] = (),
         suffixes: tuple[str, ...] = (),
         mask_prefixes: tuple[str, ...] = ("x",),
-        mask_letters: tuple[int, ...] = (4,),
-        mask_alphabet: OpaqueAlphabet = "consonants",
+        mask_word: Callable[[random.Random], str] = opaque_word,
         accept: Callable[[str], bool] = lambda name: True,
         rate: float = 1.0,
         verbs: bool = True,
@@ -312,7 +310,7 @@ class Renamer:
         self.taken, self.split, self.rng, self.verbs = taken, split, rng, verbs
         self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
-        self.mask_letters, self.mask_alphabet = mask_letters, mask_alphabet
+        self.mask_word = mask_word
         self.accept, self.rate = accept, rate
         self.said_by: dict[tuple[str, ...], set[str]] = {}
         for name in names:
@@ -365,10 +363,7 @@ class Renamer:
         # Another opaque word every 50 tries: ``MQzkx`` (PascalCase after a one-letter prefix)
         # is no identifier a skill id may be, ``MQzkxBcdf`` is.
         for attempt in range(200):
-            words = [prefix] + [
-                opaque_word(self.rng, self.mask_letters, self.mask_alphabet)
-                for _ in range(1 + attempt // 50)
-            ]
+            words = [prefix] + [self.mask_word(self.rng) for _ in range(1 + attempt // 50)]
             new = write_name(words, style)
             if self.fits(old, new):
                 return self.take(old, new)

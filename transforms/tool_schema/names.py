@@ -76,6 +76,9 @@ class ToolNameMask(Transform):
         # A recipe gives a list: keep it a tuple so the transform stays hashable.
         object.__setattr__(self, "letters", tuple(self.letters))
 
+    def _opaque_word(self, rng: random.Random) -> str:
+        return opaque_word(rng, self.letters, self.alphabet)
+
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         word = rng.choice(TOOL_MASK_PREFIXES[self.split])
@@ -86,8 +89,7 @@ class ToolNameMask(Transform):
             rng,
             convention=declared_or_shared(episode, harness.tool_names),
             mask_prefixes=(word,),
-            mask_letters=self.letters,
-            mask_alphabet=self.alphabet,
+            mask_word=self._opaque_word,
         )
         renames = {}
         for tool in harness.tools:
@@ -99,10 +101,7 @@ class ToolNameMask(Transform):
             new = next(
                 (
                     n
-                    for n in (
-                        f"{self.prefix}{opaque_word(rng, self.letters, self.alphabet)}"
-                        for _ in range(200)
-                    )
+                    for n in (f"{self.prefix}{self._opaque_word(rng)}" for _ in range(200))
                     if renamer.fits(tool.name, n)
                 ),
                 None,
