@@ -64,7 +64,13 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
         ) from None
     _no_stale_identifiers(variant, mapping)
     if mapping:
-        _no_meaning_taken(original, mapping)
+        key = (
+            original.harness.fingerprint,
+            orjson.dumps(mapping.to_dict(), option=orjson.OPT_SORT_KEYS),
+        )
+        taken = _MEANING_TAKEN.get(key, lambda: _meaning_taken(original.harness, mapping))
+        if taken is not None:
+            raise VerificationFailed("meaning_taken", taken)
 
 
 def _without_positions(gold: Gold) -> tuple:
@@ -219,8 +225,16 @@ def identifiers_by_kind(harness, mapping: Mapping) -> dict[str, dict[str, set[st
     return out
 
 
-def _no_meaning_taken(original: Episode, mapping: Mapping) -> None:
-    for kind, identifiers in identifiers_by_kind(original.harness, mapping).items():
+# Whether a mapping gives an identifier of a harness another one's meaning, by (harness
+# fingerprint, mapping): every row of a pool's harness variant asks it of the same harness and
+# mapping. Pure: it reads the harness's identifiers and the mapping alone.
+_MEANING_TAKEN: BoundedMemo[str | None] = BoundedMemo(1024)
+
+
+def _meaning_taken(harness: Harness, mapping: Mapping) -> str | None:
+    """Why ``mapping`` makes a new name of ``harness`` say what another identifier says, or
+    None when no new name does."""
+    for kind, identifiers in identifiers_by_kind(harness, mapping).items():
         said_by: dict[tuple[str, ...], dict[str, str]] = {}  # meaning -> identifier -> a name
         for old, news in identifiers.items():
             for name in sorted({old} | news):
@@ -235,8 +249,8 @@ def _no_meaning_taken(original: Episode, mapping: Mapping) -> None:
                 others = {k: v for k, v in said_by[said].items() if meaning(k) != own}
                 if others:
                     taken = others[min(others)]
-                    raise VerificationFailed(
-                        "meaning_taken",
+                    return (
                         f"renamed {kind} {old!r} -> {new!r} says what {kind} "
-                        f"{taken!r} says (words: {' '.join(said)})",
+                        f"{taken!r} says (words: {' '.join(said)})"
                     )
+    return None

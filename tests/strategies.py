@@ -433,3 +433,37 @@ def another_conversation(episode: Episode) -> Episode:
             "meta": {},
         }
     )
+
+
+def skill_loading_conversation(episode: Episode) -> Episode:
+    """Another episode under the same harness that loads every skill, each loader result
+    carrying the skill's body verbatim (as a real skill loader returns it)."""
+    harness = episode.harness
+    if not harness.skills:
+        return another_conversation(episode)
+    calls = [
+        {
+            "id": f"load{i}",
+            "type": "function",
+            "function": {"name": harness.skill_loader, "arguments": json.dumps({"name": s.id})},
+        }
+        for i, s in enumerate(harness.skills)
+    ]
+    results = [
+        {"role": "tool", "tool_call_id": call["id"], "content": s.content}
+        for call, s in zip(calls, harness.skills, strict=True)
+    ]
+    return Episode.from_dict(
+        {
+            "id": f"{episode.id}-skills",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Which skills are there?"},
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                *results,
+                {"role": "assistant", "content": "I read them."},
+            ],
+            "gold": {"no_call": True},
+            "meta": {},
+        }
+    )

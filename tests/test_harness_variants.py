@@ -179,10 +179,11 @@ def monkeypatch_memo(monkeypatch):
 
     memos = (
         compose.PARAMS_MEMO,
-        compose.HARNESS_MEMO,
+        compose.STEP_MEMO,
         rename._RENAMED,
         render._PROMPTS,
         verify._STALE_IN_HARNESS,
+        verify._MEANING_TAKEN,
     )
 
     def set_size(size: int) -> None:

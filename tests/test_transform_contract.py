@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from hypothesis import given
@@ -20,9 +21,11 @@ from hsa.augment.recipe import Recipe
 from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
 from hsa.dataset.pipeline import augment, augment_episode
+from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.scorer import score_turn
-from tests.strategies import another_conversation, rich_episode_dicts
+from tests.family_report import HARNESSES, NEEDS_SERVICE, harness_episodes
+from tests.strategies import another_conversation, rich_episode_dicts, skill_loading_conversation
 
 TRANSFORMS = sorted(registered())
 HARNESS_SCOPED = [name for name in TRANSFORMS if registered()[name].scope == "harness"]
@@ -109,6 +112,84 @@ def test_a_harness_scoped_transform_reads_the_harness_alone(name, row, seed):
     assert transform.sample_params(other, random.Random(seed)) == params
     assert transform.apply(other, params).harness == transform.apply(episode, params).harness
     assert transform.mapping(other, params) == transform.mapping(episode, params)
+
+
+@pytest.mark.parametrize("name", HARNESS_SCOPED)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**63))
+def test_the_conversation_shortcut_equals_apply(name, row, seed):
+    # In a pool, apply makes a harness variant's harness on its first episode; every other
+    # episode of the variant goes through apply_to_conversation with that harness instead. The
+    # episode itself (calls, mentions, a hook retry) and two others (nothing to call; every
+    # skill loaded, its body in the result) are checked.
+    transform = registered()[name]()
+    episode = Episode.from_dict(row)
+    params = transform.sample_params(episode, random.Random(seed))
+    try:
+        harness = transform.apply(episode, params).harness
+    except HsaError:
+        return  # no harness variant is made, so no shortcut is taken
+    for conversation in (
+        episode,
+        another_conversation(episode),
+        skill_loading_conversation(episode),
+    ):
+        try:
+            expected = transform.apply(conversation, params)
+        except HsaError as exc:  # a check that reads the conversation: the shortcut makes it too
+            with pytest.raises(HsaError, match=re.escape(exc.reason)):
+                transform.apply_to_conversation(conversation, params, harness)
+            continue
+        shortcut = transform.apply_to_conversation(conversation, params, harness)
+        if transform.conversation == "own" and shortcut is None:
+            return  # no shortcut: the pipeline applies it whole
+        assert shortcut is not None, f"{name} declares conversation={transform.conversation!r}"
+        assert shortcut.messages == expected.messages
+        assert shortcut.gold == expected.gold
+        assert shortcut.harness == expected.harness
+
+
+@pytest.mark.parametrize("harness_name", sorted(HARNESSES))
+def test_the_conversation_shortcut_equals_apply_on_domain_harnesses(harness_name):
+    # Real skills (bodies the rule rewrite changes, loaded verbatim), hooks and tools of four
+    # domains: each episode of the harness through the shortcut of every harness-scoped
+    # transform, with the harness its first episode made, for a few draws.
+    episodes = harness_episodes(HARNESSES[harness_name])
+    episodes.append(skill_loading_conversation(episodes[0]))
+    shortcuts = 0
+    for name in HARNESS_SCOPED:
+        if name in NEEDS_SERVICE:
+            continue
+        transform = (
+            registered()[name](split="heldout")
+            if "split" in registered()[name].options()
+            else registered()[name]()
+        )
+        for seed in range(3):
+            params = transform.sample_params(episodes[0], random.Random(seed))
+            harness = transform.apply(episodes[0], params).harness
+            for episode in episodes:
+                shortcut = transform.apply_to_conversation(episode, params, harness)
+                if shortcut is None:
+                    continue
+                expected = transform.apply(episode, params)
+                assert (shortcut.messages, shortcut.gold) == (expected.messages, expected.gold), (
+                    f"{name}, seed {seed}, episode {episode.id}"
+                )
+                assert shortcut.harness == expected.harness
+                shortcuts += 1
+    assert shortcuts > 0
+
+
+def test_the_conversation_kinds_are_declared():
+    # A transform that moves to "own" without a shortcut is applied whole for every episode of
+    # a harness variant: correct, but the work a pool saves is lost.
+    kinds = {name: registered()[name].conversation for name in HARNESS_SCOPED}
+    assert {n for n, k in kinds.items() if k == "kept"} >= {
+        "tool_order_permutation",
+        "tool_description_paraphrase",
+        "prompt_layout",
+    }
+    assert {n for n, k in kinds.items() if k == "renamed"} >= {"tool_name_mask", "skill_id_mask"}
 
 
 @pytest.mark.parametrize("name", TRANSFORMS)

@@ -16,6 +16,7 @@ class Identity(Transform):
 
     name = "identity"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "core"
 

@@ -217,6 +217,7 @@ class PromptLayout(Transform):
 
     name = "prompt_layout"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "prompt_structure"
 
@@ -250,6 +251,7 @@ class PromptSectionOrder(Transform):
 
     name = "prompt_section_order"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "prompt_structure"
 
@@ -290,6 +292,7 @@ class PromptWording(Transform):
 
     name = "prompt_wording"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "prompt_structure"
 
@@ -343,6 +346,7 @@ class PromptPlacement(Transform):
 
     name = "prompt_placement"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "prompt_structure"
 

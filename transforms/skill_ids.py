@@ -157,6 +157,7 @@ class _SkillRename(Transform):
     options), or None."""
 
     family = "skill_ids"
+    conversation = "renamed"
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:
         return Mapping(skills=_check_renames(episode, params.get("renames")))

@@ -34,11 +34,25 @@ COMPOSITION_VERSION = "1"
 # harnesses at once; the largest params seen on the bench's harness were under 2 KB (skill
 # rewrites).
 PARAMS_MEMO: BoundedMemo[dict] = BoundedMemo(4096)
-# The harness such a node returns, by the same key and whether hooks are trusted: a function of
-# the input harness and the params too (what the scope promises). Every episode that takes the
-# harness variant then carries one harness object, so what later nodes and the renderer derive
-# from it (its fingerprint, its rendered prompt) is made once, not once per row.
-HARNESS_MEMO: BoundedMemo[Harness] = BoundedMemo(4096)
+# What such a node makes of the harness variant, by the same key and whether hooks are trusted:
+# the harness it returns and the identifiers it renames are functions of the input harness and
+# the params too (what the scope promises). Every other episode of the variant then gets this
+# harness object (what later nodes and the renderer derive from it, its fingerprint and rendered
+# prompt, is made once) and only the conversation's part of the work
+# (``Transform.apply_to_conversation``).
+STEP_MEMO: BoundedMemo[HarnessStep] = BoundedMemo(4096)
+
+
+@dataclass(frozen=True)
+class HarnessStep:
+    """A harness-scoped node's work on one harness variant (see ``STEP_MEMO``)."""
+
+    harness: Harness
+    mapping: Mapping
+    # Whether ``apply`` handed back the input harness itself (a draw that changes nothing):
+    # then the episode keeps the reference to the folder its harness was loaded from, as
+    # ``apply`` leaves it.
+    unchanged: bool
 
 
 @dataclass
@@ -123,13 +137,11 @@ class TransformNode(Node):
             key = self._memo_key(episode, state)
             if key is None:
                 params = self._sampled(episode, rng)
+                step_mapping = t.mapping(episode, params)
+                out = t.apply(episode, params)
             else:
                 params = PARAMS_MEMO.get(key, lambda: self._sampled(episode, rng))
-            step_mapping = t.mapping(episode, params)
-            out = t.apply(episode, params)
-            if key is not None:
-                harness = HARNESS_MEMO.get((key, episode.harness.trust_hooks), lambda: out.harness)
-                out = out if harness is out.harness else replace(out, harness=harness)
+                step_mapping, out = self._shared_step(episode, params, key)
         except TransformFailed:
             raise
         except Exception as exc:  # one bad episode must not stop the run: it becomes a reject
@@ -138,6 +150,27 @@ class TransformNode(Node):
         state.mapping = state.mapping.then(step_mapping)
         state.trail.append((t.family, episode, out))
         return out
+
+    def _shared_step(self, episode: Episode, params: dict, key: tuple) -> tuple[Mapping, Episode]:
+        """(mapping, output) of a draw shared by a harness variant: the harness part made once
+        (``STEP_MEMO``), the conversation's part for this episode."""
+        t = self.transform
+        memo_key = (key, episode.harness.trust_hooks)
+        made = STEP_MEMO.peek(memo_key)
+        out = None if made is None else t.apply_to_conversation(episode, params, made.harness)
+        if made is None or out is None:  # first sight of the harness variant, or no shortcut
+            step_mapping = t.mapping(episode, params)
+            whole = t.apply(episode, params)
+            made = STEP_MEMO.get(
+                memo_key,
+                lambda: HarnessStep(whole.harness, step_mapping, whole.harness is episode.harness),
+            )
+            return step_mapping, (
+                whole if made.harness is whole.harness else replace(whole, harness=made.harness)
+            )
+        if made.unchanged:
+            out = replace(out, harness_ref=episode.harness_ref)
+        return made.mapping, out
 
     def _memo_key(self, episode: Episode, state: RunState) -> tuple | None:
         """What fixes this node's params and harness when the draw is a harness variant's (see

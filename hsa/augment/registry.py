@@ -3,7 +3,7 @@
 :func:`register` checks the transform protocol (hsa.augment.transform) where it can be checked
 before any episode: a frozen dataclass subclassing ``Transform``, a snake_case ``name`` that is no
 composition's, a ``version``, a declared ``family``, ``row_neutral`` naming options, and a
-``scope`` among ``SCOPES``. A class that breaks one is refused with an :class:`HsaError` naming
+``scope`` among ``SCOPES`` and a ``conversation`` among ``CONVERSATION_KINDS``. A class that breaks one is refused with an :class:`HsaError` naming
 the class and what to do.
 
 Built-in transforms register with :func:`register` when their ``transforms/`` module is imported;
@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from typing import TypeVar
 
 from hsa.augment.compose import COMPOSITIONS
-from hsa.augment.transform import SCOPES, Transform
+from hsa.augment.transform import CONVERSATION_KINDS, SCOPES, Transform
 from hsa.errors import HsaError
 
 ENTRY_POINT_GROUP = "hsa.transforms"
@@ -77,6 +77,12 @@ def register(cls: T) -> T:
         raise HsaError(
             f"{what}: 'scope' must be one of {', '.join(repr(s) for s in SCOPES)} (\"harness\" "
             f"when its params and harness output depend on the harness alone), got {cls.scope!r}"
+        )
+    if cls.conversation not in CONVERSATION_KINDS:
+        raise HsaError(
+            f"{what}: 'conversation' must be one of "
+            f"{', '.join(repr(k) for k in CONVERSATION_KINDS)} (what apply does to the messages "
+            f"and gold), got {cls.conversation!r}"
         )
     existing = _REGISTRY.get(name)
     if existing is not None and existing is not cls:

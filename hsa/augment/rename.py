@@ -187,8 +187,19 @@ def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
         harness.trust_hooks,
         orjson.dumps(mapping.to_dict(), option=orjson.OPT_SORT_KEYS),
     )
+    renamed = _RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))
+    return rename_conversation(episode, mapping, renamed, prose)
+
+
+def rename_conversation(
+    episode: Episode, mapping: Mapping, harness: Harness, prose: _Prose | None = None
+) -> Episode:
+    """The episode under ``harness`` (what ``episode.harness`` became) with its messages and gold
+    renamed by ``mapping``: :func:`rename_episode` when the renamed harness is known already."""
+    if not mapping:
+        return episode.with_harness(harness)
     return replace(
-        episode.with_harness(_RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))),
-        messages=rename_messages(episode.messages, harness, mapping, prose),
+        episode.with_harness(harness),
+        messages=rename_messages(episode.messages, episode.harness, mapping, prose),
         gold=mapping.apply_to_gold(episode.gold),
     )

@@ -19,6 +19,15 @@ retry sequences in the messages). The contract tests hold a
 harness-scoped transform to it: two episodes under one harness get the same params and the same
 harness. Undeclared, a transform is episode-scoped, which is always safe.
 
+In a pool of harness variants the harness a harness-scoped transform returns is made once per
+harness variant; every other episode of the variant then needs only the conversation's part of
+``apply``: :meth:`Transform.apply_to_conversation` does that part, given the harness. A transform
+declares what ``apply`` does to the conversation in ``conversation``: ``"kept"`` (messages and
+gold come out as they went in, and no check reads them), ``"renamed"`` (they move through the
+rename kernel by the transform's ``mapping`` alone), or ``"own"`` (the default: its own work,
+and no shortcut unless it overrides the method, so it is applied whole for every episode: always
+correct, only slower). The contract tests hold each shortcut to equal ``apply``.
+
 Options (the dataclass fields) are what a recipe sets, and every one of them enters the dataset
 version, except those a transform lists in ``row_neutral``: options that cannot change any row,
 such as how a service is reached (a cache folder, a timeout, the name of the variable holding an
@@ -35,8 +44,10 @@ import typing
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
 from hsa.augment.mapping import EMPTY, Mapping
+from hsa.augment.rename import rename_conversation
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 
 # An option that is a probability or a share: checked to lie in [0, 1] for every transform, so
 # transforms declare `fraction: Share = 1.0` instead of checking it themselves.
@@ -45,6 +56,8 @@ Share = Annotated[float, UNIT_INTERVAL]
 
 # What a transform's params may depend on (see the module docstring).
 SCOPES = ("harness", "episode")
+# What a transform's apply does to the conversation (see the module docstring).
+CONVERSATION_KINDS = ("kept", "renamed", "own")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +71,9 @@ class Transform:
     row_neutral: ClassVar[tuple[str, ...]] = ()
     # "harness" or "episode": what the params may depend on (see the module docstring).
     scope: ClassVar[str] = "episode"
+    # What ``apply`` does to the messages and gold: "kept", "renamed" or "own" (see the module
+    # docstring and :meth:`apply_to_conversation`).
+    conversation: ClassVar[str] = "own"
 
     p: Share = 1.0
 
@@ -74,6 +90,19 @@ class Transform:
     def mapping(self, episode: Episode, params: dict) -> Mapping:
         """The identifiers ``apply`` renames with these params (input side: ``episode``)."""
         return EMPTY
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness
+    ) -> Episode | None:
+        """``apply(episode, params)`` when the harness it returns is known already (``harness``,
+        made once per harness variant of a pool): only the conversation's part of the work, and
+        every check that reads the conversation. None when the transform has no such shortcut
+        (the pipeline then calls ``apply``). Harness-scoped transforms only."""
+        if self.conversation == "kept":
+            return episode.with_harness(harness)
+        if self.conversation == "renamed":
+            return rename_conversation(episode, self.mapping(episode, params), harness)
+        return None
 
     # ---- options (constructor arguments) ---------------------------------------------------
 

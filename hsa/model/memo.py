@@ -32,6 +32,13 @@ class BoundedMemo(Generic[V]):
                 self._values.popitem(last=False)
         return value
 
+    def peek(self, key: Hashable) -> V | None:
+        """The value for ``key`` when it is remembered, else None (nothing is made)."""
+        if key in self._values:
+            self._values.move_to_end(key)
+            return self._values[key]
+        return None
+
     def clear(self) -> None:
         self._values.clear()
 

@@ -8,6 +8,7 @@ import orjson
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
+from hsa.model.harness import Harness
 from hsa.model.skill import Skill
 from hsa.transforms.skill_content.rewrite import rewrite_body
 
@@ -27,16 +28,23 @@ def with_skill_bodies(episode: Episode, bodies: dict[str, str]) -> Episode:
     unknown = sorted(set(bodies) - set(harness.skill_ids))
     if unknown:
         raise HsaError(f"no skill {unknown} in the harness (it has {list(harness.skill_ids)})")
-    old = {s.id: s.content for s in harness.skills}
     skills = tuple(
         replace(s, content=bodies[s.id]) if s.id in bodies else s for s in harness.skills
     )
+    return with_loaded_bodies(episode, bodies, replace(harness, skills=skills))
+
+
+def with_loaded_bodies(episode: Episode, bodies: dict[str, str], harness: Harness) -> Episode:
+    """The episode under ``harness`` (its harness with the skills of ``bodies`` rewritten to
+    them), with every skill-loader result that carried an old body verbatim rewritten too:
+    :func:`with_skill_bodies` when the new harness is known already."""
+    old = {s.id: s.content for s in episode.harness.skills}
     loads: dict[str, str] = {}  # tool_call_id -> loaded skill id
     messages = []
     for message in episode.messages:
         for call in message.get("tool_calls") or ():
             fn = call["function"]
-            if fn["name"] == harness.skill_loader and harness.skills:
+            if fn["name"] == episode.harness.skill_loader and episode.harness.skills:
                 loaded = orjson.loads(fn["arguments"]).get("name")
                 if isinstance(loaded, str) and loaded in bodies and old[loaded] != bodies[loaded]:
                     loads[call["id"]] = loaded
@@ -48,4 +56,4 @@ def with_skill_bodies(episode: Episode, bodies: dict[str, str]) -> Episode:
             elif old[skill] in content:
                 message = {**message, "content": content.replace(old[skill], bodies[skill])}
         messages.append(message)
-    return replace(episode.with_harness(replace(harness, skills=skills)), messages=tuple(messages))
+    return replace(episode.with_harness(harness), messages=tuple(messages))

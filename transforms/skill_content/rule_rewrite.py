@@ -10,7 +10,8 @@ from hsa.augment.registry import register
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
-from hsa.transforms.skill_content.bodies import rewritten, with_skill_bodies
+from hsa.model.harness import Harness
+from hsa.transforms.skill_content.bodies import rewritten, with_loaded_bodies, with_skill_bodies
 from hsa.transforms.skill_content.plan import changing_plan, draw_plan, safe_plan
 
 
@@ -75,3 +76,11 @@ class SkillContentRewrite(Transform):
                 raise HsaError(f"no skill {skill_id!r} in the harness")
             bodies[skill_id] = rewritten(skill, plan, names)
         return with_skill_bodies(episode, bodies)
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness
+    ) -> Episode | None:
+        # The rewritten bodies are in the known harness: only the loader results that carried
+        # the old ones are left to rewrite (the checks of apply read the harness alone).
+        bodies = {skill_id: harness.skill(skill_id).content for skill_id in params["plans"]}
+        return with_loaded_bodies(episode, bodies, harness)

@@ -27,6 +27,7 @@ class ToolDescriptionParaphrase(Transform):
 
     name = "tool_description_paraphrase"
     scope = "harness"
+    conversation = "kept"
     version = "2"  # 2: the invariants of hsa.text.paraphrase, shared with skill bodies
     family = "tool_schema"
 

@@ -66,6 +66,7 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
+    conversation = "kept"
     version = "3"  # 3: the harness's tool names read as their words in any convention
     family = "tool_schema"
 

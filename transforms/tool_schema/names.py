@@ -14,6 +14,7 @@ from hsa.augment.rename import rename_episode
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 from hsa.model.tool import Tool
 from hsa.text.names import name_words
 from hsa.transforms._names import (
@@ -35,6 +36,7 @@ from hsa.transforms.tool_schema.parameters import (
     check_parameter_names,
     parameter_mapping,
     rename_parameters,
+    rename_parameters_in_conversation,
 )
 
 
@@ -53,6 +55,7 @@ class ToolNameMask(Transform):
 
     name = "tool_name_mask"
     scope = "harness"
+    conversation = "renamed"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "tool_schema"
 
@@ -136,6 +139,7 @@ class ToolNameParaphrase(Transform):
 
     name = "tool_name_paraphrase"
     scope = "harness"
+    conversation = "renamed"
     version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
     family = "tool_schema"
 
@@ -191,6 +195,12 @@ class _ParameterRename(Transform):
         parameter_mapping(episode.harness, names)
         check_parameter_names(episode.harness, names)
         return rename_parameters(episode, names)
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness
+    ) -> Episode | None:
+        # The checks of apply read the harness alone, so a known harness has passed them.
+        return rename_parameters_in_conversation(episode, params["renames"], harness)
 
     @staticmethod
     def _names(episode: Episode) -> list[str]:

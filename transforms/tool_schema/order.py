@@ -22,6 +22,7 @@ class ToolOrderPermutation(Transform):
 
     name = "tool_order_permutation"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "tool_schema"
 
@@ -46,6 +47,7 @@ class ToolPropertyOrder(Transform):
 
     name = "tool_property_order"
     scope = "harness"
+    conversation = "kept"
     version = "2"  # 2: every sub-schema (hsa.model.schema), not only properties and items
     family = "tool_schema"
 

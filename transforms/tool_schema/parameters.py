@@ -11,11 +11,12 @@ from typing import Any
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_episode
+from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_conversation, rename_episode
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
 from hsa.transforms.tool_schema.common import calls
@@ -95,25 +96,10 @@ def _echoed_keys(content: str, args: dict, renames: dict[str, str]) -> str:
 def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     """``episode`` with top-level parameters renamed (``old -> new``, the same in every tool that
     has ``old``) and every mention of them (see the module doc)."""
-    harness = episode.harness
-    per_tool = {
-        t.name: {old: new for old, new in names.items() if old in t.properties}
-        for t in harness.tools
-    }
-    per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
+    per_tool, prose = _parameter_renames(episode.harness, names)
     if not per_tool:
         return episode
     out = rename_episode(episode, Mapping(parameters=per_tool))
-    # Prose mentions are only rewritten where they are unambiguous: never for a name that is
-    # also a tool, skill or hook name, a nested property, or the skill loader's own argument.
-    nested = {
-        name
-        for t in harness.tools
-        for parts, _ in schema_nodes(t.parameters)
-        if len(parts) > 2 and (name := property_name(parts)) is not None
-    }
-    ambiguous = harness.names | nested | ({"name"} if harness.skills else set())
-    prose = parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
     h = out.harness
     tools = tuple(
         replace(
@@ -127,13 +113,63 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
         replace(s, description=prose(s.description), content=prose(s.content)) for s in h.skills
     )
     # A configuration value equal to a tool, skill or hook name is that name, not a parameter.
-    config_names = {k: v for k, v in names.items() if k not in harness.names}
+    config_names = {k: v for k, v in names.items() if k not in episode.harness.names}
     hooks = tuple(
         replace(k, description=prose(k.description), config=_config_values(k.config, config_names))
         for k in h.hooks
     )
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
     harness_out = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
+    return _renamed_conversation(episode, out, per_tool, prose, harness_out)
+
+
+def rename_parameters_in_conversation(
+    episode: Episode, names: dict[str, str], harness: Harness
+) -> Episode:
+    """:func:`rename_parameters` when the harness it returns is known already (``harness``):
+    only the messages and gold are renamed."""
+    per_tool, prose = _parameter_renames(episode.harness, names)
+    if not per_tool:
+        return episode.with_harness(harness)
+    out = rename_conversation(episode, Mapping(parameters=per_tool), harness)
+    return _renamed_conversation(episode, out, per_tool, prose, harness)
+
+
+# (renames per tool, prose rewrite) by (harness fingerprint, names): every row of a pool's
+# harness variant renames the same parameters of the same harness. Pure: both are read from the
+# harness's tools and names and the renames alone.
+_RENAMES: BoundedMemo[tuple] = BoundedMemo(1024)
+
+
+def _parameter_renames(harness: Harness, names: dict[str, str]) -> tuple:
+    """(renames per tool, the prose rewrite) of ``names`` in ``harness``."""
+    key = (harness.fingerprint, orjson.dumps(names))
+    return _RENAMES.get(key, lambda: _planned_renames(harness, names))
+
+
+def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
+    per_tool = {
+        t.name: {old: new for old, new in names.items() if old in t.properties}
+        for t in harness.tools
+    }
+    per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
+    # Prose mentions are only rewritten where they are unambiguous: never for a name that is
+    # also a tool, skill or hook name, a nested property, or the skill loader's own argument.
+    nested = {
+        name
+        for t in harness.tools
+        for parts, _ in schema_nodes(t.parameters)
+        if len(parts) > 2 and (name := property_name(parts)) is not None
+    }
+    ambiguous = harness.names | nested | ({"name"} if harness.skills else set())
+    return per_tool, parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+
+
+def _renamed_conversation(
+    episode: Episode, out: Episode, per_tool: dict, prose, harness: Harness
+) -> Episode:
+    """``out`` (``episode`` through the rename kernel) under ``harness``, with prose mentions in
+    its messages and the keys of tool results that echo renamed arguments renamed too."""
     by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
     messages = []
     for message in out.messages:
@@ -157,4 +193,4 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
                 "content": [{**p, "text": prose(p["text"])} if "text" in p else p for p in content],
             }
         messages.append(new)
-    return replace(out.with_harness(harness_out), messages=tuple(messages))
+    return replace(out.with_harness(harness), messages=tuple(messages))

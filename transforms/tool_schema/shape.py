@@ -23,6 +23,7 @@ class ToolShape(Transform):
 
     name = "tool_shape"
     scope = "harness"
+    conversation = "kept"
     version = "1"
     family = "tool_schema"
 
