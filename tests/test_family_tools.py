@@ -654,11 +654,27 @@ def test_schema_spelling_never_closes_a_schema_a_call_overflows(example):
             episode, random.Random(seed)
         )["edits"]
         assert edits["search_docs"] == {"": {"additionalProperties": "close"}}
+    spelling = registered()["tool_schema_spelling"]()
+    close_opts = {"edits": {"search_docs": {"/properties/opts": {"additionalProperties": "close"}}}}
     with pytest.raises(HsaError, match="undeclared key"):
-        registered()["tool_schema_spelling"]().apply(
-            episode,
-            {"edits": {"search_docs": {"/properties/opts": {"additionalProperties": "close"}}}},
-        )
+        spelling.apply(episode, close_opts)
+    # In a pool the closed harness is made once, by an episode whose calls fit it; another
+    # episode of the harness variant, through the shortcut, is still refused.
+    fits = Episode.from_dict(
+        {
+            **episode.to_dict(),
+            "id": "fits",
+            "messages": [{"role": "user", "content": "nothing to call"}],
+            "gold": {"no_call": True},
+        }
+    )
+    closed = spelling.apply(fits, close_opts).harness
+    assert (
+        closed.tool("search_docs").parameters["properties"]["opts"]["additionalProperties"] is False
+    )
+    with pytest.raises(HsaError, match="undeclared key"):
+        spelling.apply_to_conversation(episode, close_opts, closed)
+    assert spelling.apply_to_conversation(fits, close_opts, closed).harness == closed
 
 
 @given(harness=harnesses(min_tools=1), seed=st.integers(0, 2**32))

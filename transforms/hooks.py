@@ -21,12 +21,18 @@ import yaml
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.registry import register
-from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_episode, rename_messages
+from hsa.augment.rename import (
+    HOOK_MESSAGE_PREFIX,
+    rename_conversation,
+    rename_episode,
+    rename_messages,
+)
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold
+from hsa.model.harness import Harness
 from hsa.model.hook_feedback import (
     FORMAT_KEY,
     FORMAT_SPLITS,
@@ -139,41 +145,74 @@ class HookImplementationSwap(Transform):
                 f"format must be a feedback format id for a harness with hooks, got {fmt!r}"
             )
         style, wording = split_format(fmt)
-        formats = {h.name: hook_format(h.config) for h in harness.hooks}
-        cores: dict[int, tuple[str, str]] = {}
-        for i, message in enumerate(episode.messages):
-            hook = _hook_of(message)
-            if hook is None:
-                continue
-            if hook not in formats:
-                raise HsaError(
-                    f"messages[{i}] is named hook.{hook}, a hook the harness does not "
-                    f"define (hooks: {', '.join(sorted(formats))})"
-                )
-            # Read with the format the hook declares: a plain core that looks like a wrapper
-            # ("[x] ...") must stay whole.
-            core = parse_feedback(message_text(message), formats[hook], hook=hook).feedback
-            cores[i] = (hook, core)
+        cores = _feedback_cores(episode)
         out = record_convention(rename_episode(episode, mapping), params)
         hooks = tuple(replace(h, config={**h.config, FORMAT_KEY: fmt}) for h in out.harness.hooks)
         out = out.with_harness(replace(out.harness, hooks=hooks))
-        if not cores:
-            return out
-        # The core moves with the renaming exactly as any other message text does.
-        renamed = rename_messages(
-            tuple({"role": "user", "content": core} for _, core in cores.values()), harness, mapping
-        )
-        messages = list(out.messages)
-        for (i, (hook, _)), moved in zip(cores.items(), renamed, strict=True):
-            text = format_feedback(
-                mapping.hooks.get(hook, hook), moved["content"] or "", style, wording
+        return _reformatted(out, cores, harness, mapping, style, wording)
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness
+    ) -> Episode | None:
+        # The swapped implementations are in the known harness; the feedback messages are the
+        # conversation's part (and their check that each names a hook of the harness).
+        if not episode.harness.hooks:
+            return episode.with_harness(harness)
+        mapping = self.mapping(episode, params)
+        cores = _feedback_cores(episode)
+        out = rename_conversation(episode, mapping, harness)
+        style, wording = split_format(params["format"])
+        return _reformatted(out, cores, episode.harness, mapping, style, wording)
+
+
+def _feedback_cores(episode: Episode) -> dict[int, tuple[str, str]]:
+    """(hook, feedback core) of every hook feedback message, by index; an error names a message
+    from a hook the harness does not define."""
+    formats = {h.name: hook_format(h.config) for h in episode.harness.hooks}
+    cores: dict[int, tuple[str, str]] = {}
+    for i, message in enumerate(episode.messages):
+        hook = _hook_of(message)
+        if hook is None:
+            continue
+        if hook not in formats:
+            raise HsaError(
+                f"messages[{i}] is named hook.{hook}, a hook the harness does not "
+                f"define (hooks: {', '.join(sorted(formats))})"
             )
-            content = messages[i].get("content")
-            messages[i] = {
-                **messages[i],
-                "content": [{"type": "text", "text": text}] if isinstance(content, list) else text,
-            }
-        return replace(out, messages=tuple(messages))
+        # Read with the format the hook declares: a plain core that looks like a wrapper
+        # ("[x] ...") must stay whole.
+        core = parse_feedback(message_text(message), formats[hook], hook=hook).feedback
+        cores[i] = (hook, core)
+    return cores
+
+
+def _reformatted(
+    out: Episode,
+    cores: dict[int, tuple[str, str]],
+    harness: Harness,
+    mapping: Mapping,
+    style: str,
+    wording: str,
+) -> Episode:
+    """``out`` with each feedback message (``cores``, read from the input episode under
+    ``harness``) written in the feedback format's ``style`` and ``wording``, its core renamed as
+    any other message text is."""
+    if not cores:
+        return out
+    renamed = rename_messages(
+        tuple({"role": "user", "content": core} for _, core in cores.values()), harness, mapping
+    )
+    messages = list(out.messages)
+    for (i, (hook, _)), moved in zip(cores.items(), renamed, strict=True):
+        text = format_feedback(
+            mapping.hooks.get(hook, hook), moved["content"] or "", style, wording
+        )
+        content = messages[i].get("content")
+        messages[i] = {
+            **messages[i],
+            "content": [{"type": "text", "text": text}] if isinstance(content, list) else text,
+        }
+    return replace(out, messages=tuple(messages))
 
 
 def retry_sequences(episode: Episode) -> list[dict]:

@@ -57,3 +57,11 @@ def with_loaded_bodies(episode: Episode, bodies: dict[str, str], harness: Harnes
                 message = {**message, "content": content.replace(old[skill], bodies[skill])}
         messages.append(message)
     return replace(episode.with_harness(harness), messages=tuple(messages))
+
+
+def with_known_bodies(episode: Episode, skill_ids, harness: Harness) -> Episode:
+    """:func:`with_skill_bodies` for a skill-content transform when the harness it returns is
+    known already (``harness``, holding the new bodies of ``skill_ids``): only the loader results
+    are left to rewrite (the transforms' checks read the harness alone)."""
+    bodies = {skill_id: harness.skill(skill_id).content for skill_id in skill_ids}
+    return with_loaded_bodies(episode, bodies, harness)

@@ -11,8 +11,9 @@ from hsa.augment.registry import register
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 from hsa.text.paraphrase import Endpoint, ParaphraseUnavailable, llm_paraphrase, lost_invariants
-from hsa.transforms.skill_content.bodies import rewritten, with_skill_bodies
+from hsa.transforms.skill_content.bodies import rewritten, with_known_bodies, with_skill_bodies
 from hsa.transforms.skill_content.options import PARAPHRASE_STYLES
 from hsa.transforms.skill_content.plan import draw_plan, safe_plan
 
@@ -132,3 +133,8 @@ class SkillContentLlmParaphrase(Transform):
                     f"{record.get('backend')!r}"
                 )
         return with_skill_bodies(episode, bodies)
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness
+    ) -> Episode | None:
+        return with_known_bodies(episode, params["skills"], harness)

@@ -11,7 +11,7 @@ from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
-from hsa.transforms.skill_content.bodies import rewritten, with_loaded_bodies, with_skill_bodies
+from hsa.transforms.skill_content.bodies import rewritten, with_known_bodies, with_skill_bodies
 from hsa.transforms.skill_content.plan import changing_plan, draw_plan, safe_plan
 
 
@@ -80,7 +80,4 @@ class SkillContentRewrite(Transform):
     def apply_to_conversation(
         self, episode: Episode, params: dict, harness: Harness
     ) -> Episode | None:
-        # The rewritten bodies are in the known harness: only the loader results that carried
-        # the old ones are left to rewrite (the checks of apply read the harness alone).
-        bodies = {skill_id: harness.skill(skill_id).content for skill_id in params["plans"]}
-        return with_loaded_bodies(episode, bodies, harness)
+        return with_known_bodies(episode, params["plans"], harness)

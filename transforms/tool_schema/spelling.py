@@ -14,6 +14,7 @@ from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
+from hsa.model.harness import Harness
 from hsa.model.schema import edit_schema, is_instance_path, pointer, pointer_parts, schema_nodes
 from hsa.transforms.tool_schema.common import calls, shuffled, tool_named, with_tools
 
@@ -77,6 +78,17 @@ def _closing_is_safe(
                 if not parts:  # the top level: the gold's parameter names themselves
                     instances.append(dict.fromkeys(call.omittable))
     return all(set(i) <= allowed for i in instances if isinstance(i, dict))
+
+
+def _check_closing(
+    episode: Episode, arguments: dict[str, list[dict]], tool: str, parts: list[str], node: dict
+) -> None:
+    """Raise unless the object node at ``parts`` may be closed (:func:`_closing_is_safe`)."""
+    if not _closing_is_safe(episode, arguments, tool, parts, node):
+        raise HsaError(
+            f"tool {tool!r} schema node {pointer(parts)!r}: a call or gold value uses an "
+            f"undeclared key, so the schema cannot be closed"
+        )
 
 
 @register
@@ -151,11 +163,7 @@ class ToolSchemaSpelling(Transform):
                 elif closing == "close":
                     if "additionalProperties" in node:
                         raise HsaError(f"{where} already sets additionalProperties")
-                    if not _closing_is_safe(episode, arguments, tool, parts, node):
-                        raise HsaError(
-                            f"{where}: a call or gold value uses an undeclared key, "
-                            f"so the schema cannot be closed"
-                        )
+                    _check_closing(episode, arguments, tool, parts, node)
                     out["additionalProperties"] = False
                 elif closing is not None:
                     raise HsaError(
@@ -182,3 +190,32 @@ class ToolSchemaSpelling(Transform):
             # can make a valid schema invalid, and the check cost a quarter of generation time.
             tools.append(replace(tool, parameters=schema))
         return with_tools(episode, tuple(tools))
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness
+    ) -> Episode | None:
+        # The respelled schemas are in the known harness. Closing an object is the one edit whose
+        # check reads the conversation (every call and gold value must use declared keys only),
+        # so that check is made again, in apply's order (edit_schema's walk, tool by tool).
+        arguments = _arguments_by_tool(episode)
+
+        def closing(tool: str, parts: list[str]) -> Callable[[dict], dict]:
+            def check(node: dict) -> dict:
+                _check_closing(episode, arguments, tool, parts, node)
+                return node
+
+            return check
+
+        for tool in episode.harness.tools:
+            closed = [
+                p
+                for p, change in params["edits"].get(tool.name, {}).items()
+                if change.get("additionalProperties") == "close"
+            ]
+            if closed:
+                edit_schema(
+                    tool.parameters,
+                    {p: closing(tool.name, pointer_parts(p)) for p in closed},
+                    tool.name,
+                )
+        return episode.with_harness(harness)
