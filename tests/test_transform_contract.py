@@ -13,7 +13,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hsa.augment.lineage import replay
@@ -115,6 +115,7 @@ def test_a_harness_scoped_transform_reads_the_harness_alone(name, row, seed):
 
 
 @pytest.mark.parametrize("name", HARNESS_SCOPED)
+@settings(max_examples=20, deadline=None)  # one per harness-scoped transform: 22 tests
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**63))
 def test_the_conversation_shortcut_equals_apply(name, row, seed):
     # In a pool, apply makes a harness variant's harness on its first episode; every other
