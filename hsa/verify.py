@@ -64,11 +64,10 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
         ) from None
     _no_stale_identifiers(variant, mapping)
     if mapping:
-        key = (
-            original.harness.fingerprint,
-            orjson.dumps(mapping.to_dict(), option=orjson.OPT_SORT_KEYS),
+        taken = _MEANING_TAKEN.get(
+            (original.harness.fingerprint, mapping.key),
+            lambda: _meaning_taken(original.harness, mapping),
         )
-        taken = _MEANING_TAKEN.get(key, lambda: _meaning_taken(original.harness, mapping))
         if taken is not None:
             raise VerificationFailed("meaning_taken", taken)
 

@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hsa.augment.lineage import replay
+from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
@@ -673,8 +674,8 @@ def test_schema_spelling_never_closes_a_schema_a_call_overflows(example):
         closed.tool("search_docs").parameters["properties"]["opts"]["additionalProperties"] is False
     )
     with pytest.raises(HsaError, match="undeclared key"):
-        spelling.apply_to_conversation(episode, close_opts, closed)
-    assert spelling.apply_to_conversation(fits, close_opts, closed).harness == closed
+        spelling.apply_to_conversation(episode, close_opts, closed, EMPTY)
+    assert spelling.apply_to_conversation(fits, close_opts, closed, EMPTY).harness == closed
 
 
 @given(harness=harnesses(min_tools=1), seed=st.integers(0, 2**32))

@@ -127,6 +127,7 @@ def test_the_conversation_shortcut_equals_apply(name, row, seed):
     params = transform.sample_params(episode, random.Random(seed))
     try:
         harness = transform.apply(episode, params).harness
+        mapping = transform.mapping(episode, params)
     except HsaError:
         return  # no harness variant is made, so no shortcut is taken
     for conversation in (
@@ -138,9 +139,9 @@ def test_the_conversation_shortcut_equals_apply(name, row, seed):
             expected = transform.apply(conversation, params)
         except HsaError as exc:  # a check that reads the conversation: the shortcut makes it too
             with pytest.raises(HsaError, match=re.escape(exc.reason)):
-                transform.apply_to_conversation(conversation, params, harness)
+                transform.apply_to_conversation(conversation, params, harness, mapping)
             continue
-        shortcut = transform.apply_to_conversation(conversation, params, harness)
+        shortcut = transform.apply_to_conversation(conversation, params, harness, mapping)
         if transform.conversation == "own" and shortcut is None:
             return  # no shortcut: the pipeline applies it whole
         assert shortcut is not None, f"{name} declares conversation={transform.conversation!r}"
@@ -167,8 +168,9 @@ def test_the_conversation_shortcut_equals_apply_on_domain_harnesses(harness_name
         for seed in range(3):
             params = transform.sample_params(episodes[0], random.Random(seed))
             harness = transform.apply(episodes[0], params).harness
+            mapping = transform.mapping(episodes[0], params)
             for episode in episodes:
-                shortcut = transform.apply_to_conversation(episode, params, harness)
+                shortcut = transform.apply_to_conversation(episode, params, harness, mapping)
                 if shortcut is None:
                     continue
                 expected = transform.apply(episode, params)

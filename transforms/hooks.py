@@ -152,13 +152,12 @@ class HookImplementationSwap(Transform):
         return _reformatted(out, cores, harness, mapping, style, wording)
 
     def apply_to_conversation(
-        self, episode: Episode, params: dict, harness: Harness
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
     ) -> Episode | None:
         # The swapped implementations are in the known harness; the feedback messages are the
         # conversation's part (and their check that each names a hook of the harness).
         if not episode.harness.hooks:
             return episode.with_harness(harness)
-        mapping = self.mapping(episode, params)
         cores = _feedback_cores(episode)
         out = rename_conversation(episode, mapping, harness)
         style, wording = split_format(params["format"])

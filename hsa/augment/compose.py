@@ -157,7 +157,11 @@ class TransformNode(Node):
         t = self.transform
         memo_key = (key, episode.harness.trust_hooks)
         made = STEP_MEMO.peek(memo_key)
-        out = None if made is None else t.apply_to_conversation(episode, params, made.harness)
+        out = (
+            None
+            if made is None
+            else t.apply_to_conversation(episode, params, made.harness, made.mapping)
+        )
         if made is None or out is None:  # first sight of the harness variant, or no shortcut
             step_mapping = t.mapping(episode, params)
             whole = t.apply(episode, params)

@@ -9,7 +9,10 @@ through the inverse, is the original gold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+import orjson
 
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, GoldCall
@@ -126,6 +129,11 @@ class Mapping:
         return out
 
     # ---- serialisation ---------------------------------------------------------------------
+
+    @cached_property
+    def key(self) -> bytes:
+        """The mapping as canonical bytes, for memos keyed by a mapping (its dicts do not hash)."""
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {

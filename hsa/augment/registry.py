@@ -2,9 +2,9 @@
 
 :func:`register` checks the transform protocol (hsa.augment.transform) where it can be checked
 before any episode: a frozen dataclass subclassing ``Transform``, a snake_case ``name`` that is no
-composition's, a ``version``, a declared ``family``, ``row_neutral`` naming options, and a
-``scope`` among ``SCOPES`` and a ``conversation`` among ``CONVERSATION_KINDS``. A class that breaks one is refused with an :class:`HsaError` naming
-the class and what to do.
+composition's, a ``version``, a declared ``family``, ``row_neutral`` naming options, a ``scope``
+among ``SCOPES`` and a ``conversation`` among ``CONVERSATION_KINDS``. A class that breaks one is
+refused with an :class:`HsaError` naming the class and what to do.
 
 Built-in transforms register with :func:`register` when their ``transforms/`` module is imported;
 third-party packages add theirs through the ``hsa.transforms`` entry-point group (each entry point

@@ -181,14 +181,17 @@ def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
     if not mapping:
         return episode
     prose = _Prose(mapping)
-    harness = episode.harness
-    key = (
-        harness.fingerprint,
-        harness.trust_hooks,
-        orjson.dumps(mapping.to_dict(), option=orjson.OPT_SORT_KEYS),
+    return rename_conversation(
+        episode, mapping, renamed_harness(episode.harness, mapping, prose), prose
     )
-    renamed = _RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))
-    return rename_conversation(episode, mapping, renamed, prose)
+
+
+def renamed_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = None) -> Harness:
+    """``harness`` with every identifier in ``mapping`` renamed, remembered (``_RENAMED``)."""
+    if not mapping:
+        return harness
+    key = (harness.fingerprint, harness.trust_hooks, mapping.key)
+    return _RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))
 
 
 def rename_conversation(

@@ -21,7 +21,8 @@ harness. Undeclared, a transform is episode-scoped, which is always safe.
 
 In a pool of harness variants the harness a harness-scoped transform returns is made once per
 harness variant; every other episode of the variant then needs only the conversation's part of
-``apply``: :meth:`Transform.apply_to_conversation` does that part, given the harness. A transform
+``apply``: :meth:`Transform.apply_to_conversation` does that part, given the harness and the
+mapping. A transform
 declares what ``apply`` does to the conversation in ``conversation``: ``"kept"`` (messages and
 gold come out as they went in, and no check reads them), ``"renamed"`` (they move through the
 rename kernel by the transform's ``mapping`` alone), or ``"own"`` (the default: its own work,
@@ -92,16 +93,17 @@ class Transform:
         return EMPTY
 
     def apply_to_conversation(
-        self, episode: Episode, params: dict, harness: Harness
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
     ) -> Episode | None:
-        """``apply(episode, params)`` when the harness it returns is known already (``harness``,
-        made once per harness variant of a pool): only the conversation's part of the work, and
-        every check that reads the conversation. None when the transform has no such shortcut
-        (the pipeline then calls ``apply``). Harness-scoped transforms only."""
+        """``apply(episode, params)`` when the harness it returns and the identifiers it renames
+        are known already (``harness`` and ``mapping``, made once per harness variant of a pool):
+        only the conversation's part of the work, and every check that reads the conversation.
+        None when the transform has no such shortcut (the pipeline then calls ``apply``).
+        Harness-scoped transforms only."""
         if self.conversation == "kept":
             return episode.with_harness(harness)
         if self.conversation == "renamed":
-            return rename_conversation(episode, self.mapping(episode, params), harness)
+            return rename_conversation(episode, mapping, harness)
         return None
 
     # ---- options (constructor arguments) ---------------------------------------------------

@@ -33,7 +33,8 @@ class BoundedMemo(Generic[V]):
         return value
 
     def peek(self, key: Hashable) -> V | None:
-        """The value for ``key`` when it is remembered, else None (nothing is made)."""
+        """The value for ``key`` when it is remembered, else None (nothing is made); for memos
+        whose values are never None."""
         if key in self._values:
             self._values.move_to_end(key)
             return self._values[key]

@@ -3,6 +3,8 @@ carried an old body verbatim, so the trajectory stays consistent."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import orjson
 
 from hsa.errors import HsaError
@@ -38,13 +40,14 @@ def with_loaded_bodies(episode: Episode, bodies: dict[str, str], harness: Harnes
     """The episode under ``harness`` (its harness with the skills of ``bodies`` rewritten to
     them), with every skill-loader result that carried an old body verbatim rewritten too:
     :func:`with_skill_bodies` when the new harness is known already."""
-    old = {s.id: s.content for s in episode.harness.skills}
+    source = episode.harness
+    old = {s.id: s.content for s in source.skills}
     loads: dict[str, str] = {}  # tool_call_id -> loaded skill id
     messages = []
     for message in episode.messages:
         for call in message.get("tool_calls") or ():
             fn = call["function"]
-            if fn["name"] == episode.harness.skill_loader and episode.harness.skills:
+            if fn["name"] == source.skill_loader and source.skills:
                 loaded = orjson.loads(fn["arguments"]).get("name")
                 if isinstance(loaded, str) and loaded in bodies and old[loaded] != bodies[loaded]:
                     loads[call["id"]] = loaded
@@ -59,7 +62,7 @@ def with_loaded_bodies(episode: Episode, bodies: dict[str, str], harness: Harnes
     return replace(episode.with_harness(harness), messages=tuple(messages))
 
 
-def with_known_bodies(episode: Episode, skill_ids, harness: Harness) -> Episode:
+def with_known_bodies(episode: Episode, skill_ids: Iterable[str], harness: Harness) -> Episode:
     """:func:`with_skill_bodies` for a skill-content transform when the harness it returns is
     known already (``harness``, holding the new bodies of ``skill_ids``): only the loader results
     are left to rewrite (the transforms' checks read the harness alone)."""

@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+from hsa.augment.mapping import Mapping
 from hsa.augment.registry import register
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
@@ -135,6 +136,6 @@ class SkillContentLlmParaphrase(Transform):
         return with_skill_bodies(episode, bodies)
 
     def apply_to_conversation(
-        self, episode: Episode, params: dict, harness: Harness
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
     ) -> Episode | None:
         return with_known_bodies(episode, params["skills"], harness)

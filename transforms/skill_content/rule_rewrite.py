@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+from hsa.augment.mapping import Mapping
 from hsa.augment.registry import register
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
@@ -78,6 +79,6 @@ class SkillContentRewrite(Transform):
         return with_skill_bodies(episode, bodies)
 
     def apply_to_conversation(
-        self, episode: Episode, params: dict, harness: Harness
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
     ) -> Episode | None:
         return with_known_bodies(episode, params["plans"], harness)

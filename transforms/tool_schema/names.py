@@ -197,7 +197,7 @@ class _ParameterRename(Transform):
         return rename_parameters(episode, names)
 
     def apply_to_conversation(
-        self, episode: Episode, params: dict, harness: Harness
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
     ) -> Episode | None:
         # The checks of apply read the harness alone, so a known harness has passed them.
         return rename_parameters_in_conversation(episode, params["renames"], harness)

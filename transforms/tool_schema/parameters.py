@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_conversation, rename_episode
+from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_conversation, renamed_harness
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -99,8 +99,7 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     per_tool, prose = _parameter_renames(episode.harness, names)
     if not per_tool:
         return episode
-    out = rename_episode(episode, Mapping(parameters=per_tool))
-    h = out.harness
+    h = renamed_harness(episode.harness, Mapping(parameters=per_tool))
     tools = tuple(
         replace(
             t,
@@ -119,8 +118,8 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
         for k in h.hooks
     )
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
-    harness_out = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
-    return _renamed_conversation(episode, out, per_tool, prose, harness_out)
+    harness = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
+    return _renamed_conversation(episode, per_tool, prose, harness)
 
 
 def rename_parameters_in_conversation(
@@ -131,8 +130,7 @@ def rename_parameters_in_conversation(
     per_tool, prose = _parameter_renames(episode.harness, names)
     if not per_tool:
         return episode.with_harness(harness)
-    out = rename_conversation(episode, Mapping(parameters=per_tool), harness)
-    return _renamed_conversation(episode, out, per_tool, prose, harness)
+    return _renamed_conversation(episode, per_tool, prose, harness)
 
 
 # (renames per tool, prose rewrite) by (harness fingerprint, names): every row of a pool's
@@ -165,11 +163,11 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
     return per_tool, parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
 
 
-def _renamed_conversation(
-    episode: Episode, out: Episode, per_tool: dict, prose, harness: Harness
-) -> Episode:
-    """``out`` (``episode`` through the rename kernel) under ``harness``, with prose mentions in
-    its messages and the keys of tool results that echo renamed arguments renamed too."""
+def _renamed_conversation(episode: Episode, per_tool: dict, prose, harness: Harness) -> Episode:
+    """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
+    prose mentions in its messages and the keys of tool results that echo renamed arguments
+    renamed too."""
+    out = rename_conversation(episode, Mapping(parameters=per_tool), harness)
     by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
     messages = []
     for message in out.messages:
@@ -193,4 +191,4 @@ def _renamed_conversation(
                 "content": [{**p, "text": prose(p["text"])} if "text" in p else p for p in content],
             }
         messages.append(new)
-    return replace(out.with_harness(harness), messages=tuple(messages))
+    return replace(out, messages=tuple(messages))

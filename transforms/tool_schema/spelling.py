@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hsa.augment.mapping import Mapping
 from hsa.augment.registry import register
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
@@ -192,7 +193,7 @@ class ToolSchemaSpelling(Transform):
         return with_tools(episode, tuple(tools))
 
     def apply_to_conversation(
-        self, episode: Episode, params: dict, harness: Harness
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
     ) -> Episode | None:
         # The respelled schemas are in the known harness. Closing an object is the one edit whose
         # check reads the conversation (every call and gold value must use declared keys only),
