@@ -186,32 +186,6 @@ def render_system_prompt(harness: Harness, sections: list[str] | None = None) ->
     return _PROMPTS.get(key, lambda: _render_system_prompt(harness, sections))
 
 
-def _layout_reads(harness: Harness) -> dict:
-    """What a layout is given of the harness besides its prompt (sections, texts, options): the
-    skills, tools and hooks it may list, and the skill loader. Nothing else of a harness reaches
-    a rendered prompt, so :func:`renders_alike` compares this."""
-    return {
-        "skills": [
-            {"id": s.id, "kind": s.kind, "description": s.description} for s in harness.skills
-        ],
-        "tools": [
-            {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in harness.all_tools()
-        ],
-        "hooks": [
-            {"name": h.name, "event": h.event, "description": h.description} for h in harness.hooks
-        ],
-        "skill_loader": harness.skill_loader,
-    }
-
-
-def renders_alike(a: Harness, b: Harness) -> bool:
-    """Whether ``a`` and ``b`` render every prompt alike, known without rendering: the same
-    prompt (layout, sections, texts, options), the same custom layouts and the same
-    :func:`_layout_reads`. (Harnesses that differ there may still render alike.)"""
-    return a.prompt == b.prompt and a.layouts == b.layouts and _layout_reads(a) == _layout_reads(b)
-
-
 def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     if sections is None:
         where = placement(harness)
@@ -219,20 +193,17 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     options = harness.prompt.options
     headings = {**DEFAULT_HEADINGS, **options.get("headings", {})}
     phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
-    read = _layout_reads(harness)
     # Generated sections carry uniform entries (name, tag, description) so every layout can list
     # skills, tools and hooks with one loop.
     generated = {
         "skills": [
-            {"name": s["id"], "tag": s["kind"], "description": s["description"]}
-            for s in read["skills"]
+            {"name": s.id, "tag": s.kind, "description": s.description} for s in harness.skills
         ],
         "tools": [
-            {"name": t["name"], "tag": None, "description": t["description"]} for t in read["tools"]
+            {"name": t.name, "tag": None, "description": t.description} for t in harness.all_tools()
         ],
         "hooks": [
-            {"name": h["name"], "tag": h["event"], "description": h["description"]}
-            for h in read["hooks"]
+            {"name": h.name, "tag": h.event, "description": h.description} for h in harness.hooks
         ],
     }
     sections = [
@@ -253,7 +224,17 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
         "headings": headings,
         "phrases": phrases,
         "options": options,
-        **read,
+        "skills": [
+            {"id": s.id, "kind": s.kind, "description": s.description} for s in harness.skills
+        ],
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in harness.all_tools()
+        ],
+        "hooks": [
+            {"name": h.name, "event": h.event, "description": h.description} for h in harness.hooks
+        ],
+        "skill_loader": harness.skill_loader,
     }
     try:
         text = _template(harness).render(context)

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
-from hsa.render import render_messages, renders_alike
+from hsa.render import render_messages
 
 JSON = pa.json_()
 
@@ -103,8 +103,8 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
         return False
     if before.messages != after.messages or before.harness.all_tools() != after.harness.all_tools():
         return True
-    if before.harness is after.harness or renders_alike(before.harness, after.harness):
-        return False  # e.g. a skill body no message loads, a hook's code
+    if before.harness is after.harness:
+        return False
     rendered = {} if rendered is None else rendered
 
     def render(episode: Episode) -> list[dict]:
