@@ -326,10 +326,54 @@ def test_masks_of_letters_take_any_shape(example):
     assert any("_" in n for n in names)
 
 
-@pytest.mark.parametrize("letters", [[], [0], [3, -1]])
-def test_mask_lengths_must_be_positive(letters):
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    prefix_letters=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+    split=st.sampled_from(["train", "heldout"]),
+)
+def test_random_mask_prefixes_are_one_new_word_per_variant(row, seed, prefix_letters, split):
+    episode = Episode.from_dict(row)
+    transform = registered()["tool_name_mask"](prefix_letters=prefix_letters, split=split)
+    renames = transform.sample_params(episode, random.Random(seed))["renames"]
+    firsts = {name_words(new)[0].lower() for new in renames.values()}
+    assert len(firsts) == 1  # every tool of the variant shares the drawn word
+    (first,) = firsts
+    assert len(first) in prefix_letters and first.isalpha()
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_random_mask_prefixes_never_take_the_other_splits_words(example, split):
+    episode = example[0]
+    transform = registered()["tool_name_mask"](prefix_letters=[2, 3], split=split)
+    other = set(ts.TOOL_MASK_PREFIXES["heldout" if split == "train" else "train"])
+    firsts = Counter(
+        name_words(
+            next(iter(transform.sample_params(episode, random.Random(seed))["renames"].values()))
+        )[0].lower()
+        for seed in range(4000)
+    )
+    # About 8 of 4000 two- and three-letter draws would be "op", "act" or "cmd" (or "fn").
+    assert len(firsts) > 300 and not other & set(firsts)
+
+
+def test_random_mask_prefixes_vary_between_variants(example):
+    firsts = {
+        name_words(new)[0]
+        for seed in range(30)
+        for new in variant_of(
+            "tool_name_mask", example[0], seed=seed, prefix_letters=[3, 4]
+        ).mapping.tools.values()
+    }
+    assert len(firsts) > 20
+
+
+@pytest.mark.parametrize(
+    "options", [{"letters": []}, {"letters": [0]}, {"letters": [3, -1]}, {"prefix_letters": [0]}]
+)
+def test_mask_lengths_must_be_positive(options):
     with pytest.raises(HsaError, match="letters"):
-        registered()["tool_name_mask"](letters=letters)
+        registered()["tool_name_mask"](**options)
 
 
 # ---- parameter names -------------------------------------------------------------------------

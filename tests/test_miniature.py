@@ -121,12 +121,13 @@ def test_results_have_their_shape(miniature_run):
     assert re.search(r"^\| 0 \| [\d.]+% \| [\d.]+% \| [\d.]+% \| [\d.]+% \|", table, re.M)
     assert (miniature_run / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    # Models trained from scratch learn from every token (loss: all), the prompt included.
+    # Loss on the answers and on the second copy of each tool name (the template's generation
+    # marks), never on the rest of the prompt or on a name's first copy.
     for condition in ("fixed", "hsa"):
         mask = miniature_run / "seed-0" / condition / "model" / "loss_mask.txt"
-        assert (
-            mask.read_text(encoding="utf-8").split("\n\n", 1)[1].startswith("⟦<|im_start|>system")
-        )
+        shown = mask.read_text(encoding="utf-8").split("\n\n", 1)[1]
+        assert shown.startswith("<|im_start|>system") and "⟦<tool_call>" in shown
+        assert len(re.findall(r'=> "[^"⟦]+" "⟦', shown)) == TOOLS
 
     compare = (miniature_run / "seed-0" / "compare.md").read_text(encoding="utf-8")
     assert "accuracy fixed" in compare and "accuracy hsa" in compare
@@ -165,20 +166,42 @@ def test_held_out_names_and_wordings_were_never_trained_on(miniature_run):
         assert not {t["description"] for t in tools} & trained_descriptions
 
 
-def test_each_tool_line_holds_its_name_before_and_after_its_description(miniature_run):
+def test_each_tool_line_holds_its_name_twice_after_its_description(miniature_run):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(miniature_run / "seed-0" / "base-model")
     hsa_dir = _version(miniature_run / "seed-0" / "versions" / "miniature-hsa")
     row = next(r for r in _rows(hsa_dir) if r["hsa_variant"] > 0)
     tools = orjson.loads(row["tools"])
-    text = tokenizer.apply_chat_template(orjson.loads(row["messages"]), tools=tools, tokenize=False)
+    messages = orjson.loads(row["messages"])
+    text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
     for tool in (t["function"] for t in tools):
         line = next(x for x in text.splitlines() if f'"{tool["name"]}"(' in x)
-        # The name to copy stands after the description; its copy opening the line gives
-        # the model a short-range copy of every name to learn copying from.
-        assert line.startswith(f'"{tool["name"]}": ')
-        assert line.index(tool["description"]) < line.index(f'=> "{tool["name"]}"(')
+        # The name to copy stands after the description it belongs to, twice.
+        assert line.startswith(tool["description"] + " => ")
+        assert line.index(f'=> "{tool["name"]}" "{tool["name"]}"(') > len(tool["description"])
+    # Assistant-only loss trains each name's second copy and the answers, never the first copy
+    # (a random string no model can predict).
+    rendered = tokenizer.apply_chat_template(
+        messages, tools=tools, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    assert offsets["input_ids"] == rendered["input_ids"]
+
+    def trained(start: int, end: int) -> set[bool]:
+        return {
+            bool(m)
+            for (a, b), m in zip(offsets["offset_mapping"], rendered["assistant_masks"])
+            if start <= a and b <= end and b > a
+        }
+
+    for tool in (t["function"] for t in tools):
+        first = text.index(f'=> "{tool["name"]}" "') + len('=> "')
+        second = first + len(tool["name"]) + len('" "')
+        assert trained(first, first + len(tool["name"])) == {False}
+        assert trained(second, second + len(tool["name"])) == {True}
+    calls = [m.start() for m in re.finditer(re.escape("<tool_call>"), text)]
+    assert len(calls) == TURNS and all(trained(c, c + len("<tool_call>")) == {True} for c in calls)
     # Each name splits into the same tokens in both places of its tool line and in a call to
     # it, so copying it is copying tokens.
     for tool in (t["function"] for t in tools):

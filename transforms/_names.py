@@ -55,12 +55,14 @@ _MAX_TRIES = 12
 # What the opaque part of a masked name is made of. ``consonants`` (the default): a mask reads
 # as no word and, having no digits, stays one word in every convention (``fn_qzkx``, ``fnQzkx``,
 # ``FN_QZKX``). ``letters`` (both cases and ``_``): names of any shape, for training a model to
-# copy a name whatever its shape; a convention may split or recase such a word.
+# copy a name whatever its shape; a convention may split or recase such a word. ``lowercase``:
+# random lowercase words (tool_name_mask's random first words, ``prefix_letters``).
 OPAQUE_ALPHABETS: dict[str, str] = {
     "consonants": "bcdfghjkmnpqrstvwxz",
     "letters": "abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "lowercase": "abcdefghijklmnopqrstuvwxyz",
 }
-OpaqueAlphabet = Literal["consonants", "letters"]
+OpaqueAlphabet = Literal["consonants", "letters", "lowercase"]
 
 
 def opaque_word(

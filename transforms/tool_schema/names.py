@@ -68,23 +68,40 @@ class ToolNameMask(Transform):
     # What opaque words are made of: lowercase consonants, or letters of both cases and "_"
     # (names of any shape; see OPAQUE_ALPHABETS).
     alphabet: OpaqueAlphabet = "consonants"
+    # Lengths of a random first word (lowercase letters) drawn per variant instead of one of the
+    # split's few prefixes: a model then meets names that share a first word it has never seen,
+    # as it will in the held-out split, and must tell the tools apart after it. Empty: the
+    # split's prefixes. Never one of the other split's prefixes.
+    prefix_letters: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not self.letters or any(n < 1 for n in self.letters):
-            raise HsaError(
-                f"transform {self.name!r}: option 'letters' must list lengths of at least 1, "
-                f"got {list(self.letters)!r}"
-            )
-        # A recipe gives a list: keep it a tuple so the transform stays hashable.
-        object.__setattr__(self, "letters", tuple(self.letters))
+        for option in ("letters", "prefix_letters"):
+            lengths = getattr(self, option)
+            if (option == "letters" and not lengths) or any(n < 1 for n in lengths):
+                raise HsaError(
+                    f"transform {self.name!r}: option {option!r} must list lengths of at "
+                    f"least 1, got {list(lengths)!r}"
+                )
+            # A recipe gives a list: keep it a tuple so the transform stays hashable.
+            object.__setattr__(self, option, tuple(lengths))
 
     def _opaque_word(self, rng: random.Random) -> str:
         return opaque_word(rng, self.letters, self.alphabet)
 
+    def _prefix_word(self, rng: random.Random) -> str:
+        if not self.prefix_letters:
+            return rng.choice(TOOL_MASK_PREFIXES[self.split])
+        taken = {
+            w for split, words in TOOL_MASK_PREFIXES.items() if split != self.split for w in words
+        }
+        while (word := opaque_word(rng, self.prefix_letters, "lowercase")) in taken:
+            pass
+        return word
+
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        word = rng.choice(TOOL_MASK_PREFIXES[self.split])
+        word = self._prefix_word(rng)
         renamer = Renamer(
             harness.tool_names,
             set(harness.names),

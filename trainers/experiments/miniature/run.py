@@ -56,10 +56,10 @@ class Settings:
     """What a run does; the defaults are the CPU run the experiment is sized for."""
 
     seeds: int = 1
-    steps: int = 1200
+    steps: int = 4000
     checkpoints: int = 5  # evaluated along the way for the learning curve
-    batch_size: int = 8
-    learning_rate: float = 2e-3
+    batch_size: int = 4
+    learning_rate: float = 1e-3
     warmup_steps: int = 50
     shape: ModelShape = field(default_factory=ModelShape)
     vocab_size: int = 384  # small: values and names split into pieces a model copies
