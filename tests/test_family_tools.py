@@ -278,6 +278,55 @@ def test_new_tool_names_are_unique_and_unused(row, seed, split, name):
         assert all(n.startswith(ts.TOOL_MASK_PREFIXES[split]) for n in new)
 
 
+def _extends(name: str, names) -> str | None:
+    """The other name ``name`` begins with, followed by a separator or a capital, if any."""
+    return next(
+        (
+            b
+            for b in names
+            if b != name and name.startswith(b) and re.match(r"[_\-A-Z]", name[len(b) :])
+        ),
+        None,
+    )
+
+
+@given(
+    row=rich_episode_dicts(),
+    seed=st.integers(0, 2**32),
+    nested=st.sampled_from([0.3, 0.7]),
+    options=st.sampled_from(
+        [{}, {"prefix": "", "alphabet": "letters"}, {"prefix_letters": [1, 3]}]
+    ),
+)
+def test_nested_masks_extend_another_new_name_by_one_word(row, seed, nested, options):
+    episode = Episode.from_dict(row)
+    transform = registered()["tool_name_mask"](nested=nested, letters=(3, 5), **options)
+    renames = transform.sample_params(episode, random.Random(seed))["renames"]
+    new = list(renames.values())
+    assert len(set(new)) == len(new) and not set(new) & episode.harness.names
+    for name in new:
+        base = _extends(name, new)
+        if base is not None:  # one more word, written as the base is
+            assert re.fullmatch(r"[_\-]?[A-Za-z_]+", name[len(base) :])
+
+
+def test_nested_masks_nest_about_their_share_and_not_at_zero(example):
+    episode = max(example, key=lambda e: len(e.harness.tools))
+
+    def nesting(nested: float) -> float:
+        transform = registered()["tool_name_mask"](nested=nested)
+        counts = []
+        for seed in range(60):
+            new = list(transform.sample_params(episode, random.Random(seed))["renames"].values())
+            counts.append(sum(_extends(n, new) is not None for n in new) / len(new))
+        return sum(counts) / len(counts)
+
+    assert nesting(0.0) == 0.0
+    assert 0.2 <= nesting(0.3) <= 0.4
+    variant = variant_of("tool_name_mask", episode, nested=0.5)
+    verify_variant(episode, variant.episode, variant.mapping)
+
+
 def test_mask_prefix_may_be_fixed(example):
     variant = variant_of("tool_name_mask", example[0], prefix="fn_")
     assert all(n.startswith("fn_") for n in variant.mapping.tools.values())
@@ -369,7 +418,8 @@ def test_random_mask_prefixes_vary_between_variants(example):
 
 
 @pytest.mark.parametrize(
-    "options", [{"letters": []}, {"letters": [0]}, {"letters": [3, -1]}, {"prefix_letters": [0]}]
+    "options",
+    [{"letters": []}, {"letters": [0]}, {"letters": [3, -1]}, {"prefix_letters": [0]}],
 )
 def test_mask_lengths_must_be_positive(options):
     with pytest.raises(HsaError, match="letters"):

@@ -71,6 +71,8 @@ def miniature_run(tmp_path_factory):
             str(CHECKPOINTS),
             "--warmup-steps",
             "5",
+            "--decay-share",
+            "0.25",
             "--batch-size",
             "2",
             "--tools",
@@ -128,6 +130,21 @@ def test_results_have_their_shape(miniature_run):
         shown = mask.read_text(encoding="utf-8").split("\n\n", 1)[1]
         assert shown.startswith("<|im_start|>system") and "⟦<tool_call>" in shown
         assert len(re.findall(r'=> "[^"⟦]+" "⟦', shown)) == TOOLS
+
+    # Warm-up, a steady rate, then a fall over the last quarter of the steps (--decay-share).
+    state = orjson.loads(
+        (
+            miniature_run
+            / "seed-0"
+            / "hsa"
+            / "model"
+            / f"checkpoint-{STEPS}"
+            / "trainer_state.json"
+        ).read_bytes()
+    )
+    rates = {e["step"]: e["learning_rate"] for e in state["log_history"] if "learning_rate" in e}
+    assert rates[STEPS // 2] == pytest.approx(max(rates.values()))
+    assert rates[STEPS] < 0.5 * max(rates.values())
 
     compare = (miniature_run / "seed-0" / "compare.md").read_text(encoding="utf-8")
     assert "accuracy fixed" in compare and "accuracy hsa" in compare

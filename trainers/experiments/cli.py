@@ -46,9 +46,16 @@ def miniature(
         int, typer.Option(help="Rows (episodes under one harness) per training step.")
     ] = _RUN.batch_size,
     learning_rate: Annotated[
-        float, typer.Option(help="Learning rate, constant after the warm-up.")
+        float, typer.Option(help="Learning rate, constant after the warm-up until the decay.")
     ] = _RUN.learning_rate,
     warmup_steps: Annotated[int, typer.Option(help="Warm-up steps.")] = _RUN.warmup_steps,
+    decay_share: Annotated[
+        float,
+        typer.Option(
+            help="Last share of the steps in which the learning rate falls (cosine) to a "
+            "tenth; 0 keeps it constant to the end."
+        ),
+    ] = _RUN.decay_share,
     hidden_size: Annotated[int, typer.Option(help="Model width.")] = _SHAPE.hidden_size,
     layers: Annotated[int, typer.Option(help="Transformer layers.")] = _SHAPE.num_hidden_layers,
     heads: Annotated[
@@ -112,7 +119,7 @@ def miniature(
 
     On a GPU, a larger model for longer:
 
-        hsa experiment miniature --device cuda --hidden-size 256 --layers 4 --steps 4000 --out runs/gpu
+        hsa experiment miniature --device cuda --hidden-size 256 --layers 4 --steps 10000 --out runs/gpu
     """
     import os
 
@@ -132,6 +139,7 @@ def miniature(
         batch_size=batch_size,
         learning_rate=learning_rate,
         warmup_steps=warmup_steps,
+        decay_share=decay_share,
         shape=ModelShape(
             hidden_size=hidden_size,
             num_hidden_layers=layers,

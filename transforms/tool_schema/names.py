@@ -47,6 +47,19 @@ def _context_words(tool: Tool) -> set[str]:
     }
 
 
+def _extended(base: str, word: str, convention: str | None) -> str:
+    """``base`` with one more word, written as ``base`` is (its naming convention)."""
+    if convention in ("camel", "pascal"):
+        return base + word[:1].upper() + word[1:]
+    if convention == "kebab":
+        return f"{base}-{word}"
+    if convention == "screaming_snake":
+        return f"{base}_{word.upper()}"
+    if convention == "title_snake":
+        return f"{base}_{word[:1].upper()}{word[1:]}"
+    return f"{base}_{word}"
+
+
 @register
 @dataclass(frozen=True)
 class ToolNameMask(Transform):
@@ -73,6 +86,11 @@ class ToolNameMask(Transform):
     # as it will in the held-out split, and must tell the tools apart after it. Empty: the
     # split's prefixes. Never one of the other split's prefixes.
     prefix_letters: tuple[int, ...] = ()
+    # Share of the masked tools whose name is another masked tool's name and one more opaque
+    # word (op_dxjt, op_dxjt_qz): names that begin another name, as real harnesses have
+    # (get_user, get_user_details). A model that copies names must then go on reading after a
+    # whole name that is also the start of another.
+    nested: Share = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -129,7 +147,34 @@ class ToolNameMask(Transform):
             if new is None:
                 raise HsaError(f"no free masked name with prefix {self.prefix!r}")
             renames[tool.name] = renamer.take(tool.name, new)
+        if self.nested:  # no draw at 0, so the default draws what it always drew
+            self._nest(renames, renamer, rng)
         return {"renames": renames}
+
+    def _nest(self, renames: dict, renamer: Renamer, rng: random.Random) -> None:
+        """Gives a ``nested`` share of the masked tools another masked tool's new name with one
+        more opaque word, written in the names' convention; the other tools are the bases."""
+        masked = list(renames)
+        nested = [old for old in masked if rng.random() < self.nested]
+        bases = [old for old in masked if old not in nested]
+        if not bases:
+            return
+        for old in nested:
+            base = renames[rng.choice(bases)]
+            new = next(
+                (
+                    n
+                    for n in (
+                        _extended(base, self._opaque_word(rng), renamer.convention)
+                        for _ in range(200)
+                    )
+                    if renamer.fits(old, n)
+                ),
+                None,
+            )
+            if new is None:
+                raise HsaError(f"no free masked name that extends {base!r}")
+            renames[old] = renamer.take(old, new)
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:
         renames = params["renames"]

@@ -29,6 +29,7 @@ def sft_recipe(
     batch_size: int,
     learning_rate: float,
     warmup_steps: int,
+    decay_steps: int,
     save_steps: int,
     device: str,
 ):
@@ -46,6 +47,13 @@ def sft_recipe(
         "trl.save_only_model=true",
         f"trl.logging_steps={max(1, min(50, steps // 10))}",
     ]
+    if decay_steps:
+        # Warm-up, a steady rate, and a cosine fall to a tenth over the last decay_steps.
+        overrides += [
+            "trl.lr_scheduler_type=warmup_stable_decay",
+            "trl.lr_scheduler_kwargs={num_decay_steps: "
+            f"{min(decay_steps, steps - min(warmup_steps, steps))}, min_lr_ratio: 0.1}}",
+        ]
     if device != "cpu":
         overrides.append("trl.use_cpu=false")
     return load_recipe(str(RECIPES / f"{SFT}.yaml"), stage="sft", overrides=overrides)

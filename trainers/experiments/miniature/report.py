@@ -23,6 +23,12 @@ COLORS = {"fixed": "#8c8c8c", "hsa": "#1f77b4"}
 LABELS = {"fixed": "fixed harness", "hsa": "HSA"}
 
 
+def _decay(settings: dict) -> str:
+    """How the learning rate ends (settings of runs before --decay-share have none)."""
+    share = settings.get("decay_share", 0.0)
+    return f", falling to a tenth over the last {share:.0%} of the steps" if share else ""
+
+
 def verdict(accuracy: dict) -> dict:
     """The two gaps and whether they meet the target."""
     held_out = accuracy["hsa"]["held_out"] - accuracy["fixed"]["held_out"]
@@ -111,8 +117,8 @@ def render_markdown(results: dict) -> str:
         f"A {shape['num_hidden_layers']}-layer, d={shape['hidden_size']} Qwen2 model trained "
         f"from scratch for {settings['steps']} steps (batch {settings['batch_size']}, learning "
         f"rate {settings['learning_rate']:g} constant after "
-        f"{min(settings['warmup_steps'], settings['steps'])} warm-up "
-        f"steps) on each training version (a harness of {settings['tools']} tools), evaluated "
+        f"{min(settings['warmup_steps'], settings['steps'])} warm-up steps"
+        f"{_decay(settings)}) on each training version (a harness of {settings['tools']} tools), evaluated "
         f"in-process on {settings['eval_episodes']} episodes no training row holds "
         f"({settings['turns']} judged turns each) "
         f"under the original harness and under {settings['heldout_variants']} held-out "
