@@ -334,6 +334,12 @@ class Renamer:
         self.said_by.setdefault(meaning(new), set()).add(old)
         return new
 
+    def take_first(self, old: str, candidates: Iterable[str]) -> str | None:
+        """The first of ``candidates`` that fits, taken for ``old``; None if none does.
+        Candidates are drawn lazily, so a generator draws only until one fits."""
+        new = next((n for n in candidates if self.fits(old, n)), None)
+        return None if new is None else self.take(old, new)
+
     def style(self) -> str:
         return self.convention or self.rng.choice(self.mixed)
 

@@ -136,17 +136,12 @@ class ToolNameMask(Transform):
             if self.prefix is None:
                 renames[tool.name] = renamer.mask(tool.name)
                 continue
-            new = next(
-                (
-                    n
-                    for n in (f"{self.prefix}{self._opaque_word(rng)}" for _ in range(200))
-                    if renamer.fits(tool.name, n)
-                ),
-                None,
+            new = renamer.take_first(
+                tool.name, (f"{self.prefix}{self._opaque_word(rng)}" for _ in range(200))
             )
             if new is None:
                 raise HsaError(f"no free masked name with prefix {self.prefix!r}")
-            renames[tool.name] = renamer.take(tool.name, new)
+            renames[tool.name] = new
         if self.nested:  # no draw at 0, so the default draws what it always drew
             self._nest(renames, renamer, rng)
         return {"renames": renames}
@@ -161,20 +156,13 @@ class ToolNameMask(Transform):
             return
         for old in nested:
             base = renames[rng.choice(bases)]
-            new = next(
-                (
-                    n
-                    for n in (
-                        _extended(base, self._opaque_word(rng), renamer.convention)
-                        for _ in range(200)
-                    )
-                    if renamer.fits(old, n)
-                ),
-                None,
+            new = renamer.take_first(
+                old,
+                (_extended(base, self._opaque_word(rng), renamer.convention) for _ in range(200)),
             )
             if new is None:
                 raise HsaError(f"no free masked name that extends {base!r}")
-            renames[old] = renamer.take(old, new)
+            renames[old] = new
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:
         renames = params["renames"]

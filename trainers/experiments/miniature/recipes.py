@@ -37,12 +37,13 @@ def sft_recipe(
     give the learning curve."""
     from hsa.trainers.recipe import load_recipe
 
+    warmup_steps = min(warmup_steps, steps)
     overrides = [
         f"seed={seed}",
         f"trl.max_steps={steps}",
         f"trl.per_device_train_batch_size={batch_size}",
         f"trl.learning_rate={learning_rate}",
-        f"trl.warmup_steps={min(warmup_steps, steps)}",
+        f"trl.warmup_steps={warmup_steps}",
         f"trl.save_steps={save_steps}",
         "trl.save_only_model=true",
         f"trl.logging_steps={max(1, min(50, steps // 10))}",
@@ -52,7 +53,7 @@ def sft_recipe(
         overrides += [
             "trl.lr_scheduler_type=warmup_stable_decay",
             "trl.lr_scheduler_kwargs={num_decay_steps: "
-            f"{min(decay_steps, steps - min(warmup_steps, steps))}, min_lr_ratio: 0.1}}",
+            f"{min(decay_steps, steps - warmup_steps)}, min_lr_ratio: 0.1}}",
         ]
     if device != "cpu":
         overrides.append("trl.use_cpu=false")

@@ -24,8 +24,8 @@ LABELS = {"fixed": "fixed harness", "hsa": "HSA"}
 
 
 def _decay(settings: dict) -> str:
-    """How the learning rate ends (settings of runs before --decay-share have none)."""
-    share = settings.get("decay_share", 0.0)
+    """How the learning rate ends: constant, or falling over the last share of the steps."""
+    share = settings["decay_share"]
     return f", falling to a tenth over the last {share:.0%} of the steps" if share else ""
 
 
@@ -118,7 +118,8 @@ def render_markdown(results: dict) -> str:
         f"from scratch for {settings['steps']} steps (batch {settings['batch_size']}, learning "
         f"rate {settings['learning_rate']:g} constant after "
         f"{min(settings['warmup_steps'], settings['steps'])} warm-up steps"
-        f"{_decay(settings)}) on each training version (a harness of {settings['tools']} tools), evaluated "
+        f"{_decay(settings)}) on each training version (a harness of {settings['tools']} "
+        f"tools), evaluated "
         f"in-process on {settings['eval_episodes']} episodes no training row holds "
         f"({settings['turns']} judged turns each) "
         f"under the original harness and under {settings['heldout_variants']} held-out "
