@@ -239,6 +239,76 @@ def test_each_tool_line_holds_its_name_twice_after_its_description(miniature_run
         assert len(found) == 3, tool["name"]
 
 
+def test_the_tokenizer_keeps_words_whole_and_what_is_copied_in_pieces(miniature_run):
+    """The words a tool is found by (its description, the requests) are one token each, so
+    a small model can match them; names and argument values, which it copies, are several
+    (its tokenizer never saw them)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(miniature_run / "seed-0" / "base-model")
+    seed_dir = miniature_run / "seed-0"
+
+    def tokens(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    harness = load_harness(seed_dir / "task" / "harness")
+    words = {w for t in harness.tools for w in re.findall(r"[A-Za-z]+", t.description)}
+    assert words and all(tokens(w) == 1 for w in words), {w: tokens(w) for w in words}
+    episodes = (seed_dir / "task" / "train-episodes.jsonl").read_text(encoding="utf-8")
+    values = {
+        value
+        for line in episodes.splitlines()
+        for turn in orjson.loads(line)["gold"]["turns"]
+        for call in turn["calls"]
+        for options in call["arguments"].values()
+        for value in options
+        if isinstance(value, str) and len(value) >= 4
+    }
+    names = {t.name for t in harness.tools if len(t.name) >= 4}
+    assert values and all(tokens(v) > 1 for v in values | names)
+
+
+def test_copied_strings_are_taken_out_of_the_tokenizer_text():
+    from hsa.trainers.experiments.miniature.model import without_copied_strings
+
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "fetch_data", "description": "Gets the weather for a city."},
+        }
+    ]
+    messages = [
+        {"role": "system", "content": "Call the tool whose description fits."},
+        {"role": "user", "content": "Weather in Paris? Parisian rain in Paris."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "fetch_data", "arguments": '{"city": "Paris", "n": 2}'},
+                }
+            ],
+        },
+    ]
+    before = orjson.dumps([messages, tools])
+    stripped, unnamed = without_copied_strings(messages, tools)
+    assert orjson.dumps([messages, tools]) == before  # the row itself is left as it was
+    assert unnamed == [
+        {
+            "type": "function",
+            "function": {"name": "", "description": "Gets the weather for a city."},
+        }
+    ]
+    assert stripped[0] == messages[0]
+    # Whole words only: "Parisian" is another word and stays.
+    assert stripped[1]["content"] == "Weather in ? Parisian rain in ."
+    (call,) = stripped[2]["tool_calls"]
+    assert call["function"] == {"name": "", "arguments": {"city": "", "n": 2}}
+    assert call["id"] == "call_1"
+
+
 def test_a_run_resumes_only_with_its_own_settings(miniature_run):
     from hsa.trainers.experiments.miniature.run import Settings, run_miniature
 

@@ -63,7 +63,11 @@ def miniature(
     ] = _SHAPE.num_attention_heads,
     intermediate_size: Annotated[int, typer.Option(help="MLP width.")] = _SHAPE.intermediate_size,
     vocab_size: Annotated[
-        int, typer.Option(help="BPE vocabulary of the tokenizer trained on the rows.")
+        int,
+        typer.Option(
+            help="Most tokens of the BPE tokenizer trained on the rows' words (names and "
+            "argument values left out, so they split into pieces the model copies)."
+        ),
     ] = _RUN.vocab_size,
     tools: Annotated[int, typer.Option(help="Tools of the task's harness.")] = _RUN.tools,
     train_episodes: Annotated[
