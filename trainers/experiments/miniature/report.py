@@ -19,7 +19,9 @@ RESULTS_MD = "results.md"
 CURVE_PLOT = "curve.png"
 HELD_OUT_MARGIN = 0.20  # HSA above fixed on held-out variants, at least
 ORIGINAL_TOLERANCE = 0.05  # HSA within this of fixed on the original harness
-COLORS = {"fixed": "#8c8c8c", "hsa": "#1f77b4"}
+# One colour family per condition, a shade and a marker per seed, so seeds can be told apart.
+COLORMAPS = {"fixed": "Greys", "hsa": "Blues"}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 LABELS = {"fixed": "fixed harness", "hsa": "HSA"}
 
 
@@ -71,20 +73,25 @@ def results_table(seeds: list[dict]) -> tuple[list[str], list[list[str]]]:
 
 def curve_plot(seeds: list[dict], path: Path) -> None:
     """Held-out accuracy (solid) and original accuracy (dotted) at each checkpoint, per seed."""
+    from matplotlib import colormaps
+
     from hsa.eval.plots import new_figure, save_figure
 
     figure = new_figure(7.5, 4.5)
     axes = figure.add_subplot()
-    for s in seeds:
+    for i, s in enumerate(seeds):
+        shade = 0.85 - 0.4 * i / max(1, len(seeds) - 1)  # the first seed darkest
+        marker = MARKERS[i % len(MARKERS)]
         for condition, points_ in s["curve"].items():
             if not points_:
                 continue
+            color = colormaps[COLORMAPS[condition]](shade)
             steps = [p["step"] for p in points_]
             axes.plot(
                 steps,
                 [100 * p["held_out"] for p in points_],
-                color=COLORS[condition],
-                marker="o",
+                color=color,
+                marker=marker,
                 markersize=3,
                 alpha=0.9,
                 label=f"{LABELS[condition]}, held-out (seed {s['seed']})",
@@ -92,7 +99,7 @@ def curve_plot(seeds: list[dict], path: Path) -> None:
             axes.plot(
                 steps,
                 [100 * p["original"] for p in points_],
-                color=COLORS[condition],
+                color=color,
                 linestyle=":",
                 alpha=0.6,
                 label=f"{LABELS[condition]}, original (seed {s['seed']})",
