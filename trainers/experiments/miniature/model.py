@@ -12,11 +12,11 @@ for training and prompts for evaluation through it.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import orjson
+from hsa.model.episode import parse_arguments
+from hsa.text.mentions import replace_mentions
 
 CHAT_TEMPLATE = Path(__file__).with_name("chat_template.jinja")
 
@@ -36,9 +36,10 @@ class ModelShape:
 
 
 def without_copied_strings(messages: list[dict], tools: list[dict]) -> tuple[list, list]:
-    """``messages`` and ``tools`` with what a model copies into a call taken out: every tool
-    name (in the tool list and in calls) and every string value of a call's arguments (in the
-    calls and, as whole words, wherever a message says it).
+    """A row's ``messages`` and ``tools`` (OpenAI shape, as hsa writes them) with what a model
+    copies into a call taken out: every tool name (in the tool list and in calls) and every
+    string value of a call's arguments (in the calls and, as whole words, wherever a message
+    says it).
 
     Why: a tokenizer trained on them learns merges of the shipped names and values (``Nike``,
     ``Paris``, ``manage``), which the model then has to copy as whole tokens, while a word the
@@ -47,63 +48,44 @@ def without_copied_strings(messages: list[dict], tools: list[dict]) -> tuple[lis
     vocabulary of 384, ``weather`` is 4 tokens; with 700, ``Nike`` and ``Paris`` became tokens
     and arguments were no longer copied (13% on the original harness at 4000 steps)."""
     values: set[str] = set()
-    for message in messages:
-        for call in message.get("tool_calls") or []:
-            values.update(_strings(_arguments(call)))
-    said = (
-        re.compile(
-            r"(?<!\w)(?:"
-            + "|".join(map(re.escape, sorted(values, key=len, reverse=True)))
-            + r")(?!\w)"
-        )
-        if values
-        else None
-    )
-
-    def unnamed(entry: dict) -> dict:
-        if "function" in entry:
-            return {**entry, "function": unnamed(entry["function"])}
-        return {**entry, "name": ""}
-
-    def message(m: dict) -> dict:
-        m = dict(m)
-        if said and isinstance(m.get("content"), str):
-            m["content"] = said.sub("", m["content"])
-        if m.get("tool_calls"):
-            m["tool_calls"] = [
-                _with_arguments(unnamed(call), _blank(_arguments(call))) for call in m["tool_calls"]
-            ]
-        return m
-
-    return [message(m) for m in messages], [unnamed(t) for t in tools]
+    calls = [
+        [
+            {
+                **call,
+                "function": {
+                    **call["function"],
+                    "name": "",
+                    "arguments": _blanked(
+                        parse_arguments(call["function"].get("arguments") or {}, where="arguments"),
+                        values,
+                    ),
+                },
+            }
+            for call in message.get("tool_calls") or []
+        ]
+        for message in messages
+    ]
+    said = dict.fromkeys(values, "")
+    stripped = []
+    for message, blanked in zip(messages, calls, strict=True):
+        message = dict(message)
+        if isinstance(message.get("content"), str):
+            message["content"] = replace_mentions(message["content"], said)
+        if blanked:
+            message["tool_calls"] = blanked
+        stripped.append(message)
+    return stripped, [{**tool, "function": {**tool["function"], "name": ""}} for tool in tools]
 
 
-def _arguments(call: dict):
-    arguments = (call.get("function") or call).get("arguments") or {}
-    return orjson.loads(arguments) if isinstance(arguments, str) else arguments
-
-
-def _with_arguments(call: dict, arguments) -> dict:
-    if "function" in call:
-        return {**call, "function": {**call["function"], "arguments": arguments}}
-    return {**call, "arguments": arguments}
-
-
-def _strings(value):
+def _blanked(value, found: set[str]):
+    """``value`` with every string emptied; the strings it held are added to ``found``."""
     if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict | list):
-        for v in value.values() if isinstance(value, dict) else value:
-            yield from _strings(v)
-
-
-def _blank(value):
-    if isinstance(value, str):
+        found.add(value)
         return ""
     if isinstance(value, dict):
-        return {k: _blank(v) for k, v in value.items()}
+        return {k: _blanked(v, found) for k, v in value.items()}
     if isinstance(value, list):
-        return [_blank(v) for v in value]
+        return [_blanked(v, found) for v in value]
     return value
 
 
