@@ -175,11 +175,12 @@ def test_the_memos_of_a_harness_variant_change_no_output(row, seed, monkeypatch_
 @pytest.fixture
 def monkeypatch_memo(monkeypatch):
     from hsa import render, verify
-    from hsa.augment import compose, rename
+    from hsa.augment import compose, rename, stage
 
     memos = (
         compose.PARAMS_MEMO,
         compose.STEP_MEMO,
+        stage.STAGE_MEMO,
         rename._RENAMED,
         render._PROMPTS,
         verify._STALE_IN_HARNESS,
@@ -192,3 +193,87 @@ def monkeypatch_memo(monkeypatch):
             memo.clear()
 
     return set_size
+
+
+def test_a_step_that_fails_on_one_conversation_rejects_it_as_a_run_without_memos_does(
+    monkeypatch, monkeypatch_memo
+):
+    # A harness-scoped transform may still refuse one conversation (its conversation's part
+    # raises). When the harness stage was made by another episode and is replayed, the reject
+    # must be the same as when the stage runs from scratch: same stage, reason and lineage.
+    from dataclasses import dataclass
+
+    import hsa.augment.registry as registry
+    from hsa.augment.registry import register
+    from hsa.augment.transform import Transform
+
+    registered()
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    @register
+    @dataclass(frozen=True)
+    class RefusesSomeConversations(Transform):
+        """Changes nothing; refuses a conversation whose first message says "refuse"."""
+
+        name = "stage_test_refuses"
+        version = "1"
+        family = "test"
+        scope = "harness"
+
+        def apply(self, episode, params):
+            if "refuse" in str(episode.messages[0].get("content")):
+                raise ValueError("this conversation is refused")
+            return episode
+
+    pipeline = [
+        {"tool_order_permutation": {}},
+        {"one_of": {"pipeline": [{"tool_name_mask": {}}, {"tool_name_paraphrase": {}}]}},
+        {"stage_test_refuses": {}},
+        {"tool_property_order": {}},
+    ]
+    recipe = pooled(1, pipeline=pipeline, variants=2)
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": f"Gets the {name.split('_')[1]} of an order.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"order_id": {"type": "integer"}},
+                    "required": ["order_id"],
+                },
+            },
+        }
+        for name in ("get_status", "get_price", "get_owner")
+    ]
+
+    def episode(i: int, text: str) -> Episode:
+        return Episode.from_dict(
+            {
+                "id": f"e{i}",
+                "harness": {"name": "shop", "tools": tools},
+                "messages": [{"role": "user", "content": text}],
+                "gold": {"no_call": True},
+            }
+        )
+
+    fine, refused = episode(1, "Where is my order?"), episode(2, "I refuse to wait.")
+
+    def outcomes(*episodes: Episode) -> list[dict]:
+        return [item.to_dict() for e in episodes for item in augment_episode(recipe, e)]
+
+    monkeypatch_memo(0)
+    alone = outcomes(refused)
+    monkeypatch_memo(1024)
+    replayed = outcomes(fine, refused)[
+        -2:
+    ]  # the stage is made by ``fine``, replayed by ``refused``
+    assert replayed == alone
+    rejects = [r for r in replayed if "stage" in r]
+    assert len(rejects) == 2 and all(r["stage"] == "transform:stage_test_refuses" for r in rejects)
+    # The lineage so far: the two nodes before the refusing one, and nothing after it.
+    assert all(
+        [s["transform"] for s in r["lineage"]][-1] in ("tool_name_mask", "tool_name_paraphrase")
+        for r in rejects
+    )

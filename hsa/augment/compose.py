@@ -70,6 +70,10 @@ class RunState:
     # The harness variant this variant drew from the recipe's pool ("<fingerprint>:<slot>"), or
     # None when the recipe has no pool (every variant draws its own harness).
     harness_variant: str | None = None
+    # While a harness stage is being made (hsa.augment.stage), every fired harness-scoped step
+    # as (node, params, its HarnessStep, lineage length before it), so that other episodes of
+    # the harness variant can replay the conversation's part alone; None otherwise.
+    fired: list | None = None
 
     def shared_by(self, node: Node) -> str | None:
         """The harness variant ``node`` draws for (a pool, and a harness-scoped node), or None
@@ -141,7 +145,10 @@ class TransformNode(Node):
                 out = t.apply(episode, params)
             else:
                 params = PARAMS_MEMO.get(key, lambda: self._sampled(episode, rng))
-                step_mapping, out = self._shared_step(episode, params, key)
+                made, out = self._shared_step(episode, params, key)
+                step_mapping = made.mapping
+                if state.fired is not None:
+                    state.fired.append((self, params, made, len(state.lineage)))
         except TransformFailed:
             raise
         except Exception as exc:  # one bad episode must not stop the run: it becomes a reject
@@ -151,30 +158,39 @@ class TransformNode(Node):
         state.trail.append((t.family, episode, out))
         return out
 
-    def _shared_step(self, episode: Episode, params: dict, key: tuple) -> tuple[Mapping, Episode]:
-        """(mapping, output) of a draw shared by a harness variant: the harness part made once
-        (``STEP_MEMO``), the conversation's part for this episode."""
+    def _shared_step(
+        self, episode: Episode, params: dict, key: tuple
+    ) -> tuple[HarnessStep, Episode]:
+        """(the harness variant's step, output) of a draw shared by a harness variant: the
+        harness part made once (``STEP_MEMO``), the conversation's part for this episode."""
         t = self.transform
         memo_key = (key, episode.harness.trust_hooks)
         made = STEP_MEMO.peek(memo_key)
-        out = (
-            None
-            if made is None
-            else t.apply_to_conversation(episode, params, made.harness, made.mapping)
+        if made is not None:
+            return made, self.replay(episode, params, made)
+        # First sight of the harness variant: the whole transform, remembered.
+        step_mapping = t.mapping(episode, params)
+        whole = t.apply(episode, params)
+        made = STEP_MEMO.get(
+            memo_key,
+            lambda: HarnessStep(whole.harness, step_mapping, whole.harness is episode.harness),
         )
-        if made is None or out is None:  # first sight of the harness variant, or no shortcut
-            step_mapping = t.mapping(episode, params)
+        return made, (
+            whole if made.harness is whole.harness else replace(whole, harness=made.harness)
+        )
+
+    def replay(self, episode: Episode, params: dict, made: HarnessStep) -> Episode:
+        """This node's output for ``episode`` when its harness variant's step (``made``) is
+        known: the conversation's part alone (``Transform.apply_to_conversation``), or the
+        whole transform for one without that shortcut, under the known harness."""
+        t = self.transform
+        out = t.apply_to_conversation(episode, params, made.harness, made.mapping)
+        if out is None:
             whole = t.apply(episode, params)
-            made = STEP_MEMO.get(
-                memo_key,
-                lambda: HarnessStep(whole.harness, step_mapping, whole.harness is episode.harness),
-            )
-            return step_mapping, (
-                whole if made.harness is whole.harness else replace(whole, harness=made.harness)
-            )
+            return whole if made.harness is whole.harness else replace(whole, harness=made.harness)
         if made.unchanged:
             out = replace(out, harness_ref=episode.harness_ref)
-        return made.mapping, out
+        return out
 
     def _memo_key(self, episode: Episode, state: RunState) -> tuple | None:
         """What fixes this node's params and harness when the draw is a harness variant's (see
@@ -227,6 +243,22 @@ class Sequence(Node):
         return {
             self.name: {"pipeline": [c.to_dict(row_neutral=row_neutral) for c in self.children]}
         }
+
+    @cached_property
+    def identity(self) -> bytes:
+        """The pipeline with every option, as canonical bytes: what memos name it by."""
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
+
+    @cached_property
+    def stage_length(self) -> int:
+        """How many leading children are harness-scoped: the harness stage of a root pipeline
+        (hsa.augment.stage)."""
+        count = 0
+        for child in self.children:
+            if not child.harness_scoped:
+                break
+            count += 1
+        return count
 
     def transforms(self):
         for child in self.children:

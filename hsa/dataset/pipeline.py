@@ -21,6 +21,7 @@ from hsa.augment.compose import RunState, TransformFailed
 from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.rng import derive_seed
+from hsa.augment.stage import run_pipeline
 from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.outcome import Tally
 from hsa.errors import Reject
@@ -56,7 +57,7 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
             harness_variant=harness_variant(recipe.seed, recipe.harness_variants, episode, index),
         )
         try:
-            variant = recipe.pipeline.run(episode, state)
+            variant = run_pipeline(recipe.pipeline, episode, state)
         except TransformFailed as exc:
             out.append(
                 VariantReject(

@@ -1,0 +1,94 @@
+"""The harness stage of a pipeline: its leading harness-scoped nodes, made once per harness variant.
+
+In a recipe with a pool of harness variants (``harness_variants: N``), every node whose
+transforms are all harness-scoped draws from its harness variant's generators, so what such a
+node does to the harness (and which steps fire, with which params, in which lineage) is the same
+for every episode that takes the variant. The leading run of those nodes in the root pipeline is
+the *harness stage*: the first episode of a variant runs it as any other and it is remembered as
+a :class:`HarnessStage` (its lineage, mapping, harness and fired steps); every other episode of
+the variant then replays only the conversation's part of each fired step
+(:meth:`TransformNode.replay`), with no generator derived, no draw made and no mapping composed
+again. The rest of the pipeline (from the first episode-scoped node on) runs per variant as
+before. Pure: a stage is a function of its key, so output never depends on which episode made
+it, on batch size, worker count or engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hsa.augment.compose import HarnessStep, RunState, Sequence, TransformFailed, TransformNode
+from hsa.augment.mapping import Mapping
+from hsa.augment.step import Step
+from hsa.model.episode import Episode
+from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
+
+
+@dataclass(frozen=True)
+class FiredStep:
+    """One fired transform of a harness stage: enough to replay its conversation's part."""
+
+    node: TransformNode
+    params: dict
+    made: HarnessStep
+    lineage_before: int  # lineage steps recorded before it (what a reject at it carries)
+
+
+@dataclass(frozen=True)
+class HarnessStage:
+    """What a pipeline's harness stage made of one harness variant."""
+
+    lineage: tuple[Step, ...]
+    mapping: Mapping
+    harness: Harness
+    fired: tuple[FiredStep, ...]
+
+    def replay(self, episode: Episode, state: RunState) -> Episode:
+        """``episode`` through the stage, recording into ``state`` what running it would."""
+        for step in self.fired:
+            try:
+                out = step.node.replay(episode, step.params, step.made)
+            except Exception as exc:  # as TransformNode.run: the variant becomes a reject
+                state.lineage.extend(self.lineage[: step.lineage_before])
+                raise TransformFailed(step.node.transform.name, step.node.path, exc) from exc
+            state.trail.append((step.node.transform.family, episode, out))
+            episode = out
+        state.lineage.extend(self.lineage)
+        state.mapping = self.mapping
+        return episode
+
+
+# Harness stages by (seed, pipeline, harness variant, input harness and whether its hooks are
+# trusted). One per process (worker); 1024 holds a pool of 64 for 16 harnesses at once.
+STAGE_MEMO: BoundedMemo[HarnessStage] = BoundedMemo(1024)
+
+
+def run_pipeline(pipeline: Sequence, episode: Episode, state: RunState) -> Episode:
+    """``pipeline.run(episode, state)``, with its harness stage made once per harness variant
+    when ``state`` has one (see the module docstring)."""
+    stage_length = pipeline.stage_length if state.harness_variant is not None else 0
+    if not stage_length:
+        return pipeline.run(episode, state)
+    key = (
+        state.seed,
+        pipeline.identity,
+        state.harness_variant,
+        episode.harness.fingerprint,
+        episode.harness.trust_hooks,
+    )
+    stage = STAGE_MEMO.peek(key)
+    children = pipeline.children
+    if stage is not None:
+        episode = stage.replay(episode, state)
+    else:
+        state.fired = []
+        for child in children[:stage_length]:
+            episode = child.run(episode, state)
+        fired = tuple(FiredStep(*f) for f in state.fired)
+        state.fired = None
+        made = HarnessStage(tuple(state.lineage), state.mapping, episode.harness, fired)
+        STAGE_MEMO.get(key, lambda: made)
+    for child in children[stage_length:]:
+        episode = child.run(episode, state)
+    return episode
