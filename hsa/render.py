@@ -173,16 +173,16 @@ def placement(harness: Harness) -> dict[str, str]:
     return {name: chosen.get(name, "system") for name in harness.prompt.sections}
 
 
-# Rendered prompts by (harness fingerprint, sections): rows that share a harness (a pool's
+# Rendered prompts by (exact harness fingerprint, sections): rows that share a harness (a pool's
 # harness variants, the episodes under one harness) share its prompt, and a layout takes about
-# a millisecond to render. Pure: the fingerprint hashes everything a layout reads.
+# a millisecond to render. Pure: the exact fingerprint hashes everything a layout reads, key order included.
 _PROMPTS: BoundedMemo[str] = BoundedMemo(1024)
 
 
 def render_system_prompt(harness: Harness, sections: list[str] | None = None) -> str:
     """The sections of ``harness`` (default: those placed in the system prompt), in order,
     through its layout; empty text when none is left."""
-    key = (harness.fingerprint, None if sections is None else tuple(sections))
+    key = (harness.exact_fingerprint, None if sections is None else tuple(sections))
     return _PROMPTS.get(key, lambda: _render_system_prompt(harness, sections))
 
 

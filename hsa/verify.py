@@ -65,7 +65,7 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
     _no_stale_identifiers(variant, mapping)
     if mapping:
         taken = _MEANING_TAKEN.get(
-            (original.harness.fingerprint, mapping.key),
+            (original.harness.exact_fingerprint, mapping.key),
             lambda: _meaning_taken(original.harness, mapping),
         )
         if taken is not None:
@@ -124,7 +124,7 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
                 "stale_identifier", f"renamed {name!r} is still a name in the variant's harness"
             )
         stale = _STALE_IN_HARNESS.get(
-            (harness.fingerprint, tuple(prose_names), tuple(code_names)),
+            (harness.exact_fingerprint, tuple(prose_names), tuple(code_names)),
             lambda: _first_mention(_harness_prose(harness), prose_names, code_names),
         ) or _first_mention(_message_prose(variant), prose_names, code_names)
         if stale:
@@ -146,7 +146,7 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
     _no_stale_parameters(variant, mapping)
 
 
-# The first stale mention in a harness's own texts, by (harness fingerprint, names): in a pool
+# The first stale mention in a harness's own texts, by (exact harness fingerprint, names): in a pool
 # of harness variants every row of a variant carries the same harness and the same renames, so
 # its texts are searched once. Pure: the fingerprint hashes every text.
 _STALE_IN_HARNESS: BoundedMemo[tuple[str, str] | None] = BoundedMemo(1024)
@@ -224,7 +224,7 @@ def identifiers_by_kind(harness, mapping: Mapping) -> dict[str, dict[str, set[st
     return out
 
 
-# Whether a mapping gives an identifier of a harness another one's meaning, by (harness
+# Whether a mapping gives an identifier of a harness another one's meaning, by (exact harness
 # fingerprint, mapping): every row of a pool's harness variant asks it of the same harness and
 # mapping. Pure: it reads the harness's identifiers and the mapping alone.
 _MEANING_TAKEN: BoundedMemo[str | None] = BoundedMemo(1024)

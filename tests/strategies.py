@@ -6,6 +6,7 @@ because those are where renaming and matching go wrong.
 
 from __future__ import annotations
 
+import functools
 import json
 
 from hypothesis import strategies as st
@@ -429,6 +430,51 @@ def another_conversation(episode: Episode) -> Episode:
             "id": f"{episode.id}-other",
             "harness": episode.harness.to_dict(),
             "messages": [{"role": "user", "content": "Something else entirely."}],
+            "gold": {"no_call": True},
+            "meta": {},
+        }
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _table_words() -> str:
+    """Every string of the shipped option tables (transforms/**/options.yaml and the other
+    tables beside the transforms), as one text."""
+    from pathlib import Path
+
+    import yaml
+
+    import hsa.transforms
+
+    found: list[str] = []
+
+    def walk(value) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(k)
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    root = Path(hsa.transforms.__file__).parent
+    for path in sorted(root.rglob("*.yaml")):
+        if "recipes" not in path.parts:
+            walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return " ".join(found)
+
+
+def wordy_conversation(episode: Episode) -> Episode:
+    """Another episode under the same harness whose request holds every word of the shipped
+    option tables: a harness-scoped transform that lets the request steer a draw from its
+    tables (leave out what the user asks about, say) draws otherwise for this one."""
+    return Episode.from_dict(
+        {
+            "id": f"{episode.id}-wordy",
+            "harness": episode.harness.to_dict(),
+            "messages": [{"role": "user", "content": _table_words()}],
             "gold": {"no_call": True},
             "meta": {},
         }

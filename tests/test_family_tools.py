@@ -644,7 +644,10 @@ def test_distractors_are_new_unneeded_tools(example):
         assert not variant.mapping
 
 
-def test_distractors_avoid_what_the_user_asks_about(example):
+def test_distractors_are_drawn_from_the_harness_and_a_request_for_one_is_refused(example):
+    # The draw is the harness variant's (the same for every conversation under it); a
+    # conversation that asks for what a drawn distractor does is refused, so no row offers two
+    # tools for its request.
     base = example[0]
     asks = replace(
         base,
@@ -652,11 +655,20 @@ def test_distractors_avoid_what_the_user_asks_about(example):
         messages=({"role": "user", "content": "Please send an email to my boss"},)
         + base.messages[1:],
     )
+    request = "please send an email to my boss"
+    transform = registered()["distractor_tools"](min_count=3, max_count=3)
+    refused = 0
     for seed in range(30):
-        params = registered()["distractor_tools"](min_count=3, max_count=3).sample_params(
-            asks, random.Random(seed)
-        )
-        assert "send_email" not in {t["tool"]["function"]["name"] for t in params["tools"]}
+        params = transform.sample_params(asks, random.Random(seed))
+        assert transform.sample_params(base, random.Random(seed)) == params
+        if any(k in request for entry in params["tools"] for k in entry["keywords"]):
+            refused += 1
+            with pytest.raises(HsaError, match="is about what the request asks"):
+                transform.apply(asks, params)
+        else:
+            assert transform.apply(asks, params).messages == asks.messages
+        transform.apply(base, params)  # the example's own request asks for none of them
+    assert 0 < refused < 30
     with pytest.raises(HsaError, match="reuse a name"):
         registered()["distractor_tools"]().apply(
             base, {"tools": [{"at": 0, "tool": base.harness.tools[0].to_openai()}]}
@@ -667,7 +679,9 @@ def test_distractors_avoid_what_the_user_asks_about(example):
 def test_distractors_keep_the_original_tools_in_order(row, seed, split):
     episode = Episode.from_dict(row)
     variant = augment_episode(recipe("distractor_tools", seed, split=split), episode)[0]
-    assert isinstance(variant, Variant), str(variant)
+    if not isinstance(variant, Variant):  # the request asks for what a drawn distractor does
+        assert "is about what the request asks" in variant.reason, str(variant)
+        return
     tools = variant.episode.harness.tools
     assert [t for t in tools if t.name in episode.harness.tool_names] == list(episode.harness.tools)
     assert len(tools) > len(episode.harness.tools)
@@ -858,7 +872,10 @@ def test_verified_and_different_on_bfcl_and_the_example(name, real_data):
         originals = {e.id: e for e in real_data}
         out = list(augment(recipe(name, seed=11, **options), real_data))
         kept = [v for v in out if isinstance(v, Variant)]
-        assert len(kept) >= 0.99 * len(out), [str(v) for v in out if v not in kept][:3]
+        # Distractors are drawn for the harness and refuse a conversation that asks for what
+        # one of them does: some rows of real data do (BFCL: about 1 in 70).
+        share = 0.97 if name == "distractor_tools" else 0.99
+        assert len(kept) >= share * len(out), [str(v) for v in out if v not in kept][:3]
         applicable = [v for v in kept if _applies(name, originals[v.source_id])]
         differ = sum(_differs(name, originals[v.source_id], v.episode) for v in applicable)
         assert differ >= 0.9 * len(applicable)

@@ -198,7 +198,7 @@ class TransformNode(Node):
         shared = state.shared_by(self)
         if shared is None:
             return None
-        return (state.seed, self._identity, self.path, shared, episode.harness.fingerprint)
+        return (state.seed, self._identity, self.path, shared, episode.harness.exact_fingerprint)
 
     def _sampled(self, episode: Episode, rng: random.Random) -> dict:
         """The transform's params, checked to be JSON-only."""

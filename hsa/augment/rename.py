@@ -170,9 +170,9 @@ def rename_messages(
     return tuple(out)
 
 
-# Renamed harnesses by (harness fingerprint, whether its hooks are trusted, mapping): in a pool
+# Renamed harnesses by (exact harness fingerprint, whether its hooks are trusted, mapping): in a pool
 # of harness variants every episode that takes a variant renames the same harness the same way,
-# and the harness is most of a rename's work. Pure: the fingerprint hashes the whole harness.
+# and the harness is most of a rename's work. Pure: the exact fingerprint hashes the whole harness, key order included.
 _RENAMED: BoundedMemo[Harness] = BoundedMemo(1024)
 
 
@@ -190,7 +190,7 @@ def renamed_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = N
     """``harness`` with every identifier in ``mapping`` renamed, remembered (``_RENAMED``)."""
     if not mapping:
         return harness
-    key = (harness.fingerprint, harness.trust_hooks, mapping.key)
+    key = (harness.exact_fingerprint, harness.trust_hooks, mapping.key)
     return _RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))
 
 

@@ -74,7 +74,7 @@ def run_pipeline(pipeline: Sequence, episode: Episode, state: RunState) -> Episo
         state.seed,
         pipeline.identity,
         state.harness_variant,
-        episode.harness.fingerprint,
+        episode.harness.exact_fingerprint,
         episode.harness.trust_hooks,
     )
     stage = STAGE_MEMO.peek(key)

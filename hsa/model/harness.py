@@ -126,10 +126,19 @@ class Harness:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A content hash of the whole harness (16 hex digits): two harnesses with the same
-        fingerprint are the same harness, whichever folder or row they came from."""
+        """A content hash of the whole harness (16 hex digits), with every object's keys sorted:
+        two harnesses with the same fingerprint hold the same content, whichever folder or row
+        they came from. What names a source harness (its pool of harness variants)."""
         data = orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
         return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+    @cached_property
+    def exact_fingerprint(self) -> str:
+        """The content hash with the order of every key kept. The model reads that order (a
+        schema's properties in the tools and in JSON and XML prompts; ``tool_property_order``
+        changes nothing else), so memos of what is made from a harness are keyed by this one:
+        keyed by :attr:`fingerprint`, two orders would share one memo entry."""
+        return hashlib.blake2b(orjson.dumps(self.to_dict()), digest_size=8).hexdigest()
 
     @cached_property
     def skill_ids(self) -> tuple[str, ...]:
@@ -195,6 +204,11 @@ class Harness:
 
     def all_tools(self) -> tuple[Tool, ...]:
         """Every tool the model can call: the harness's tools, then the skill loader if any."""
+        return self._all_tools
+
+    @cached_property
+    def _all_tools(self) -> tuple[Tool, ...]:
+        # Made once per harness object: every row of a harness variant renders and compares it.
         loader = self.loader_tool()
         return self.tools + ((loader,) if loader else ())
 

@@ -11,10 +11,12 @@ from typing import Literal
 
 import orjson
 
+from hsa.augment.mapping import Mapping
 from hsa.augment.registry import register
 from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
 from hsa.text.names import name_words, write_segments
@@ -23,12 +25,29 @@ from hsa.transforms.tool_schema.common import with_tools
 from hsa.transforms.tool_schema.options import DISTRACTOR_TOOLS
 
 
+def _harness_text(harness: Harness) -> str:
+    """What the harness already does: its tools (a tool's name as its words, in any
+    convention) and their descriptions."""
+    return " ".join(
+        f"{' '.join(name_words(t.name))} {t.description}" for t in harness.tools
+    ).lower()
+
+
 def _request_text(episode: Episode) -> str:
-    """What the task is about: the user's messages and the harness's own tools (a tool's name as
-    its words, in any convention)."""
-    parts = [message_text(m) for m in episode.messages if m.get("role") == "user"]
-    parts += [f"{' '.join(name_words(t.name))} {t.description}" for t in episode.harness.tools]
-    return " ".join(parts).lower()
+    """What the user asks: the user's messages."""
+    return " ".join(message_text(m) for m in episode.messages if m.get("role") == "user").lower()
+
+
+def _asked_for(episode: Episode, params: dict) -> str | None:
+    """Why a drawn distractor is about what this conversation asks (its name and the keyword the
+    request mentions), or None."""
+    request = _request_text(episode)
+    for entry in params["tools"]:
+        for keyword in entry.get("keywords", ()):
+            if _mentions_keyword(request, keyword):
+                name = entry["tool"]["function"]["name"]
+                return f"distractor tool {name!r} is about what the request asks ({keyword!r})"
+    return None
 
 
 def _mentions_keyword(text: str, keyword: str) -> bool:
@@ -60,14 +79,15 @@ def _written_in(tool: dict, name_convention: str | None, parameter_convention: s
 @register
 @dataclass(frozen=True)
 class DistractorTools(Transform):
-    """Adds plausible tools the task does not need (a realistic pool, none about what the user
-    asks or the harness already does) at random places in the tools list, their names written
-    in the harness's convention; every existing tool, call and the gold are kept as they are."""
+    """Adds plausible tools the task does not need (a realistic pool, none about what the
+    harness already does) at random places in the tools list, their names written in the
+    harness's convention; every existing tool, call and the gold are kept as they are. A
+    conversation that asks for what a drawn distractor does is refused (the variant is
+    rejected), so no row is left with two tools for its request."""
 
     name = "distractor_tools"
     scope = "harness"
-    conversation = "kept"
-    version = "3"  # 3: the harness's tool names read as their words in any convention
+    version = "4"  # 4: drawn from the harness alone (the request refuses, it does not steer)
     family = "tool_schema"
 
     min_count: int = 1
@@ -83,30 +103,43 @@ class DistractorTools(Transform):
             )
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
+        # The harness alone decides (the draw is shared by every conversation under the
+        # harness variant); a conversation that asks for a drawn tool is refused in apply.
         harness = episode.harness
         taken = set(harness.names)
-        request = _request_text(episode)
+        request = _harness_text(harness)
         tool_convention = declared_or_shared(episode, harness.tool_names)
         parameter_convention = declared_or_shared(
             episode, [p for t in harness.tools for p in t.properties]
         )
         pool = [
-            _written_in(d["tool"], tool_convention, parameter_convention)
+            (_written_in(d["tool"], tool_convention, parameter_convention), d["keywords"])
             for d in DISTRACTOR_TOOLS[self.split]
             if not any(_mentions_keyword(request, k) for k in d["keywords"])
         ]
-        pool = [tool for tool in pool if tool["function"]["name"] not in taken]
+        pool = [
+            (tool, keywords) for tool, keywords in pool if tool["function"]["name"] not in taken
+        ]
         count = min(rng.randint(self.min_count, self.max_count), len(pool))
         chosen = rng.sample(pool, count)
         size = len(harness.tools)
         added = []
-        for tool in chosen:
+        for tool, keywords in chosen:
             size += 1
             # A copy, so that no variant's harness shares a schema object with the pool.
-            added.append({"at": rng.randrange(size), "tool": orjson.loads(orjson.dumps(tool))})
+            added.append(
+                {
+                    "at": rng.randrange(size),
+                    "tool": orjson.loads(orjson.dumps(tool)),
+                    "keywords": list(keywords),
+                }
+            )
         return {"tools": added}
 
     def apply(self, episode: Episode, params: dict) -> Episode:
+        refused = _asked_for(episode, params)
+        if refused:
+            raise HsaError(refused)
         harness = episode.harness
         taken = set(harness.names)
         tools = list(harness.tools)
@@ -120,3 +153,12 @@ class DistractorTools(Transform):
                 raise HsaError(f"distractor position {at!r} is outside the tools list")
             tools.insert(at, tool)
         return with_tools(episode, tuple(tools))
+
+    def apply_to_conversation(
+        self, episode: Episode, params: dict, harness: Harness, mapping: Mapping
+    ) -> Episode | None:
+        # The conversation is kept; it is only read, to refuse one that asks for a distractor.
+        refused = _asked_for(episode, params)
+        if refused:
+            raise HsaError(refused)
+        return episode.with_harness(harness)
