@@ -176,11 +176,15 @@ def test_the_memos_of_a_harness_variant_change_no_output(row, seed, monkeypatch_
 def monkeypatch_memo(monkeypatch):
     from hsa import render, verify
     from hsa.augment import compose, rename, stage
+    from hsa.dataset import rows
+    from hsa.model import episode
 
     memos = (
         compose.PARAMS_MEMO,
         compose.STEP_MEMO,
         stage.STAGE_MEMO,
+        rows._TOOLS_JSON,
+        episode._ARGUMENT_VALIDATORS,
         rename._RENAMED,
         render._PROMPTS,
         verify._STALE_IN_HARNESS,

@@ -74,6 +74,11 @@ class Mapping:
         return Mapping(parameters=params, **out)
 
     def inverse(self) -> Mapping:
+        """new -> old names (made once per mapping: verification asks it of every variant)."""
+        return self._inverse
+
+    @cached_property
+    def _inverse(self) -> Mapping:
         return Mapping(
             skills={v: k for k, v in self.skills.items()},
             tools={v: k for k, v in self.tools.items()},
@@ -105,8 +110,8 @@ class Mapping:
         )
 
     def apply_to_gold(self, gold: Gold) -> Gold:
-        if not self:
-            return gold
+        if not self or not self._touches(gold):
+            return gold  # the same gold object: nothing in it is renamed
         return Gold(
             turns=tuple(
                 replace(
@@ -117,6 +122,16 @@ class Mapping:
                 for t in gold.turns
             )
         )
+
+    def _touches(self, gold: Gold) -> bool:
+        """Whether this mapping renames a tool, parameter or skill that ``gold`` names."""
+        for turn in gold.turns:
+            if any(s in self.skills for s in turn.skills):
+                return True
+            for call in turn.calls:
+                if call.name in self.tools or call.name in self.parameters:
+                    return True
+        return False
 
     def renamed(self) -> dict[str, dict[str, str]]:
         """Every old -> new name, per kind; parameters as ``tool.param``."""

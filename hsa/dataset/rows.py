@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
+from hsa.model.memo import BoundedMemo
 from hsa.render import render_messages
 
 JSON = pa.json_()
@@ -66,6 +67,10 @@ def parse_row_id(text: str) -> tuple[str, int] | None:
 
 def _json(value) -> str:
     return orjson.dumps(value).decode()
+
+
+# The ``tools`` column by harness fingerprint: every row of a harness variant has the same one.
+_TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
 
 
 def chat_template_messages(messages: list[dict]) -> list[dict]:
@@ -135,7 +140,9 @@ def variant_row(variant: Variant, version: str) -> dict:
     return {
         "id": row_id(variant.source_id, variant.index),
         "messages": _json(chat_template_messages(render_messages(episode))),
-        "tools": _json(episode.harness.openai_tools()),
+        "tools": _TOOLS_JSON.get(
+            episode.harness.exact_fingerprint, lambda: _json(episode.harness.openai_tools())
+        ),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
         "hsa_harness_variant": variant.harness_variant,

@@ -41,9 +41,10 @@ from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
-from hsa.model.tool import Tool, schema_problem
+from hsa.model.tool import Tool, schema_problem, schema_validator, validation_problem
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content"}
@@ -157,10 +158,17 @@ def _resolve_harness(
         return None, default
     if isinstance(value, str):
         base = Path.cwd() if base_dir is None else Path(base_dir)
+        # A reference seen before in this cache: its folder was found and checked to lie inside
+        # the allowed folders then (thousands of episodes name one harness folder, and
+        # resolving the path is file-system work).
+        seen = ("reference", value, str(base), roots)
+        if cache is not None and seen in cache:
+            return value, cache[seen]
         try:
             path = referenced_folder(value, base, roots)
             key = str(path.resolve())
             if cache is not None and key in cache:
+                cache[seen] = cache[key]
                 return value, cache[key]
             loaded = load_harness(path, trust_hooks=trust_hooks)
         except (OSError, ValueError) as exc:  # a name too long, an embedded NUL byte...
@@ -180,7 +188,7 @@ def _resolve_harness(
                 field="harness",
             ) from None
         if cache is not None:
-            cache[key] = loaded
+            cache[key] = cache[seen] = loaded
         return value, loaded
     if isinstance(value, dict):
         try:
@@ -386,6 +394,20 @@ def arguments_schema(tool: Tool) -> dict:
     return {**schema, "additionalProperties": False}
 
 
+# The validator of each tool's arguments (:func:`arguments_schema`), by the tool object: the
+# rows of one harness variant share its tool objects, so each is built and looked up once, not
+# serialised per call to find it by content. The entry holds the tool, so while remembered its
+# id is no other tool's.
+_ARGUMENT_VALIDATORS: BoundedMemo[tuple[Tool, Any]] = BoundedMemo(4096)
+
+
+def _arguments_validator(tool: Tool):
+    made = _ARGUMENT_VALIDATORS.get(
+        id(tool), lambda: (tool, schema_validator(arguments_schema(tool)))
+    )
+    return made[1]
+
+
 def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
     """Every recorded tool call (skill loads aside, checked on parse) fits its tool's schema,
     unless a hook blocked it; stage ``check:call_schema``."""
@@ -396,7 +418,7 @@ def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
             tool = harness.tool(fn["name"])
             if tool is None or call.get("id") in blocked:
                 continue  # the skill loader, or a mistake a hook caught
-            problem = schema_problem(orjson.loads(fn["arguments"]), arguments_schema(tool))
+            problem = validation_problem(orjson.loads(fn["arguments"]), _arguments_validator(tool))
             if problem is not None:
                 raise EpisodeError(
                     f"recorded call to {tool.name!r} does not fit the tool's schema: {problem}",

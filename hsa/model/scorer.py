@@ -127,27 +127,44 @@ Calls = list[tuple[Any, Any]]  # (name, arguments) pairs; arguments raw or decod
 def judge(message: dict | Calls, turn: TurnGold, harness: Harness) -> Judgement:
     """Judge one assistant message (an OpenAI message dict, or already-parsed ``(name, arguments)``
     calls) against one gold turn under ``harness``'s tool schemas."""
+    read = _read(message, harness)
+    if read is None:
+        return Judgement(_bad_message(message), _partial_none(turn))
+    verdict = _verdict(*read, turn, harness)
+    _, _, loaded, calls, text = read
+    return Judgement(verdict, _partial(calls, loaded, text, turn, harness))
+
+
+def score_turn(message: Any, turn: TurnGold, harness: Harness) -> Verdict:
+    """Judge one assistant message against one gold turn, under the harness's tool schemas: the
+    verdict of :func:`judge` without its partial credit (verification asks this of every
+    judged turn of every variant)."""
+    read = _read(message, harness)
+    if read is None:
+        return _bad_message(message)
+    return _verdict(*read, turn, harness)
+
+
+def _read(message: Any, harness: Harness) -> tuple[Calls, Calls, list, Calls, str] | None:
+    """(raw calls, decoded calls, skills loaded, other calls, text) of a message, or None when
+    it is neither a message object nor a list of calls."""
     if isinstance(message, dict):
         raw, text = message_calls(message), message_text(message)
     elif isinstance(message, list | tuple):
         raw, text = list(message), ""
     else:
-        verdict = _fail(
-            "bad_message", f"expected an assistant message object, got {type(message).__name__}"
-        )
-        return Judgement(verdict, _partial_none(turn))
+        return None
     decoded = [(name, _decode(args)) for name, args in raw]
     loader = harness.skill_loader if harness.skills else None
     loaded = [args.get("name") if args else None for name, args in decoded if name == loader]
     calls = [(name, args) for name, args in decoded if name != loader]
-    verdict = _verdict(raw, decoded, loaded, calls, text, turn, harness)
-    partial = _partial(calls, loaded, text, turn, harness)
-    return Judgement(verdict, partial)
+    return raw, decoded, loaded, calls, text
 
 
-def score_turn(message: Any, turn: TurnGold, harness: Harness) -> Verdict:
-    """Judge one assistant message against one gold turn, under the harness's tool schemas."""
-    return judge(message, turn, harness).verdict
+def _bad_message(message: Any) -> Verdict:
+    return _fail(
+        "bad_message", f"expected an assistant message object, got {type(message).__name__}"
+    )
 
 
 def _verdict(

@@ -111,7 +111,11 @@ def schema_validator(schema: Any) -> jsonschema.protocols.Validator:
 def schema_problem(value: Any, schema: Any) -> str | None:
     """Why ``value`` does not validate against ``schema`` (jsonschema's errors, most relevant
     first, each with its path inside the value; at most three), or None when it does."""
-    validator = schema_validator(schema)
+    return validation_problem(value, schema_validator(schema))
+
+
+def validation_problem(value: Any, validator: jsonschema.protocols.Validator) -> str | None:
+    """:func:`schema_problem` with the schema's validator at hand."""
     if validator.is_valid(value):
         return None
     errors = sorted(validator.iter_errors(value), key=jsonschema.exceptions.relevance)
