@@ -138,8 +138,15 @@ class TransformNode(Node):
             state.lineage.append(Step(t.name, t.version, self.path, False, None))
             return episode
         try:
-            key = self._memo_key(episode, state)
-            if key is None:
+            if state.fired is not None:
+                # Making a harness stage (hsa.augment.stage): the stage is remembered whole, so
+                # its steps are drawn and applied as they are, not looked up one by one.
+                params = self._sampled(episode, rng)
+                step_mapping = t.mapping(episode, params)
+                out = t.apply(episode, params)
+                made = HarnessStep(out.harness, step_mapping, out.harness is episode.harness)
+                state.fired.append((self, params, made, len(state.lineage)))
+            elif (key := self._memo_key(episode, state)) is None:
                 params = self._sampled(episode, rng)
                 step_mapping = t.mapping(episode, params)
                 out = t.apply(episode, params)
@@ -147,8 +154,6 @@ class TransformNode(Node):
                 params = PARAMS_MEMO.get(key, lambda: self._sampled(episode, rng))
                 made, out = self._shared_step(episode, params, key)
                 step_mapping = made.mapping
-                if state.fired is not None:
-                    state.fired.append((self, params, made, len(state.lineage)))
         except TransformFailed:
             raise
         except Exception as exc:  # one bad episode must not stop the run: it becomes a reject

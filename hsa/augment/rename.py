@@ -170,10 +170,12 @@ def rename_messages(
     return tuple(out)
 
 
-# Renamed harnesses by (exact harness fingerprint, whether its hooks are trusted, mapping): in a pool
-# of harness variants every episode that takes a variant renames the same harness the same way,
-# and the harness is most of a rename's work. Pure: the exact fingerprint hashes the whole harness, key order included.
-_RENAMED: BoundedMemo[Harness] = BoundedMemo(1024)
+# Renamed harnesses by (the harness object, mapping): episodes under one harness object (a
+# harness folder many rows name) rename it the same way whenever a draw repeats (a case or
+# namespace convention), and the harness is most of a rename's work. Keyed by the object, not
+# by a content hash: hashing every intermediate harness of every variant cost more than the
+# memo saved. The entry holds the harness, so while remembered its id is no other harness's.
+_RENAMED: BoundedMemo[tuple[Harness, Harness]] = BoundedMemo(1024)
 
 
 def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
@@ -190,8 +192,10 @@ def renamed_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = N
     """``harness`` with every identifier in ``mapping`` renamed, remembered (``_RENAMED``)."""
     if not mapping:
         return harness
-    key = (harness.exact_fingerprint, harness.trust_hooks, mapping.key)
-    return _RENAMED.get(key, lambda: rename_harness(harness, mapping, prose))
+    made = _RENAMED.get(
+        (id(harness), mapping.key), lambda: (harness, rename_harness(harness, mapping, prose))
+    )
+    return made[1]
 
 
 def rename_conversation(

@@ -76,6 +76,17 @@ def _written_in(tool: dict, name_convention: str | None, parameter_convention: s
     return {**tool, "function": {**fn, "name": name, "parameters": schema}}
 
 
+@lru_cache(maxsize=1024)
+def _pool_tool(
+    split: str, index: int, tool_convention: str | None, parameter_convention: str | None
+) -> dict:
+    """Pool tool ``index`` of ``split`` written in these conventions, made once: every harness
+    variant draws from the whole pool. Never changed: what a draw keeps is a copy."""
+    return _written_in(
+        DISTRACTOR_TOOLS[split][index]["tool"], tool_convention, parameter_convention
+    )
+
+
 @register
 @dataclass(frozen=True)
 class DistractorTools(Transform):
@@ -113,8 +124,8 @@ class DistractorTools(Transform):
             episode, [p for t in harness.tools for p in t.properties]
         )
         pool = [
-            (_written_in(d["tool"], tool_convention, parameter_convention), d["keywords"])
-            for d in DISTRACTOR_TOOLS[self.split]
+            (_pool_tool(self.split, i, tool_convention, parameter_convention), d["keywords"])
+            for i, d in enumerate(DISTRACTOR_TOOLS[self.split])
             if not any(_mentions_keyword(request, k) for k in d["keywords"])
         ]
         pool = [
