@@ -137,12 +137,21 @@ class Measure:
     meaning_rejects: int = 0
     meaning_kept: int = 0
     convention_breaks: int = 0
+    # Conversations refused because they ask for what a drawn distractor tool does: the draw is
+    # the harness variant's, so such a row has no task-preserving variant (not a failed check).
+    refused: int = 0
     rejects: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
 
     @property
     def kept_share(self) -> float:
-        return self.kept / self.rows if self.rows else 1.0
+        """Kept among the variants that were not refused (see ``refused``)."""
+        judged = self.rows - self.refused
+        return self.kept / judged if judged else 1.0
+
+    @property
+    def refused_share(self) -> float:
+        return self.refused / self.rows if self.rows else 0.0
 
     @property
     def changed_share(self) -> float | None:
@@ -156,6 +165,9 @@ def measure(episodes: list[Episode], family: str, split: str, variants: int = 1)
     for item in augment(family_recipe(family, split, variants), episodes):
         out.rows += 1
         if not isinstance(item, Variant):
+            if "is about what the request asks" in getattr(item, "reason", ""):
+                out.refused += 1
+                continue
             out.rejects.append(str(item))
             out.meaning_rejects += getattr(item, "stage", "") == "verify:meaning_taken"
             continue
