@@ -164,3 +164,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HSA_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def private_registry(monkeypatch):
+    """Transforms a test registers stay out of the registry the rest of the session sees."""
+    import hsa.augment.registry as registry
+
+    registry.registered()  # the built-in families first, into the real registry
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))

@@ -200,19 +200,15 @@ def monkeypatch_memo(monkeypatch):
 
 
 def test_a_step_that_fails_on_one_conversation_rejects_it_as_a_run_without_memos_does(
-    monkeypatch, monkeypatch_memo
+    private_registry, monkeypatch_memo
 ):
     # A harness-scoped transform may still refuse one conversation (its conversation's part
     # raises). When the harness stage was made by another episode and is replayed, the reject
     # must be the same as when the stage runs from scratch: same stage, reason and lineage.
     from dataclasses import dataclass
 
-    import hsa.augment.registry as registry
     from hsa.augment.registry import register
     from hsa.augment.transform import Transform
-
-    registered()
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
     @register
     @dataclass(frozen=True)

@@ -6,18 +6,13 @@ from dataclasses import dataclass
 
 import pytest
 
-import hsa.augment.registry as registry
 from hsa.augment.compose import COMPOSITIONS
 from hsa.augment.registry import register, registered
 from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 
-
-@pytest.fixture(autouse=True)
-def private_registry(monkeypatch):
-    """Classes these tests register stay out of the registry the rest of the session sees."""
-    registered()  # the built-in families first, into the real registry
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+# Classes these tests register stay out of the registry the rest of the session sees.
+pytestmark = pytest.mark.usefixtures("private_registry")
 
 
 def _refused(cls: type, *fragments: str) -> None:
