@@ -78,6 +78,8 @@ def _without_positions(gold: Gold) -> tuple:
 
 def _gold_preserved(original: Gold, variant: Gold, mapping: Mapping) -> None:
     restored = mapping.inverse().apply_to_gold(variant)
+    if restored is original:  # a gold the mapping touches neither way is the same object
+        return
     if _without_positions(restored) != _without_positions(original):
         raise VerificationFailed(
             "gold_preserved",
@@ -107,26 +109,16 @@ def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
 
 
 def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
-    renamed = mapping.renamed()
-    # A name that is also some identifier's new name (a swap) is legitimately still there.
-    names = {old for kind in ("skills", "tools", "hooks") for old in renamed[kind]} - {
-        new for kind in ("skills", "tools", "hooks") for new in renamed[kind].values()
-    }
+    names, prose_names, code_names = _STALE_NAMES.get(mapping.key, lambda: _stale_names(mapping))
     if names:
-        prose_names = sorted(n for n in names if identifier_like(n))
-        code_names = sorted(n for n in names if not identifier_like(n))
         harness = variant.harness
-        structural = (
-            set(harness.tool_names) | set(harness.skill_ids) | {h.name for h in harness.hooks}
+        in_harness = _STALE_IN_HARNESS.get(
+            (harness.exact_fingerprint, mapping.key),
+            lambda: _stale_in_harness(harness, names, prose_names, code_names),
         )
-        for name in names & structural:
-            raise VerificationFailed(
-                "stale_identifier", f"renamed {name!r} is still a name in the variant's harness"
-            )
-        stale = _STALE_IN_HARNESS.get(
-            (harness.exact_fingerprint, tuple(prose_names), tuple(code_names)),
-            lambda: _first_mention(_harness_prose(harness), prose_names, code_names),
-        ) or _first_mention(_message_prose(variant), prose_names, code_names)
+        if in_harness is not None:
+            raise VerificationFailed("stale_identifier", in_harness)
+        stale = _first_mention(_message_prose(variant), prose_names, code_names)
         if stale:
             raise VerificationFailed(
                 "stale_identifier", f"renamed {stale[1]!r} survives in {stale[0]}"
@@ -146,10 +138,37 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
     _no_stale_parameters(variant, mapping)
 
 
-# The first stale mention in a harness's own texts, by (exact harness fingerprint, names): in a pool
-# of harness variants every row of a variant carries the same harness and the same renames, so
-# its texts are searched once. Pure: the fingerprint hashes every text.
-_STALE_IN_HARNESS: BoundedMemo[tuple[str, str] | None] = BoundedMemo(1024)
+def _stale_names(mapping: Mapping) -> tuple[frozenset[str], list[str], list[str]]:
+    """The old skill, tool and hook names that must not survive ``mapping``, and of them the
+    identifier-like ones (found anywhere in prose) and the plain words (found only as code)."""
+    renamed = mapping.renamed()
+    # A name that is also some identifier's new name (a swap) is legitimately still there.
+    names = {old for kind in ("skills", "tools", "hooks") for old in renamed[kind]} - {
+        new for kind in ("skills", "tools", "hooks") for new in renamed[kind].values()
+    }
+    prose_names = sorted(n for n in names if identifier_like(n))
+    code_names = sorted(n for n in names if not identifier_like(n))
+    return frozenset(names), prose_names, code_names
+
+
+def _stale_in_harness(
+    harness: Harness, names: frozenset[str], prose_names: list[str], code_names: list[str]
+) -> str | None:
+    """Why a renamed name survives in ``harness`` (as one of its names, or in its texts), or
+    None when none does."""
+    structural = set(harness.tool_names) | set(harness.skill_ids) | {h.name for h in harness.hooks}
+    for name in sorted(names & structural):  # sorted: the same reason in every process
+        return f"renamed {name!r} is still a name in the variant's harness"
+    stale = _first_mention(_harness_prose(harness), prose_names, code_names)
+    return None if stale is None else f"renamed {stale[1]!r} survives in {stale[0]}"
+
+
+# What ``_no_stale_identifiers`` reads of a mapping (``_stale_names``), by the mapping's key, and
+# what it finds in a harness, by (exact harness fingerprint, mapping key): in a pool of harness
+# variants every row of a variant carries the same harness and the same renames, so both are
+# made once. Pure: the fingerprint hashes every text, the key every rename.
+_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str]]] = BoundedMemo(1024)
+_STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
 
 
 def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tuple[str, str] | None:

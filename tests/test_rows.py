@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -96,3 +97,37 @@ def test_a_row_id_parses_back_to_its_source_and_index(source_id, index):
 )
 def test_what_is_no_row_id_parses_to_none(text):
     assert parse_row_id(text) is None
+
+
+def test_the_lineage_and_mapping_columns_are_the_steps_and_mapping_as_they_write_themselves(
+    finance,
+):
+    # The row writes these columns without making a dict per step (lineage_json) and once per
+    # mapping: they must stay what Step.to_dict and Mapping.to_dict say, params and all.
+    renaming = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "renaming",
+            "seed": 11,
+            "variants_per_episode": 3,
+            "pipeline": [
+                {"skill_id_case": {}},
+                {"tool_name_paraphrase": {}},
+                {"parameter_name_paraphrase": {}},
+                *PIPELINE,
+            ],
+        }
+    )
+    rows = 0
+    for episode in finance.values():
+        for variant in augment_episode(renaming, episode):
+            if not isinstance(variant, Variant) or variant.index == 0:
+                continue
+            row = variant_row(variant, "v")
+            assert orjson.loads(row["hsa_lineage"]) == [s.to_dict() for s in variant.lineage]
+            assert (
+                row["hsa_lineage"] == orjson.dumps([s.to_dict() for s in variant.lineage]).decode()
+            )
+            assert row["hsa_mapping"] == orjson.dumps(variant.mapping.to_dict()).decode()
+            rows += bool(variant.mapping) and any(s.params for s in variant.lineage)
+    assert rows > 0  # some rows carry renames and drawn params

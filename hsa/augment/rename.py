@@ -43,7 +43,8 @@ def free_name(candidate: str, taken: set[str]) -> str:
 
 
 class _Prose:
-    """Rewrites prose for one mapping (identifier-like names anywhere, plain words as code)."""
+    """Rewrites prose for one mapping (identifier-like names anywhere, plain words as code).
+    Made through :func:`_prose`, once per mapping."""
 
     def __init__(self, mapping: Mapping):
         names = {**mapping.skills, **mapping.tools, **mapping.hooks}
@@ -63,6 +64,15 @@ class _Prose:
         if isinstance(value, dict):
             return {self.names.get(k, k): self.value(v) for k, v in value.items()}
         return value
+
+
+# The prose rewriter of each mapping, by its key: a harness variant's steps rename the
+# conversations of all its episodes with the same few mappings. Pure: it reads the mapping alone.
+_PROSE: BoundedMemo[_Prose] = BoundedMemo(1024)
+
+
+def _prose(mapping: Mapping) -> _Prose:
+    return _PROSE.get(mapping.key, lambda: _Prose(mapping))
 
 
 def _rename_schema(schema: dict, renames: dict) -> dict:
@@ -93,7 +103,7 @@ def _renamed_entry(entry: str, mapping: Mapping) -> str:
 
 
 def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = None) -> Harness:
-    prose = prose or _Prose(mapping)
+    prose = prose or _prose(mapping)
     tools = tuple(_rename_tool(t, mapping, prose) for t in harness.tools)
     skills = tuple(
         replace(
@@ -146,7 +156,7 @@ def rename_messages(
     messages: tuple[dict, ...], harness: Harness, mapping: Mapping, prose: _Prose | None = None
 ) -> tuple[dict, ...]:
     """``harness`` is the input-side harness (it tells which calls load skills)."""
-    prose = prose or _Prose(mapping)
+    prose = prose or _prose(mapping)
     out = []
     for message in messages:
         new = message
@@ -182,7 +192,7 @@ def rename_episode(episode: Episode, mapping: Mapping) -> Episode:
     """The episode with every identifier in ``mapping`` renamed (see the module docstring)."""
     if not mapping:
         return episode
-    prose = _Prose(mapping)
+    prose = _prose(mapping)
     return rename_conversation(
         episode, mapping, renamed_harness(episode.harness, mapping, prose), prose
     )
@@ -205,8 +215,10 @@ def rename_conversation(
     renamed by ``mapping``: :func:`rename_episode` when the renamed harness is known already."""
     if not mapping:
         return episode.with_harness(harness)
-    return replace(
-        episode.with_harness(harness),
+    return replace(  # episode.with_harness(harness), renamed, in one copy
+        episode,
+        harness=harness,
+        harness_ref=None,
         messages=rename_messages(episode.messages, episode.harness, mapping, prose),
         gold=mapping.apply_to_gold(episode.gold),
     )

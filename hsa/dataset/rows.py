@@ -71,6 +71,15 @@ def _json(value) -> str:
 
 # The ``tools`` column by harness fingerprint: every row of a harness variant has the same one.
 _TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
+# The ``hsa_mapping`` column by mapping key: every row of a harness variant whose episode-scoped
+# steps rename nothing has its harness stage's mapping.
+_MAPPING_JSON: BoundedMemo[str] = BoundedMemo(1024)
+
+
+def lineage_json(lineage) -> str:
+    """A lineage as JSON: each step as :meth:`Step.to_dict` writes it. orjson writes a dataclass
+    as its fields in order, which is that dict, without making one per step of every row."""
+    return _json(lineage)
 
 
 def chat_template_messages(messages: list[dict]) -> list[dict]:
@@ -146,8 +155,10 @@ def variant_row(variant: Variant, version: str) -> dict:
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
         "hsa_harness_variant": variant.harness_variant,
-        "hsa_lineage": _json([s.to_dict() for s in variant.lineage]),
-        "hsa_mapping": _json(variant.mapping.to_dict()),
+        "hsa_lineage": lineage_json(variant.lineage),
+        "hsa_mapping": _MAPPING_JSON.get(
+            variant.mapping.key, lambda: _json(variant.mapping.to_dict())
+        ),
         "hsa_gold": _json(episode.gold.to_dict()),
         "hsa_families": changed,
         "hsa_version": version,
@@ -163,5 +174,5 @@ def reject_row(reject: VariantReject, *, source: str, line: int | None) -> dict:
         "stage": reject.stage,
         "field": None,
         "reason": reject.reason,
-        "lineage": _json([s.to_dict() for s in reject.lineage]),
+        "lineage": lineage_json(reject.lineage),
     }

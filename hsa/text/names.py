@@ -75,8 +75,10 @@ _KEEP_S = ("ss", "us", "is", "ous", "ics")
 _IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
 
 
+@lru_cache(maxsize=65536)
 def identifier_like(name: str) -> bool:
-    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps."""
+    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps.
+    Remembered: every rename and every stale-name check asks it of the same few names per row."""
     return bool(_IDENTIFIER_LIKE.search(name))
 
 

@@ -197,7 +197,21 @@ class ToolSchemaSpelling(Transform):
     ) -> Episode | None:
         # The respelled schemas are in the known harness. Closing an object is the one edit whose
         # check reads the conversation (every call and gold value must use declared keys only),
-        # so that check is made again, in apply's order (edit_schema's walk, tool by tool).
+        # so that check is made again, in apply's order (edit_schema's walk, tool by tool); the
+        # calls are parsed only when a draw closes something.
+        closed_by_tool = [
+            (tool, closed)
+            for tool in episode.harness.tools
+            if (
+                closed := [
+                    p
+                    for p, change in params["edits"].get(tool.name, {}).items()
+                    if change.get("additionalProperties") == "close"
+                ]
+            )
+        ]
+        if not closed_by_tool:
+            return episode.with_harness(harness)
         arguments = _arguments_by_tool(episode)
 
         def closing(tool: str, parts: list[str]) -> Callable[[dict], dict]:
@@ -207,16 +221,10 @@ class ToolSchemaSpelling(Transform):
 
             return check
 
-        for tool in episode.harness.tools:
-            closed = [
-                p
-                for p, change in params["edits"].get(tool.name, {}).items()
-                if change.get("additionalProperties") == "close"
-            ]
-            if closed:
-                edit_schema(
-                    tool.parameters,
-                    {p: closing(tool.name, pointer_parts(p)) for p in closed},
-                    tool.name,
-                )
+        for tool, closed in closed_by_tool:
+            edit_schema(
+                tool.parameters,
+                {p: closing(tool.name, pointer_parts(p)) for p in closed},
+                tool.name,
+            )
         return episode.with_harness(harness)
