@@ -102,8 +102,8 @@ def test_what_is_no_row_id_parses_to_none(text):
 def test_the_lineage_and_mapping_columns_are_the_steps_and_mapping_as_they_write_themselves(
     finance,
 ):
-    # The row writes these columns without making a dict per step (lineage_json) and once per
-    # mapping: they must stay what Step.to_dict and Mapping.to_dict say, params and all.
+    # The mapping column is written once per mapping (a memo by its key) and the lineage by
+    # lineage_json: they must stay what Mapping.to_dict and Step.to_dict say, params and all.
     renaming = Recipe.from_dict(
         {
             "recipe_version": 1,

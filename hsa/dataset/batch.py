@@ -83,7 +83,12 @@ class BatchFunction:
                 out.append(row)
             if self.on_line is not None:
                 self.on_line()
-        return pa.RecordBatch.from_pylist(out, schema=OUTPUT_SCHEMA)
+        # Column by column: RecordBatch.from_pylist spent twice as long on the same rows (it
+        # converts each row's mapping, and rows carry kilobytes of JSON in several columns).
+        return pa.RecordBatch.from_arrays(
+            [pa.array([row.get(f.name) for row in out], f.type) for f in OUTPUT_SCHEMA],
+            schema=OUTPUT_SCHEMA,
+        )
 
     def rows_for(self, line: int, text: bytes) -> list[dict]:
         try:

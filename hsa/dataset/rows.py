@@ -77,9 +77,8 @@ _MAPPING_JSON: BoundedMemo[str] = BoundedMemo(1024)
 
 
 def lineage_json(lineage) -> str:
-    """A lineage as JSON: each step as :meth:`Step.to_dict` writes it. orjson writes a dataclass
-    as its fields in order, which is that dict, without making one per step of every row."""
-    return _json(lineage)
+    """A lineage as JSON, each step as :meth:`Step.to_dict` writes it."""
+    return _json([s.to_dict() for s in lineage])
 
 
 def chat_template_messages(messages: list[dict]) -> list[dict]:
