@@ -298,7 +298,11 @@ def _write(
         table = _reject_duplicate_ids(pa.Table.from_batches([batch]), seen_ids, job.source_name)
         is_reject = pc.invert(pc.is_null(table.column("hsa_reject")))
         _count_sources(table, is_reject, line_state, counts)
-        kept = table.filter(pc.invert(is_reject))
+        any_reject = bool(pc.any(is_reject).as_py())
+        # Filtering copies every column (kilobytes of JSON a row): the parent's largest cost
+        # beside writing, and it competes with the workers for the cores. Most batches have no
+        # reject, and then the batch is what is kept.
+        kept = table.filter(pc.invert(is_reject)) if any_reject else table
         rows.add(kept.select(ROW_SCHEMA.names))
         counts.rows += kept.num_rows
         for name, n in _value_counts(kept.column("hsa_families")):
@@ -310,9 +314,11 @@ def _write(
         )
         for licenses in kept.column("hsa_skill_licenses").drop_null().to_pylist():
             counts.skill_licenses.update(orjson.loads(licenses))
-        records = [
-            orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()
-        ]
+        records = (
+            [orjson.loads(r) for r in table.filter(is_reject).column("hsa_reject").to_pylist()]
+            if any_reject
+            else []
+        )
         for record in records:
             if record["variant"] is None:  # the input line never became a usable episode
                 counts.load_rejects += 1
