@@ -157,8 +157,9 @@ def _stale_in_harness(
     """Why a renamed name survives in ``harness`` (as one of its names, or in its texts), or
     None when none does."""
     structural = set(harness.tool_names) | set(harness.skill_ids) | {h.name for h in harness.hooks}
-    for name in sorted(names & structural):  # sorted: the same reason in every process
-        return f"renamed {name!r} is still a name in the variant's harness"
+    still_named = sorted(names & structural)  # sorted: the same reason in every process
+    if still_named:
+        return f"renamed {still_named[0]!r} is still a name in the variant's harness"
     stale = _first_mention(_harness_prose(harness), prose_names, code_names)
     return None if stale is None else f"renamed {stale[1]!r} survives in {stale[0]}"
 

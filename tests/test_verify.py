@@ -99,6 +99,31 @@ def test_a_mention_left_behind_is_caught():
         verify_variant(source, stale, RENAME)
 
 
+def test_a_renamed_name_left_in_the_harness_is_caught_after_a_clean_variant_of_the_same_renames():
+    # What the check finds in a harness is remembered per (harness, mapping): a clean variant
+    # verified first must not vouch for another harness under the same renames.
+    source = original()
+    variant = rename_episode(source, RENAME)
+    verify_variant(source, variant, RENAME)
+    skill = variant.harness.skills[0]
+    in_prose = variant.with_harness(
+        replace(
+            variant.harness,
+            skills=(replace(skill, content=skill.content + "\nOr call get_price."),),
+        )
+    )
+    with pytest.raises(VerificationFailed, match="renamed 'get_price' survives in skill"):
+        verify_variant(source, in_prose, RENAME)
+    old_tool = replace(variant.harness.tools[0], name="get_price")
+    as_a_name = variant.with_harness(
+        replace(variant.harness, tools=variant.harness.tools + (old_tool,))
+    )
+    with pytest.raises(
+        VerificationFailed, match="renamed 'get_price' is still a name in the variant's harness"
+    ):
+        verify_variant(source, as_a_name, RENAME)
+
+
 def test_a_changed_gold_value_is_caught():
     source = original()
     variant = rename_episode(source, RENAME)
