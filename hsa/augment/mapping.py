@@ -150,6 +150,12 @@ class Mapping:
         """The mapping as canonical bytes, for memos keyed by a mapping (its dicts do not hash)."""
         return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
 
+    @cached_property
+    def json(self) -> str:
+        """:meth:`to_dict` as JSON text (a row's ``hsa_mapping``): made once per mapping, as
+        every row of a harness variant whose later steps rename nothing shares its mapping."""
+        return orjson.dumps(self.to_dict()).decode()
+
     def to_dict(self) -> dict:
         out: dict[str, Any] = {
             k: dict(sorted(getattr(self, k).items())) for k in KINDS if getattr(self, k)

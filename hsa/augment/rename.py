@@ -215,10 +215,8 @@ def rename_conversation(
     renamed by ``mapping``: :func:`rename_episode` when the renamed harness is known already."""
     if not mapping:
         return episode.with_harness(harness)
-    return replace(  # episode.with_harness(harness), renamed, in one copy
-        episode,
-        harness=harness,
-        harness_ref=None,
+    return episode.with_harness(
+        harness,
         messages=rename_messages(episode.messages, episode.harness, mapping, prose),
         gold=mapping.apply_to_gold(episode.gold),
     )

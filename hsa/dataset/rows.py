@@ -71,9 +71,6 @@ def _json(value) -> str:
 
 # The ``tools`` column by harness fingerprint: every row of a harness variant has the same one.
 _TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
-# The ``hsa_mapping`` column by mapping key: every row of a harness variant whose episode-scoped
-# steps rename nothing has its harness stage's mapping.
-_MAPPING_JSON: BoundedMemo[str] = BoundedMemo(1024)
 
 
 def lineage_json(lineage) -> str:
@@ -155,9 +152,7 @@ def variant_row(variant: Variant, version: str) -> dict:
         "hsa_variant": variant.index,
         "hsa_harness_variant": variant.harness_variant,
         "hsa_lineage": lineage_json(variant.lineage),
-        "hsa_mapping": _MAPPING_JSON.get(
-            variant.mapping.key, lambda: _json(variant.mapping.to_dict())
-        ),
+        "hsa_mapping": variant.mapping.json,
         "hsa_gold": _json(episode.gold.to_dict()),
         "hsa_families": changed,
         "hsa_version": version,

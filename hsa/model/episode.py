@@ -61,9 +61,10 @@ class Episode:
     meta: dict = field(default_factory=dict)
     harness_ref: str | None = None  # the reference it was loaded by, kept for the round trip
 
-    def with_harness(self, harness: Harness) -> Episode:
-        """This episode under another harness (no longer the folder it was loaded by)."""
-        return replace(self, harness=harness, harness_ref=None)
+    def with_harness(self, harness: Harness, **changes: Any) -> Episode:
+        """This episode under another harness (no longer the folder it was loaded by), with
+        ``changes`` to its other fields made in the same copy."""
+        return replace(self, harness=harness, harness_ref=None, **changes)
 
     def with_prompt_options(self, **changes: Any) -> Episode:
         """This episode with prompt options changed; a value of None removes the option."""

@@ -59,7 +59,7 @@ def with_loaded_bodies(episode: Episode, bodies: dict[str, str], harness: Harnes
             elif old[skill] in content:
                 message = {**message, "content": content.replace(old[skill], bodies[skill])}
         messages.append(message)
-    return replace(episode.with_harness(harness), messages=tuple(messages))
+    return episode.with_harness(harness, messages=tuple(messages))
 
 
 def with_known_bodies(episode: Episode, skill_ids: Iterable[str], harness: Harness) -> Episode:

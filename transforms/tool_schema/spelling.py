@@ -92,6 +92,15 @@ def _check_closing(
         )
 
 
+def _closed_nodes(params: dict, tool: str) -> list[str]:
+    """The schema nodes (pointers) of ``tool`` that the params close."""
+    return [
+        at
+        for at, change in params["edits"].get(tool, {}).items()
+        if change.get("additionalProperties") == "close"
+    ]
+
+
 @register
 @dataclass(frozen=True)
 class ToolSchemaSpelling(Transform):
@@ -202,13 +211,7 @@ class ToolSchemaSpelling(Transform):
         closed_by_tool = [
             (tool, closed)
             for tool in episode.harness.tools
-            if (
-                closed := [
-                    p
-                    for p, change in params["edits"].get(tool.name, {}).items()
-                    if change.get("additionalProperties") == "close"
-                ]
-            )
+            if (closed := _closed_nodes(params, tool.name))
         ]
         if not closed_by_tool:
             return episode.with_harness(harness)
