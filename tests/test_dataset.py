@@ -302,6 +302,42 @@ def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
     assert list((tmp_path / RECIPE).iterdir()) == []
 
 
+def test_a_batch_spaces_the_collector_and_gives_the_callers_thresholds_back(monkeypatch):
+    import gc
+
+    import pyarrow as pa
+
+    import hsa.dataset.batch as batch_module
+
+    seen = []
+
+    def fails(recipe, episode):
+        seen.append(gc.get_threshold())
+        raise RuntimeError("a bug in a transform")
+
+    monkeypatch.setattr(batch_module, "augment_episode", fails)
+    job = batch_module.BatchJob(
+        recipe=load_recipe(RECIPE).to_dict(),
+        source=str(EPISODES_PATH),
+        harness_dir=None,
+        trust_hooks=True,
+        version="v",
+    )
+    line = EPISODES_PATH.read_bytes().splitlines()[0]
+    batch = pa.record_batch(
+        [pa.array([1], pa.int64()), pa.array([line], pa.binary())], schema=batch_module.INPUT_SCHEMA
+    )
+    before = gc.get_threshold()
+    gc.set_threshold(123, 7, 5)
+    try:
+        with pytest.raises(RuntimeError, match="a bug in a transform"):
+            batch_module.BatchFunction(job)(batch)
+        assert seen == [(batch_module.GC_YOUNG_THRESHOLD, 7, 5)]
+        assert gc.get_threshold() == (123, 7, 5)
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_verify_passes_and_catches_tampering(version, tmp_path):
     assert main(["verify", str(version.path), "--trust-hooks"]) == 0
     copy = tmp_path / "copy"
