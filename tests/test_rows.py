@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant
 from hsa.dataset.card import card_text
@@ -17,6 +18,7 @@ from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import parse_row_id, row_id, variant_row, visible_families
 from hsa.model.episode import Episode, read_episodes
+from hsa.model.frozen import replace
 
 FINANCE = Path(__file__).parent / "harnesses" / "finance" / "episodes.jsonl"  # no hooks
 PIPELINE = [
@@ -60,6 +62,26 @@ def test_a_family_counts_where_it_changed_what_the_model_reads(finance):
             # A rewritten skill body counts only where a message loads it.
             assert ("skill_content" in families) == skill_visible
             assert "tool_schema" in families
+
+
+def test_a_harness_shown_with_other_messages_is_rendered_with_them(finance):
+    # A trail where an episode-scoped step rewrites the messages between two harness-scoped
+    # steps: the last step swaps the harness for an equal copy (no visible change), and the
+    # step before it kept the harness object but not the messages.
+    start = finance["fin-spend-001"]
+    restyled = start.with_prompt_options(layout_style={"heading": "###"})
+    reworded = replace(
+        restyled, messages=[*restyled.messages[:-1], {"role": "assistant", "content": "Done."}]
+    )
+    copied = replace(reworded, harness=replace(reworded.harness))
+    assert copied.harness is not reworded.harness and copied.harness == reworded.harness
+    trail = (
+        ("prompt", start, restyled),
+        ("hooks", restyled, reworded),
+        ("tool_schema", reworded, copied),
+    )
+    variant = Variant(start.id, 1, copied, (), EMPTY, trail=trail)
+    assert visible_families(variant) == ["hooks", "prompt"]
 
 
 def test_the_version_statistics_and_card_count_changed_rows(tmp_path):

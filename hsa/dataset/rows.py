@@ -108,7 +108,9 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
     """Whether ``after`` shows the model anything else than ``before``: other messages, other
     tools (the skill loader's list of ids included), or another rendered prompt. A change the
     model never reads (a skill body no message loads, a hook's code, gold) is no change.
-    ``rendered`` caches renderings by harness object across calls."""
+    ``rendered`` caches renderings by (harness, messages) objects across calls: a trail may hold
+    one harness object with other messages (an episode-scoped step that rewrites messages
+    between harness-scoped ones), and a rendering holds both."""
     if before is after:
         return False
     if before.messages != after.messages or before.harness.all_tools() != after.harness.all_tools():
@@ -118,10 +120,11 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
     rendered = {} if rendered is None else rendered
 
     def render(episode: Episode) -> list[dict]:
-        key = id(episode.harness)
+        key = (id(episode.harness), id(episode.messages))
         if key not in rendered:
-            rendered[key] = (episode.harness, render_messages(episode))
-        return rendered[key][1]
+            # The objects are kept with their rendering, so that their ids stay theirs.
+            rendered[key] = (episode.harness, episode.messages, render_messages(episode))
+        return rendered[key][2]
 
     return render(before) != render(after)
 
