@@ -7,7 +7,7 @@ import copy
 import json
 
 import orjson
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hsa.augment.recipe import Recipe
@@ -27,7 +27,7 @@ from hsa.model.schema import (
     schema_descriptions,
     schema_nodes,
 )
-from hsa.model.tool import Tool
+from hsa.model.tool import Tool, schema_validator, simple_acceptor
 
 # Every keyword that holds sub-schemas, once, with a description in each (and a property named
 # like a keyword, and a name with the characters a JSON pointer escapes).
@@ -232,3 +232,94 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     texts = list(schema_descriptions(reworded.parameters))[-2:]
     assert all(t.startswith("Get the product") is False for t in texts), texts
     assert orjson.dumps(reworded.parameters["anyOf"][0]).count(first.name.encode()) == 1
+
+
+# ---- the quick acceptance test of plain object schemas ------------------------------------------
+
+_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 2)
+    | st.floats(-5, 5, allow_nan=False)
+    | st.sampled_from([0.0, 1.0, 2.0])  # integral floats: jsonschema's integers too
+    | st.sampled_from(["", "a", "eu", "1"]),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=4,
+)
+_NAMES = st.sampled_from(["a", "b", "c"])
+# Values that Python holds equal and jsonschema does not (True and 1), and the other way round
+# (1 and 1.0), drawn often for enums and arguments alike.
+_TRICKY = st.sampled_from([True, False, 0, 1, 1.0, 2, "1", "eu"])
+
+
+@st.composite
+def _plain_value_schemas(draw):
+    schema = {"type": draw(st.sampled_from(["string", "integer", "number", "boolean"]))}
+    if draw(st.booleans()):
+        schema["enum"] = draw(st.lists(_TRICKY | _VALUES, min_size=1, max_size=3))
+    for bound in ("minimum", "maximum"):
+        if schema["type"] in ("integer", "number") and draw(st.booleans()):
+            schema[bound] = draw(st.integers(-3, 3) | st.floats(-3, 3))
+    if draw(st.booleans()):
+        schema["description"] = "a parameter"
+    return schema
+
+
+@st.composite
+def _plain_object_schemas(draw):
+    properties = draw(st.dictionaries(_NAMES, _plain_value_schemas(), max_size=3))
+    schema = {"type": "object", "properties": properties}
+    if properties and draw(st.booleans()):
+        schema["required"] = draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
+    extra = draw(st.sampled_from([None, True, False]))
+    if extra is not None:
+        schema["additionalProperties"] = extra
+    return schema
+
+
+@given(
+    schema=_plain_object_schemas(),
+    value=st.dictionaries(_NAMES | st.just("z"), _TRICKY | _VALUES, max_size=3) | _VALUES,
+)
+@example(  # Python holds True == 1; jsonschema's enum does not
+    schema={"type": "object", "properties": {"a": {"type": "boolean", "enum": [1]}}},
+    value={"a": True},
+)
+@example(
+    schema={"type": "object", "properties": {"a": {"type": "integer", "enum": [False]}}},
+    value={"a": 0},
+)
+@settings(max_examples=400)
+def test_the_quick_acceptance_test_accepts_only_what_jsonschema_accepts(schema, value):
+    accepts = simple_acceptor(schema)
+    assert accepts is not None  # every schema drawn here is a plain one
+    if accepts(value):
+        assert schema_validator(schema).is_valid(value), (schema, value)
+
+
+def test_the_quick_acceptance_test_takes_plain_calls_and_leaves_the_rest_to_jsonschema():
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "minimum": 1, "description": "Record id."},
+            "region": {"type": "string", "enum": ["cn", "eu", "us"]},
+            "verbose": {"type": "boolean"},
+        },
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+    accepts = simple_acceptor(schema)
+    assert accepts is not None
+    assert accepts({"id": 3, "region": "eu"}) and accepts({"id": 1, "verbose": False})
+    for unsure in ({"id": 0}, {"id": True}, {"id": 3.0}, {"region": "eu"}, {"id": 3, "x": 1}):
+        assert not accepts(unsure)
+    # Any keyword it does not know, at any level, and another draft leave it to jsonschema.
+    for other in (
+        {**schema, "minProperties": 1},
+        {**schema, "properties": {"id": {"type": "string", "pattern": "^a"}}},
+        {**schema, "properties": {"id": {"type": ["string", "null"]}}},
+        {**schema, "properties": {"id": {"type": "string", "maximum": 3}}},
+        {**schema, "$schema": "http://json-schema.org/draft-04/schema#"},
+        {"type": "object", "properties": {"tags": {"type": "array"}}},
+    ):
+        assert simple_acceptor(other) is None

@@ -28,7 +28,7 @@ target, each check with its own stage:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,13 @@ from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
-from hsa.model.tool import Tool, schema_problem, schema_validator, validation_problem
+from hsa.model.tool import (
+    Tool,
+    schema_problem,
+    schema_validator,
+    simple_acceptor,
+    validation_problem,
+)
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content"}
@@ -395,18 +401,26 @@ def arguments_schema(tool: Tool) -> dict:
     return {**schema, "additionalProperties": False}
 
 
-# The validator of each tool's arguments (:func:`arguments_schema`), by the tool object: the
-# rows of one harness variant share its tool objects, so each is built and looked up once, not
-# serialised per call to find it by content. The entry holds the tool, so while remembered its
-# id is no other tool's.
-_ARGUMENT_VALIDATORS: BoundedMemo[tuple[Tool, Any]] = BoundedMemo(4096)
+# The validator of each tool's arguments (:func:`arguments_schema`) and its quick acceptance
+# test (:func:`simple_acceptor`), by the tool object: the rows of one harness variant share its
+# tool objects, so each is built and looked up once, not serialised per call to find it by
+# content. The entry holds the tool, so while remembered its id is no other tool's.
+_ARGUMENT_VALIDATORS: BoundedMemo[tuple[Tool, Any, Callable[[Any], bool] | None]] = BoundedMemo(
+    4096
+)
 
 
-def _arguments_validator(tool: Tool):
-    made = _ARGUMENT_VALIDATORS.get(
-        id(tool), lambda: (tool, schema_validator(arguments_schema(tool)))
-    )
-    return made[1]
+def _arguments_problem(arguments: Any, tool: Tool) -> str | None:
+    """Why ``arguments`` do not fit ``tool`` (see :func:`validation_problem`), or None."""
+
+    def make() -> tuple[Tool, Any, Callable[[Any], bool] | None]:
+        schema = arguments_schema(tool)
+        return tool, schema_validator(schema), simple_acceptor(schema)
+
+    _, validator, accepts = _ARGUMENT_VALIDATORS.get(id(tool), make)
+    if accepts is not None and accepts(arguments):
+        return None
+    return validation_problem(arguments, validator)
 
 
 def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
@@ -419,7 +433,7 @@ def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
             tool = harness.tool(fn["name"])
             if tool is None or call.get("id") in blocked:
                 continue  # the skill loader, or a mistake a hook caught
-            problem = validation_problem(orjson.loads(fn["arguments"]), _arguments_validator(tool))
+            problem = _arguments_problem(orjson.loads(fn["arguments"]), tool)
             if problem is not None:
                 raise EpisodeError(
                     f"recorded call to {tool.name!r} does not fit the tool's schema: {problem}",
