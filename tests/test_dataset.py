@@ -13,6 +13,8 @@ from types import SimpleNamespace
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hsa.augment.recipe import load_recipe
 from hsa.augment.variant import Variant
@@ -996,3 +998,24 @@ def test_killing_the_parent_kills_its_workers(tmp_path):
     for pid in survivors:  # leave nothing behind even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert survivors == []
+
+
+@given(
+    st.lists(st.sampled_from([f"h{i}:{slot}" for i in range(3) for slot in range(4)]), min_size=1)
+)
+def test_the_harness_variant_tally_counts_as_a_counter_of_the_names_would(names):
+    from collections import Counter
+
+    from hsa.dataset.generate import HarnessVariantTally
+
+    tally = HarnessVariantTally()
+    for start in range(0, len(names), 5):  # as batches arrive
+        tally.add(names[start : start + 5])
+    served = sorted(Counter(names).values())
+    assert tally.rows == len(names)
+    assert tally.summary() == {
+        "count": len(served),
+        "rows_min": served[0],
+        "rows_median": served[len(served) // 2],
+        "rows_max": served[-1],
+    }

@@ -16,6 +16,7 @@ paths of the inputs are kept beside the version (``.<version>.inputs.json``), ne
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -100,7 +101,9 @@ class _Counts:
     rejects_by_stage: Counter = field(default_factory=Counter)
     rows_by_family: Counter = field(default_factory=Counter)
     rows_by_transform: Counter = field(default_factory=Counter)
-    rows_by_harness_variant: Counter = field(default_factory=Counter)
+    rows_by_harness_variant: HarnessVariantTally = field(
+        default_factory=lambda: HarnessVariantTally()
+    )
     skill_licenses: dict = field(default_factory=dict)  # "<harness>/<skill id>" -> licence
 
 
@@ -309,7 +312,7 @@ def _write(
             counts.rows_by_family[name] += n
         for name, n in _value_counts(kept.column("hsa_fired")):
             counts.rows_by_transform[name] += n
-        counts.rows_by_harness_variant.update(
+        counts.rows_by_harness_variant.add(
             kept.column("hsa_harness_variant").drop_null().to_pylist()
         )
         for licenses in kept.column("hsa_skill_licenses").drop_null().to_pylist():
@@ -377,26 +380,48 @@ def _write(
             "sha256": sha256(staging / "rejects.parquet"),
         },
     }
-    if counts.rows_by_harness_variant:  # a pooled recipe: how many rows the variants serve
-        manifest["statistics"]["harness_variants"] = harness_variant_summary(
-            counts.rows_by_harness_variant
-        )
+    if counts.rows_by_harness_variant.rows:  # a pooled recipe: how many rows the variants serve
+        manifest["statistics"]["harness_variants"] = counts.rows_by_harness_variant.summary()
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest
 
 
-def harness_variant_summary(rows_by_variant: Counter) -> dict:
-    """How many harness variants the rows took and how many rows each served (least, median,
-    most). A summary, not a list: where every episode has a harness of its own (BFCL), there
-    is a harness variant per row, and a manifest must stay small."""
-    served = sorted(rows_by_variant.values())
-    return {
-        "count": len(served),
-        "rows_min": served[0],
-        "rows_median": served[len(served) // 2],
-        "rows_max": served[-1],
-    }
+class HarnessVariantTally:
+    """The rows each harness variant served, in 16 bytes a row.
+
+    Where every episode has a harness of its own (BFCL), there is a harness variant per row: a
+    counter of their names grew by about a hundred bytes a row, the one part of a run's memory
+    that grew with its size. The names are kept as 16-byte digests instead (blake2b: no two
+    names share one in practice) and counted once, at the end."""
+
+    DIGEST = 16
+
+    def __init__(self) -> None:
+        self._digests = bytearray()
+
+    @property
+    def rows(self) -> int:
+        return len(self._digests) // self.DIGEST
+
+    def add(self, names: list[str]) -> None:
+        for name in names:
+            self._digests += hashlib.blake2b(name.encode(), digest_size=self.DIGEST).digest()
+
+    def summary(self) -> dict:
+        """How many harness variants the rows took and how many rows each served (least, median,
+        most). A summary, not a list, so that a manifest stays small."""
+        digests = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(self.DIGEST), self.rows, [None, pa.py_buffer(bytes(self._digests))]
+        )
+        counts = pc.value_counts(digests).field("counts")
+        served = counts.take(pc.sort_indices(counts))
+        return {
+            "count": len(served),
+            "rows_min": served[0].as_py(),
+            "rows_median": served[len(served) // 2].as_py(),
+            "rows_max": served[-1].as_py(),
+        }
 
 
 def closing_iterator(iterator):
