@@ -29,10 +29,6 @@ from hsa.errors import HsaError
 _function: BatchFunction | None = None
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 POLL_SECONDS = 0.25  # how often a waiting run reads the workers' progress
-# Batches in flight per worker. Output is taken in input order, so a worker that runs out of
-# queued batches while the oldest one is still running elsewhere waits; a deeper queue lets it
-# go on (each batch in flight holds its output rows, a few MB to tens of MB).
-IN_FLIGHT_PER_WORKER = 2
 
 
 def die_with_parent(parent: int) -> None:
@@ -119,7 +115,7 @@ def run_local(
         try:
             for batch in batches:
                 pending.append(pool.submit(_work, batch))
-                if len(pending) >= IN_FLIGHT_PER_WORKER * workers:
+                if len(pending) >= 2 * workers:
                     yield result(pending.popleft())
             while pending:
                 yield result(pending.popleft())
