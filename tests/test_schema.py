@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant
+from hsa.dataset.bench import synthetic_tool
 from hsa.dataset.pipeline import augment_episode
 from hsa.example import load_example_episodes
+from hsa.model.episode import arguments_schema
 from hsa.model.frozen import replace
 from hsa.model.schema import (
     edit_schema,
@@ -298,16 +300,9 @@ def test_the_quick_acceptance_test_accepts_only_what_jsonschema_accepts(schema, 
 
 
 def test_the_quick_acceptance_test_takes_plain_calls_and_leaves_the_rest_to_jsonschema():
-    schema = {
-        "type": "object",
-        "properties": {
-            "id": {"type": "integer", "minimum": 1, "description": "Record id."},
-            "region": {"type": "string", "enum": ["cn", "eu", "us"]},
-            "verbose": {"type": "boolean"},
-        },
-        "required": ["id"],
-        "additionalProperties": False,
-    }
+    # The bench's tools (an id with a bound, a region enum, a flag), closed as verification
+    # closes every tool's arguments.
+    schema = arguments_schema(Tool(**synthetic_tool("get_order")["function"]))
     accepts = simple_acceptor(schema)
     assert accepts is not None
     assert accepts({"id": 3, "region": "eu"}) and accepts({"id": 1, "verbose": False})
