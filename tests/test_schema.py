@@ -18,6 +18,8 @@ from hsa.example import load_example_episodes
 from hsa.model.episode import arguments_schema
 from hsa.model.frozen import replace
 from hsa.model.schema import (
+    _WALKS,
+    _walk,
     edit_schema,
     is_instance_path,
     node_at,
@@ -174,6 +176,29 @@ def _extend(children):
             {"$defs": st.dictionaries(st.sampled_from(["d", "e"]), children, max_size=2)}
         ),
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.recursive(_leaf, _extend, max_leaves=8).map(json.dumps), min_size=2))
+def test_a_remembered_walk_is_always_the_walk_of_the_schema_asked_about(texts):
+    """Walks are remembered by schema object: with a memo of two, schemas made and dropped over
+    and over (new ones born at freed addresses, equal in content to earlier ones) each get the
+    walk of their own nodes."""
+    size, _WALKS.size = _WALKS.size, 2
+    try:
+        for _ in range(3):
+            for text in texts:
+                schema = json.loads(text)  # a new object each time
+                walk = list(schema_nodes(schema))
+                assert [pointer(parts) for parts, _ in walk] == [
+                    pointer(parts) for parts, _ in _walk(schema)
+                ]
+                assert all(node_at(schema, pointer(parts)) is node for parts, node in walk)
+                assert list(schema_nodes(schema)) == walk  # and again, remembered
+                del schema, walk
+    finally:
+        _WALKS.size = size
+        _WALKS.clear()
 
 
 @settings(max_examples=80, deadline=None)

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from hsa.errors import HsaError
+from hsa.model.memo import BoundedMemo
 
 # Keywords whose value maps names to sub-schemas, holds a list of them, or is one.
 SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
@@ -47,11 +48,24 @@ def _children(node: dict) -> Iterator[tuple[list[str], dict]]:
             yield [key], value
 
 
+# Walks by schema object: one tool's parameters are read by several transforms and checks in
+# every variant (descriptions, order, spelling, the parameter renames, verification), and a
+# schema is shared by every variant that leaves it alone. Keyed by id: a walk starts with the
+# schema itself, so while it is remembered the schema lives and its id is no other object's.
+# Schemas are never changed in place (:func:`edit_schema` copies), so a remembered walk stays true.
+_WALKS: BoundedMemo[tuple[tuple[list[str], dict], ...]] = BoundedMemo(4096)
+
+
 def schema_nodes(schema: Any) -> Iterator[tuple[list[str], dict]]:
     """Every sub-schema of ``schema`` (the schema itself first) with its path, depth first, each
-    node's sub-schemas in the order its keys are written."""
+    node's sub-schemas in the order its keys are written. The paths are shared between calls:
+    readers copy one before changing it."""
     if not isinstance(schema, dict):
-        return
+        return iter(())
+    return iter(_WALKS.get(id(schema), lambda: tuple(_walk(schema))))
+
+
+def _walk(schema: dict) -> Iterator[tuple[list[str], dict]]:
     stack: list[tuple[list[str], dict]] = [([], schema)]
     while stack:
         parts, node = stack.pop()
