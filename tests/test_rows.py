@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,8 +17,6 @@ from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import (
-    JSON,
-    arrow_column,
     parse_row_id,
     row_id,
     variant_row,
@@ -161,22 +158,3 @@ def test_the_lineage_and_mapping_columns_are_the_steps_and_mapping_as_they_write
             assert row["hsa_mapping"] == orjson.dumps(variant.mapping.to_dict()).decode()
             rows += bool(variant.mapping) and any(s.params for s in variant.lineage)
     assert rows > 0  # some rows carry renames and drawn params
-
-
-# orjson writes integers of 64 bits only (rows hold no others: they come from JSON it parsed)
-_JSON_TEXT = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
-    max_leaves=6,
-).map(lambda v: orjson.dumps(v).decode())
-
-
-@given(st.lists(st.none() | _JSON_TEXT, max_size=20))
-def test_a_json_column_made_through_its_storage_is_the_array_arrow_makes(texts):
-    made = arrow_column(texts, JSON)
-    assert made.type == JSON and made.equals(pa.array(texts, JSON))
-    assert made.to_pylist() == texts
-    assert arrow_column(texts, pa.string()).equals(pa.array(texts, pa.string()))

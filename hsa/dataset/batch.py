@@ -23,7 +23,7 @@ from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import VariantReject
 from hsa.dataset.pipeline import augment_episode
-from hsa.dataset.rows import JSON, ROW_SCHEMA, arrow_column, reject_row, variant_row
+from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.errors import HsaError, Reject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness, load_harness
@@ -111,7 +111,7 @@ class BatchFunction:
         # Column by column: RecordBatch.from_pylist spent twice as long on the same rows (it
         # converts each row's mapping, and rows carry kilobytes of JSON in several columns).
         return pa.RecordBatch.from_arrays(
-            [arrow_column([row.get(f.name) for row in out], f.type) for f in OUTPUT_SCHEMA],
+            [pa.array([row.get(f.name) for row in out], f.type) for f in OUTPUT_SCHEMA],
             schema=OUTPUT_SCHEMA,
         )
 

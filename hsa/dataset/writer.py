@@ -90,17 +90,10 @@ class ShardWriter:
 
 
 def _one_chunk(table: pa.Table) -> pa.Table:
-    """``table.combine_chunks()``, column by column: an extension column (the rows' JSON) is
-    joined through its storage array, ten times faster than Arrow joins the extension array
-    (0.02 s against 0.2 s for 10,000 rows of the shared bench), and the same values."""
-    columns = []
-    for column in table.columns:
-        if isinstance(column.type, pa.ExtensionType):
-            storage = pa.concat_arrays([chunk.storage for chunk in column.chunks])
-            columns.append(pa.ExtensionArray.from_storage(column.type, storage))
-        else:
-            columns.append(pa.concat_arrays(column.chunks))
-    return pa.Table.from_arrays(columns, schema=table.schema)
+    """``table`` with one chunk per column, joined column by column (``pa.concat_arrays``)."""
+    return pa.Table.from_arrays(
+        [pa.concat_arrays(column.chunks) for column in table.columns], schema=table.schema
+    )
 
 
 def sha256(path: Path) -> str:
