@@ -68,7 +68,7 @@ class ShardWriter:
             part, group = group.slice(0, room), group.slice(room)
             # One chunk per column: Parquet pages follow Arrow chunks, and chunking depends on
             # how rows arrived (batch size, workers), which must not show in the bytes.
-            self.writer.write_table(_one_chunk(part), row_group_size=self.row_group_rows)
+            self.writer.write_table(part.combine_chunks(), row_group_size=self.row_group_rows)
             self.in_shard += part.num_rows
             path, count = self.shards[-1]
             self.shards[-1] = (path, count + part.num_rows)
@@ -87,13 +87,6 @@ class ShardWriter:
             pq.write_table(self.schema.empty_table(), path, **PARQUET_OPTIONS)
             self.shards.append((path, 0))
         return self.shards
-
-
-def _one_chunk(table: pa.Table) -> pa.Table:
-    """``table`` with one chunk per column, joined column by column (``pa.concat_arrays``)."""
-    return pa.Table.from_arrays(
-        [pa.concat_arrays(column.chunks) for column in table.columns], schema=table.schema
-    )
 
 
 def sha256(path: Path) -> str:
