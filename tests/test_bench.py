@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 
 from hsa.augment.recipe import load_recipe
 from hsa.cli import main
-from hsa.dataset.bench import SCENARIOS, run_bench, write_inputs
+from hsa.dataset.bench import FLOOR_RUNS, SCENARIOS, run_bench, write_inputs
 from hsa.dataset.generate import generate
 from hsa.model.episode import Episode, read_episodes
 
@@ -32,6 +32,10 @@ def test_each_scenario_reports_its_floor_and_the_shared_floor_renders_the_prompt
     reports = run_bench(100, 1, scenarios=SCENARIOS, folder=tmp_path, only=("floor",))
     assert [r.scenario for r in reports] == list(SCENARIOS)
     assert all(r.results["floor"]["rows"] == 100 for r in reports)
+    # The floor is its fastest run, and every run is reported.
+    for report in reports:
+        floor = report.results["floor"]
+        assert len(floor["runs"]) == FLOOR_RUNS and floor["rows_per_s"] == max(floor["runs"])
     rows = pq.read_table(tmp_path / "shared-harness" / "shared-floor.parquet").to_pylist()
     first = json.loads(rows[0]["messages"])[0]
     assert first["role"] == "system" and "load_skill" in rows[0]["tools"]

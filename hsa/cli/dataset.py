@@ -476,7 +476,8 @@ def bench(
     """Measure generate against a floor (the least work that writes the same rows) and, for
     per-episode tools, a naive datasets.map baseline; rows/s, ratios and peak memory per scenario.
 
-    Each measurement runs in a fresh process. Takes minutes at the default 100k rows.
+    Each measurement runs in a fresh process; a floor runs three times and is its fastest run
+    (the others are in --json's "runs"). Takes minutes at the default 100k rows.
     """
     from hsa.dataset.bench import SCENARIOS, run_bench
     from hsa.files.jsonl import dumps
