@@ -227,6 +227,7 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     assert sorted(p.name for p in version_dir.iterdir()) == [
         "README.md",
         "data",
+        "harness_variants.parquet",  # hat-train has a pool of harness variants
         "manifest.json",
         "rejects.parquet",
     ]

@@ -1006,7 +1006,7 @@ def test_killing_the_parent_kills_its_workers(tmp_path):
 def test_the_harness_variant_tally_counts_as_a_counter_of_the_names_would(names):
     from collections import Counter
 
-    from hsa.dataset.generate import HarnessVariantTally
+    from hsa.dataset.harness_variants import HarnessVariantTally
 
     tally = HarnessVariantTally()
     for start in range(0, len(names), 5):  # as batches arrive

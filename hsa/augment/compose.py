@@ -74,6 +74,9 @@ class RunState:
     # as (node, params, its HarnessStep, lineage length before it), so that other episodes of
     # the harness variant can replay the conversation's part alone; None otherwise.
     fired: list | None = None
+    # How many leading lineage steps are the harness stage's (hsa.augment.stage): the steps every
+    # variant of the harness variant shares, which the version's harness-variant listing names.
+    stage_steps: int = 0
 
     def shared_by(self, node: Node) -> str | None:
         """The harness variant ``node`` draws for (a pool, and a harness-scoped node), or None

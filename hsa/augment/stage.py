@@ -81,6 +81,7 @@ def run_pipeline(pipeline: Sequence, episode: Episode, state: RunState) -> Episo
     children = pipeline.children
     if stage is not None:
         episode = stage.replay(episode, state)
+        state.stage_steps = len(stage.lineage)
     else:
         state.fired = []
         for child in children[:stage_length]:
@@ -89,6 +90,7 @@ def run_pipeline(pipeline: Sequence, episode: Episode, state: RunState) -> Episo
         state.fired = None
         made = HarnessStage(tuple(state.lineage), state.mapping, episode.harness, fired)
         STAGE_MEMO.get(key, lambda: made)
+        state.stage_steps = len(made.lineage)
     for child in children[stage_length:]:
         episode = child.run(episode, state)
     return episode

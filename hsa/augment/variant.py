@@ -25,6 +25,15 @@ class Variant:
     # "<source harness fingerprint>:<slot>" when the recipe has a harness-variant pool
     # (``harness_variants``): the variants that share it share their harness-scoped draws.
     harness_variant: str | None = None
+    # How many leading steps of ``lineage`` are the harness variant's own (its harness stage, see
+    # hsa.augment.stage): the same for every variant that takes it. Not serialised.
+    stage_steps: int = field(default=0, compare=False, repr=False)
+
+    @property
+    def harness_lineage(self) -> tuple[Step, ...]:
+        """The lineage steps of this variant's harness variant (its harness stage); empty
+        without a pool."""
+        return self.lineage[: self.stage_steps]
 
     def to_dict(self) -> dict:
         out = {

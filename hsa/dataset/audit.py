@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from hsa.augment.lineage import Step, replay
 from hsa.augment.variant import Variant
 from hsa.dataset.fingerprint import input_fingerprint
+from hsa.dataset.harness_variants import LISTING_FILE, ListedLineages
 from hsa.dataset.pipeline import harness_variant
 from hsa.dataset.rows import parse_row_id, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
@@ -218,6 +219,7 @@ def audit_version(
         problems.append("counts: rejects.parquet rows differ from load + variant rejects")
     if problems:
         return report  # do not re-verify rows of files that are already known to be wrong
+    listed = _listing(root, manifest, problems, made_by_generate=check_row is None)
 
     sources = _source_episodes(manifest, episodes, trust_hooks, harness, harness_roots)
     current: Episode | None = None
@@ -240,6 +242,16 @@ def audit_version(
                     f"in the episodes"
                 )
                 return report
+        name = row["hsa_harness_variant"]
+        if (
+            listed is not None
+            and name is not None
+            and not listed.check(name, orjson.loads(row["hsa_lineage"]))
+        ):
+            problems.append(
+                f"{row['id']}: harness variant {name} is not listed in {LISTING_FILE} "
+                f"with the start of this row's lineage"
+            )
         if check_row is not None:
             problems.extend(check_row(current, row))
             continue
@@ -256,7 +268,30 @@ def audit_version(
             problems.append(
                 f"{row['id']}: stored row differs from its rebuild in {', '.join(differing)}"
             )
+    if listed is not None and report.rows_checked == counts["rows"] and listed.untaken():
+        problems.append(
+            f"{LISTING_FILE}: {listed.untaken()} listed harness variant(s) no row takes"
+        )
     return report
+
+
+def _listing(
+    root: Path, manifest: dict, problems: list[str], *, made_by_generate: bool
+) -> ListedLineages | None:
+    """The version's listing of harness variants to check rows against, or None without one
+    (a recipe without a pool, or a rollout's version); a pooled version lacking it is a problem."""
+    entry = manifest.get("harness_variants")
+    if isinstance(entry, dict):
+        listed = ListedLineages(root / entry["path"])
+        problems.extend(listed.problems)
+        return listed
+    recipe = manifest.get("recipe")
+    if made_by_generate and isinstance(recipe, dict) and recipe.get("harness_variants"):
+        problems.append(
+            f"{LISTING_FILE}: the manifest lists none, though the recipe has a pool of harness "
+            f"variants (made by an older hsa: hsa generate rebuilds it)"
+        )
+    return None
 
 
 def replay_row(

@@ -21,23 +21,26 @@ import pyarrow as pa
 
 from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
-from hsa.augment.variant import VariantReject
+from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.pipeline import augment_episode
-from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
+from hsa.dataset.rows import JSON, ROW_SCHEMA, lineage_json, reject_row, variant_row
 from hsa.errors import HsaError, Reject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness, load_harness
 
 INPUT_SCHEMA = pa.schema([("line", pa.int64()), ("text", pa.binary())])
 # hsa_line (the input line), hsa_reject, hsa_fired (the transforms that fired, one entry per
-# firing, counted in the workers so the writer never parses lineage) and hsa_skill_licenses
+# firing, counted in the workers so the writer never parses lineage), hsa_skill_licenses
 # ({"<harness>/<skill id>": licence or null} of the source harness, on the first row of each
-# source, for the card) are for the writer's bookkeeping, not written as rows.
+# source, for the card) and hsa_harness_lineage_end (how many characters of the row's
+# hsa_lineage, closed by "]", are its harness variant's lineage: the writer lists each variant
+# with it, cutting text, never parsing JSON) are for the writer's bookkeeping, not written.
 OUTPUT_SCHEMA = (
     ROW_SCHEMA.append(pa.field("hsa_reject", JSON))
     .append(pa.field("hsa_line", pa.int64()))
     .append(pa.field("hsa_fired", pa.list_(pa.string())))
     .append(pa.field("hsa_skill_licenses", JSON))
+    .append(pa.field("hsa_harness_lineage_end", pa.int32()))
 )
 _EMPTY_ROW = dict.fromkeys(ROW_SCHEMA.names)
 
@@ -93,12 +96,17 @@ class BatchFunction:
         )
         self.base_dir = Path(job.source).parent
         self.harness_cache: dict = {}
+        # hsa_harness_lineage_end by harness variant and source harness as the stage memo knows
+        # it (hsa.augment.stage: two harnesses that differ only in key order share a variant's
+        # name, and their stages may differ); one batch's worth.
+        self._lineage_ends: dict[tuple[str, str], int] = {}
 
     def __call__(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
         with collections_spaced():
             return self._call(batch)
 
     def _call(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
+        self._lineage_ends.clear()
         lines = batch.column("line").to_pylist()
         texts = batch.column("text").to_pylist()
         out: list[dict] = []
@@ -158,6 +166,7 @@ class BatchFunction:
                         "hsa_reject": None,
                         "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
                         "hsa_skill_licenses": None,
+                        "hsa_harness_lineage_end": self._harness_lineage_end(item, episode),
                     }
                 )
             except Exception as exc:  # e.g. a layout that does not render for this variant
@@ -174,6 +183,17 @@ class BatchFunction:
                 {f"{episode.harness.name}/{s.id}": s.license for s in episode.harness.skills}
             ).decode()
         return out
+
+    def _harness_lineage_end(self, variant: Variant, source: Episode) -> int | None:
+        """Where the lineage of ``variant``'s harness variant ends in its row's ``hsa_lineage``
+        (a lineage's JSON starts with its first steps' JSON); None without a pool."""
+        if variant.harness_variant is None:
+            return None
+        key = (variant.harness_variant, source.harness.exact_fingerprint)
+        if key not in self._lineage_ends:
+            # Without its closing "]": the row's lineage goes on with "," and its later steps.
+            self._lineage_ends[key] = len(lineage_json(variant.harness_lineage)) - 1
+        return self._lineage_ends[key]
 
     def _reject(self, reject: Reject, line: int) -> dict:
         record = {

@@ -3,6 +3,8 @@
     <out>/<recipe name>/<version>/
       data/<split>-00000-of-000NN.parquet   rendered rows (hsa.dataset.rows.ROW_SCHEMA)
       rejects.parquet                       every input line or variant that did not become a row
+      harness_variants.parquet              with a pool: each harness variant the rows took, with
+                                            its lineage (hsa.dataset.harness_variants)
       manifest.json                         recipe, input fingerprint, versions, counts, shard sha256
       README.md                             the Hugging Face dataset card
 
@@ -16,7 +18,6 @@ paths of the inputs are kept beside the version (``.<version>.inputs.json``), ne
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import re
 import shutil
@@ -36,6 +37,7 @@ from hsa.augment.recipe import Recipe
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
+from hsa.dataset.harness_variants import LISTING_FILE, HarnessVariantListing, HarnessVariantTally
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
 from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.dataset.writer import (
@@ -179,6 +181,13 @@ def generate(
             repaired = version_problems(final, manifest)
         except HsaError as exc:
             repaired = [exc.reason]
+        if (
+            not repaired
+            and recipe.harness_variants is not None
+            and "harness_variants" not in manifest
+        ):
+            # Made by an hsa that did not list harness variants yet: the same rows, a file short.
+            repaired = [f"{LISTING_FILE}: missing (the version predates the listing)"]
         if not repaired:
             # The license is the card's, not the data's: same rows, same version, new card.
             from hsa.dataset.card import card_license, write_card
@@ -278,6 +287,7 @@ def _write(
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
     rejects = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
+    listing = HarnessVariantListing(staging) if recipe.harness_variants is not None else None
     counts = _Counts()
     line_state: dict[int, str] = {}  # the last line seen: "row" once it has a row, else "reject"
     shown = 0  # the most lines reported done: workers' counts run ahead of the batches back
@@ -315,6 +325,12 @@ def _write(
         counts.rows_by_harness_variant.add(
             kept.column("hsa_harness_variant").drop_null().to_pylist()
         )
+        if listing is not None:
+            listing.add(
+                kept.column("hsa_harness_variant"),
+                kept.column("hsa_harness_lineage_end"),
+                kept.column("hsa_lineage"),
+            )
         for licenses in kept.column("hsa_skill_licenses").drop_null().to_pylist():
             counts.skill_licenses.update(orjson.loads(licenses))
         records = (
@@ -382,46 +398,11 @@ def _write(
     }
     if counts.rows_by_harness_variant.rows:  # a pooled recipe: how many rows the variants serve
         manifest["statistics"]["harness_variants"] = counts.rows_by_harness_variant.summary()
+    if listing is not None:
+        manifest["harness_variants"] = listing.close()
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest
-
-
-class HarnessVariantTally:
-    """The rows each harness variant served, in 16 bytes a row.
-
-    Where every episode has a harness of its own (BFCL), there is a harness variant per row: a
-    counter of their names grew by about a hundred bytes a row, the one part of a run's memory
-    that grew with its size. The names are kept as 16-byte digests instead (blake2b: no two
-    names share one in practice) and counted once, at the end."""
-
-    DIGEST = 16
-
-    def __init__(self) -> None:
-        self._digests = bytearray()
-
-    @property
-    def rows(self) -> int:
-        return len(self._digests) // self.DIGEST
-
-    def add(self, names: list[str]) -> None:
-        for name in names:
-            self._digests += hashlib.blake2b(name.encode(), digest_size=self.DIGEST).digest()
-
-    def summary(self) -> dict:
-        """How many harness variants the rows took and how many rows each served (least, median,
-        most). A summary, not a list, so that a manifest stays small."""
-        digests = pa.FixedSizeBinaryArray.from_buffers(
-            pa.binary(self.DIGEST), self.rows, [None, pa.py_buffer(bytes(self._digests))]
-        )
-        counts = pc.value_counts(digests).field("counts")
-        served = counts.take(pc.sort_indices(counts))
-        return {
-            "count": len(served),
-            "rows_min": served[0].as_py(),
-            "rows_median": served[len(served) // 2].as_py(),
-            "rows_max": served[-1].as_py(),
-        }
 
 
 def closing_iterator(iterator):

@@ -98,6 +98,7 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
                 state.mapping,
                 trail=tuple(state.trail),
                 harness_variant=state.harness_variant,
+                stage_steps=state.stage_steps,
             )
         )
     return out

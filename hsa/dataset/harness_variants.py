@@ -1,0 +1,166 @@
+"""What a version records of the harness variants its rows took (a recipe with a pool,
+``harness_variants: N``): the tally behind the manifest's summary and the listing file.
+
+``harness_variants.parquet`` lists every harness variant the rows took, once, with the lineage
+of its harness stage (the leading harness-scoped nodes: hsa.augment.stage), which every row of
+the variant shares as the start of its own lineage: what an evaluation needs to report a model
+per harness variant, and to say what each one is. Entries come in the order the rows first show
+them, so the file is the same bytes whatever the batch size, workers or engine. A variant's
+name is its source harness's fingerprint and slot; two source harnesses that differ only in key
+order share the name but may draw differently, so such a name has one entry per lineage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hsa.dataset.rows import JSON
+from hsa.dataset.writer import ShardWriter, sha256
+
+LISTING_FILE = "harness_variants.parquet"
+LISTING_SCHEMA = pa.schema(
+    [
+        ("harness_variant", pa.string()),  # "<source harness fingerprint>:<slot>"
+        ("lineage", JSON),  # the steps of its harness stage, as in the rows' hsa_lineage
+    ]
+)
+DIGEST = 16  # bytes of the blake2b digests that stand for names (no two collide in practice)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
+
+
+class HarnessVariantTally:
+    """The rows each harness variant served, in 16 bytes a row.
+
+    Where every episode has a harness of its own (BFCL), there is a harness variant per row: a
+    counter of their names grew by about a hundred bytes a row, the one part of a run's memory
+    that grew with its size. The names are kept as 16-byte digests instead (blake2b: no two
+    names share one in practice) and counted once, at the end."""
+
+    def __init__(self) -> None:
+        self._digests = bytearray()
+
+    @property
+    def rows(self) -> int:
+        return len(self._digests) // DIGEST
+
+    def add(self, names: list[str]) -> None:
+        for name in names:
+            self._digests += _digest(name)
+
+    def summary(self) -> dict:
+        """How many harness variants the rows took and how many rows each served (least, median,
+        most): the manifest's summary (the variants themselves are in the listing file)."""
+        digests = pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(DIGEST), self.rows, [None, pa.py_buffer(bytes(self._digests))]
+        )
+        counts = pc.value_counts(digests).field("counts")
+        served = counts.take(pc.sort_indices(counts))
+        return {
+            "count": len(served),
+            "rows_min": served[0].as_py(),
+            "rows_median": served[len(served) // 2].as_py(),
+            "rows_max": served[-1].as_py(),
+        }
+
+
+class HarnessVariantListing:
+    """Writes ``harness_variants.parquet`` as the batches come back: each (harness variant,
+    lineage) the first time a row shows it. Every row says where its variant's lineage ends in
+    its own (``hsa_harness_lineage_end``, from the workers), so each row stands on its own
+    whatever else its batch keeps. What was listed is remembered as 16-byte digests, so that
+    where every episode has a harness of its own (one variant a row) memory grows by a set
+    entry, not a lineage, a row."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._writer = ShardWriter(
+            folder, "harness_variants", LISTING_SCHEMA, shard_rows=sys.maxsize
+        )
+        self._listed: set[bytes] = set()
+
+    def add(self, names: pa.ChunkedArray, ends: pa.ChunkedArray, lineages: pa.ChunkedArray) -> None:
+        """Rows' harness variants, where their lineages end, and the rows' lineages (JSON)."""
+        pooled = pc.is_valid(names)
+        new_names, new_lineages = [], []
+        for name, end, text in zip(
+            names.filter(pooled).to_pylist(),
+            ends.filter(pooled).to_pylist(),
+            lineages.filter(pooled).to_pylist(),
+            strict=True,
+        ):
+            lineage = text[:end] + "]"
+            digest = _digest(f"{name}\n{lineage}")
+            if digest not in self._listed:
+                self._listed.add(digest)
+                new_names.append(name)
+                new_lineages.append(lineage)
+        if new_names:
+            self._writer.add(
+                pa.table(
+                    [pa.array(new_names, pa.string()), pa.array(new_lineages, JSON)],
+                    schema=LISTING_SCHEMA,
+                )
+            )
+
+    def close(self) -> dict:
+        """Finish the file; its manifest entry (``path``, ``rows``, ``sha256``)."""
+        ((path, _),) = self._writer.close()
+        final = self.folder / LISTING_FILE
+        path.rename(final)
+        return {"path": LISTING_FILE, "rows": len(self._listed), "sha256": sha256(final)}
+
+
+class ListedLineages:
+    """A version's listing read back for checking rows against it (``hsa verify``): per harness
+    variant, the length and digest of each listed lineage, and which entries a row took."""
+
+    def __init__(self, path: Path):
+        self._by_name: dict[str, list[tuple[int, bytes]]] = {}
+        self.problems: list[str] = []
+        self._untaken: set[bytes] = set()
+        for name, lineage in _entries(path):
+            steps = len(orjson.loads(lineage))
+            digest = _digest(f"{name}\n{lineage}")
+            if digest in self._untaken:
+                self.problems.append(f"{LISTING_FILE}: {name} is listed twice with one lineage")
+                continue
+            self._untaken.add(digest)
+            self._by_name.setdefault(name, []).append((steps, digest))
+        for entries in self._by_name.values():
+            # Longest first: where one listed lineage starts another, a row is the longer's
+            # when it starts with it.
+            entries.sort(key=lambda entry: -entry[0])
+
+    def check(self, name: str, lineage: list) -> bool:
+        """Whether a row of harness variant ``name`` whose lineage is ``lineage`` (parsed) starts
+        with a lineage listed for ``name`` (the longest such); marks that entry taken."""
+        for steps, digest in self._by_name.get(name, ()):
+            prefix = orjson.dumps(lineage[:steps]).decode()
+            if _digest(f"{name}\n{prefix}") == digest:
+                self._untaken.discard(digest)
+                return True
+        return False
+
+    def untaken(self) -> int:
+        """How many listed entries no row took."""
+        return len(self._untaken)
+
+
+def _entries(path: Path) -> Iterator[tuple[str, str]]:
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        yield from zip(
+            batch.column("harness_variant").to_pylist(),
+            batch.column("lineage").to_pylist(),
+            strict=True,
+        )
