@@ -210,6 +210,7 @@ def test_the_listing_is_the_first_sight_of_each_variant_whatever_the_batches(
     for name, stage, later in rows:
         if name is None:
             continue
-        assert listed.check(name, [*stage, *later])
-        assert not listed.check("c:0", [*stage, *later])
+        lineage = orjson.dumps([*stage, *later]).decode()
+        assert listed.check(name, lineage)
+        assert not listed.check("c:0", lineage)
     assert listed.untaken() == 0

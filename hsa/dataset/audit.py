@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from hsa.augment.lineage import Step, replay
 from hsa.augment.variant import Variant
 from hsa.dataset.fingerprint import input_fingerprint
-from hsa.dataset.harness_variants import LISTING_FILE, ListedLineages
+from hsa.dataset.harness_variants import LISTING_FILE, ListedLineages, unlisted
 from hsa.dataset.pipeline import harness_variant
 from hsa.dataset.rows import parse_row_id, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
@@ -243,11 +243,7 @@ def audit_version(
                 )
                 return report
         name = row["hsa_harness_variant"]
-        if (
-            listed is not None
-            and name is not None
-            and not listed.check(name, orjson.loads(row["hsa_lineage"]))
-        ):
+        if listed is not None and name is not None and not listed.check(name, row["hsa_lineage"]):
             problems.append(
                 f"{row['id']}: harness variant {name} is not listed in {LISTING_FILE} "
                 f"with the start of this row's lineage"
@@ -285,12 +281,8 @@ def _listing(
         listed = ListedLineages(root / entry["path"])
         problems.extend(listed.problems)
         return listed
-    recipe = manifest.get("recipe")
-    if made_by_generate and isinstance(recipe, dict) and recipe.get("harness_variants"):
-        problems.append(
-            f"{LISTING_FILE}: the manifest lists none, though the recipe has a pool of harness "
-            f"variants (made by an older hsa: hsa generate rebuilds it)"
-        )
+    if made_by_generate and (why := unlisted(manifest)):
+        problems.append(why)
     return None
 
 

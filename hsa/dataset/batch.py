@@ -22,6 +22,7 @@ import pyarrow as pa
 from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
+from hsa.dataset.harness_variants import lineage_end
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, ROW_SCHEMA, lineage_json, reject_row, variant_row
 from hsa.errors import HsaError, Reject
@@ -191,8 +192,7 @@ class BatchFunction:
             return None
         key = (variant.harness_variant, source.harness.exact_fingerprint)
         if key not in self._lineage_ends:
-            # Without its closing "]": the row's lineage goes on with "," and its later steps.
-            self._lineage_ends[key] = len(lineage_json(variant.harness_lineage)) - 1
+            self._lineage_ends[key] = lineage_end(lineage_json(variant.harness_lineage))
         return self._lineage_ends[key]
 
     def _reject(self, reject: Reject, line: int) -> dict:

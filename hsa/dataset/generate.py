@@ -37,7 +37,7 @@ from hsa.augment.recipe import Recipe
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
-from hsa.dataset.harness_variants import LISTING_FILE, HarnessVariantListing, HarnessVariantTally
+from hsa.dataset.harness_variants import HarnessVariantListing, HarnessVariantTally, unlisted
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
 from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.dataset.writer import (
@@ -181,13 +181,8 @@ def generate(
             repaired = version_problems(final, manifest)
         except HsaError as exc:
             repaired = [exc.reason]
-        if (
-            not repaired
-            and recipe.harness_variants is not None
-            and "harness_variants" not in manifest
-        ):
-            # Made by an hsa that did not list harness variants yet: the same rows, a file short.
-            repaired = [f"{LISTING_FILE}: missing (the version predates the listing)"]
+        if not repaired and (why := unlisted(manifest)):
+            repaired = [why]  # the same rows, a file short: rebuilt with it
         if not repaired:
             # The license is the card's, not the data's: same rows, same version, new card.
             from hsa.dataset.card import card_license, write_card

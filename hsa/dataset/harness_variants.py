@@ -17,7 +17,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -37,6 +36,35 @@ DIGEST = 16  # bytes of the blake2b digests that stand for names (no two collide
 
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
+
+
+# A lineage's JSON starts with its first steps' JSON (orjson writes each step alone, with no
+# spaces): "[s1,...,sk" then "," and the later steps, or "]". So a row's harness lineage is cut
+# from its hsa_lineage text at an end the worker knows, never parsed.
+def lineage_end(harness_lineage_json: str) -> int:
+    """Where a harness lineage (its JSON) ends in the lineage of a row that starts with it."""
+    return len(harness_lineage_json) - 1
+
+
+def harness_lineage_of(row_lineage_json: str, end: int) -> str:
+    """The harness lineage (JSON) that ends at ``end`` of a row's lineage (JSON)."""
+    return row_lineage_json[:end] + "]"
+
+
+def unlisted(manifest: dict) -> str | None:
+    """Why a version lacks the listing it should have (its recipe has a pool, its manifest
+    lists no harness_variants.parquet: made by an hsa that did not write one), or None."""
+    recipe = manifest.get("recipe")
+    if (
+        isinstance(recipe, dict)
+        and recipe.get("harness_variants")
+        and "harness_variants" not in manifest
+    ):
+        return (
+            f"{LISTING_FILE}: the manifest lists none, though the recipe has a pool of harness "
+            f"variants (made by an older hsa: hsa generate rebuilds it)"
+        )
+    return None
 
 
 class HarnessVariantTally:
@@ -99,7 +127,7 @@ class HarnessVariantListing:
             lineages.filter(pooled).to_pylist(),
             strict=True,
         ):
-            lineage = text[:end] + "]"
+            lineage = harness_lineage_of(text, end)
             digest = _digest(f"{name}\n{lineage}")
             if digest not in self._listed:
                 self._listed.add(digest)
@@ -123,31 +151,29 @@ class HarnessVariantListing:
 
 class ListedLineages:
     """A version's listing read back for checking rows against it (``hsa verify``): per harness
-    variant, the length and digest of each listed lineage, and which entries a row took."""
+    variant, where each listed lineage ends and its digest, and which entries a row took."""
 
     def __init__(self, path: Path):
         self._by_name: dict[str, list[tuple[int, bytes]]] = {}
         self.problems: list[str] = []
         self._untaken: set[bytes] = set()
         for name, lineage in _entries(path):
-            steps = len(orjson.loads(lineage))
             digest = _digest(f"{name}\n{lineage}")
             if digest in self._untaken:
                 self.problems.append(f"{LISTING_FILE}: {name} is listed twice with one lineage")
                 continue
             self._untaken.add(digest)
-            self._by_name.setdefault(name, []).append((steps, digest))
+            self._by_name.setdefault(name, []).append((lineage_end(lineage), digest))
         for entries in self._by_name.values():
             # Longest first: where one listed lineage starts another, a row is the longer's
             # when it starts with it.
             entries.sort(key=lambda entry: -entry[0])
 
-    def check(self, name: str, lineage: list) -> bool:
-        """Whether a row of harness variant ``name`` whose lineage is ``lineage`` (parsed) starts
-        with a lineage listed for ``name`` (the longest such); marks that entry taken."""
-        for steps, digest in self._by_name.get(name, ()):
-            prefix = orjson.dumps(lineage[:steps]).decode()
-            if _digest(f"{name}\n{prefix}") == digest:
+    def check(self, name: str, lineage: str) -> bool:
+        """Whether a row of harness variant ``name`` whose lineage is ``lineage`` (its JSON)
+        starts with a lineage listed for ``name`` (the longest such); marks that entry taken."""
+        for end, digest in self._by_name.get(name, ()):
+            if _digest(f"{name}\n{harness_lineage_of(lineage, end)}") == digest:
                 self._untaken.discard(digest)
                 return True
         return False
