@@ -324,6 +324,16 @@ def test_eval_against_transformers_serve_writes_the_report_and_plots(served, sho
     assert report["run"]["hooks_checked"] and report["original"]["hook_compliance"]["n"] > 0
     text = (served / "report.md").read_text(encoding="utf-8")
     assert "| set | episodes | turns | accuracy |" in text and "| tool_schema (alone) |" in text
+    # Harness variants that several episodes took are ranked, each with its listed lineage.
+    ranked = {name: s["by_harness_variant"]["variants"] for name, s in report["sets"].items()}
+    assert any(ranked.values()) and "## Harness variants" in text
+    for name, variants in ranked.items():
+        for variant, entry in variants.items():
+            mine = [
+                r for r in report["results"] if r["set"] == name and r["harness_variant"] == variant
+            ]
+            assert entry["turns"] == len(mine) and entry["episodes"] >= 2
+            assert entry["lineages"] and f"`{variant}`" in text
     for png in ("accuracy_by_family.png", "failures_by_rule.png", "latency.png"):
         assert (served / png).read_bytes().startswith(b"\x89PNG") and f"({png})" in text
 

@@ -18,6 +18,7 @@ from hsa.eval.plots import write_plots
 from hsa.eval.report import main_table, render_markdown
 from hsa.eval.stats import (
     Result,
+    by_harness_variant,
     consistency,
     mcnemar_exact,
     paired_bootstrap,
@@ -278,3 +279,124 @@ def test_journal_cuts_a_torn_line_and_keeps_whole_answers(tmp_path):
     again.add({"key": "k2", "fingerprint": "f2", "message": None})
     again.close()
     assert set(Journal(path).answers) == {"f1", "f2"}
+
+
+# ---- per harness variant --------------------------------------------------------------------
+
+
+def pooled(table: dict[str, list[tuple[str, list[bool]]]]) -> list[Result]:
+    """``table``: episode -> (harness variant, turn outcomes) per variant of the episode."""
+    out = []
+    for episode, variants in table.items():
+        for v, (harness_variant, turns) in enumerate(variants):
+            for t, correct in enumerate(turns):
+                out.append(
+                    Result(
+                        key=f"all/{episode}#{v}@{t}",
+                        set="all",
+                        source_id=episode,
+                        variant=v,
+                        at=t,
+                        correct=correct,
+                        harness_variant=harness_variant,
+                    )
+                )
+    return out
+
+
+# Originals: e1 and e2 right, e3 and e4 wrong. Harness variant "h:0" (e1, e2) is right half the
+# time, "h:1" (e3, e4) never, "h:2" only took e1.
+POOLED_ORIGINAL = {"e1": [[True]], "e2": [[True]], "e3": [[False]], "e4": [[False]]}
+POOLED_TABLE = {
+    "e1": [("h:0", [True]), ("h:2", [False])],
+    "e2": [("h:0", [False])],
+    "e3": [("h:1", [False])],
+    "e4": [("h:1", [False])],
+}
+
+
+def test_each_shared_harness_variant_is_ranked_by_its_drop_on_its_own_episodes():
+    original = results(ORIGINAL, POOLED_ORIGINAL)
+    summary = by_harness_variant(original, pooled(POOLED_TABLE))
+    assert summary["harness_variants"] == 3
+    assert summary["episodes_per_variant"] == 2  # median of 2, 2, 1
+    # h:1 has the lower accuracy (0% against 50%), but its episodes were never solved: it takes
+    # nothing from the model. h:0 drops 50 points on episodes the originals solved. h:2 (one
+    # episode) is counted, not ranked.
+    assert list(summary["variants"]) == ["h:0", "h:1"]
+    h0, h1 = summary["variants"]["h:0"], summary["variants"]["h:1"]
+    assert (h0["episodes"], h0["turns"], h0["correct"]) == (2, 2, 1)
+    assert (h0["accuracy"], h0["original_accuracy"], h0["drop"]) == (0.5, 1.0, 0.5)
+    assert (h1["accuracy"], h1["original_accuracy"], h1["drop"]) == (0.0, 0.0, 0.0)
+    assert h0["drop_ci95"][0] <= 0.5 <= h0["drop_ci95"][1]
+    assert summary["median_drop"] == 0.25
+    assert summarize_set(original, pooled(POOLED_TABLE))["by_harness_variant"] == summary
+
+
+def test_without_a_pool_nothing_is_ranked_and_the_report_has_no_such_section():
+    summary = by_harness_variant(results(ORIGINAL, ORIGINAL_TABLE), results("all", VARIANT_TABLE))
+    assert summary == {
+        "harness_variants": 0,
+        "episodes_per_variant": None,
+        "shared_by": 2,
+        "median_drop": None,
+        "variants": {},
+    }
+    assert "## Harness variants" not in render_markdown(scripted_report(VARIANT_TABLE), [])
+
+
+def test_the_report_shows_the_worst_harness_variants_first():
+    report = scripted_report(VARIANT_TABLE)
+    original = results(ORIGINAL, POOLED_ORIGINAL)
+    report["sets"]["all"] = {"family": None, **summarize_set(original, pooled(POOLED_TABLE))}
+    step = {"version": "1", "params": {}}
+    report["sets"]["all"]["by_harness_variant"]["variants"]["h:0"]["lineages"] = [
+        [
+            {**step, "transform": "one_of", "path": "0", "fired": True},
+            {**step, "transform": "identity", "path": "0.0", "fired": True},
+            {**step, "transform": "tool_shape", "path": "1", "fired": True},
+            {**step, "transform": "prompt_layout", "path": "2", "fired": False},
+            {**step, "transform": "skill_id_case", "path": "3", "fired": True},
+        ]
+    ]
+    text = render_markdown(report, [])
+    section = text.split("## Harness variants", 1)[1]
+    assert "| all | 3 | 2 | 2 | +25.0 pp |" in section
+    assert section.index("`h:0`") < section.index("`h:1`")
+    # Its transforms: what fired, without compositions or identity.
+    assert (
+        "| all | `h:0` | 2 | 2 | 50.0% | 100.0% | +50.0 pp | [+0.0, +100.0] | "
+        "tool_shape, skill_id_case |" in section
+    )
+    assert "| all | `h:1` | 2 | 2 | 0.0% | 0.0% | +0.0 pp | [+0.0, +0.0] | – |" in section
+    assert "`h:2`" not in section
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["e1", "e2", "e3", "e4", "e5"]),
+            st.sampled_from(["a:0", "a:1", "b:0", None]),
+            st.booleans(),
+        ),
+        max_size=40,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_per_harness_variant_counts_every_turn_once_whatever_the_order(rows, rnd):
+    original = results(ORIGINAL, {e: [[e in ("e1", "e3")]] for e in ["e1", "e2", "e3", "e4", "e5"]})
+    variants = [
+        Result(f"all/{e}#{i}@0", "all", e, i, 0, ok, harness_variant=h)
+        for i, (e, h, ok) in enumerate(rows)
+    ]
+    summary = by_harness_variant(original, variants, resamples=50)
+    shuffled = list(variants)
+    rnd.shuffle(shuffled)
+    assert by_harness_variant(original, shuffled, resamples=50) == summary
+    assert summary["harness_variants"] == len({h for _, h, _ in rows if h is not None})
+    for name, entry in summary["variants"].items():
+        mine = [r for r in variants if r.harness_variant == name]
+        assert entry["turns"] == len(mine) and entry["correct"] == sum(r.correct for r in mine)
+        assert entry["episodes"] == len({r.source_id for r in mine}) >= 2
+    drops = [e["drop"] for e in summary["variants"].values()]
+    assert drops == sorted(drops, reverse=True)

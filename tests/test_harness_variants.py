@@ -8,15 +8,21 @@ from __future__ import annotations
 import json
 import random
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hsa.augment.recipe import Recipe, RecipeError
+from hsa.augment.recipe import Recipe, RecipeError, load_recipe
 from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
+from hsa.dataset.bench import write_inputs
+from hsa.dataset.generate import generate
+from hsa.dataset.harness_variants import LISTING_FILE
 from hsa.dataset.pipeline import augment, augment_episode, harness_variant
 from hsa.dataset.rows import variant_row
+from hsa.eval.items import ORIGINAL, changing_transforms, plan_from_datasets
+from hsa.eval.run import judge_item
 from hsa.model.episode import Episode
 from tests.strategies import another_conversation, rich_episode_dicts
 
@@ -277,3 +283,50 @@ def test_a_step_that_fails_on_one_conversation_rejects_it_as_a_run_without_memos
         [s["transform"] for s in r["lineage"]][-1] in ("tool_name_mask", "tool_name_paraphrase")
         for r in rejects
     )
+
+
+def test_eval_items_and_results_carry_their_rows_harness_variant(tmp_path):
+    """The evaluation reads each variant row's harness variant, so the report can say how a model
+    does under each environment of the pool; a small pool guarantees shared ones (24 draws, 4
+    slots, at most 2 draws per episode)."""
+    jsonl, _ = write_inputs(tmp_path / "in", 12, "shared-harness")
+    data = {**load_recipe("hat-heldout").to_dict(), "harness_variants": 4}
+    recipe = Recipe.from_dict({**data, "variants_per_episode": 2}, source="test")
+    version = generate(recipe, jsonl, tmp_path / "out")
+    plan = plan_from_datasets([version.path], episodes=None, limit=None, seed=0, trust_hooks=False)
+    rows = {
+        (r["hsa_source_id"], r["hsa_variant"]): r["hsa_harness_variant"]
+        for shard in version.path.glob("data/*.parquet")
+        for r in pq.read_table(shard).to_pylist()
+    }
+    items = plan.itemset.items
+    assert all(i.harness_variant is None for i in items if i.set == ORIGINAL)
+    variant_items = [i for i in items if i.set != ORIGINAL]
+    assert variant_items
+    for item in variant_items:
+        assert item.harness_variant is not None
+        assert item.harness_variant == rows[(item.source_id, item.variant)]
+    listed = {e["harness_variant"] for e in pq.read_table(version.path / LISTING_FILE).to_pylist()}
+    assert {i.harness_variant for i in variant_items} <= listed
+    episodes_by_variant: dict[str, set[str]] = {}
+    for item in variant_items:
+        episodes_by_variant.setdefault(item.harness_variant, set()).add(item.source_id)
+    assert max(len(e) for e in episodes_by_variant.values()) >= 3
+    # What each harness variant is: its listed lineage, which its rows' lineages start with.
+    (variant_set,) = plan.sets
+    lineages = variant_set.harness_lineages(set(episodes_by_variant))
+    assert set(lineages) == set(episodes_by_variant)
+    row_lineages = {
+        (r["hsa_source_id"], r["hsa_variant"]): json.loads(r["hsa_lineage"])
+        for shard in version.path.glob("data/*.parquet")
+        for r in pq.read_table(shard).to_pylist()
+    }
+    known = registered()
+    for item in variant_items:
+        (steps,) = lineages[item.harness_variant]
+        assert row_lineages[(item.source_id, item.variant)][: len(steps)] == steps
+        assert all(known[t].scope == "harness" for t in changing_transforms(steps))
+    assert any(changing_transforms(steps) for (steps,) in lineages.values())
+    result = judge_item(variant_items[0], {"message": None}, {})
+    assert result.harness_variant == variant_items[0].harness_variant
+    assert result.to_dict()["harness_variant"] == variant_items[0].harness_variant

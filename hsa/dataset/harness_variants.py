@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -181,6 +182,19 @@ class ListedLineages:
     def untaken(self) -> int:
         """How many listed entries no row took."""
         return len(self._untaken)
+
+
+def listed_lineages(version_dir: Path, names: set[str]) -> dict[str, list[list[dict]]]:
+    """The listed lineages (their steps, as :meth:`Step.to_dict` writes them) of the harness
+    variants ``names``, in the listing's order; nothing for a version without a listing."""
+    path = version_dir / LISTING_FILE
+    if not names or not path.is_file():
+        return {}
+    out: dict[str, list[list[dict]]] = {}
+    for name, lineage in _entries(path):
+        if name in names:
+            out.setdefault(name, []).append(orjson.loads(lineage))
+    return out
 
 
 def _entries(path: Path) -> Iterator[tuple[str, str]]:

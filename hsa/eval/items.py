@@ -33,6 +33,7 @@ from hsa.augment.recipe import Recipe
 from hsa.augment.registry import families as transform_families
 from hsa.augment.rng import derive_seed
 from hsa.dataset.audit import checked_input
+from hsa.dataset.harness_variants import listed_lineages
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
 from hsa.model.episode import Episode, read_episodes
@@ -63,6 +64,9 @@ class Item:
     harness: Harness = field(repr=False)
     conversation: tuple[dict, ...] = field(repr=False, default=())  # messages[:at], unrendered
     fingerprint: str = ""  # sha256 of (prompt, tools, gold): the same item in any report
+    # "<source harness fingerprint>:<slot>" of the recipe's pool (the row's hsa_harness_variant);
+    # None for the originals and for rows made without a pool
+    harness_variant: str | None = None
 
 
 def fingerprint(messages: Iterable[dict], tools: Iterable[dict], gold: TurnGold) -> str:
@@ -82,6 +86,7 @@ def episode_items(
     source_id: str | None = None,
     variant: int | None = None,
     families: tuple[str, ...] = (),
+    harness_variant: str | None = None,
 ) -> list[Item]:
     """The items of every gold turn of ``episode`` (an original, or a variant of ``source_id``)."""
     source_id = episode.id if source_id is None else source_id
@@ -105,6 +110,7 @@ def episode_items(
                 harness=episode.harness,
                 conversation=conversation,
                 fingerprint=fingerprint(messages, tools, turn),
+                harness_variant=harness_variant,
             )
         )
     return out
@@ -122,6 +128,11 @@ class VariantSet:
     version_dir: Path
     family: str | None = None
 
+    def harness_lineages(self, names: set[str]) -> dict[str, list[list[dict]]]:
+        """What each of the harness variants ``names`` is: its listed lineages (one, unless two
+        source harnesses share its name; see hsa.dataset.harness_variants)."""
+        return listed_lineages(self.version_dir, names)
+
     def to_dict(self) -> dict:
         manifest = read_manifest(self.version_dir)
         return {
@@ -136,6 +147,15 @@ class VariantSet:
 
 def _node_families(node, known: dict[str, str]) -> set[str]:
     return {known.get(t.transform.name, "?") for t in node.transforms()} - {CORE}
+
+
+def changing_transforms(lineage: Iterable[dict]) -> list[str]:
+    """The transforms of a lineage (its steps as dicts) that fired and may change the harness:
+    no composition, nothing of the core family (identity)."""
+    known = transform_families()
+    return [
+        s["transform"] for s in lineage if s["fired"] and known.get(s["transform"], CORE) != CORE
+    ]
 
 
 def recipe_families(recipe: Recipe) -> list[str]:
@@ -288,8 +308,11 @@ def _rows(version_dir: Path, wanted: set[str]) -> Iterator[dict]:
     manifest = read_manifest(version_dir)
     columns = ["hsa_source_id", "hsa_variant", "hsa_lineage", "hsa_families"]
     for shard in manifest["shards"]:
-        for batch in pq.ParquetFile(version_dir / shard["path"]).iter_batches(
-            batch_size=1024, columns=columns
+        file = pq.ParquetFile(version_dir / shard["path"])
+        # Versions made before rows named their harness variant have no such column.
+        pooled = "hsa_harness_variant" in file.schema_arrow.names
+        for batch in file.iter_batches(
+            batch_size=1024, columns=columns + ["hsa_harness_variant"] * pooled
         ):
             for row in batch.to_pylist():
                 if row["hsa_source_id"] in wanted:
@@ -329,6 +352,7 @@ def build_items(sources: dict[str, Episode], chosen: list[str], sets: list[Varia
                     source_id=source.id,
                     variant=row["hsa_variant"],
                     families=fired,
+                    harness_variant=row.get("hsa_harness_variant"),
                 )
             )
         result.unchanged[variant_set.name] = unchanged

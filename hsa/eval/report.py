@@ -3,7 +3,9 @@
 
 The main table has one row per set: the originals, all families together, then each family
 alone, with accuracy on the variants, the originals' accuracy on the same episodes, the drop and
-its 95% interval, consistency and pass^k, skill selection and hook compliance.
+its 95% interval, consistency and pass^k, skill selection and hook compliance. Further sections:
+failures by rule, the families inside the all-families variants, the harness variants with the
+largest drops (hsa.eval.stats.by_harness_variant), latency and the plots.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from hsa.eval.items import ORIGINAL
+from hsa.eval.items import ORIGINAL, changing_transforms
 from hsa.files.jsonl import atomic_path
 
 REPORT_FILE = "report.json"
@@ -36,20 +38,25 @@ def _rate(entry: dict) -> str:
     return "–" if entry["rate"] is None else f"{pct(entry['rate'])} (n={entry['n']})"
 
 
+# The paired columns of a set, or of a harness variant: its accuracy against the originals on
+# the same episodes (hsa.eval.stats.paired_bootstrap).
+PAIRED_HEADER = ["accuracy", "original (same episodes)", "drop", "95% CI of drop"]
+
+
+def _paired_cells(entry: dict) -> list[str]:
+    return [
+        pct(entry["accuracy"]),
+        pct(entry["original_accuracy"]),
+        points(entry["drop"]),
+        interval(entry["drop_ci95"]),
+    ]
+
+
 def main_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the report's main table (strings, ready to print)."""
     k_max = max((len(s["pass_k"]) for s in report["sets"].values()), default=0)
     header = (
-        [
-            "set",
-            "episodes",
-            "turns",
-            "accuracy",
-            "original (same episodes)",
-            "drop",
-            "95% CI of drop",
-            "consistency",
-        ]
+        ["set", "episodes", "turns", *PAIRED_HEADER, "consistency"]
         + [f"pass^{k}" for k in range(1, k_max + 1)]
         + ["skill selection", "hook compliance"]
     )
@@ -71,16 +78,7 @@ def main_table(report: dict) -> tuple[list[str], list[list[str]]]:
     for name, s in report["sets"].items():
         label = name if s["family"] is None else f"{name} (alone)"
         rows.append(
-            [
-                label,
-                str(s["episodes"]),
-                str(s["turns"]),
-                pct(s["accuracy"]),
-                pct(s["original_accuracy"]),
-                points(s["drop"]),
-                interval(s["drop_ci95"]),
-                pct(s["consistency"]),
-            ]
+            [label, str(s["episodes"]), str(s["turns"]), *_paired_cells(s), pct(s["consistency"])]
             + [pct(s["pass_k"].get(str(k))) for k in range(1, k_max + 1)]
             + [_rate(s["skill_selection"]), _rate(s["hook_compliance"])]
         )
@@ -117,6 +115,77 @@ def _changed_table(report: dict) -> str:
         "Accuracy on the variants a family changed, among others (a variant of several "
         "families counts in each):\n\n"
         + markdown_table(["set", "family changed", "turns", "accuracy"], rows)
+        + "\n"
+    )
+
+
+WORST_SHOWN = 5  # harness variants listed per set in report.md (report.json has every one)
+
+
+def _what_it_does(lineages: list[list[dict]] | None) -> str:
+    """The transforms a harness variant's listed lineage fired ("; " between lineages, for a
+    name two source harnesses share); "–" for a version without a listing."""
+    if not lineages:
+        return "–"
+    return "; ".join(", ".join(changing_transforms(steps)) or "none" for steps in lineages)
+
+
+def _harness_variants_table(report: dict) -> str:
+    """Per set: its harness variants, and the worst few of those many episodes took."""
+    sets = {name: s["by_harness_variant"] for name, s in report["sets"].items()}
+    sets = {name: h for name, h in sets.items() if h["variants"]}
+    if not sets:
+        return ""
+    shared_by = next(iter(sets.values()))["shared_by"]
+    summary = [
+        [
+            name,
+            str(h["harness_variants"]),
+            f"{h['episodes_per_variant']:g}",
+            str(len(h["variants"])),
+            points(h["median_drop"]),
+        ]
+        for name, h in sets.items()
+    ]
+    worst = [
+        [
+            name,
+            f"`{variant}`",
+            str(entry["episodes"]),
+            str(entry["turns"]),
+            *_paired_cells(entry),
+            _what_it_does(entry.get("lineages")),
+        ]
+        for name, h in sets.items()
+        for variant, entry in list(h["variants"].items())[:WORST_SHOWN]
+    ]
+    return (
+        "How the model does under each harness variant of the recipe's pool (the rows' "
+        "`hsa_harness_variant`; each one's lineage is in report.json and in its dataset "
+        "version's `harness_variants.parquet`), against the originals on the same episodes. Variants "
+        f"taken by fewer than {shared_by} episodes are counted, not ranked.\n\n"
+        + markdown_table(
+            [
+                "set",
+                "harness variants",
+                "episodes per variant (median)",
+                f"taken by {shared_by}+ episodes",
+                "median drop",
+            ],
+            summary,
+        )
+        + f"\n\nThe {WORST_SHOWN} largest drops per set (all of them in report.json):\n\n"
+        + markdown_table(
+            [
+                "set",
+                "harness variant",
+                "episodes",
+                "turns",
+                *PAIRED_HEADER,
+                "its transforms",
+            ],
+            worst,
+        )
         + "\n"
     )
 
@@ -189,6 +258,9 @@ def render_markdown(report: dict, plots: list[str]) -> str:
     changed = _changed_table(report)
     if changed:
         lines += ["## Families inside the all-families variants", "", changed]
+    harness_variants = _harness_variants_table(report)
+    if harness_variants:
+        lines += ["## Harness variants", "", harness_variants]
     lines += ["## Latency", "", _latency_table(report["latency"]), ""]
     if report["no_answer"]:
         lines += [

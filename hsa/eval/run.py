@@ -54,6 +54,7 @@ def judge_item(item: Item, answer: dict, runners: dict) -> Result:
         "at": item.at,
         "category": item.category,
         "families": item.families,
+        "harness_variant": item.harness_variant,
     }
     message = answer.get("message")
     if message is None:
@@ -131,6 +132,9 @@ def build_report(
             resamples=settings.resamples,
             seed=settings.bootstrap_seed,
         )
+        ranked = summary["by_harness_variant"]["variants"]
+        for name, lineages in variant_set.harness_lineages(set(ranked)).items():
+            ranked[name]["lineages"] = lineages
         summaries[variant_set.name] = {
             "family": variant_set.family,
             **summary,

@@ -15,7 +15,12 @@ every one of its turns is correct):
 * pass^k (tau-bench): per episode with n variants of which c are solved, C(c, k) / C(n, k), the
   chance that k variants drawn without replacement are all solved; averaged over episodes with
   n >= k. pass^1 is the mean solve rate; with every episode at n = k it equals consistency;
-* McNemar's test on paired turns: the exact two-sided binomial test on the discordant pairs.
+* McNemar's test on paired turns: the exact two-sided binomial test on the discordant pairs;
+* per harness variant (a recipe with a pool, ``harness_variants: N``, gives many episodes one
+  harness variant): the accuracy of the variant's turns, and its drop against the originals on
+  the same episodes with the same bootstrap, so a harness variant that easy episodes happened to
+  draw does not look robust for it. Only variants taken by :data:`SHARED_BY` episodes or more are
+  listed: one episode says how the model did on that episode, not under that harness.
 """
 
 from __future__ import annotations
@@ -24,12 +29,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from math import comb
+from statistics import median
 
 import numpy as np
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20261201
 LEVEL = 0.95
+SHARED_BY = 2  # episodes a harness variant needs to be listed in by_harness_variant
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,7 @@ class Result:
     families: tuple[str, ...] = ()
     skills: bool | None = None  # the gold's skills loaded exactly (None: the turn names none)
     hooks: bool | None = None  # every hook accepts the message (None: not measured)
+    harness_variant: str | None = None  # the item's harness variant of the recipe's pool
 
     def to_dict(self) -> dict:
         return {
@@ -61,6 +69,7 @@ class Result:
             "families": list(self.families),
             "skills": self.skills,
             "hooks": self.hooks,
+            "harness_variant": self.harness_variant,
         }
 
     @classmethod
@@ -196,6 +205,53 @@ def by_key(results: Iterable[Result], key) -> dict[str, dict]:
     return {name: accuracy(rs) for name, rs in sorted(groups.items())}
 
 
+def by_harness_variant(
+    original: list[Result],
+    variants: list[Result],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict:
+    """How the model does under each harness variant the set's rows took (see the module
+    docstring): how many there are, how many episodes each took (median), and, for each taken by
+    :data:`SHARED_BY` episodes or more, worst drop first, its episodes, turns, accuracy, the
+    originals' accuracy on its episodes, the drop and its interval."""
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for r in variants:
+        if r.harness_variant is not None:
+            groups[r.harness_variant].append(r)
+    episodes = {name: len({r.source_id for r in rs}) for name, rs in groups.items()}
+    original_counts = turn_counts(original)
+    listed = []
+    for name, rs in groups.items():
+        if episodes[name] < SHARED_BY:
+            continue
+        paired = paired_bootstrap(original_counts, turn_counts(rs), resamples=resamples, seed=seed)
+        listed.append(
+            (
+                name,
+                {
+                    **accuracy(rs),
+                    "episodes": episodes[name],
+                    "original_accuracy": paired["a"],
+                    "drop": paired["diff"],
+                    "drop_ci95": paired["diff_ci"],
+                },
+            )
+        )
+    # Worst first; a drop not measured (no original of its episodes judged) last; then by name,
+    # so the order is the same in every run.
+    listed.sort(key=lambda kv: (kv[1]["drop"] is None, -(kv[1]["drop"] or 0.0), kv[0]))
+    drops = [entry["drop"] for _, entry in listed if entry["drop"] is not None]
+    return {
+        "harness_variants": len(groups),
+        "episodes_per_variant": median(episodes.values()) if episodes else None,
+        "shared_by": SHARED_BY,
+        "median_drop": median(drops) if drops else None,
+        "variants": dict(listed),
+    }
+
+
 def summarize_set(
     original: list[Result],
     variants: list[Result],
@@ -231,6 +287,9 @@ def summarize_set(
         "hook_compliance": rate(r.hooks for r in variants),
         "by_family_changed": by_key(variants, lambda r: r.families),
         "by_category": by_key(variants, lambda r: (r.category,)),
+        "by_harness_variant": by_harness_variant(
+            original, variants, resamples=resamples, seed=seed
+        ),
     }
 
 
