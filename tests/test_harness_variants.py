@@ -18,7 +18,7 @@ from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
 from hsa.dataset.bench import write_inputs
 from hsa.dataset.generate import generate
-from hsa.dataset.harness_variants import LISTING_FILE
+from hsa.dataset.harness_variants import LISTING_FILE, listed_lineages
 from hsa.dataset.pipeline import augment, augment_episode, harness_variant
 from hsa.dataset.rows import variant_row
 from hsa.eval.items import ORIGINAL, changing_transforms, plan_from_datasets
@@ -314,7 +314,7 @@ def test_eval_items_and_results_carry_their_rows_harness_variant(tmp_path):
     assert max(len(e) for e in episodes_by_variant.values()) >= 3
     # What each harness variant is: its listed lineage, which its rows' lineages start with.
     (variant_set,) = plan.sets
-    lineages = variant_set.harness_lineages(set(episodes_by_variant))
+    lineages = listed_lineages(variant_set.version_dir, set(episodes_by_variant))
     assert set(lineages) == set(episodes_by_variant)
     row_lineages = {
         (r["hsa_source_id"], r["hsa_variant"]): json.loads(r["hsa_lineage"])

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from hsa.augment.lineage import Step, replay
 from hsa.augment.variant import Variant
 from hsa.dataset.fingerprint import input_fingerprint
-from hsa.dataset.harness_variants import LISTING_FILE, ListedLineages, unlisted
+from hsa.dataset.harness_variants import LISTING_FILE, ListedLineages, listing_path, unlisted
 from hsa.dataset.pipeline import harness_variant
 from hsa.dataset.rows import parse_row_id, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
@@ -276,9 +276,9 @@ def _listing(
 ) -> ListedLineages | None:
     """The version's listing of harness variants to check rows against, or None without one
     (a recipe without a pool, or a rollout's version); a pooled version lacking it is a problem."""
-    entry = manifest.get("harness_variants")
-    if isinstance(entry, dict):
-        listed = ListedLineages(root / entry["path"])
+    path = listing_path(root, manifest)
+    if path is not None:
+        listed = ListedLineages(path)
         problems.extend(listed.problems)
         return listed
     if made_by_generate and (why := unlisted(manifest)):

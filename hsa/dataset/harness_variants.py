@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hsa.dataset.rows import JSON
-from hsa.dataset.writer import ShardWriter, sha256
+from hsa.dataset.writer import ShardWriter, read_manifest, sha256
 
 LISTING_FILE = "harness_variants.parquet"
 LISTING_SCHEMA = pa.schema(
@@ -184,11 +184,17 @@ class ListedLineages:
         return len(self._untaken)
 
 
+def listing_path(version_dir: Path, manifest: dict) -> Path | None:
+    """The version's listing as its manifest names it, or None when it lists none."""
+    entry = manifest.get("harness_variants")
+    return version_dir / entry["path"] if isinstance(entry, dict) else None
+
+
 def listed_lineages(version_dir: Path, names: set[str]) -> dict[str, list[list[dict]]]:
     """The listed lineages (their steps, as :meth:`Step.to_dict` writes them) of the harness
     variants ``names``, in the listing's order; nothing for a version without a listing."""
-    path = version_dir / LISTING_FILE
-    if not names or not path.is_file():
+    path = listing_path(version_dir, read_manifest(version_dir)) if names else None
+    if path is None:
         return {}
     out: dict[str, list[list[dict]]] = {}
     for name, lineage in _entries(path):

@@ -28,12 +28,11 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.augment.lineage import Step, replay
+from hsa.augment.lineage import Step, fired_steps, replay
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import families as transform_families
 from hsa.augment.rng import derive_seed
 from hsa.dataset.audit import checked_input
-from hsa.dataset.harness_variants import listed_lineages
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
 from hsa.model.episode import Episode, read_episodes
@@ -128,11 +127,6 @@ class VariantSet:
     version_dir: Path
     family: str | None = None
 
-    def harness_lineages(self, names: set[str]) -> dict[str, list[list[dict]]]:
-        """What each of the harness variants ``names`` is: its listed lineages (one, unless two
-        source harnesses share its name; see hsa.dataset.harness_variants)."""
-        return listed_lineages(self.version_dir, names)
-
     def to_dict(self) -> dict:
         manifest = read_manifest(self.version_dir)
         return {
@@ -150,12 +144,11 @@ def _node_families(node, known: dict[str, str]) -> set[str]:
 
 
 def changing_transforms(lineage: Iterable[dict]) -> list[str]:
-    """The transforms of a lineage (its steps as dicts) that fired and may change the harness:
-    no composition, nothing of the core family (identity)."""
+    """The transforms of a lineage (its steps as dicts) that fired and are not of the core
+    family (identity): what changed the harness."""
     known = transform_families()
-    return [
-        s["transform"] for s in lineage if s["fired"] and known.get(s["transform"], CORE) != CORE
-    ]
+    fired = fired_steps(Step.from_dict(s) for s in lineage)
+    return [s.transform for s in fired if known.get(s.transform) != CORE]
 
 
 def recipe_families(recipe: Recipe) -> list[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hsa import __version__
+from hsa.dataset.harness_variants import listed_lineages
 from hsa.errors import HsaError
 from hsa.eval.backends import Answer
 from hsa.eval.items import ORIGINAL, Item, ItemSet, VariantSet
@@ -133,7 +134,7 @@ def build_report(
             seed=settings.bootstrap_seed,
         )
         ranked = summary["by_harness_variant"]["variants"]
-        for name, lineages in variant_set.harness_lineages(set(ranked)).items():
+        for name, lineages in listed_lineages(variant_set.version_dir, set(ranked)).items():
             ranked[name]["lineages"] = lineages
         summaries[variant_set.name] = {
             "family": variant_set.family,

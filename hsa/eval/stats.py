@@ -220,19 +220,19 @@ def by_harness_variant(
     for r in variants:
         if r.harness_variant is not None:
             groups[r.harness_variant].append(r)
-    episodes = {name: len({r.source_id for r in rs}) for name, rs in groups.items()}
+    counts = {name: turn_counts(rs) for name, rs in groups.items()}  # per episode
     original_counts = turn_counts(original)
     listed = []
     for name, rs in groups.items():
-        if episodes[name] < SHARED_BY:
+        if len(counts[name]) < SHARED_BY:
             continue
-        paired = paired_bootstrap(original_counts, turn_counts(rs), resamples=resamples, seed=seed)
+        paired = paired_bootstrap(original_counts, counts[name], resamples=resamples, seed=seed)
         listed.append(
             (
                 name,
                 {
                     **accuracy(rs),
-                    "episodes": episodes[name],
+                    "episodes": len(counts[name]),
                     "original_accuracy": paired["a"],
                     "drop": paired["diff"],
                     "drop_ci95": paired["diff_ci"],
@@ -245,7 +245,7 @@ def by_harness_variant(
     drops = [entry["drop"] for _, entry in listed if entry["drop"] is not None]
     return {
         "harness_variants": len(groups),
-        "episodes_per_variant": median(episodes.values()) if episodes else None,
+        "episodes_per_variant": median(map(len, counts.values())) if counts else None,
         "shared_by": SHARED_BY,
         "median_drop": median(drops) if drops else None,
         "variants": dict(listed),
