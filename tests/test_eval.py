@@ -448,9 +448,25 @@ def test_compare_prints_the_paired_table_and_refuses_other_items(
         versus = row["versus_first"][0]
         assert versus["only_first"] == versus["only_this"] == 0 and versus["mcnemar_p"] == 1.0
         assert versus["diff"] == (0 if row["turns"] else None)  # a set may have no variant
+    # The same verdicts under every harness variant both reports ranked, in the same order.
+    ranked = {
+        name: list(s["by_harness_variant"]["variants"])
+        for name, s in read_report(served)["sets"].items()
+        if s["by_harness_variant"]["variants"]
+    }
+    compared = comparison["harness_variants"]
+    assert ranked and {name: list(h["variants"]) for name, h in compared.items()} == ranked
+    for h in compared.values():
+        assert h["median_drop"][0] == h["median_drop"][1] and (h["better"], h["worse"]) == (
+            [0],
+            [0],
+        )
+        assert all(v["versus_first"][0]["diff"] == 0 for v in h["variants"].values())
+        assert all(v["lineages"] for v in h["variants"].values())
     assert main(["eval", "compare", str(served), str(in_process)]) == 0
     printed = capsys.readouterr().out
     assert "McNemar p (b/c)" in printed and "| original | 16 |" in printed
+    assert "Harness variants taken by 2+ episodes" in printed
     fewer = tmp_path / "fewer"
     assert (
         main(

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hsa.augment.recipe import load_recipe
 from hsa.errors import HsaError
-from hsa.eval.compare import compare_reports, comparison_table
+from hsa.eval.compare import compare_reports, comparison_markdown, comparison_table
 from hsa.eval.items import ORIGINAL, family_recipe, recipe_families
 from hsa.eval.journal import Journal
 from hsa.eval.plots import write_plots
@@ -400,3 +400,113 @@ def test_per_harness_variant_counts_every_turn_once_whatever_the_order(rows, rnd
         assert entry["episodes"] == len({r.source_id for r in mine}) >= 2
     drops = [e["drop"] for e in summary["variants"].values()]
     assert drops == sorted(drops, reverse=True)
+
+
+# ---- comparison per harness variant ----------------------------------------------------------
+
+
+def pooled_report(table: dict, name: str) -> dict:
+    """A scripted report whose "all" set is ``table`` under a pool (see :func:`pooled`)."""
+    report = scripted_report(VARIANT_TABLE, name)
+    original, variants = results(ORIGINAL, POOLED_ORIGINAL), pooled(table)
+    report["sets"]["all"] = {"family": None, **summarize_set(original, variants)}
+    report["results"] = [r.to_dict() for r in original + variants]
+    return report
+
+
+# The tuned model gets e2 right under h:0 and both episodes under h:1.
+TUNED_TABLE = {
+    "e1": [("h:0", [True]), ("h:2", [False])],
+    "e2": [("h:0", [True])],
+    "e3": [("h:1", [True])],
+    "e4": [("h:1", [True])],
+}
+
+
+def test_compare_pairs_each_shared_harness_variant_in_the_baselines_order():
+    base, tuned = pooled_report(POOLED_TABLE, "base"), pooled_report(TUNED_TABLE, "tuned")
+    base["sets"]["all"]["by_harness_variant"]["variants"]["h:0"]["lineages"] = [
+        [{"transform": "tool_shape", "version": "1", "path": "0", "fired": True, "params": {}}]
+    ]
+    comparison = compare_reports([base, tuned], ["base", "tuned"])
+    h = comparison["harness_variants"]["all"]
+    # The baseline's order (h:0 drops 50 points, h:1 none); h:2 took one episode: not listed.
+    assert list(h["variants"]) == ["h:0", "h:1"]
+    h0, h1 = h["variants"]["h:0"], h["variants"]["h:1"]
+    assert (h0["episodes"], h0["turns"], h0["accuracy"], h0["drop"]) == (2, 2, [0.5, 1.0], [0.5, 0])
+    assert (h1["accuracy"], h1["drop"]) == ([0.0, 1.0], [0.0, -1.0])
+    v0, v1 = h0["versus_first"][0], h1["versus_first"][0]
+    assert (v0["diff"], v0["only_first"], v0["only_this"]) == (0.5, 0, 1)
+    assert v0["diff_ci95"][0] <= 0 < v0["diff_ci95"][1]  # e1 alone in a draw: no difference
+    assert (v1["diff"], v1["diff_ci95"], v1["only_this"]) == (1.0, [1.0, 1.0], 2)
+    assert v1["mcnemar_p"] == pytest.approx(0.5)
+    assert h["median_drop"] == [0.25, -0.5] and h["worst_drop"] == [0.5, 0.0]
+    assert (h["better"], h["worse"]) == ([1], [0])  # only h:1's interval clears 0
+    assert h0["lineages"] and h1["lineages"] is None
+    text = comparison_markdown(comparison)
+    section = text.split("## Harness variants", 1)[1]
+    assert "| all | 2 | +25.0 pp | -50.0 pp | +50.0 pp | +0.0 pp | 1 / 0 |" in section
+    assert "| all | `h:0` | 2 | 2 | 50.0% | 100.0% | +50.0 pp |" in section
+    assert section.index("`h:0`") < section.index("`h:1`") and "`h:2`" not in section
+    assert section.split("`h:0`")[1].split("\n")[0].endswith("| tool_shape |")
+
+
+def test_compare_per_harness_variant_takes_names_a_report_lacks_and_refuses_conflicts():
+    base, tuned = pooled_report(POOLED_TABLE, "base"), pooled_report(TUNED_TABLE, "tuned")
+    older = pooled_report(TUNED_TABLE, "older")
+    for r in older["results"]:  # a report made before results named their harness variant
+        del r["harness_variant"]
+    expected = compare_reports([base, tuned], ["base", "tuned"])["harness_variants"]
+    assert compare_reports([base, older], ["base", "tuned"])["harness_variants"] == expected
+    for r in tuned["results"]:
+        if r["harness_variant"] == "h:1":
+            r["harness_variant"] = "h:9"
+    with pytest.raises(HsaError, match="harness variant h:1 in one report and h:9"):
+        compare_reports([base, tuned], ["base", "tuned"])
+
+
+def test_compare_without_a_pool_has_no_harness_variants():
+    better = {e: [[True], [True]] for e in VARIANT_TABLE}
+    base, other = scripted_report(VARIANT_TABLE, "base"), scripted_report(better, "tuned")
+    comparison = compare_reports([base, other], ["base", "tuned"])
+    assert comparison["harness_variants"] == {}
+    assert "## Harness variants" not in comparison_markdown(comparison)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["e1", "e2", "e3", "e4"]),
+            st.sampled_from(["a:0", "a:1", "b:0"]),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_swapping_the_baseline_negates_every_harness_variants_difference(rows):
+    def report(name: str, side: int) -> dict:
+        table: dict = {}
+        for e, h, *correct in rows:
+            table.setdefault(e, []).append((h, [correct[side]]))
+        return pooled_report(table, name)
+
+    a, b = report("a", 0), report("b", 1)
+    forward = compare_reports([a, b], ["a", "b"], resamples=200)["harness_variants"]
+    backward = compare_reports([b, a], ["b", "a"], resamples=200)["harness_variants"]
+    assert forward.keys() == backward.keys()
+    for name, h in forward.items():
+        back = backward[name]
+        assert h["variants"].keys() == back["variants"].keys()
+        assert (h["better"], h["worse"]) == (back["worse"], back["better"])
+        assert h["median_drop"] == back["median_drop"][::-1]
+        for variant, entry in h["variants"].items():
+            mine, theirs = entry["versus_first"][0], back["variants"][variant]["versus_first"][0]
+            assert entry["accuracy"] == back["variants"][variant]["accuracy"][::-1]
+            assert mine["diff"] == pytest.approx(-theirs["diff"])
+            assert mine["diff_ci95"] == pytest.approx([-x for x in theirs["diff_ci95"][::-1]])
+            assert (mine["only_first"], mine["only_this"]) == (
+                theirs["only_this"],
+                theirs["only_first"],
+            )

@@ -273,6 +273,9 @@ def compare(
 ) -> None:
     """Two or more reports side by side on the same items, with paired tests (paired bootstrap
     over episodes, McNemar's exact test on turns). Refuses reports made on different items.
+    With a recipe's pool of harness variants (harness_variants: N), also per harness variant:
+    each report's median and worst drop, how many variants each model is better or worse under,
+    and the baseline's worst variants side by side.
 
         hsa eval compare reports/base reports/hsa-sft
     """
@@ -280,6 +283,7 @@ def compare(
         compare_reports,
         comparison_markdown,
         comparison_table,
+        harness_variant_tables,
         report_labels,
     )
     from hsa.eval.report import read_report
@@ -304,3 +308,5 @@ def compare(
         "bootstrap over episodes.",
         highlight=False,
     )
+    for title, header, rows in harness_variant_tables(comparison):
+        _print_table(header, rows, title=title)

@@ -122,7 +122,7 @@ def _changed_table(report: dict) -> str:
 WORST_SHOWN = 5  # harness variants listed per set in report.md (report.json has every one)
 
 
-def _what_it_does(lineages: list[list[dict]] | None) -> str:
+def variant_transforms(lineages: list[list[dict]] | None) -> str:
     """The transforms a harness variant's listed lineage fired ("; " between lineages, for a
     name two source harnesses share); "–" for a version without a listing."""
     if not lineages:
@@ -154,7 +154,7 @@ def _harness_variants_table(report: dict) -> str:
             str(entry["episodes"]),
             str(entry["turns"]),
             *_paired_cells(entry),
-            _what_it_does(entry.get("lineages")),
+            variant_transforms(entry.get("lineages")),
         ]
         for name, h in sets.items()
         for variant, entry in list(h["variants"].items())[:WORST_SHOWN]

@@ -205,6 +205,15 @@ def by_key(results: Iterable[Result], key) -> dict[str, dict]:
     return {name: accuracy(rs) for name, rs in sorted(groups.items())}
 
 
+def harness_variant_groups(results: Iterable[Result]) -> dict[str, list[Result]]:
+    """The results of each harness variant (those of no pool's variant left out)."""
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        if r.harness_variant is not None:
+            groups[r.harness_variant].append(r)
+    return dict(groups)
+
+
 def by_harness_variant(
     original: list[Result],
     variants: list[Result],
@@ -216,10 +225,7 @@ def by_harness_variant(
     docstring): how many there are, how many episodes each took (median), and, for each taken by
     :data:`SHARED_BY` episodes or more, worst drop first, its episodes, turns, accuracy, the
     originals' accuracy on its episodes, the drop and its interval."""
-    groups: dict[str, list[Result]] = defaultdict(list)
-    for r in variants:
-        if r.harness_variant is not None:
-            groups[r.harness_variant].append(r)
+    groups = harness_variant_groups(variants)
     counts = {name: turn_counts(rs) for name, rs in groups.items()}  # per episode
     original_counts = turn_counts(original)
     listed = []
