@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from hsa.augment.recipe import load_recipe
 from hsa.errors import HsaError
-from hsa.eval.compare import compare_reports, comparison_markdown, comparison_table
+from hsa.eval.compare import (
+    compare_reports,
+    comparison_markdown,
+    comparison_table,
+    harness_variant_tables,
+)
 from hsa.eval.items import ORIGINAL, family_recipe, recipe_families
 from hsa.eval.journal import Journal
 from hsa.eval.plots import write_plots
@@ -449,6 +454,28 @@ def test_compare_pairs_each_shared_harness_variant_in_the_baselines_order():
     assert "| all | `h:0` | 2 | 2 | 50.0% | 100.0% | +50.0 pp |" in section
     assert section.index("`h:0`") < section.index("`h:1`") and "`h:2`" not in section
     assert section.split("`h:0`")[1].split("\n")[0].endswith("| tool_shape |")
+    # A third report: its own columns and counts, against the same baseline.
+    again = compare_reports([base, tuned, pooled_report(POOLED_TABLE, "again")], ["b", "t", "a"])
+    h = again["harness_variants"]["all"]
+    assert (h["better"], h["worse"], h["median_drop"]) == ([1, 0], [0, 0], [0.25, -0.5, 0.25])
+    assert [v["versus_first"][1]["diff"] for v in h["variants"].values()] == [0, 0]
+    (_, header, summary), (_, worst_header, _) = harness_variant_tables(again)
+    assert header[-2:] == ["t better / worse", "a better / worse"]
+    assert summary == [
+        [
+            "all",
+            "2",
+            "+25.0 pp",
+            "-50.0 pp",
+            "+25.0 pp",
+            "+50.0 pp",
+            "+0.0 pp",
+            "+50.0 pp",
+            "1 / 0",
+            "0 / 0",
+        ]
+    ]
+    assert worst_header.count("95% CI (paired bootstrap)") == 2
 
 
 def test_compare_per_harness_variant_takes_names_a_report_lacks_and_refuses_conflicts():
