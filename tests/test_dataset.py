@@ -486,6 +486,7 @@ def test_card_has_front_matter_configs_and_statistics(version):
     assert "text-generation" in meta["task_categories"] and meta["license"] == "other"
     assert "Variants per source: min 4, median 4, mean 4.00, max 4." in body
     assert "| `tool_order_permutation` | 720 |" in body
+    assert "Harness variants:" not in body  # tools-basic has no pool
     assert "load_dataset(" in body and "SFTTrainer" in body
 
 

@@ -72,7 +72,16 @@ def test_the_listing_names_each_variant_once_with_the_harness_scoped_start_of_it
     recipe = load_recipe("hat-train")
     one = generate(recipe, jsonl, tmp_path / "w1")
     listing = _check_against_rows(one.path, one.manifest)
-    assert len(listing) == one.manifest["statistics"]["harness_variants"]["count"]
+    taken = one.manifest["statistics"]["harness_variants"]
+    assert len(listing) == taken["count"]
+    # The card says how many the rows took, how many rows each serves, and where the listing is.
+    card = " ".join((one.path / "README.md").read_text(encoding="utf-8").split())
+    assert "a pool of 64 per source harness (`harness_variants`)." in card
+    assert (
+        f"The rows took {taken['count']}; rows per harness variant: min {taken['rows_min']}, "
+        f"median {taken['rows_median']}, max {taken['rows_max']}." in card
+    )
+    assert f"`{LISTING_FILE}` lists each one once with the lineage of its harness stage" in card
     # The listed lineage is the harness stage: harness-scoped transforms (and the compositions
     # choosing among them) only, and shorter than the rows' lineages, which go on with the
     # episode-scoped nodes of hat-train (prompt placement, the hook retry policy).

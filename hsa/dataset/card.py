@@ -188,6 +188,11 @@ def card_text(
         rollout=manifest.get("rollout"),  # a teacher rollout's settings and counts (hsa.rollout)
         recipe_name=(manifest.get("recipe") or {}).get("name"),
         recipe_variants=(manifest.get("recipe") or {}).get("variants_per_episode"),
+        # A recipe with a pool: how many harness variants the rows took, rows per variant, and
+        # the listing that names each one with its lineage (hsa.dataset.harness_variants).
+        pool=(manifest.get("recipe") or {}).get("harness_variants"),
+        harness_variants=manifest["statistics"].get("harness_variants"),
+        harness_variant_listing=(manifest.get("harness_variants") or {}).get("path"),
     )
 
 
