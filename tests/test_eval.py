@@ -457,7 +457,7 @@ def test_compare_prints_the_paired_table_and_refuses_other_items(
     compared = comparison["harness_variants"]
     assert ranked and {name: list(h["variants"]) for name, h in compared.items()} == ranked
     for h in compared.values():
-        assert h["median_drop"][0] == h["median_drop"][1] and (h["better"], h["worse"]) == (
+        assert h["median_drop"][0] == h["median_drop"][1] and (h["higher"], h["lower"]) == (
             [0],
             [0],
         )

@@ -3,6 +3,7 @@ pass^k, intervals, McNemar; and the report, plots and comparison built from them
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -334,7 +335,7 @@ def test_each_shared_harness_variant_is_ranked_by_its_drop_on_its_own_episodes()
     assert (h0["accuracy"], h0["original_accuracy"], h0["drop"]) == (0.5, 1.0, 0.5)
     assert (h1["accuracy"], h1["original_accuracy"], h1["drop"]) == (0.0, 0.0, 0.0)
     assert h0["drop_ci95"][0] <= 0.5 <= h0["drop_ci95"][1]
-    assert summary["median_drop"] == 0.25
+    assert summary["median_drop"] == 0.25 and summary["worst_drop"] == 0.5
     assert summarize_set(original, pooled(POOLED_TABLE))["by_harness_variant"] == summary
 
 
@@ -345,6 +346,7 @@ def test_without_a_pool_nothing_is_ranked_and_the_report_has_no_such_section():
         "episodes_per_variant": None,
         "shared_by": 2,
         "median_drop": None,
+        "worst_drop": None,
         "variants": {},
     }
     assert "## Harness variants" not in render_markdown(scripted_report(VARIANT_TABLE), [])
@@ -366,7 +368,7 @@ def test_the_report_shows_the_worst_harness_variants_first():
     ]
     text = render_markdown(report, [])
     section = text.split("## Harness variants", 1)[1]
-    assert "| all | 3 | 2 | 2 | +25.0 pp |" in section
+    assert "| all | 3 | 2 | 2 | +25.0 pp | +50.0 pp |" in section
     assert section.index("`h:0`") < section.index("`h:1`")
     # Its transforms: what fired, without compositions or identity.
     assert (
@@ -446,21 +448,23 @@ def test_compare_pairs_each_shared_harness_variant_in_the_baselines_order():
     assert (v1["diff"], v1["diff_ci95"], v1["only_this"]) == (1.0, [1.0, 1.0], 2)
     assert v1["mcnemar_p"] == pytest.approx(0.5)
     assert h["median_drop"] == [0.25, -0.5] and h["worst_drop"] == [0.5, 0.0]
-    assert (h["better"], h["worse"]) == ([1], [0])  # only h:1's interval clears 0
+    # Accuracy under h:1 is higher, and only there does the interval clear 0.
+    assert (h["higher"], h["lower"]) == ([1], [0])
     assert h0["lineages"] and h1["lineages"] is None
     text = comparison_markdown(comparison)
     section = text.split("## Harness variants", 1)[1]
     assert "| all | 2 | +25.0 pp | -50.0 pp | +50.0 pp | +0.0 pp | 1 / 0 |" in section
-    assert "| all | `h:0` | 2 | 2 | 50.0% | 100.0% | +50.0 pp |" in section
+    # episodes, turns, each report's drop and accuracy, then tuned against base.
+    assert "| all | `h:0` | 2 | 2 | +50.0 pp | +0.0 pp | 50.0% | 100.0% | +50.0 pp |" in section
     assert section.index("`h:0`") < section.index("`h:1`") and "`h:2`" not in section
     assert section.split("`h:0`")[1].split("\n")[0].endswith("| tool_shape |")
     # A third report: its own columns and counts, against the same baseline.
     again = compare_reports([base, tuned, pooled_report(POOLED_TABLE, "again")], ["b", "t", "a"])
     h = again["harness_variants"]["all"]
-    assert (h["better"], h["worse"], h["median_drop"]) == ([1, 0], [0, 0], [0.25, -0.5, 0.25])
+    assert (h["higher"], h["lower"], h["median_drop"]) == ([1, 0], [0, 0], [0.25, -0.5, 0.25])
     assert [v["versus_first"][1]["diff"] for v in h["variants"].values()] == [0, 0]
     (_, header, summary), (_, worst_header, _) = harness_variant_tables(again)
-    assert header[-2:] == ["t better / worse", "a better / worse"]
+    assert header[-2:] == ["t: higher / lower accuracy", "a: higher / lower accuracy"]
     assert summary == [
         [
             "all",
@@ -480,11 +484,23 @@ def test_compare_pairs_each_shared_harness_variant_in_the_baselines_order():
 
 def test_compare_per_harness_variant_takes_names_a_report_lacks_and_refuses_conflicts():
     base, tuned = pooled_report(POOLED_TABLE, "base"), pooled_report(TUNED_TABLE, "tuned")
-    older = pooled_report(TUNED_TABLE, "older")
-    for r in older["results"]:  # a report made before results named their harness variant
-        del r["harness_variant"]
+    base["sets"]["all"]["by_harness_variant"]["variants"]["h:1"]["lineages"] = [["listed"]]
+
+    def older(report: dict) -> dict:
+        """``report`` as an hsa made it before results named their harness variant."""
+        report = copy.deepcopy(report)
+        del report["sets"]["all"]["by_harness_variant"]
+        for r in report["results"]:
+            del r["harness_variant"]
+        return report
+
     expected = compare_reports([base, tuned], ["base", "tuned"])["harness_variants"]
-    assert compare_reports([base, older], ["base", "tuned"])["harness_variants"] == expected
+    assert expected["all"]["variants"]["h:1"]["lineages"] == [["listed"]]
+    assert compare_reports([base, older(tuned)], ["base", "tuned"])["harness_variants"] == expected
+    # An older baseline: the same variants in the same order, named and listed by the other.
+    backward = compare_reports([tuned, base], ["tuned", "base"])["harness_variants"]
+    assert compare_reports([older(tuned), base], ["t", "b"])["harness_variants"] == backward
+    assert backward["all"]["variants"]["h:1"]["lineages"] == [["listed"]]
     for r in tuned["results"]:
         if r["harness_variant"] == "h:1":
             r["harness_variant"] = "h:9"
@@ -526,11 +542,15 @@ def test_swapping_the_baseline_negates_every_harness_variants_difference(rows):
     for name, h in forward.items():
         back = backward[name]
         assert h["variants"].keys() == back["variants"].keys()
-        assert (h["better"], h["worse"]) == (back["worse"], back["better"])
         assert h["median_drop"] == back["median_drop"][::-1]
+        assert h["worst_drop"] == back["worst_drop"][::-1]
+        bounds = [b for v in h["variants"].values() for b in v["versus_first"][0]["diff_ci95"]]
+        if all(b == 0 or abs(b) > 1e-9 for b in bounds):  # no bound on 0 but for rounding
+            assert (h["higher"], h["lower"]) == (back["lower"], back["higher"])
         for variant, entry in h["variants"].items():
             mine, theirs = entry["versus_first"][0], back["variants"][variant]["versus_first"][0]
             assert entry["accuracy"] == back["variants"][variant]["accuracy"][::-1]
+            assert entry["drop"] == back["variants"][variant]["drop"][::-1]
             assert mine["diff"] == pytest.approx(-theirs["diff"])
             assert mine["diff_ci95"] == pytest.approx([-x for x in theirs["diff_ci95"][::-1]])
             assert (mine["only_first"], mine["only_this"]) == (

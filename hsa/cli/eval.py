@@ -274,8 +274,8 @@ def compare(
     """Two or more reports side by side on the same items, with paired tests (paired bootstrap
     over episodes, McNemar's exact test on turns). Refuses reports made on different items.
     With a recipe's pool of harness variants (harness_variants: N), also per harness variant:
-    each report's median and worst drop, how many variants each model is better or worse under,
-    and the baseline's worst variants side by side.
+    each report's median and worst drop, under how many variants each model's accuracy is higher
+    or lower than the baseline's, and the baseline's worst variants side by side.
 
         hsa eval compare reports/base reports/hsa-sft
     """

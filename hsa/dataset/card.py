@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from hsa.dataset.harness_variants import listing_path
 from hsa.dataset.licenses import is_open
 from hsa.dataset.outcome import REASON_CHARS
 from hsa.dataset.writer import read_manifest
@@ -132,6 +133,7 @@ def card_text(
     manifest = manifest if manifest is not None else read_manifest(root)
     split = manifest["split"]
     per_source, messages, tools, first_id = _row_statistics(root, manifest)
+    listing = listing_path(root, manifest)
     front = {
         "license": license,
         "task_categories": ["text-generation"],
@@ -192,7 +194,7 @@ def card_text(
         # the listing that names each one with its lineage (hsa.dataset.harness_variants).
         pool=(manifest.get("recipe") or {}).get("harness_variants"),
         harness_variants=manifest["statistics"].get("harness_variants"),
-        harness_variant_listing=(manifest.get("harness_variants") or {}).get("path"),
+        harness_variant_listing=None if listing is None else listing.relative_to(root).as_posix(),
     )
 
 

@@ -12,10 +12,12 @@ baseline. Per set (originals, all families, each family alone), each other repor
 Per harness variant (versions made with a recipe's pool, ``harness_variants: N``): for every
 harness variant that :data:`~hsa.eval.stats.SHARED_BY` or more episodes took, each report's
 accuracy and drop under it (as in the report) and the same paired tests on its turns; per set, the
-median and the worst drop of each report, and how many variants each other report is better or
-worse under (interval of the difference clear of 0). Variants are listed in the baseline's order,
-its worst drop first, which favours the other reports on the first rows by chance alone
-(regression to the mean); the median, worst and better/worse counts take every variant alike.
+median and the worst drop of each report (each its own worst variant), and under how many
+variants each other report's accuracy is higher or lower (the interval of the difference clear of
+0: with many variants, about one in forty clears 0 each way by chance alone). Variants are listed
+in the baseline's order, its worst drop first, so on the first rows the other reports tend to
+look better partly by chance (regression to the mean); the medians, worst drops and counts take
+every variant alike.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from hsa.eval.report import (
     pct,
     points,
     variant_transforms,
+    worst_shown,
 )
 from hsa.eval.stats import (
     BOOTSTRAP_RESAMPLES,
@@ -113,7 +116,15 @@ def compare_reports(
         )
         if name == ORIGINAL:
             continue
-        listed = reports[0]["sets"][name].get("by_harness_variant", {}).get("variants", {})
+        # Each variant's lineage as the first report that lists it has it (a report made
+        # before reports carried lineages has none).
+        listed: dict = {}
+        for report in reports:
+            for variant, entry in (
+                report["sets"][name].get("by_harness_variant", {}).get("variants", {}).items()
+            ):
+                if entry.get("lineages") and variant not in listed:
+                    listed[variant] = entry["lineages"]
         compared = _by_harness_variant(
             originals, per_report, listed, resamples=resamples, seed=seed
         )
@@ -157,8 +168,8 @@ def _by_harness_variant(
     resamples: int,
     seed: int,
 ) -> dict:
-    """One set's harness variants compared (see the module docstring); ``listed``: the
-    baseline report's own ranked variants, for the lineage each one carries there."""
+    """One set's harness variants compared (see the module docstring); ``listed``: each
+    variant's lineages, as the reports list them."""
     per_report = _one_naming(per_report)
     summaries = [
         by_harness_variant(original, rs, resamples=resamples, seed=seed)
@@ -176,25 +187,22 @@ def _by_harness_variant(
                 _versus_first(groups[0][name], g[name], resamples=resamples, seed=seed)
                 for g in groups[1:]
             ],
-            "lineages": listed.get(name, {}).get("lineages"),
+            "lineages": listed.get(name),
         }
     return {
         "shared_by": SHARED_BY,
         "median_drop": [s["median_drop"] for s in summaries],
-        # Each report's own worst variant, whichever it is.
-        "worst_drop": [
-            max((v["drop"] for v in s["variants"].values() if v["drop"] is not None), default=None)
-            for s in summaries
-        ],
-        "better": [_clear_of_zero(variants, i, above=True) for i in range(len(groups) - 1)],
-        "worse": [_clear_of_zero(variants, i, above=False) for i in range(len(groups) - 1)],
+        "worst_drop": [s["worst_drop"] for s in summaries],  # each report's own worst variant
+        # Accuracy under the variant, not its drop: the drops are in the rows.
+        "higher": [_clear_of_zero(variants, i, above=True) for i in range(len(groups) - 1)],
+        "lower": [_clear_of_zero(variants, i, above=False) for i in range(len(groups) - 1)],
         "variants": variants,
     }
 
 
 def _clear_of_zero(variants: dict, other: int, *, above: bool) -> int:
-    """How many variants the ``other``-th report's difference interval lies above (or below)
-    0 for."""
+    """How many variants the ``other``-th report's accuracy is higher (or lower) under than the
+    baseline's, by the interval of the difference lying above (below) 0."""
     cis = [v["versus_first"][other]["diff_ci95"] for v in variants.values()]
     return sum(ci is not None and (ci[0] > 0 if above else ci[1] < 0) for ci in cis)
 
@@ -257,50 +265,56 @@ def comparison_table(comparison: dict) -> tuple[list[str], list[list[str]]]:
 
 def harness_variant_tables(comparison: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of the per-harness-variant tables: per set, each report's median and
-    worst drop and the variants each other report is better or worse under; then the
-    baseline's :data:`~hsa.eval.report.WORST_SHOWN` largest drops per set. None without a pool."""
+    worst drop and under how many variants each other report's accuracy is higher or lower;
+    then the baseline's largest drops per set, up to :data:`~hsa.eval.report.WORST_SHOWN`. None
+    without a pool."""
     sets = comparison.get("harness_variants", {})
     if not sets:
         return []
     labels, first = comparison["reports"], comparison["reports"][0]
     shared_by = next(iter(sets.values()))["shared_by"]
     summary_header = (
-        ["set", "variants"]
+        ["set", f"taken by {shared_by}+ episodes"]
         + [f"median drop {label}" for label in labels]
         + [f"worst drop {label}" for label in labels]
-        + [f"{label} better / worse" for label in labels[1:]]
+        + [f"{label}: higher / lower accuracy" for label in labels[1:]]
     )
     summary = [
         [name, str(len(h["variants"]))]
         + [points(d) for d in h["median_drop"]]
         + [points(d) for d in h["worst_drop"]]
-        + [f"{b} / {w}" for b, w in zip(h["better"], h["worse"], strict=True)]
+        + [f"{up} / {down}" for up, down in zip(h["higher"], h["lower"], strict=True)]
         for name, h in sets.items()
     ]
     worst_header = (
         ["set", "harness variant", "episodes", "turns"]
+        + [f"drop {label}" for label in labels]
         + [f"accuracy {label}" for label in labels]
         + _versus_header(labels)
-        + [f"its transforms ({first}'s listing)"]
+        + ["its transforms"]
     )
     worst = [
         [name, f"`{variant}`", str(entry["episodes"]), str(entry["turns"])]
+        + [points(d) for d in entry["drop"]]
         + [pct(a) for a in entry["accuracy"]]
         + [cell for versus in entry["versus_first"] for cell in _versus_cells(versus)]
         + [variant_transforms(entry["lineages"])]
         for name, h in sets.items()
-        for variant, entry in list(h["variants"].items())[:WORST_SHOWN]
+        for variant, entry in worst_shown(h)
     ]
     return [
         (
-            f"Harness variants taken by {shared_by}+ episodes; better / worse: the 95% interval "
-            f"of the difference is above / below 0",
+            f"Harness variants taken by {shared_by}+ episodes: each report's median drop and "
+            f"worst drop (its own worst variant), and under how many variants each other "
+            f"report's accuracy is higher / lower than {first}'s (95% interval of the "
+            f"difference above / below 0; with many variants, about one in forty clears 0 "
+            f"each way by chance alone)",
             summary_header,
             summary,
         ),
         (
-            f"{first}'s {WORST_SHOWN} largest drops per set (ranked by {first}, so the others "
-            f"look better on them by chance alone: regression to the mean)",
+            f"{first}'s largest drops per set, up to {WORST_SHOWN}; picked by {first}, so the "
+            f"others tend to look better on them, partly by chance (regression to the mean)",
             worst_header,
             worst,
         ),

@@ -122,6 +122,11 @@ def _changed_table(report: dict) -> str:
 WORST_SHOWN = 5  # harness variants listed per set in report.md (report.json has every one)
 
 
+def worst_shown(ranked: dict) -> list[tuple[str, dict]]:
+    """The first :data:`WORST_SHOWN` of a set's ranked harness variants (worst first)."""
+    return list(ranked["variants"].items())[:WORST_SHOWN]
+
+
 def variant_transforms(lineages: list[list[dict]] | None) -> str:
     """The transforms a harness variant's listed lineage fired ("; " between lineages, for a
     name two source harnesses share); "–" for a version without a listing."""
@@ -144,6 +149,7 @@ def _harness_variants_table(report: dict) -> str:
             f"{h['episodes_per_variant']:g}",
             str(len(h["variants"])),
             points(h["median_drop"]),
+            points(h.get("worst_drop")),  # reports made before it have none
         ]
         for name, h in sets.items()
     ]
@@ -157,7 +163,7 @@ def _harness_variants_table(report: dict) -> str:
             variant_transforms(entry.get("lineages")),
         ]
         for name, h in sets.items()
-        for variant, entry in list(h["variants"].items())[:WORST_SHOWN]
+        for variant, entry in worst_shown(h)
     ]
     return (
         "How the model does under each harness variant of the recipe's pool (the rows' "
@@ -171,10 +177,11 @@ def _harness_variants_table(report: dict) -> str:
                 "episodes per variant (median)",
                 f"taken by {shared_by}+ episodes",
                 "median drop",
+                "worst drop",
             ],
             summary,
         )
-        + f"\n\nThe {WORST_SHOWN} largest drops per set (all of them in report.json):\n\n"
+        + f"\n\nThe largest drops per set, up to {WORST_SHOWN} (all of them in report.json):\n\n"
         + markdown_table(
             [
                 "set",

@@ -222,7 +222,8 @@ def by_harness_variant(
     seed: int = BOOTSTRAP_SEED,
 ) -> dict:
     """How the model does under each harness variant the set's rows took (see the module
-    docstring): how many there are, how many episodes each took (median), and, for each taken by
+    docstring): how many there are, how many episodes each took (median), the median and the
+    largest drop over the variants ranked, and, for each taken by
     :data:`SHARED_BY` episodes or more, worst drop first, its episodes, turns, accuracy, the
     originals' accuracy on its episodes, the drop and its interval."""
     groups = harness_variant_groups(variants)
@@ -254,6 +255,7 @@ def by_harness_variant(
         "episodes_per_variant": median(map(len, counts.values())) if counts else None,
         "shared_by": SHARED_BY,
         "median_drop": median(drops) if drops else None,
+        "worst_drop": max(drops, default=None),
         "variants": dict(listed),
     }
 
