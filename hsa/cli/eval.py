@@ -266,7 +266,11 @@ def compare(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
     markdown: Annotated[
-        Path | None, typer.Option(help="Also write the table as Markdown to this file.")
+        Path | None,
+        typer.Option(
+            help="Also write the tables as Markdown to this file (with a pool, the "
+            "per-harness-variant ones too)."
+        ),
     ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     bootstrap_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 20261201,
