@@ -33,6 +33,7 @@ LISTING_SCHEMA = pa.schema(
     ]
 )
 DIGEST = 16  # bytes of the blake2b digests that stand for names (no two collide in practice)
+RECENT_STARTS = 1024  # lineage starts the listing writer keeps to skip rows already listed
 
 
 def _digest(text: str) -> bytes:
@@ -117,6 +118,13 @@ class HarnessVariantListing:
             folder, "harness_variants", LISTING_SCHEMA, shard_rows=sys.maxsize
         )
         self._listed: set[bytes] = set()
+        # The start of a row lineage (its first ``end`` characters) last listed for (name,
+        # end), for the most recent RECENT_STARTS of them: a row that starts with it is listed
+        # already, found without cutting and hashing its lineage. Where many episodes share a
+        # harness variant (the point of a pool) that was most of this writer's time, which
+        # runs in the one process that collects the workers' batches. Bounded, as the digests
+        # above are the listing's memory.
+        self._recent: dict[tuple[str, int], str] = {}
 
     def add(self, names: pa.ChunkedArray, ends: pa.ChunkedArray, lineages: pa.ChunkedArray) -> None:
         """Rows' harness variants, where their lineages end, and the rows' lineages (JSON)."""
@@ -128,7 +136,11 @@ class HarnessVariantListing:
             lineages.filter(pooled).to_pylist(),
             strict=True,
         ):
+            start = self._recent.get((name, end))
+            if start is not None and text.startswith(start):
+                continue  # its (name, lineage) is listed: the digest below would say so
             lineage = harness_lineage_of(text, end)
+            self._remember(name, end, text[:end])
             digest = _digest(f"{name}\n{lineage}")
             if digest not in self._listed:
                 self._listed.add(digest)
@@ -141,6 +153,13 @@ class HarnessVariantListing:
                     schema=LISTING_SCHEMA,
                 )
             )
+
+    def _remember(self, name: str, end: int, start: str) -> None:
+        recent = self._recent
+        recent.pop((name, end), None)
+        recent[(name, end)] = start
+        if len(recent) > RECENT_STARTS:
+            del recent[next(iter(recent))]
 
     def close(self) -> dict:
         """Finish the file; its manifest entry (``path``, ``rows``, ``sha256``)."""
