@@ -134,6 +134,7 @@ def card_text(
     split = manifest["split"]
     per_source, messages, tools, first_id = _row_statistics(root, manifest)
     listing = listing_path(root, manifest)
+    recipe = manifest.get("recipe") or {}
     front = {
         "license": license,
         "task_categories": ["text-generation"],
@@ -188,11 +189,11 @@ def card_text(
         hsa_version=manifest["hsa_version"],
         transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()),
         rollout=manifest.get("rollout"),  # a teacher rollout's settings and counts (hsa.rollout)
-        recipe_name=(manifest.get("recipe") or {}).get("name"),
-        recipe_variants=(manifest.get("recipe") or {}).get("variants_per_episode"),
+        recipe_name=recipe.get("name"),
+        recipe_variants=recipe.get("variants_per_episode"),
         # A recipe with a pool: how many harness variants the rows took, rows per variant, and
         # the listing that names each one with its lineage (hsa.dataset.harness_variants).
-        pool=(manifest.get("recipe") or {}).get("harness_variants"),
+        pool=recipe.get("harness_variants"),
         harness_variants=manifest["statistics"].get("harness_variants"),
         harness_variant_listing=None if listing is None else listing.relative_to(root).as_posix(),
     )

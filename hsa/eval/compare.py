@@ -116,17 +116,12 @@ def compare_reports(
         )
         if name == ORIGINAL:
             continue
-        # Each variant's lineage as the first report that lists it has it (a report made
-        # before reports carried lineages has none).
-        listed: dict = {}
-        for report in reports:
-            for variant, entry in (
-                report["sets"][name].get("by_harness_variant", {}).get("variants", {}).items()
-            ):
-                if entry.get("lineages") and variant not in listed:
-                    listed[variant] = entry["lineages"]
         compared = _by_harness_variant(
-            originals, per_report, listed, resamples=resamples, seed=seed
+            originals,
+            per_report,
+            _listed_lineages(reports, name),
+            resamples=resamples,
+            seed=seed,
         )
         if compared["variants"]:
             harness_variants[name] = compared
@@ -140,13 +135,19 @@ def compare_reports(
     }
 
 
-def _versus_first(
-    base: list[Result],
-    other: list[Result],
-    *,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-) -> dict:
+def _listed_lineages(reports: list[dict], name: str) -> dict[str, list]:
+    """Set ``name``'s harness variants' lineages, each as the first report that lists it has
+    it (a report made before reports carried lineages has none)."""
+    listed: dict[str, list] = {}
+    for report in reports:
+        ranked = report["sets"][name].get("by_harness_variant", {}).get("variants", {})
+        for variant, entry in ranked.items():
+            if entry.get("lineages"):
+                listed.setdefault(variant, entry["lineages"])
+    return listed
+
+
+def _versus_first(base: list[Result], other: list[Result], *, resamples: int, seed: int) -> dict:
     """``other`` against the baseline on the same items: the difference in accuracy with its
     paired bootstrap interval, the discordant turns and McNemar's p."""
     b, c = discordant({r.key: r.correct for r in base}, {r.key: r.correct for r in other})

@@ -149,7 +149,7 @@ def _harness_variants_table(report: dict) -> str:
             f"{h['episodes_per_variant']:g}",
             str(len(h["variants"])),
             points(h["median_drop"]),
-            points(h.get("worst_drop")),  # reports made before it have none
+            points(h["worst_drop"]),
         ]
         for name, h in sets.items()
     ]
