@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from hsa import __version__
 from hsa.augment.recipe import Recipe
+from hsa.dataset.allocator import tune_allocators
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
@@ -192,6 +193,7 @@ def generate(
             record_inputs(final, episodes, None if harness is None else Path(harness))
             return Result(final, manifest, reused=True)
 
+    tune_allocators()  # before the workers fork: they inherit it (hsa.dataset.allocator)
     manifest, published = stage_version(
         final,
         lambda staging: _write(
