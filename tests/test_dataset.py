@@ -7,6 +7,8 @@ import errno
 import json
 import os
 import shutil
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,6 +18,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+import hsa.dataset.engines.local
 from hsa.augment.recipe import load_recipe
 from hsa.augment.variant import Variant
 from hsa.cli import main
@@ -286,22 +289,77 @@ def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch)
     assert list((tmp_path / RECIPE).iterdir()) == []
 
 
+# Pool processes get their work by reference (pickled by name), so what a test has them run
+# lives at module level; the forked processes see what the test set before the pool started.
+_REAL_POOL_WORK = hsa.dataset.engines.local._work
+_POOL_MARKS: Path | None = None
+
+
+def _pool_dies(batch, path):
+    os._exit(9)  # the pool process vanishes, as under the OOM killer
+
+
+def _slow_pool_work(batch, path):
+    """A slow pool (its two batches are never done at once) that marks each batch it ran."""
+    time.sleep(0.2)
+    (_POOL_MARKS / Path(path).name).write_text(str(batch.num_rows))
+    return _REAL_POOL_WORK(batch, path)
+
+
 def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
-    import hsa.dataset.batch
+    import tempfile
 
-    real_call = hsa.dataset.batch.BatchFunction.__call__
-
-    def dies_on_line_100(self, batch):
-        if 100 in batch.column("line").to_pylist():
-            os._exit(9)  # the worker process vanishes, as under the OOM killer
-        return real_call(self, batch)
-
-    monkeypatch.setattr(hsa.dataset.batch.BatchFunction, "__call__", dies_on_line_100)
+    # Every batch the pool gets kills it; the first batches always go to the pool.
+    monkeypatch.setattr(hsa.dataset.engines.local, "_work", _pool_dies)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     with pytest.raises(HsaError, match="worker process died"):
         generate(
             load_recipe(RECIPE), EPISODES_PATH, tmp_path, workers=2, batch_size=16, trust_hooks=True
         )
     assert list((tmp_path / RECIPE).iterdir()) == []
+    assert list(scratch.iterdir()) == []  # no batch handed over is left behind
+
+
+def test_the_collecting_process_runs_batches_when_the_pool_is_full(version, tmp_path, monkeypatch):
+    """With --workers 2 one pool process and the collecting process both run batches, the
+    pool's handed over in files that are gone afterwards; the bytes are those of 1 worker."""
+    import tempfile
+
+    import hsa.dataset.batch
+
+    real_call = hsa.dataset.batch.BatchFunction.__call__
+    ran_here: list[int] = []
+    pool_marks = tmp_path / "pool"
+    pool_marks.mkdir()
+    monkeypatch.setattr(sys.modules[__name__], "_POOL_MARKS", pool_marks)
+
+    def recorded_call(self, batch):
+        if os.getpid() == parent:
+            ran_here.append(batch.num_rows)
+        return real_call(self, batch)
+
+    parent = os.getpid()
+    monkeypatch.setattr(hsa.dataset.engines.local, "_work", _slow_pool_work)
+    monkeypatch.setattr(hsa.dataset.batch.BatchFunction, "__call__", recorded_call)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    two = generate(
+        load_recipe(RECIPE),
+        EPISODES_PATH,
+        tmp_path / "w2",
+        workers=2,
+        batch_size=16,
+        trust_hooks=True,
+    )
+    ran_in_pool = [int(mark.read_text()) for mark in pool_marks.iterdir()]
+    assert ran_here and len(ran_in_pool) >= 2
+    # Every line ran once, in one process or the other.
+    assert sum(ran_here) + sum(ran_in_pool) == version.manifest["counts"]["input_lines"]
+    assert shard_hashes(two) == shard_hashes(version)
+    assert list(scratch.iterdir()) == []
 
 
 def test_a_batch_spaces_the_collector_and_gives_the_callers_thresholds_back(monkeypatch):
@@ -955,8 +1013,6 @@ def test_killing_the_parent_kills_its_workers(tmp_path):
     their queue forever holding memory."""
     import signal
     import subprocess
-    import sys
-    import time
 
     source = small_source(tmp_path, 240)
     command = [
@@ -970,7 +1026,7 @@ def test_killing_the_parent_kills_its_workers(tmp_path):
         str(tmp_path / "out"),
         "--trust-hooks",
         "--workers",
-        "2",
+        "3",  # two pool processes beside this one
         "--batch-size",
         "2",
     ]

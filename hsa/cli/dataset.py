@@ -183,7 +183,11 @@ def generate(
         ),
     ] = "local",
     workers: Annotated[
-        int, typer.Option(min=1, help="Worker processes (local) or CPUs (ray).")
+        int,
+        typer.Option(
+            min=1,
+            help="Processes that run batches (local: this one and N-1 more) or CPUs (ray).",
+        ),
     ] = 1,
     batch_size: Annotated[
         int,
