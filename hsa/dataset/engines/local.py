@@ -2,11 +2,11 @@
 
 With ``workers`` N, N - 1 pool processes and this one run batches. This process collects the
 results in input order and writes them, and runs a batch itself only when there is nothing to
-collect and the pool has all it can queue. A pool of N processes beside a collector would ask
-N + 1 processes of N cores, and every batch would cross a pipe twice: on 2 cores with 20,000
-shared-harness episodes, 2 pool processes came to 1.6-1.7x one worker, the collector's own
-receiving, joining and writing (59 us a row, 11% of all CPU) competing with both workers for
-the cores. Output does not depend on which process ran a batch (the batch function is pure).
+collect and the pool has all it can queue. A pool of N processes beside a collector asks N + 1
+processes of N cores, and every batch crosses between processes: on 2 cores with 20,000
+shared-harness episodes, 2 pool processes came to 1.7x one worker, the collector's receiving,
+joining and writing (59 us a row, 11% of all CPU) competing with both for the cores. Output does
+not depend on which process ran a batch (the batch function is pure).
 
 At most ``2 * workers`` batches are in flight, so memory stays bounded by the batch size, not the
 dataset size. A worker that dies (killed, out of memory) stops the run with a clear error; the
@@ -165,9 +165,10 @@ def _with_pool(
         return not isinstance(item, Future) or item.done()
 
     # Pool processes hand their output over in files, not through the pool's pipe: this
-    # process reads a pipe in a thread that needs the GIL for each 64 KiB, and while it runs a
-    # batch itself that thread waited up to the GIL's switch interval (5 ms) each time, so a
-    # pool process sat blocked on a full pipe: on 20,000 shared-harness episodes 14 of 38 s.
+    # process reads that pipe in a thread that takes the GIL for each 64 KiB, and while this
+    # process runs a batch the thread waits up to the GIL's switch interval (5 ms) each time,
+    # so a pool process sits blocked on a full pipe. On 20,000 shared-harness episodes the pool
+    # process was idle 14 s of 38; with a 0.5 ms switch interval the run took 29 s.
     with (
         tempfile.TemporaryDirectory(prefix="hsa-batches-") as handover,
         ProcessPoolExecutor(
