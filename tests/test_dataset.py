@@ -293,10 +293,15 @@ def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch)
 # lives at module level; the forked processes see what the test set before the pool started.
 _REAL_POOL_WORK = hsa.dataset.engines.local._work
 _POOL_MARKS: Path | None = None
+_POOL_BATCHES = 0  # in a pool process: the batches it has run
 
 
-def _pool_dies(batch, path):
-    os._exit(9)  # the pool process vanishes, as under the OOM killer
+def _pool_dies_at_its_second_batch(batch, path):
+    global _POOL_BATCHES
+    _POOL_BATCHES += 1
+    if _POOL_BATCHES == 2:
+        os._exit(9)  # the pool process vanishes, as under the OOM killer
+    return _REAL_POOL_WORK(batch, path)
 
 
 def _slow_pool_work(batch, path):
@@ -307,30 +312,26 @@ def _slow_pool_work(batch, path):
 
 
 def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
-    import tempfile
-
-    # Every batch the pool gets kills it; the first batches always go to the pool.
-    monkeypatch.setattr(hsa.dataset.engines.local, "_work", _pool_dies)
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    # The first two batches always go to the pool: its first comes back, the second kills it.
+    monkeypatch.setattr(hsa.dataset.engines.local, "_work", _pool_dies_at_its_second_batch)
     with pytest.raises(HsaError, match="worker process died"):
         generate(
             load_recipe(RECIPE), EPISODES_PATH, tmp_path, workers=2, batch_size=16, trust_hooks=True
         )
+    # No version, no staging folder, no batches handed over and left behind.
     assert list((tmp_path / RECIPE).iterdir()) == []
-    assert list(scratch.iterdir()) == []  # no batch handed over is left behind
 
 
 def test_the_collecting_process_runs_batches_when_the_pool_is_full(version, tmp_path, monkeypatch):
-    """With --workers 2 one pool process and the collecting process both run batches, the
-    pool's handed over in files that are gone afterwards; the bytes are those of 1 worker."""
-    import tempfile
-
+    """With --workers 2 one pool process and the collecting process both run batches; the
+    pool's are handed over in files, each gone once read, never more than the pool may queue;
+    the bytes are those of 1 worker."""
     import hsa.dataset.batch
 
     real_call = hsa.dataset.batch.BatchFunction.__call__
+    real_handed_over = hsa.dataset.engines.local._handed_over
     ran_here: list[int] = []
+    waiting: list[int] = []  # handed-over files present at each read
     pool_marks = tmp_path / "pool"
     pool_marks.mkdir()
     monkeypatch.setattr(sys.modules[__name__], "_POOL_MARKS", pool_marks)
@@ -340,12 +341,16 @@ def test_the_collecting_process_runs_batches_when_the_pool_is_full(version, tmp_
             ran_here.append(batch.num_rows)
         return real_call(self, batch)
 
+    def counted_handed_over(path):
+        waiting.append(len(os.listdir(os.path.dirname(path))))
+        out = real_handed_over(path)
+        assert not os.path.exists(path)
+        return out
+
     parent = os.getpid()
     monkeypatch.setattr(hsa.dataset.engines.local, "_work", _slow_pool_work)
+    monkeypatch.setattr(hsa.dataset.engines.local, "_handed_over", counted_handed_over)
     monkeypatch.setattr(hsa.dataset.batch.BatchFunction, "__call__", recorded_call)
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     two = generate(
         load_recipe(RECIPE),
         EPISODES_PATH,
@@ -358,8 +363,42 @@ def test_the_collecting_process_runs_batches_when_the_pool_is_full(version, tmp_
     assert ran_here and len(ran_in_pool) >= 2
     # Every line ran once, in one process or the other.
     assert sum(ran_here) + sum(ran_in_pool) == version.manifest["counts"]["input_lines"]
+    assert len(waiting) == len(ran_in_pool) and 1 <= max(waiting) <= 2
     assert shard_hashes(two) == shard_hashes(version)
-    assert list(scratch.iterdir()) == []
+    assert sorted(p.name for p in (tmp_path / "w2" / RECIPE).iterdir()) == [
+        f".{two.path.name}.inputs.json",
+        two.path.name,
+    ]
+
+
+def test_an_error_in_the_collecting_process_stops_the_pool_and_leaves_nothing(
+    tmp_path, monkeypatch
+):
+    import hsa.dataset.batch
+
+    real_call = hsa.dataset.batch.BatchFunction.__call__
+    parent = os.getpid()
+    monkeypatch.setattr(sys.modules[__name__], "_POOL_MARKS", tmp_path)
+
+    def fails_here(self, batch):
+        if os.getpid() == parent:
+            raise RuntimeError("a bug in a transform")
+        return real_call(self, batch)
+
+    monkeypatch.setattr(hsa.dataset.engines.local, "_work", _slow_pool_work)
+    monkeypatch.setattr(hsa.dataset.batch.BatchFunction, "__call__", fails_here)
+    with pytest.raises(RuntimeError, match="a bug in a transform"):
+        generate(
+            load_recipe(RECIPE),
+            EPISODES_PATH,
+            tmp_path / "out",
+            workers=2,
+            batch_size=16,
+            trust_hooks=True,
+        )
+    assert list((tmp_path / "out" / RECIPE).iterdir()) == []
+    # The pool ran the two batches it had been given, and the run stopped there.
+    assert len(list(tmp_path.glob("*.arrows"))) == 2
 
 
 def test_a_batch_spaces_the_collector_and_gives_the_callers_thresholds_back(monkeypatch):

@@ -3,22 +3,26 @@
 A generation run makes and frees buffers of megabytes, batch after batch: a batch's rows as JSON
 strings and Arrow arrays, the batch a pool process hands over, the row group the writer joins
 into one chunk per column. By default glibc's malloc hands such blocks back to the kernel when
-they are freed (a block above its mmap threshold is unmapped; free space above 128 KiB at the
-top of the heap is trimmed), and Arrow's default pool, mimalloc, purges freed pages after about
-10 ms; the next batch then touches fresh pages, one page fault per 4 KiB. On 20,000 shared-harness
+they are freed (a block above its mmap threshold is unmapped, and although the threshold rises
+after such a free, to at most 32 MiB, free space at the top of the heap above twice it is
+trimmed), and Arrow's default pool, mimalloc, purges freed pages after about 10 ms; the next
+batch then touches fresh pages, one page fault per 4 KiB. On 20,000 shared-harness
 episodes (100,000 rows) with 2 pool processes that was 1.8 million page faults and 7.9 s of
 system time out of 59 s of CPU, in the pool processes and in the one that collects and writes.
 
 :func:`tune_allocators` keeps freed memory for reuse instead: glibc serves blocks up to
 :data:`MMAP_THRESHOLD` from its heap and keeps up to :data:`TRIM_THRESHOLD` free at its top, and
 Arrow allocates through glibc (the system pool), so one setting covers both. The cost is memory
-kept for reuse: one worker's peak went from 821 to 931 MB on the run above. What a run writes
-does not change. Where the C library is not glibc nothing changes, Arrow's pool included.
+kept for reuse, in each process (the trim threshold bounds only the top of the main heap; freed
+blocks below it stay too): one worker's peak went from 821 to 931 MB on 20,000 shared-harness
+episodes. What a run writes does not change. Where the C library is not glibc nothing changes,
+Arrow's pool included.
 
-The settings are per process and last: :func:`generate` applies them in the process that
-collects and writes (forked pool processes inherit them), and every batch function in its own
-(a Ray worker). ``HSA_ALLOCATOR=default`` leaves a process's allocators as they are, and so does
-a user's own ``ARROW_DEFAULT_MEMORY_POOL`` for Arrow's pool.
+The settings are per process and last: :func:`generate` applies them in the process that calls
+it (forked pool processes inherit them), and every batch function in its own (a Ray worker), so
+a program that calls ``generate`` keeps them afterwards. ``HSA_ALLOCATOR=default`` in a
+process's environment leaves its allocators as they are (on a Ray cluster, set it in the
+workers' environment too), and a user's own ``ARROW_DEFAULT_MEMORY_POOL`` keeps Arrow's pool.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import pyarrow as pa
 # rows/s), against 64/128 (2,065, 3,550; 185 MB more peak memory) and 32/64 (2,125, 3,447).
 MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 256 << 20
-TOP_PAD = 32 << 20  # the heap grows in steps of this, not page by page
+TOP_PAD = 32 << 20  # the heap grows in steps of this, not glibc's 128 KiB
 # mallopt(3) parameters (glibc's malloc.h).
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 OPT_OUT = "HSA_ALLOCATOR"  # set to "default" to leave the allocators alone
@@ -66,14 +70,13 @@ def _tune_glibc() -> bool:
     except (OSError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return all(
-        mallopt(parameter, value) == 1
-        for parameter, value in (
-            (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
-            (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
-            (_M_TOP_PAD, TOP_PAD),
-        )
+    settings = (
+        (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+        (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+        (_M_TOP_PAD, TOP_PAD),
     )
+    applied = [mallopt(parameter, value) == 1 for parameter, value in settings]  # each one
+    return all(applied)
 
 
 def _use_system_pool() -> bool:

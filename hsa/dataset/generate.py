@@ -147,7 +147,8 @@ def generate(
 
     ``on_progress(lines, rows)`` reports the input lines done and rows made so far, within
     batches too. Harness folders that episodes reference must lie beside the episodes file or
-    under ``harness_roots``."""
+    under ``harness_roots``. Sets this process's allocators to keep freed buffers for reuse,
+    for the rest of its life (hsa.dataset.allocator; ``HSA_ALLOCATOR=default`` opts out)."""
     if engine not in ENGINES:
         raise HsaError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     if not 1 <= workers <= MAX_WORKERS:

@@ -30,7 +30,7 @@ def run_engine(
     if name == "local":
         from hsa.dataset.engines.local import run_local
 
-        return run_local(job, batches, workers=workers, on_lines=on_lines)
+        return run_local(job, batches, workers=workers, on_lines=on_lines, staging=staging)
     if name == "ray":
         from hsa.dataset.engines.ray import run_ray
 

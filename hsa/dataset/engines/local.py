@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -29,6 +30,8 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -97,9 +100,13 @@ def run_local(
     *,
     workers: int,
     on_lines: Callable[[int], None] | None = None,
+    staging: Path | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Output batches in input order; ``on_lines(n)`` reports the input lines done so far, line
-    by line in this process and every :data:`POLL_SECONDS` from a pool."""
+    by line in this process and every :data:`POLL_SECONDS` from a pool. A pool hands its
+    batches over in a folder beside ``staging`` (the version's staging folder), so they are on
+    the output's disk and a later run sweeps them up with the staging folder after a crash; in
+    the temporary folder without one."""
     if workers <= 1:
         function = BatchFunction(job)
         if on_lines is not None:
@@ -114,7 +121,7 @@ def run_local(
         for batch in batches:
             yield function(batch)
         return
-    yield from _with_pool(job, batches, workers, on_lines)
+    yield from _with_pool(job, batches, workers, on_lines, staging)
 
 
 def _marking_the_last(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[pa.RecordBatch, bool]]:
@@ -130,6 +137,7 @@ def _with_pool(
     batches: Iterator[pa.RecordBatch],
     workers: int,
     on_lines: Callable[[int], None] | None,
+    staging: Path | None,
 ) -> Iterator[pa.RecordBatch]:
     context = multiprocessing.get_context("fork")
     done = context.Value("q", 0)
@@ -170,7 +178,7 @@ def _with_pool(
     # so a pool process sits blocked on a full pipe. On 20,000 shared-harness episodes the pool
     # process was idle 14 s of 38; with a 0.5 ms switch interval the run took 29 s.
     with (
-        tempfile.TemporaryDirectory(prefix="hsa-batches-") as handover,
+        _handover_folder(staging) as handover,
         ProcessPoolExecutor(
             pool_size, mp_context=context, initializer=_init, initargs=(job, done, os.getpid())
         ) as pool,
@@ -201,3 +209,22 @@ def _with_pool(
                 "its batch; nothing was published: rerun to complete the "
                 "version"
             ) from exc
+        except BaseException:
+            # An error here or in the writer, or the run closed early: drop the batches the
+            # pool has not started instead of running them all before the error shows.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+@contextmanager
+def _handover_folder(staging: Path | None) -> Iterator[str]:
+    if staging is None:
+        with tempfile.TemporaryDirectory(prefix="hsa-batches-") as folder:
+            yield folder
+        return
+    folder = staging.parent / f"{staging.name}.handover"
+    folder.mkdir()
+    try:
+        yield str(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
