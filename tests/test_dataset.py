@@ -275,6 +275,17 @@ def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypa
     stale.mkdir()
     done = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True)
     assert done.path.is_dir() and audit_version(done.path, trust_hooks=True).ok
+    # What a killed run of this version left (pid 999999 is gone): its staging folder and the
+    # folder its pool handed batches over in are swept up by the next run of the version.
+    shutil.rmtree(done.path)
+    left = [
+        tmp_path / RECIPE / f".{done.path.name}.partial-999999-x{end}" for end in ("", ".handover")
+    ]
+    for folder in left:
+        folder.mkdir()
+        (folder / "0.arrows").write_bytes(b"a batch")
+    again = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True, workers=2)
+    assert again.path == done.path and not any(folder.exists() for folder in left)
 
 
 def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch):
