@@ -408,8 +408,9 @@ def test_an_error_in_the_collecting_process_stops_the_pool_and_leaves_nothing(
             trust_hooks=True,
         )
     assert list((tmp_path / "out" / RECIPE).iterdir()) == []
-    # The pool ran the two batches it had been given, and the run stopped there.
-    assert len(list(tmp_path.glob("*.arrows"))) == 2
+    # The pool ran at most the two batches it had been given (the second is dropped when it had
+    # not started), and the run stopped there.
+    assert 1 <= len(list(tmp_path.glob("*.arrows"))) <= 2
 
 
 def test_a_batch_spaces_the_collector_and_gives_the_callers_thresholds_back(monkeypatch):
