@@ -19,8 +19,8 @@ episodes. What a run writes does not change. Where the C library is not glibc no
 Arrow's pool included.
 
 The settings are per process and last: :func:`generate` applies them in the process that calls
-it (forked pool processes inherit them), and every batch function in its own (a Ray worker), so
-a program that calls ``generate`` keeps them afterwards. ``HSA_ALLOCATOR=default`` in a
+it (forked pool processes inherit them), and a Ray worker in its own, so a program that calls
+``generate`` keeps them afterwards. ``HSA_ALLOCATOR=default`` in a
 process's environment leaves its allocators as they are (on a Ray cluster, set it in the
 workers' environment too), and a user's own ``ARROW_DEFAULT_MEMORY_POOL`` keeps Arrow's pool.
 """

@@ -22,7 +22,6 @@ import pyarrow as pa
 from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
-from hsa.dataset.allocator import tune_allocators
 from hsa.dataset.harness_variants import lineage_end
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, ROW_SCHEMA, lineage_json, reject_row, variant_row
@@ -91,7 +90,6 @@ class BatchFunction:
     on_line: Callable[[], None] | None = None
 
     def __init__(self, job: BatchJob):
-        tune_allocators()  # where no generate() did: a Ray worker (hsa.dataset.allocator)
         self.job = job
         self.recipe = Recipe.from_dict(job.recipe)
         self.harness: Harness | None = (

@@ -128,6 +128,13 @@ def staging_dir(final: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-", dir=parent))
 
 
+def beside_staging(staging: Path, suffix: str) -> Path:
+    """A scratch path next to the staging folder ``staging`` (an engine's input or handover):
+    not in the version, on the output's disk, and named so that :func:`staging_dir` sweeps it
+    up with its staging folder when the run that made it died."""
+    return staging.parent / f"{staging.name}.{suffix}"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -23,7 +23,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -36,6 +35,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from hsa.dataset.batch import BatchFunction, BatchJob
+from hsa.dataset.writer import beside_staging
 from hsa.errors import HsaError
 
 _function: BatchFunction | None = None
@@ -69,12 +69,13 @@ def _init(job: BatchJob, done, parent: int) -> None:
     global _function
     die_with_parent(parent)
     _function = BatchFunction(job)
+    _function.on_line = lambda: _line_done(done)
 
-    def tick() -> None:
-        with done.get_lock():
-            done.value += 1
 
-    _function.on_line = tick
+def _line_done(done) -> None:
+    """Count an input line done in the counter the pool and this process share."""
+    with done.get_lock():
+        done.value += 1
 
 
 def _work(batch: pa.RecordBatch, path: str) -> str:
@@ -99,14 +100,13 @@ def run_local(
     batches: Iterator[pa.RecordBatch],
     *,
     workers: int,
+    staging: Path,
     on_lines: Callable[[int], None] | None = None,
-    staging: Path | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Output batches in input order; ``on_lines(n)`` reports the input lines done so far, line
     by line in this process and every :data:`POLL_SECONDS` from a pool. A pool hands its
-    batches over in a folder beside ``staging`` (the version's staging folder), so they are on
-    the output's disk and a later run sweeps them up with the staging folder after a crash; in
-    the temporary folder without one."""
+    batches over in a folder beside ``staging``, the version's staging folder
+    (:func:`hsa.dataset.writer.beside_staging`)."""
     if workers <= 1:
         function = BatchFunction(job)
         if on_lines is not None:
@@ -137,7 +137,7 @@ def _with_pool(
     batches: Iterator[pa.RecordBatch],
     workers: int,
     on_lines: Callable[[int], None] | None,
-    staging: Path | None,
+    staging: Path,
 ) -> Iterator[pa.RecordBatch]:
     context = multiprocessing.get_context("fork")
     done = context.Value("q", 0)
@@ -153,8 +153,7 @@ def _with_pool(
             on_lines(done.value)
 
     def tick() -> None:
-        with done.get_lock():
-            done.value += 1
+        _line_done(done)
         report()
 
     def collected(item: Future | pa.RecordBatch) -> pa.RecordBatch:
@@ -217,12 +216,8 @@ def _with_pool(
 
 
 @contextmanager
-def _handover_folder(staging: Path | None) -> Iterator[str]:
-    if staging is None:
-        with tempfile.TemporaryDirectory(prefix="hsa-batches-") as folder:
-            yield folder
-        return
-    folder = staging.parent / f"{staging.name}.handover"
+def _handover_folder(staging: Path) -> Iterator[str]:
+    folder = beside_staging(staging, "handover")
     folder.mkdir()
     try:
         yield str(folder)

@@ -21,7 +21,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hsa.dataset.allocator import tune_allocators
 from hsa.dataset.batch import INPUT_SCHEMA, BatchFunction, BatchJob
+from hsa.dataset.writer import beside_staging
 from hsa.errors import HsaError
 
 _functions: dict[bytes, BatchFunction] = {}
@@ -70,6 +72,7 @@ def _apply(batch: pa.Table, job: BatchJob) -> pa.Table:
     key = orjson.dumps(dataclasses.asdict(job), option=orjson.OPT_SORT_KEYS)
     function = _functions.get(key)
     if function is None:
+        tune_allocators()  # this worker's own process: no generate() ran here
         function = _functions[key] = BatchFunction(job)
     return pa.Table.from_batches([function(batch)])
 
@@ -84,7 +87,7 @@ def run_ray(
     # Stage the input as Parquet so Ray reads it like any dataset (and keeps line numbers). It
     # lives beside the staging folder, not in it, and is deleted after the run: a version holds
     # the same files whatever the engine.
-    staged = staging.parent / f"{staging.name}.ray-input.parquet"
+    staged = beside_staging(staging, "ray-input.parquet")
     batch_rows = None
     with pq.ParquetWriter(staged, INPUT_SCHEMA) as writer:
         for batch in batches:  # each write is its own row group: one batch, one read task
