@@ -284,8 +284,11 @@ def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypa
     for folder in left:
         folder.mkdir()
         (folder / "0.arrows").write_bytes(b"a batch")
+    ray_input = tmp_path / RECIPE / f".{done.path.name}.partial-999999-x.ray-input.parquet"
+    ray_input.write_bytes(b"the Ray engine's staged input")  # a file, not a folder
     again = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True, workers=2)
     assert again.path == done.path and not any(folder.exists() for folder in left)
+    assert not ray_input.exists()
 
 
 def test_full_disk_is_a_clear_error_and_leaves_no_version(tmp_path, monkeypatch):

@@ -122,7 +122,10 @@ def staging_dir(final: Path) -> Path:
     for stale in parent.glob(f".{final.name}.partial-*"):
         pid = stale.name[len(f".{final.name}.partial-") :].split("-", 1)[0]
         if not pid.isdigit() or not _alive(int(pid)):
-            shutil.rmtree(stale, ignore_errors=True)
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:  # a file beside a staging folder (beside_staging): the Ray engine's input
+                stale.unlink(missing_ok=True)
     # Unique even for two runs of one process (threads); the pid lets a later run tell a dead
     # run's leftovers from a live one's.
     return Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-", dir=parent))
