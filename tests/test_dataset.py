@@ -336,6 +336,49 @@ def test_a_killed_worker_stops_the_run_cleanly(tmp_path, monkeypatch):
     assert list((tmp_path / RECIPE).iterdir()) == []
 
 
+# Run in a fresh interpreter so that a collector stuck on the lock fails the test at its timeout
+# instead of hanging the suite. A pool process takes the progress counter's lock and dies
+# holding it (the OOM killer can strike anywhere); the run must still end with the clear error.
+_DIES_HOLDING_THE_PROGRESS_LOCK = """
+import os, sys
+import hsa.dataset.engines.local as local
+from hsa.augment.recipe import load_recipe
+from hsa.dataset.generate import generate
+from hsa.errors import HsaError
+from hsa.example import EPISODES_PATH
+
+collector = os.getpid()
+real_line_done = local._line_done
+
+def dies_holding_the_lock(done):
+    if os.getpid() != collector:
+        done.get_lock().acquire()
+        os._exit(9)
+    real_line_done(done)
+
+local._line_done = dies_holding_the_lock
+try:
+    generate(load_recipe("tools-basic"), EPISODES_PATH, sys.argv[1], workers=2,
+             batch_size=16, trust_hooks=True, on_progress=lambda lines, rows: None)
+except HsaError as exc:
+    print("error:", exc)
+"""
+
+
+def test_a_worker_killed_holding_the_progress_lock_stops_the_run(tmp_path):
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _DIES_HOLDING_THE_PROGRESS_LOCK, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "worker process died" in done.stdout
+    assert list((tmp_path / RECIPE).iterdir()) == []
+
+
 def test_the_collecting_process_runs_batches_when_the_pool_is_full(version, tmp_path, monkeypatch):
     """With --workers 2 one pool process and the collecting process both run batches; the
     pool's are handed over in files, each gone once read, never more than the pool may queue;
@@ -1021,7 +1064,7 @@ def test_many_variants_per_episode_cut_the_batch_not_the_bytes(tmp_path, monkeyp
     assert shard_hashes(cut) == shard_hashes(whole)
 
 
-def test_progress_moves_episode_by_episode_within_a_batch(tmp_path):
+def test_progress_moves_episode_by_episode_within_a_batch(tmp_path, monkeypatch):
     """One batch of 256 holds the whole demo: progress reported per batch sat at 0 until the
     end. It must move with every episode done."""
     source = small_source(tmp_path, 5)
@@ -1034,6 +1077,33 @@ def test_progress_moves_episode_by_episode_within_a_batch(tmp_path):
         on_progress=lambda done, rows: seen.append(done),
     )
     assert seen[:5] == [1, 2, 3, 4, 5] and seen == sorted(seen)
+    # With a pool, what the engine reports (before generate's own count after each batch)
+    # adds the lines the pool ran and those this process ran (a slowed pool, so that this
+    # process runs batches too) up to every line.
+    real_run_engine = hsa.dataset.generate.run_engine
+    reported = []
+
+    def recording(*args, on_lines, **kwargs):
+        def record(n):
+            reported.append(n)
+            on_lines(n)
+
+        return real_run_engine(*args, on_lines=record, **kwargs)
+
+    monkeypatch.setattr(hsa.dataset.generate, "run_engine", recording)
+    monkeypatch.setattr(sys.modules[__name__], "_POOL_MARKS", tmp_path)
+    monkeypatch.setattr(hsa.dataset.engines.local, "_work", _slow_pool_work)
+    generate(
+        load_recipe(RECIPE),
+        source,
+        tmp_path / "pooled",
+        trust_hooks=True,
+        workers=2,
+        batch_size=1,
+        on_progress=lambda done, rows: None,
+    )
+    assert 1 <= len(list(tmp_path.glob("*.arrows"))) < 5  # the pool ran some, not all
+    assert max(reported) == 5
 
 
 def test_logs_get_progress_lines_and_a_byte_order_mark_costs_nothing(tmp_path):

@@ -73,7 +73,7 @@ def _init(job: BatchJob, done, parent: int) -> None:
 
 
 def _line_done(done) -> None:
-    """Count an input line done in the counter the pool and this process share."""
+    """Count an input line done in the counter the pool processes share."""
     with done.get_lock():
         done.value += 1
 
@@ -140,7 +140,8 @@ def _with_pool(
     staging: Path,
 ) -> Iterator[pa.RecordBatch]:
     context = multiprocessing.get_context("fork")
-    done = context.Value("q", 0)
+    done = context.Value("q", 0)  # lines the pool processes ran; each adds under its lock
+    done_here = 0  # lines this process ran, counted apart: it never takes that lock
     pool_size = workers - 1
     queued_at_most = 2 * pool_size  # a batch running and one waiting, per pool process
     in_flight_at_most = 2 * workers
@@ -150,10 +151,15 @@ def _with_pool(
 
     def report() -> None:
         if on_lines is not None:
-            on_lines(done.value)
+            # Read without the lock: a pool process killed while holding it (the OOM killer
+            # strikes anywhere) would leave this process waiting on it forever instead of
+            # seeing the broken pool, whose other processes the executor then terminates. An
+            # aligned 8-byte read is never torn.
+            on_lines(done.get_obj().value + done_here)
 
     def tick() -> None:
-        _line_done(done)
+        nonlocal done_here
+        done_here += 1
         report()
 
     def collected(item: Future | pa.RecordBatch) -> pa.RecordBatch:
