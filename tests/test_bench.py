@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from hsa.augment.recipe import load_recipe
 from hsa.cli import main
-from hsa.dataset.bench import FLOOR_RUNS, SCENARIOS, run_bench, write_inputs
+from hsa.dataset.bench import FLOOR_RUNS, SCENARIOS, _generate, run_bench, write_inputs
 from hsa.dataset.generate import generate
+from hsa.errors import HsaError
 from hsa.model.episode import Episode, read_episodes
 
 
@@ -45,3 +47,16 @@ def test_each_scenario_reports_its_floor_and_the_shared_floor_renders_the_prompt
 def test_an_unknown_scenario_is_refused(capsys):
     assert main(["bench", "--rows", "100", "--scenario", "shared"]) != 0
     assert "per-episode-tools, shared-harness" in capsys.readouterr().err
+
+
+def test_a_kept_folder_can_be_benched_again_and_a_found_version_is_no_measurement(tmp_path):
+    # Run twice in one folder: the second run writes its inputs (and harness folder) afresh and
+    # makes its versions again.
+    for _ in range(2):
+        (report,) = run_bench(12, 1, "tools-basic", scenarios=("shared-harness",), folder=tmp_path)
+        assert report.results["generate_1"]["rows"] == 12 * 4
+    # A version generate finds instead of making would time a lookup: refused.
+    jsonl = tmp_path / "shared-harness" / "episodes.jsonl"
+    _generate(jsonl, tmp_path / "again", "tools-basic", 1)
+    with pytest.raises(HsaError, match="existed already"):
+        _generate(jsonl, tmp_path / "again", "tools-basic", 1)

@@ -471,7 +471,10 @@ def bench(
     ] = [],
     folder: Annotated[
         Path | None,
-        typer.Option(help="Keep inputs and outputs here instead of a temporary folder."),
+        typer.Option(
+            help="Keep inputs and outputs here instead of a temporary folder (its "
+            "per-episode-tools/ and shared-harness/ folders are made afresh on each run)."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a JSON list, one per scenario.")

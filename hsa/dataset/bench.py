@@ -44,6 +44,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hsa.errors import HsaError
+
 VERBS = ["get", "check", "list", "create", "update", "search", "compute", "cancel"]
 NOUNS = [
     "order",
@@ -404,6 +406,8 @@ def _generate(jsonl: Path, out: Path, recipe: str, workers: int) -> int:
     from hsa.dataset.generate import generate
 
     result = generate(load_recipe(recipe), jsonl, out / f"gen-{workers}", workers=workers)
+    if result.reused:  # found, not made: its time would be a lookup's
+        raise HsaError(f"{result.path} existed already: the bench measures a run that makes it")
     return result.manifest["counts"]["rows"]
 
 
@@ -512,6 +516,9 @@ def run_bench(
 def _run_scenario(
     scenario: str, rows: int, workers: int, recipe: str, folder: Path, only: tuple[str, ...]
 ) -> BenchReport:
+    # A fresh scenario folder: a version generate finds from an earlier run is not made again
+    # (no measurement), and the harness folder is never written over.
+    shutil.rmtree(folder, ignore_errors=True)
     jsonl, parquet = write_inputs(folder, rows, scenario)
     # The floor writes the scenario's rows at the least cost; the naive baseline renames a tool
     # in an inline harness, which the shared scenario does not have.
