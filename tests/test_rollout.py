@@ -126,8 +126,22 @@ def test_kept_rows_are_the_rows_generate_makes_when_the_teacher_replays_the_reco
         for column in ("messages", "tools", "hsa_lineage", "hsa_mapping", "hsa_gold"):
             assert json.loads(row[column]) == json.loads(twin[column]), (row["id"], column)
         assert row["hsa_families"] == twin["hsa_families"]
+        assert row["hsa_harness_variant"] == twin["hsa_harness_variant"]
         assert row["hsa_version"] == version.manifest["version"]
     assert [r["id"] for r in rows] == [i for i in by_id if i not in plans[1]]
+    # The pool's harness variants are named (variants, not originals) and listed with their
+    # lineage as generate lists them: the kept rows' variants, no more.
+    taken = {r["hsa_harness_variant"] for r in rows if r["hsa_variant"] > 0}
+    assert None not in taken and all(
+        r["hsa_harness_variant"] is None for r in rows if r["hsa_variant"] == 0
+    )
+    listed = pq.read_table(version.path / version.manifest["harness_variants"]["path"]).to_pylist()
+    generated_listing = pq.read_table(
+        generated.path / generated.manifest["harness_variants"]["path"]
+    ).to_pylist()
+    assert {e["harness_variant"] for e in listed} == taken
+    assert all(entry in generated_listing for entry in listed)
+    assert version.manifest["statistics"]["harness_variants"]["count"] == len(taken)
 
 
 def test_every_trajectory_is_recorded_with_its_requests(version):
@@ -171,10 +185,31 @@ def test_verify_checks_each_row_against_its_trajectory_harness_and_gold(version,
         f"{row['id']}: messages are not its trajectory rendered under its harness"
     ]
     assert "tools differs" in check(source, {**row, "tools": "[]"})[0]
+    other = row["hsa_harness_variant"].rpartition(":")[0] + ":999"
+    assert check(source, {**row, "hsa_harness_variant": other}) == [
+        f"{row['id']}: hsa_harness_variant differs from the variant its lineage rebuilds"
+    ]
     gold = json.loads(row["hsa_gold"])
     turns = gold["turns"]
     turns[0], turns[-1] = {**turns[0], "at": turns[-1]["at"]}, {**turns[-1], "at": turns[0]["at"]}
     assert check(source, {**row, "hsa_gold": json.dumps(gold)})  # turns judging other steps
+
+
+def test_verify_names_a_pooled_rollout_written_before_it_listed_its_harness_variants(
+    version, episodes, tmp_path
+):
+    from hsa.rollout.audit import audit_rollout
+
+    old = tmp_path / "old"
+    shutil.copytree(version.path, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    (old / manifest.pop("harness_variants")["path"]).unlink()
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    report = audit_rollout(old, episodes=episodes, trust_hooks=True)
+    assert (
+        "harness_variants.parquet: the manifest lists none, though the recipe has a pool of "
+        "harness variants (made by an older hsa: hsa rollout makes it again)"
+    ) in report.problems
 
 
 # ---- resume ----------------------------------------------------------------------------------

@@ -160,23 +160,30 @@ def _stored_row(version_dir: Path, manifest: dict, row_id: str) -> dict | None:
 def rebuild(original: Episode, row: dict, version: str, recipe: dict) -> dict:
     """The row rebuilt from its source episode and lineage (and its harness variant from the
     ``recipe`` of the manifest); raises VerificationFailed."""
+    return variant_row(rebuilt_variant(original, row, recipe), version)
+
+
+def rebuilt_variant(original: Episode, row: dict, recipe: dict | None) -> Variant:
+    """The variant a row's lineage rebuilds from its source episode, verified, with the harness
+    variant the manifest's ``recipe`` gives it (None: a rollout of originals alone); raises
+    VerificationFailed."""
     lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
     trail: list = []
     episode, mapping = replay(original, lineage, trail=trail)
     verify_variant(original, episode, mapping)
     index = row["hsa_variant"]
-    variant = Variant(
+    pool = None if recipe is None else recipe.get("harness_variants")
+    return Variant(
         original.id,
         index,
         episode,
         lineage,
         mapping,
         trail=tuple(trail),
-        harness_variant=harness_variant(
-            recipe["seed"], recipe.get("harness_variants"), original, index
-        ),
+        harness_variant=None
+        if pool is None
+        else harness_variant(recipe["seed"], pool, original, index),
     )
-    return variant_row(variant, version)
 
 
 def _differences(stored: dict, rebuilt: dict) -> list[str]:
@@ -219,7 +226,7 @@ def audit_version(
         problems.append("counts: rejects.parquet rows differ from load + variant rejects")
     if problems:
         return report  # do not re-verify rows of files that are already known to be wrong
-    listed = _listing(root, manifest, problems, made_by_generate=check_row is None)
+    listed = _listing(root, manifest, problems)
 
     sources = _source_episodes(manifest, episodes, trust_hooks, harness, harness_roots)
     current: Episode | None = None
@@ -271,17 +278,15 @@ def audit_version(
     return report
 
 
-def _listing(
-    root: Path, manifest: dict, problems: list[str], *, made_by_generate: bool
-) -> ListedLineages | None:
+def _listing(root: Path, manifest: dict, problems: list[str]) -> ListedLineages | None:
     """The version's listing of harness variants to check rows against, or None without one
-    (a recipe without a pool, or a rollout's version); a pooled version lacking it is a problem."""
+    (a recipe without a pool); a pooled version lacking it is a problem."""
     path = listing_path(root, manifest)
     if path is not None:
         listed = ListedLineages(path)
         problems.extend(listed.problems)
         return listed
-    if made_by_generate and (why := unlisted(manifest)):
+    if why := unlisted(manifest):
         problems.append(why)
     return None
 

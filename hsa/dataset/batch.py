@@ -22,9 +22,9 @@ import pyarrow as pa
 from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
-from hsa.dataset.harness_variants import lineage_end
+from hsa.dataset.harness_variants import variant_lineage_end
 from hsa.dataset.pipeline import augment_episode
-from hsa.dataset.rows import JSON, ROW_SCHEMA, lineage_json, reject_row, variant_row
+from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.errors import HsaError, Reject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness, load_harness
@@ -192,7 +192,7 @@ class BatchFunction:
             return None
         key = (variant.harness_variant, source.harness.exact_fingerprint)
         if key not in self._lineage_ends:
-            self._lineage_ends[key] = lineage_end(lineage_json(variant.harness_lineage))
+            self._lineage_ends[key] = variant_lineage_end(variant)
         return self._lineage_ends[key]
 
     def _reject(self, reject: Reject, line: int) -> dict:

@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hsa.dataset.rows import JSON
+from hsa.augment.variant import Variant
+from hsa.dataset.rows import JSON, lineage_json
 from hsa.dataset.writer import ShardWriter, read_manifest, sha256
 
 LISTING_FILE = "harness_variants.parquet"
@@ -48,6 +49,14 @@ def lineage_end(harness_lineage_json: str) -> int:
     return len(harness_lineage_json) - 1
 
 
+def variant_lineage_end(variant: Variant) -> int | None:
+    """Where the lineage of ``variant``'s harness variant ends in its row's ``hsa_lineage``;
+    None without a pool."""
+    if variant.harness_variant is None:
+        return None
+    return lineage_end(lineage_json(variant.harness_lineage))
+
+
 def harness_lineage_of(row_lineage_json: str, end: int) -> str:
     """The harness lineage (JSON) that ends at ``end`` of a row's lineage (JSON)."""
     return row_lineage_json[:end] + "]"
@@ -55,16 +64,23 @@ def harness_lineage_of(row_lineage_json: str, end: int) -> str:
 
 def unlisted(manifest: dict) -> str | None:
     """Why a version lacks the listing it should have (its recipe has a pool, its manifest
-    lists no harness_variants.parquet: made by an hsa that did not write one), or None."""
+    lists no harness_variants.parquet: made by an hsa that did not write one), or None.
+    Generated and rollout versions alike (a rollout of a pooled recipe lists its variants since
+    hsa.rollout.run.ROLLOUT_ROWS 2)."""
     recipe = manifest.get("recipe")
     if (
         isinstance(recipe, dict)
         and recipe.get("harness_variants")
         and "harness_variants" not in manifest
     ):
+        command = (
+            "hsa rollout makes it again"
+            if manifest.get("kind") == "rollout"
+            else ("hsa generate rebuilds it")
+        )
         return (
             f"{LISTING_FILE}: the manifest lists none, though the recipe has a pool of harness "
-            f"variants (made by an older hsa: hsa generate rebuilds it)"
+            f"variants (made by an older hsa: {command})"
         )
     return None
 

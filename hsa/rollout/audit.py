@@ -22,9 +22,7 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.augment.lineage import Step, replay
-from hsa.augment.variant import Variant
-from hsa.dataset.audit import AuditReport, audit_version
+from hsa.dataset.audit import AuditReport, audit_version, rebuilt_variant
 from hsa.dataset.rows import chat_template_messages, variant_row
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
@@ -33,9 +31,16 @@ from hsa.model.gold import Gold
 from hsa.model.scorer import judge
 from hsa.render import render_conversation
 from hsa.rollout.script import ScriptError, is_user_message, script_of
-from hsa.verify import VerificationFailed, verify_variant
+from hsa.verify import VerificationFailed
 
-_HARNESS_COLUMNS = ("tools", "hsa_lineage", "hsa_mapping", "hsa_families", "hsa_version")
+_HARNESS_COLUMNS = (
+    "tools",
+    "hsa_harness_variant",
+    "hsa_lineage",
+    "hsa_mapping",
+    "hsa_families",
+    "hsa_version",
+)
 
 
 def is_rollout(version_dir: str | os.PathLike) -> bool:
@@ -48,6 +53,7 @@ class RowCheck:
 
     def __init__(self, version_dir: Path, manifest: dict):
         self.root, self.version = version_dir, manifest["version"]
+        self.recipe = manifest.get("recipe")
         self._conversations: dict[str, list[dict]] | None = None
 
     @property
@@ -66,18 +72,13 @@ class RowCheck:
 
     def __call__(self, original: Episode, row: dict) -> list[str]:
         name = row["id"]
-        lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
         try:
-            trail: list = []
-            episode, mapping = replay(original, lineage, trail=trail)
-            verify_variant(original, episode, mapping)
+            variant = rebuilt_variant(original, row, self.recipe)
         except VerificationFailed as exc:
             return [f"{name}: verify:{exc.check}: {exc.reason}"]
         except HsaError as exc:
             return [f"{name}: cannot rebuild its harness: {exc}"]
-        variant = Variant(
-            original.id, row["hsa_variant"], episode, lineage, mapping, trail=tuple(trail)
-        )
+        episode = variant.episode
         expected = variant_row(variant, self.version)
         problems = [
             f"{name}: {column} differs from the variant its lineage rebuilds"

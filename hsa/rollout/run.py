@@ -5,6 +5,7 @@ variants of a recipe; judged trajectories are kept as training rows, the others 
       data/<split>-00000-of-000NN.parquet   kept trajectories, rows of hsa.dataset.rows.ROW_SCHEMA
       rejects.parquet                       input lines, variants and trajectories that are not rows
       rollouts.parquet                      every trajectory: status, reason, steps, requests, timings
+      harness_variants.parquet              with a pool: each harness variant the rows take, its lineage
       manifest.json                         source, recipe, endpoint, model, sampling, counts, latency
       README.md                             the Hugging Face dataset card
 
@@ -47,6 +48,11 @@ from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.fingerprint import input_fingerprint, version_id
 from hsa.dataset.generate import stage_version
+from hsa.dataset.harness_variants import (
+    HarnessVariantListing,
+    HarnessVariantTally,
+    variant_lineage_end,
+)
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
 from hsa.dataset.writer import (
@@ -86,6 +92,10 @@ from hsa.runtime import (
 from hsa.runtime.records import DONE
 
 MANIFEST_VERSION = 1
+# What the rows of a rollout hold, by the code that writes them (it enters the version): 2 since
+# the rows of a pooled recipe name their harness variant and the version lists the variants, so
+# a version written before is made again, not found without them.
+ROLLOUT_ROWS = 2
 
 TRAJECTORY_SCHEMA = pa.schema(
     [
@@ -354,7 +364,7 @@ def rollout(
     # Row-neutral options (a paraphrase cache folder, a timeout) stay out of the version.
     identity = None if recipe is None else recipe.version_dict()
     version = version_id(
-        {"recipe": identity, "rollout": settings.identity()},
+        {"recipe": identity, "rollout": settings.identity(), "rows": ROLLOUT_ROWS},
         fingerprint,
         __version__,
         transforms,
@@ -558,6 +568,7 @@ class _Runner:
             "kept": failed is None,
             "row": row,
             "fired": fired,
+            "harness_lineage_end": variant_lineage_end(variant),
             "reject": None
             if failed is None
             else _reject(
@@ -592,6 +603,8 @@ class _Runner:
             variant.lineage,
             variant.mapping,
             trail=variant.trail,
+            harness_variant=variant.harness_variant,
+            stage_steps=variant.stage_steps,
         )
         return (
             variant_row(teacher, self.version),
@@ -628,8 +641,20 @@ def _write(
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
     kept = [e for e in ordered if e["kept"]]
+    # A pooled recipe's rows name their harness variant; the version lists each variant with
+    # its lineage, as a generated version does (hsa.dataset.harness_variants).
+    pooled = recipe is not None and recipe.get("harness_variants") is not None
+    listing = HarnessVariantListing(staging) if pooled else None
+    served = HarnessVariantTally()
     if kept:
-        rows.add(pa.Table.from_pylist([e["row"] for e in kept], schema=ROW_SCHEMA))
+        table = pa.Table.from_pylist([e["row"] for e in kept], schema=ROW_SCHEMA)
+        rows.add(table)
+        served.add(table.column("hsa_harness_variant").drop_null().to_pylist())
+        if listing is not None:
+            ends = pa.chunked_array(
+                [pa.array([e["harness_lineage_end"] for e in kept], pa.int32())]
+            )
+            listing.add(table.column("hsa_harness_variant"), ends, table.column("hsa_lineage"))
     shards = finalize_shards(rows.close(), split)
 
     rejects = list(plan.rejects)
@@ -727,6 +752,10 @@ def _write(
             "sha256": sha256(staging / "rejects.parquet"),
         },
     }
+    if served.rows:
+        manifest["statistics"]["harness_variants"] = served.summary()
+    if listing is not None:
+        manifest["harness_variants"] = listing.close()
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest
