@@ -115,9 +115,19 @@ class HarnessVariantTally:
         return {
             "count": len(served),
             "rows_min": served[0].as_py(),
-            "rows_median": served[len(served) // 2].as_py(),
+            "rows_median": _median(served.to_pylist()),
             "rows_max": served[-1].as_py(),
         }
+
+
+def _median(ordered: list[int]) -> int | float:
+    """The median of sorted counts: the mean of the two middle ones when their number is even
+    (an integer when that is whole, so that an odd count and a whole mean read alike)."""
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    mean = (ordered[middle - 1] + ordered[middle]) / 2
+    return int(mean) if mean.is_integer() else mean
 
 
 class HarnessVariantListing:
