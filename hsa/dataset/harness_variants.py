@@ -73,11 +73,8 @@ def unlisted(manifest: dict) -> str | None:
         and recipe.get("harness_variants")
         and "harness_variants" not in manifest
     ):
-        command = (
-            "hsa rollout makes it again"
-            if manifest.get("kind") == "rollout"
-            else ("hsa generate rebuilds it")
-        )
+        rollout = manifest.get("kind") == "rollout"
+        command = "hsa rollout makes it again" if rollout else "hsa generate rebuilds it"
         return (
             f"{LISTING_FILE}: the manifest lists none, though the recipe has a pool of harness "
             f"variants (made by an older hsa: {command})"
