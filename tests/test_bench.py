@@ -4,6 +4,8 @@ rows generate writes, at the least cost (no timing is asserted: speed is the com
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pyarrow.parquet as pq
 import pytest
@@ -60,3 +62,18 @@ def test_a_kept_folder_can_be_benched_again_and_a_found_version_is_no_measuremen
     _generate(jsonl, tmp_path / "again", "tools-basic", 1)
     with pytest.raises(HsaError, match="existed already"):
         _generate(jsonl, tmp_path / "again", "tools-basic", 1)
+
+
+def test_a_failed_measurement_stops_the_bench_with_its_error(tmp_path):
+    # In a fresh interpreter with a timeout, so a regression (the bench waiting forever on a
+    # child that never reported) fails here instead of hanging the suite.
+    script = (
+        "from hsa.dataset.bench import run_bench\n"
+        f"run_bench(10, 1, 'no-such-recipe', scenarios=('shared-harness',), folder={str(tmp_path)!r},"
+        " only=('generate',))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    assert "the generate measurement failed" in done.stderr and "no-such-recipe" in done.stderr

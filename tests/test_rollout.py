@@ -208,8 +208,19 @@ def test_verify_names_a_pooled_rollout_written_before_it_listed_its_harness_vari
     report = audit_rollout(old, episodes=episodes, trust_hooks=True)
     assert (
         "harness_variants.parquet: the manifest lists none, though the recipe has a pool of "
-        "harness variants (made by an older hsa: hsa rollout makes it again)"
+        "harness variants (made by an older hsa: hsa rollout makes a new version (it re-runs the "
+        "teacher))"
     ) in report.problems
+    # Its rows carry no variant: named once above, not as a differing column on every row.
+    from hsa.rollout.audit import RowCheck
+
+    sources = {e.id: e for e in read_episodes(episodes, trust_hooks=True) if isinstance(e, Episode)}
+    row = next(r for r in read_rows(version) if r["hsa_harness_variant"] is not None)
+    old_row = {**row, "hsa_harness_variant": None}
+    assert RowCheck(old, manifest)(sources[row["hsa_source_id"]], old_row) == []
+    assert RowCheck(version.path, version.manifest)(sources[row["hsa_source_id"]], old_row) == [
+        f"{row['id']}: hsa_harness_variant differs from the variant its lineage rebuilds"
+    ]
 
 
 # ---- resume ----------------------------------------------------------------------------------

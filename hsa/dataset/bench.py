@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue as queue_module
 import random
 import resource
 import shutil
@@ -429,9 +430,15 @@ def _child(kind: str, args: tuple, queue) -> None:
     # baseline run as a user's script would, with the defaults. A floor is the least cost, and
     # with generate's settings the shared-harness floor was slower (fastest of three runs,
     # twice each, same day: 37,099 and 39,799 rows/s against 59,408 and 64,904).
-    start = time.perf_counter()
-    rows = _MEASUREMENTS[kind](*args)
-    seconds = time.perf_counter() - start
+    # A failure is sent back, not raised here: the parent waits on the queue, and a child that
+    # died with nothing on it would leave the bench waiting forever.
+    try:
+        start = time.perf_counter()
+        rows = _MEASUREMENTS[kind](*args)
+        seconds = time.perf_counter() - start
+    except BaseException as error:  # every failure goes back to the parent
+        queue.put({"error": f"{type(error).__name__}: {error}"})
+        return
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     queue.put(
@@ -454,8 +461,23 @@ def _run_once(kind: str, args: tuple) -> dict:
     queue = context.Queue()
     process = context.Process(target=_child, args=(kind, args, queue))
     process.start()
-    result = queue.get()
+    result = None
+    # Poll, so a child killed before it could report (out of memory, a signal) stops the bench.
+    while result is None:
+        try:
+            result = queue.get(timeout=1.0)
+        except queue_module.Empty:
+            if not process.is_alive():
+                try:  # it may have reported just before it exited
+                    result = queue.get(timeout=1.0)
+                except queue_module.Empty:
+                    raise HsaError(
+                        f"the {kind} measurement's process died (exit code "
+                        f"{process.exitcode}) before it reported"
+                    ) from None
     process.join()
+    if "error" in result:
+        raise HsaError(f"the {kind} measurement failed: {result['error']}")
     result["rows_per_s"] = round(result["rows"] / result["seconds"], 1)
     return result
 
@@ -518,7 +540,8 @@ def _run_scenario(
 ) -> BenchReport:
     # A fresh scenario folder: a version generate finds from an earlier run is not made again
     # (no measurement), and the harness folder is never written over.
-    shutil.rmtree(folder, ignore_errors=True)
+    if folder.exists():
+        shutil.rmtree(folder)
     jsonl, parquet = write_inputs(folder, rows, scenario)
     # The floor writes the scenario's rows at the least cost; the naive baseline renames a tool
     # in an inline harness, which the shared scenario does not have.

@@ -74,7 +74,11 @@ def unlisted(manifest: dict) -> str | None:
         and "harness_variants" not in manifest
     ):
         rollout = manifest.get("kind") == "rollout"
-        command = "hsa rollout makes it again" if rollout else "hsa generate rebuilds it"
+        command = (
+            "hsa rollout makes a new version (it re-runs the teacher)"
+            if rollout
+            else "hsa generate rebuilds it"
+        )
         return (
             f"{LISTING_FILE}: the manifest lists none, though the recipe has a pool of harness "
             f"variants (made by an older hsa: {command})"
@@ -129,11 +133,12 @@ def _median(ordered: list[int]) -> int | float:
 
 class HarnessVariantListing:
     """Writes ``harness_variants.parquet`` as the batches come back: each (harness variant,
-    lineage) the first time a row shows it. Every row says where its variant's lineage ends in
-    its own (``hsa_harness_lineage_end``, from the workers), so each row stands on its own
-    whatever else its batch keeps. What was listed is remembered as 16-byte digests, so that
-    where every episode has a harness of its own (one variant a row) memory grows by a set
-    entry, not a lineage, a row."""
+        lineage) the first time a row shows it. Every row says where its variant's lineage ends in
+        its own (``hsa_harness_lineage_end``: from the workers for generate, from the journal entry
+    for a rollout), so each row stands on its own
+        whatever else its batch keeps. What was listed is remembered as 16-byte digests, so that
+        where every episode has a harness of its own (one variant a row) memory grows by a set
+        entry, not a lineage, a row."""
 
     def __init__(self, folder: Path):
         self.folder = folder

@@ -4,7 +4,9 @@ A generated row is rebuilt from its source and lineage byte for byte; a rollout 
 (the model wrote its steps), so each row is checked against everything that decides it:
 
 * its harness: the lineage replays from the source episode and re-verifies, and the row's
-  ``tools``, lineage, mapping, families and version are the rebuilt variant's;
+  ``tools``, harness variant, lineage, mapping, families and version are the rebuilt variant's;
+  a pooled recipe's version lists its harness variants (harness_variants.parquet) and each row's
+  lineage is its listed variant's (as for a generated version);
 * its conversation: the row's ``messages`` are the trajectory recorded in rollouts.parquet,
   rendered under that harness; the trajectory is a valid episode under it, and its user side is
   the variant's (the leading system messages and every user message, in order);
@@ -23,6 +25,7 @@ import orjson
 import pyarrow.parquet as pq
 
 from hsa.dataset.audit import AuditReport, audit_version, rebuilt_variant
+from hsa.dataset.harness_variants import unlisted
 from hsa.dataset.rows import chat_template_messages, variant_row
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
@@ -54,6 +57,12 @@ class RowCheck:
     def __init__(self, version_dir: Path, manifest: dict):
         self.root, self.version = version_dir, manifest["version"]
         self.recipe = manifest.get("recipe")
+        # A version made before rollouts named their harness variants has a null in every row:
+        # the missing listing is reported once (hsa.dataset.harness_variants.unlisted), not as
+        # a differing column on every row.
+        self.columns = tuple(
+            c for c in _HARNESS_COLUMNS if not (c == "hsa_harness_variant" and unlisted(manifest))
+        )
         self._conversations: dict[str, list[dict]] | None = None
 
     @property
@@ -82,7 +91,7 @@ class RowCheck:
         expected = variant_row(variant, self.version)
         problems = [
             f"{name}: {column} differs from the variant its lineage rebuilds"
-            for column in _HARNESS_COLUMNS
+            for column in self.columns
             if row[column] != expected[column]
         ]
         conversation = self.conversations.get(name)

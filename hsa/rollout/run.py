@@ -18,7 +18,8 @@ first failing judged step, and after the last judged one.
 
 The version hashes what decides the rows: the canonical recipe less its row-neutral options, the
 input fingerprint, the hsa and transform versions, the shipped templates, the split, the model
-name and sampling, the step limit, the fault plan and the tool code; not the endpoint's URL, the
+name and sampling, the step limit, the fault plan, the tool code and the rows' own version
+(ROLLOUT_ROWS: what a rollout row holds); not the endpoint's URL, the
 concurrency or the retry policy. Finished trajectories are
 journaled as they end (hsa.rollout.journal); a rerun of a killed run does not redo them, and
 writes the same rows as an uninterrupted run would (rows are ordered by input line and variant,
