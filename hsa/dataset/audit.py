@@ -20,7 +20,13 @@ import pyarrow.parquet as pq
 from hsa.augment.lineage import Step, replay
 from hsa.augment.variant import Variant
 from hsa.dataset.fingerprint import input_fingerprint
-from hsa.dataset.harness_variants import LISTING_FILE, ListedLineages, listing_path, unlisted
+from hsa.dataset.harness_variants import (
+    LISTING_FILE,
+    ListedLineages,
+    listing_path,
+    pool_of,
+    unlisted,
+)
 from hsa.dataset.pipeline import harness_variant
 from hsa.dataset.rows import parse_row_id, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
@@ -172,7 +178,7 @@ def rebuilt_variant(original: Episode, row: dict, recipe: dict | None) -> Varian
     episode, mapping = replay(original, lineage, trail=trail)
     verify_variant(original, episode, mapping)
     index = row["hsa_variant"]
-    pool = None if recipe is None else recipe.get("harness_variants")
+    pool = pool_of(recipe)
     return Variant(
         original.id,
         index,
@@ -180,7 +186,7 @@ def rebuilt_variant(original: Episode, row: dict, recipe: dict | None) -> Varian
         lineage,
         mapping,
         trail=tuple(trail),
-        harness_variant=None
+        harness_variant=None  # no pool, or no recipe to draw the seed from
         if pool is None
         else harness_variant(recipe["seed"], pool, original, index),
     )

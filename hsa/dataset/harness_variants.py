@@ -62,17 +62,18 @@ def harness_lineage_of(row_lineage_json: str, end: int) -> str:
     return row_lineage_json[:end] + "]"
 
 
+def pool_of(recipe: dict | None) -> int | None:
+    """The pool of harness variants per source harness of a manifest's recipe (its canonical
+    dict), or None: no pool (one harness per variant), or no recipe (a rollout of originals)."""
+    return None if not isinstance(recipe, dict) else recipe.get("harness_variants")
+
+
 def unlisted(manifest: dict) -> str | None:
     """Why a version lacks the listing it should have (its recipe has a pool, its manifest
     lists no harness_variants.parquet: made by an hsa that did not write one), or None.
     Generated and rollout versions alike (a rollout of a pooled recipe lists its variants since
     hsa.rollout.run.ROLLOUT_ROWS 2)."""
-    recipe = manifest.get("recipe")
-    if (
-        isinstance(recipe, dict)
-        and recipe.get("harness_variants")
-        and "harness_variants" not in manifest
-    ):
+    if pool_of(manifest.get("recipe")) is not None and "harness_variants" not in manifest:
         rollout = manifest.get("kind") == "rollout"
         command = (
             "hsa rollout makes a new version (it re-runs the teacher)"

@@ -52,6 +52,7 @@ from hsa.dataset.generate import stage_version
 from hsa.dataset.harness_variants import (
     HarnessVariantListing,
     HarnessVariantTally,
+    pool_of,
     variant_lineage_end,
 )
 from hsa.dataset.pipeline import augment_episode
@@ -644,8 +645,7 @@ def _write(
     kept = [e for e in ordered if e["kept"]]
     # A pooled recipe's rows name their harness variant; the version lists each variant with
     # its lineage, as a generated version does (hsa.dataset.harness_variants).
-    pooled = recipe is not None and recipe.get("harness_variants") is not None
-    listing = HarnessVariantListing(staging) if pooled else None
+    listing = HarnessVariantListing(staging) if pool_of(recipe) is not None else None
     served = HarnessVariantTally()
     if kept:
         table = pa.Table.from_pylist([e["row"] for e in kept], schema=ROW_SCHEMA)
