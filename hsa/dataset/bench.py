@@ -461,20 +461,20 @@ def _run_once(kind: str, args: tuple) -> dict:
     queue = context.Queue()
     process = context.Process(target=_child, args=(kind, args, queue))
     process.start()
-    result = None
     # Poll, so a child killed before it could report (out of memory, a signal) stops the bench.
-    while result is None:
+    # A child found dead before a wait has put all it ever will: a wait that finds nothing then
+    # means it never reported.
+    while True:
+        exited = not process.is_alive()
         try:
             result = queue.get(timeout=1.0)
+            break
         except queue_module.Empty:
-            if not process.is_alive():
-                try:  # it may have reported just before it exited
-                    result = queue.get(timeout=1.0)
-                except queue_module.Empty:
-                    raise HsaError(
-                        f"the {kind} measurement's process died (exit code "
-                        f"{process.exitcode}) before it reported"
-                    ) from None
+            if exited:
+                raise HsaError(
+                    f"the {kind} measurement's process died (exit code {process.exitcode}) "
+                    "before it reported"
+                ) from None
     process.join()
     if "error" in result:
         raise HsaError(f"the {kind} measurement failed: {result['error']}")

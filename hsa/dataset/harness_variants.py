@@ -134,12 +134,11 @@ def _median(ordered: list[int]) -> int | float:
 
 class HarnessVariantListing:
     """Writes ``harness_variants.parquet`` as the batches come back: each (harness variant,
-        lineage) the first time a row shows it. Every row says where its variant's lineage ends in
-        its own (``hsa_harness_lineage_end``: from the workers for generate, from the journal entry
-    for a rollout), so each row stands on its own
-        whatever else its batch keeps. What was listed is remembered as 16-byte digests, so that
-        where every episode has a harness of its own (one variant a row) memory grows by a set
-        entry, not a lineage, a row."""
+    lineage) the first time a row shows it. Every row says where its variant's lineage ends in
+    its own (``hsa_harness_lineage_end``: from the workers for generate, from the journal entry
+    for a rollout), so each row stands on its own whatever else its batch keeps. What was listed
+    is remembered as 16-byte digests, so that where every episode has a harness of its own (one
+    variant a row) memory grows by a set entry, not a lineage, a row."""
 
     def __init__(self, folder: Path):
         self.folder = folder

@@ -60,9 +60,8 @@ class RowCheck:
         # A version made before rollouts named their harness variants has a null in every row:
         # the missing listing is reported once (hsa.dataset.harness_variants.unlisted), not as
         # a differing column on every row.
-        self.columns = tuple(
-            c for c in _HARNESS_COLUMNS if not (c == "hsa_harness_variant" and unlisted(manifest))
-        )
+        skipped = {"hsa_harness_variant"} if unlisted(manifest) else set()
+        self.columns = tuple(c for c in _HARNESS_COLUMNS if c not in skipped)
         self._conversations: dict[str, list[dict]] | None = None
 
     @property
