@@ -24,6 +24,7 @@ from hsa.augment.recipe import load_recipe
 from hsa.augment.variant import Variant
 from hsa.cli import main
 from hsa.dataset.audit import audit_version, replay_row, replay_variant
+from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment, write_variants
 from hsa.dataset.rows import variant_row
@@ -646,6 +647,13 @@ def test_card_has_front_matter_configs_and_statistics(version):
     assert "| `tool_order_permutation` | 720 |" in body
     assert "Harness variants:" not in body  # tools-basic has no pool
     assert "load_dataset(" in body and "SFTTrainer" in body
+
+
+def test_the_card_written_with_the_rows_is_the_card_of_the_written_shards(version):
+    # generate tallies the rows' shape as it writes them; hsa card reads it from the shards
+    assert card_text(version.path, manifest=version.manifest) == (
+        version.path / "README.md"
+    ).read_text(encoding="utf-8")
 
 
 class FakeHub:

@@ -1,7 +1,8 @@
 """The Hugging Face dataset card (README.md) of a version, from a template in templates/cards.
 
-Statistics are computed with polars from the version's own files (shards, rejects, manifest), so
-``hsa card DIR`` can rebuild the card of any version.
+Statistics come from the version's own files (rejects and manifest, read with polars) and the
+shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or read from
+the shards), so ``hsa card DIR`` can rebuild the card of any version.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from hsa.dataset.harness_variants import listing_path
 from hsa.dataset.licenses import is_open
 from hsa.dataset.outcome import REASON_CHARS
+from hsa.dataset.row_shape import RowShape, distribution
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
 from hsa.files.assets import templates_dir
@@ -29,43 +31,6 @@ from hsa.files.textfile import read_text
 def read_table(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
     """A Parquet file as polars, with Arrow JSON columns read as their JSON text."""
     return _plain(pq.read_table(path, columns=columns))
-
-
-def _row_statistics(root: Path, manifest: dict) -> tuple[pl.Series, pl.Series, pl.Series, str]:
-    """Variants per source, messages per row and tools per row, read a batch at a time so memory
-    stays flat however large the version (rows of one source are consecutive: written in input
-    order), and the first source id."""
-    per_source: list[int] = []
-    messages: list[pl.Series] = []
-    tools: list[pl.Series] = []
-    first_id, last_id = None, None
-    for shard in manifest["shards"]:
-        source = pq.ParquetFile(root / shard["path"])
-        for batch in source.iter_batches(
-            batch_size=8192, columns=["hsa_source_id", "messages", "tools"]
-        ):
-            frame = _plain(pa.Table.from_batches([batch]))
-            if frame.height == 0:
-                continue
-            messages.append(frame["messages"].str.count_matches('"role":').cast(pl.Int32))
-            tools.append(frame["tools"].str.count_matches('"type":"function"').cast(pl.Int32))
-            for source_id in frame["hsa_source_id"].to_list():
-                if source_id == last_id:
-                    per_source[-1] += 1
-                else:
-                    per_source.append(1)
-                    last_id = source_id
-            first_id = first_id if first_id is not None else frame["hsa_source_id"][0]
-
-    def joined(parts: list[pl.Series]) -> pl.Series:
-        return pl.concat(parts) if parts else pl.Series([], dtype=pl.Int32)
-
-    return (
-        pl.Series(per_source, dtype=pl.Int64),
-        joined(messages),
-        joined(tools),
-        first_id if first_id is not None else "SOURCE",
-    )
 
 
 def _plain(table: pa.Table) -> pl.DataFrame:
@@ -88,15 +53,6 @@ def _size_category(rows: int) -> str:
         if rows < limit:
             return name
     return "10M<n<100M"
-
-
-def _distribution(series: pl.Series) -> str:
-    if series.len() == 0:
-        return "none"
-    return (
-        f"min {series.min()}, median {series.median():g}, mean {series.mean():.2f}, "
-        f"max {series.max()}"
-    )
 
 
 def _recipe_yaml(recipe: dict) -> str:
@@ -126,13 +82,18 @@ def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str
 
 
 def card_text(
-    version_dir: str | os.PathLike, *, license: str = "other", manifest: dict | None = None
+    version_dir: str | os.PathLike,
+    *,
+    license: str = "other",
+    manifest: dict | None = None,
+    shape: RowShape | None = None,
 ) -> str:
-    """The card of a version; ``manifest`` when the caller holds it already."""
+    """The card of a version; ``manifest`` and the rows' ``shape`` when the caller holds them
+    already (the writer tallies the shape as it writes; without it the shards are read)."""
     root = Path(version_dir)
     manifest = manifest if manifest is not None else read_manifest(root)
     split = manifest["split"]
-    per_source, messages, tools, first_id = _row_statistics(root, manifest)
+    shape = shape if shape is not None else RowShape.read(root, manifest)
     listing = listing_path(root, manifest)
     recipe = manifest.get("recipe") or {}
     front = {
@@ -170,9 +131,9 @@ def card_text(
         version=manifest["version"],
         split=split,
         recipe_yaml=_recipe_yaml(manifest["recipe"]),
-        per_source=_distribution(per_source),
-        messages_dist=_distribution(messages),
-        tools_dist=_distribution(tools),
+        per_source=distribution(shape.per_source),
+        messages_dist=distribution(shape.messages),
+        tools_dist=distribution(shape.tools),
         by_family=sorted(manifest["statistics"]["rows_by_family"].items()),
         by_transform=sorted(manifest["statistics"]["rows_by_transform"].items()),
         skill_licenses=[
@@ -185,7 +146,7 @@ def card_text(
         ],
         rejects=top_rejects(root, limit=20),
         episodes=Path(manifest["input"]["episodes"]).name,
-        example_id=f"{first_id}#1",
+        example_id=f"{shape.first_id if shape.first_id is not None else 'SOURCE'}#1",
         hsa_version=manifest["hsa_version"],
         transform_versions=", ".join(f"{k} {v}" for k, v in manifest["transform_versions"].items()),
         rollout=manifest.get("rollout"),  # a teacher rollout's settings and counts (hsa.rollout)
@@ -211,10 +172,14 @@ def card_license(version_dir: str | os.PathLike) -> str | None:
 
 
 def write_card(
-    version_dir: str | os.PathLike, *, license: str = "other", manifest: dict | None = None
+    version_dir: str | os.PathLike,
+    *,
+    license: str = "other",
+    manifest: dict | None = None,
+    shape: RowShape | None = None,
 ) -> Path:
     path = Path(version_dir) / "README.md"
-    text = card_text(version_dir, license=license, manifest=manifest)
+    text = card_text(version_dir, license=license, manifest=manifest, shape=shape)
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path

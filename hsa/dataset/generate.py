@@ -40,6 +40,7 @@ from hsa.dataset.engines import ENGINES, run_engine
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
 from hsa.dataset.harness_variants import HarnessVariantListing, HarnessVariantTally, unlisted
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
+from hsa.dataset.row_shape import RowShape
 from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.dataset.writer import (
     ShardWriter,
@@ -225,7 +226,7 @@ def generate(
 
 def stage_version(
     final: Path,
-    write: Callable[[Path], dict],
+    write: Callable[[Path], tuple[dict, RowShape]],
     *,
     license: str,
     replace: bool,
@@ -233,15 +234,16 @@ def stage_version(
     kept: str = "",
 ) -> tuple[dict, bool]:
     """Write a version into a staging folder beside ``final`` (``write(staging)`` returns its
-    manifest), add its card, and publish it: (manifest, published). Any failure removes the
-    staging folder, and a full disk is one clear error (``kept`` says what survives it), so a
-    version appears whole or not at all. Shared by ``hsa generate`` and rollouts."""
-    from hsa.dataset.card import write_card  # the card reads the writer's files
+    manifest and the shape of the rows it wrote), add its card, and publish it: (manifest,
+    published). Any failure removes the staging folder, and a full disk is one clear error
+    (``kept`` says what survives it), so a version appears whole or not at all. Shared by
+    ``hsa generate`` and rollouts."""
+    from hsa.dataset.card import write_card  # the card reads the writer's files (rejects)
 
     staging = staging_dir(final)
     try:
-        manifest = write(staging)
-        write_card(staging, license=license, manifest=manifest)
+        manifest, shape = write(staging)
+        write_card(staging, license=license, manifest=manifest, shape=shape)
         published = publish(staging, final, replace=replace)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
@@ -273,7 +275,7 @@ def _write(
     transforms: dict,
     on_progress,
     harness_roots: tuple[str, ...],
-) -> dict:
+) -> tuple[dict, RowShape]:
     job = BatchJob(
         recipe=recipe.to_dict(),
         source=str(episodes),
@@ -287,6 +289,7 @@ def _write(
     rejects = ShardWriter(staging, "rejects", REJECT_SCHEMA, shard_rows=sys.maxsize)
     listing = HarnessVariantListing(staging) if recipe.harness_variants is not None else None
     counts = _Counts()
+    shape = RowShape()  # for the card, tallied here so that it never reads the shards again
     line_state: dict[int, str] = {}  # the last line seen: "row" once it has a row, else "reject"
     shown = 0  # the most lines reported done: workers' counts run ahead of the batches back
 
@@ -315,6 +318,7 @@ def _write(
         # reject, and then the batch is what is kept.
         kept = table.filter(pc.invert(is_reject)) if any_reject else table
         rows.add(kept.select(ROW_SCHEMA.names))
+        shape.add(kept)
         counts.rows += kept.num_rows
         for name, n in _value_counts(kept.column("hsa_families")):
             counts.rows_by_family[name] += n
@@ -400,7 +404,7 @@ def _write(
         manifest["harness_variants"] = listing.close()
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-    return manifest
+    return manifest, shape
 
 
 def closing_iterator(iterator):

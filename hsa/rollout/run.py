@@ -56,6 +56,7 @@ from hsa.dataset.harness_variants import (
     variant_lineage_end,
 )
 from hsa.dataset.pipeline import augment_episode
+from hsa.dataset.row_shape import RowShape
 from hsa.dataset.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
 from hsa.dataset.writer import (
     ShardWriter,
@@ -638,7 +639,7 @@ def _write(
     episodes: Path,
     harness_dir: Path | None,
     settings: RolloutSettings,
-) -> dict:
+) -> tuple[dict, RowShape]:
     ordered = sorted(entries.values(), key=lambda e: (e["line"], e["variant"]))
     (staging / "data").mkdir()
     rows = ShardWriter(staging / "data", split, ROW_SCHEMA)
@@ -647,9 +648,11 @@ def _write(
     # its lineage, as a generated version does (hsa.dataset.harness_variants).
     listing = HarnessVariantListing(staging) if pool_of(recipe) is not None else None
     served = HarnessVariantTally()
+    shape = RowShape()
     if kept:
         table = pa.Table.from_pylist([e["row"] for e in kept], schema=ROW_SCHEMA)
         rows.add(table)
+        shape.add(table)
         served.add(table.column("hsa_harness_variant").drop_null().to_pylist())
         if listing is not None:
             ends = pa.chunked_array(
@@ -759,7 +762,7 @@ def _write(
         manifest["harness_variants"] = listing.close()
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-    return manifest
+    return manifest, shape
 
 
 def _trajectory_row(entry: dict) -> dict:

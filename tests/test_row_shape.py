@@ -1,0 +1,79 @@
+"""The shape of a version's rows for its card (hsa.dataset.row_shape): tallied while writing, it
+says what reading the written shards says, however the rows arrive."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import pairwise
+
+import polars as pl
+import pyarrow as pa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hsa.dataset.row_shape import RowShape, distribution
+from hsa.dataset.rows import ROW_SCHEMA
+
+
+def polars_distribution(values: list[int]) -> str:
+    """What the card printed when it held every value in a polars Series (before the tally)."""
+    series = pl.Series(values, dtype=pl.Int64)
+    return (
+        f"min {series.min()}, median {series.median():g}, mean {series.mean():.2f}, "
+        f"max {series.max()}"
+    )
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=200))
+def test_the_distribution_of_a_tally_is_that_of_its_values(values):
+    assert distribution(Counter(values)) == polars_distribution(values)
+
+
+def test_an_empty_tally_has_no_distribution():
+    assert distribution(Counter()) == "none"
+
+
+def _rows(sources: list[tuple[str, int, int]]) -> pa.Table:
+    """One row per (source id, messages, tools); a message's text quotes "role": in the way a
+    JSON string holds it, which is no message."""
+    messages = [
+        json.dumps([{"role": "user", "content": 'say "role": here'}] * m, separators=(",", ":"))
+        for _, m, _ in sources
+    ]
+    tools = [
+        json.dumps([{"type": "function", "function": {"name": "f"}}] * t, separators=(",", ":"))
+        for _, _, t in sources
+    ]
+    columns = {
+        "hsa_source_id": pa.array([s for s, _, _ in sources]),
+        "messages": pa.array(messages, ROW_SCHEMA.field("messages").type),
+        "tools": pa.array(tools, ROW_SCHEMA.field("tools").type),
+    }
+    return pa.table(columns)
+
+
+rows_of_sources = st.lists(
+    st.tuples(st.integers(1, 4), st.integers(0, 6), st.integers(0, 5)), min_size=1, max_size=30
+).map(
+    lambda sources: [
+        (f"s{i}", m, t) for i, (count, m, t) in enumerate(sources) for _ in range(count)
+    ]
+)
+
+
+@given(rows_of_sources, st.lists(st.integers(0, 200), max_size=6))
+def test_the_tally_does_not_depend_on_how_the_rows_arrive(rows, cuts):
+    table = _rows(rows)
+    whole = RowShape()
+    whole.add(table)
+    pieces = RowShape()
+    bounds = sorted({0, table.num_rows, *(c % (table.num_rows + 1) for c in cuts)})
+    for start, end in pairwise(bounds):
+        pieces.add(table.slice(start, end - start).to_batches()[0])
+    expected_runs = Counter(Counter(s for s, _, _ in rows).values())
+    for shape in (whole, pieces):
+        assert shape.per_source == expected_runs  # a source split over two tables is one run
+        assert shape.messages == Counter(m for _, m, _ in rows)
+        assert shape.tools == Counter(t for _, _, t in rows)
+        assert shape.first_id == "s0"
