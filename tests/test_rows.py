@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 
 from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
+from hsa.augment.step import Step
 from hsa.augment.variant import Variant
 from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import (
+    lineage_json,
     parse_row_id,
     row_id,
     variant_row,
@@ -158,3 +160,31 @@ def test_the_lineage_and_mapping_columns_are_the_steps_and_mapping_as_they_write
             assert row["hsa_mapping"] == orjson.dumps(variant.mapping.to_dict()).decode()
             rows += bool(variant.mapping) and any(s.params for s in variant.lineage)
     assert rows > 0  # some rows carry renames and drawn params
+
+
+steps = st.lists(
+    st.builds(
+        Step,
+        transform=st.sampled_from(["tool_shape", "identity", "one_of"]),
+        version=st.just("1"),
+        path=st.from_regex(r"[0-9](\.[0-9])?", fullmatch=True),
+        fired=st.booleans(),
+        params=st.none()
+        | st.dictionaries(
+            st.text(max_size=5), st.integers(-(2**63), 2**63 - 1) | st.text(max_size=5), max_size=3
+        ),
+    ),
+    max_size=6,
+)
+
+
+@given(steps, steps)
+def test_a_lineage_whose_head_is_a_harness_variants_is_written_as_any_other(head, rest):
+    # The head's JSON is remembered by its steps' ids (every row of a harness variant has the
+    # same Step objects first); a row's lineage text must not change for it, the first time or
+    # the next.
+    whole = orjson.dumps([s.to_dict() for s in head + rest]).decode()
+    for _ in range(2):
+        assert lineage_json(head + rest, len(head)) == whole
+        assert lineage_json(head + rest) == whole
+    assert lineage_json(head, len(head)) == orjson.dumps([s.to_dict() for s in head]).decode()

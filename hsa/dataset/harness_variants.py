@@ -54,7 +54,7 @@ def variant_lineage_end(variant: Variant) -> int | None:
     None without a pool."""
     if variant.harness_variant is None:
         return None
-    return lineage_end(lineage_json(variant.harness_lineage))
+    return lineage_end(lineage_json(variant.harness_lineage, variant.stage_steps))
 
 
 def harness_lineage_of(row_lineage_json: str, end: int) -> str:
