@@ -27,6 +27,7 @@ from hsa.dataset.audit import audit_version, replay_row, replay_variant
 from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment, write_variants
+from hsa.dataset.row_shape import RowShape
 from hsa.dataset.rows import variant_row
 from hsa.errors import HsaError
 from hsa.example import EPISODES_PATH
@@ -649,11 +650,17 @@ def test_card_has_front_matter_configs_and_statistics(version):
     assert "load_dataset(" in body and "SFTTrainer" in body
 
 
-def test_the_card_written_with_the_rows_is_the_card_of_the_written_shards(version):
-    # generate tallies the rows' shape as it writes them; hsa card reads it from the shards
-    assert card_text(version.path, manifest=version.manifest) == (
-        version.path / "README.md"
-    ).read_text(encoding="utf-8")
+def test_the_card_written_with_the_rows_is_the_card_of_the_written_shards(
+    version, tmp_path, monkeypatch
+):
+    # generate tallies the rows' shape as it writes them and never reads the shards for it;
+    # hsa card reads it from the shards, and says the same
+    with monkeypatch.context() as patched:
+        patched.setattr(RowShape, "read", pytest.fail)
+        made = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, trust_hooks=True)
+    card = (made.path / "README.md").read_text(encoding="utf-8")
+    assert card == (version.path / "README.md").read_text(encoding="utf-8")
+    assert card_text(made.path, manifest=made.manifest) == card
 
 
 class FakeHub:

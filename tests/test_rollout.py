@@ -23,6 +23,7 @@ from conftest import PRICE_TOOL, write_harness
 from openai_stub import PerConversation, Reply, ScriptedServer, calls, replay_plans, status, text
 
 from hsa.augment.recipe import load_recipe
+from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
 from hsa.dataset.rows import ROW_SCHEMA
 from hsa.errors import HooksNotTrustedError, HsaError
@@ -106,6 +107,10 @@ def test_a_rollout_writes_a_version_with_kept_and_discarded_trajectories(version
     }
     assert summary["requests"]["requests"] > summary["trajectories"]
     assert summary["requests"]["prompt_tokens"] > 0 and summary["requests"]["e2e_s"]["p95"] > 0
+    # the card's row shape, tallied as the rows were written, is that of the written shards
+    card = (version.path / "README.md").read_text(encoding="utf-8")
+    assert card_text(version.path, manifest=manifest) == card
+    assert "Variants per source: none" not in card
 
 
 def test_kept_rows_are_the_rows_generate_makes_when_the_teacher_replays_the_recording(

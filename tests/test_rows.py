@@ -187,4 +187,5 @@ def test_a_lineage_whose_head_is_a_harness_variants_is_written_as_any_other(head
     for _ in range(2):
         assert lineage_json(head + rest, len(head)) == whole
         assert lineage_json(head + rest) == whole
-    assert lineage_json(head, len(head)) == orjson.dumps([s.to_dict() for s in head]).decode()
+    alone = orjson.dumps([s.to_dict() for s in head]).decode()
+    assert lineage_json(head, len(head)) == lineage_json(head, len(head) + 2) == alone

@@ -1,7 +1,7 @@
 """The Hugging Face dataset card (README.md) of a version, from a template in templates/cards.
 
-Statistics come from the version's own files (rejects and manifest, read with polars) and the
-shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or read from
+Statistics come from the version's own files (the rejects, read with polars, and the manifest)
+and the shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or read from
 the shards), so ``hsa card DIR`` can rebuild the card of any version.
 """
 

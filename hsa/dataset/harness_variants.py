@@ -41,9 +41,9 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=DIGEST).digest()
 
 
-# A lineage's JSON starts with its first steps' JSON (orjson writes each step alone, with no
-# spaces): "[s1,...,sk" then "," and the later steps, or "]". So a row's harness lineage is cut
-# from its hsa_lineage text at an end the worker knows, never parsed.
+# A lineage's JSON starts with its first steps' JSON, less the "]" (see rows.lineage_json): so a
+# row's harness lineage is cut from its hsa_lineage text at an end the worker knows, never
+# parsed.
 def lineage_end(harness_lineage_json: str) -> int:
     """Where a harness lineage (its JSON) ends in the lineage of a row that starts with it."""
     return len(harness_lineage_json) - 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import orjson
 import pyarrow as pa
 
+from hsa.augment.step import Step
 from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
 from hsa.model.memo import BoundedMemo
@@ -76,7 +77,7 @@ _TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
 # The JSON of a harness stage's lineage by its steps' ids: every row of a harness variant starts
 # its lineage with the same Step objects (hsa.augment.stage). The entry holds the steps, so while
 # remembered their ids are theirs. Serialising them took 5% of a shared-harness run.
-_STAGE_LINEAGE_JSON: BoundedMemo[tuple[tuple, str]] = BoundedMemo(1024)
+_STAGE_LINEAGE_JSON: BoundedMemo[tuple[tuple[Step, ...], str]] = BoundedMemo(1024)
 
 
 def lineage_json(lineage, shared: int = 0) -> str:
@@ -89,9 +90,11 @@ def lineage_json(lineage, shared: int = 0) -> str:
     _, head_json = _STAGE_LINEAGE_JSON.get(
         tuple(map(id, head)), lambda: (head, _json([s.to_dict() for s in head]))
     )
-    if len(lineage) == shared:
+    if len(lineage) <= shared:
         return head_json
-    # orjson writes a list as "[" + its items joined by "," + "]", each item alone
+    # orjson writes a list as "[" + its items joined by "," + "]", each item as it would
+    # alone (no spaces): so a lineage's JSON starts with its head's JSON, less the "]"
+    # (hsa.dataset.harness_variants cuts a row's harness lineage out of it by that too)
     return head_json[:-1] + "," + _json([s.to_dict() for s in lineage[shared:]])[1:]
 
 
