@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
-from hsa.augment.variant import Variant, VariantReject
+from hsa.augment.variant import VariantReject
 from hsa.dataset.harness_variants import variant_lineage_end
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
@@ -97,17 +97,12 @@ class BatchFunction:
         )
         self.base_dir = Path(job.source).parent
         self.harness_cache: dict = {}
-        # hsa_harness_lineage_end by harness variant and source harness as the stage memo knows
-        # it (hsa.augment.stage: two harnesses that differ only in key order share a variant's
-        # name, and their stages may differ); one batch's worth.
-        self._lineage_ends: dict[tuple[str, str], int] = {}
 
     def __call__(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
         with collections_spaced():
             return self._call(batch)
 
     def _call(self, batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch:
-        self._lineage_ends.clear()
         lines = batch.column("line").to_pylist()
         texts = batch.column("text").to_pylist()
         out: list[dict] = []
@@ -167,7 +162,8 @@ class BatchFunction:
                         "hsa_reject": None,
                         "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
                         "hsa_skill_licenses": None,
-                        "hsa_harness_lineage_end": self._harness_lineage_end(item, episode),
+                        # the harness stage's lineage JSON is made once (rows.lineage_json)
+                        "hsa_harness_lineage_end": variant_lineage_end(item),
                     }
                 )
             except Exception as exc:  # e.g. a layout that does not render for this variant
@@ -184,16 +180,6 @@ class BatchFunction:
                 {f"{episode.harness.name}/{s.id}": s.license for s in episode.harness.skills}
             ).decode()
         return out
-
-    def _harness_lineage_end(self, variant: Variant, source: Episode) -> int | None:
-        """Where the lineage of ``variant``'s harness variant ends in its row's ``hsa_lineage``
-        (a lineage's JSON starts with its first steps' JSON); None without a pool."""
-        if variant.harness_variant is None:
-            return None
-        key = (variant.harness_variant, source.harness.exact_fingerprint)
-        if key not in self._lineage_ends:
-            self._lineage_ends[key] = variant_lineage_end(variant)
-        return self._lineage_ends[key]
 
     def _reject(self, reject: Reject, line: int) -> dict:
         record = {

@@ -1,8 +1,8 @@
 """The Hugging Face dataset card (README.md) of a version, from a template in templates/cards.
 
 Statistics come from the version's own files (the rejects, read with polars, and the manifest)
-and the shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or read from
-the shards), so ``hsa card DIR`` can rebuild the card of any version.
+and the shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or
+read from the shards), so ``hsa card DIR`` can rebuild the card of any version.
 """
 
 from __future__ import annotations
