@@ -4,6 +4,7 @@ says what reading the written shards says, however the rows arrive."""
 from __future__ import annotations
 
 import json
+import statistics
 from collections import Counter
 from itertools import pairwise
 
@@ -12,7 +13,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.dataset.row_shape import RowShape, distribution
+from hsa.dataset.row_shape import RowShape, distribution, median
 from hsa.dataset.rows import ROW_SCHEMA
 
 
@@ -28,6 +29,14 @@ def polars_distribution(values: list[int]) -> str:
 @given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=200))
 def test_the_distribution_of_a_tally_is_that_of_its_values(values):
     assert distribution(Counter(values)) == polars_distribution(values)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=1, max_size=200))
+def test_the_median_of_a_tally_is_that_of_its_values_and_whole_when_it_can_be(values):
+    found = median(Counter(values))
+    assert found == statistics.median(values)
+    # the manifest writes 5, not 5.0, for a whole median (rows per harness variant)
+    assert isinstance(found, int) == float(found).is_integer()
 
 
 def test_an_empty_tally_has_no_distribution():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hsa.augment.variant import Variant
+from hsa.dataset.row_shape import median
 from hsa.dataset.rows import JSON, lineage_json
 from hsa.dataset.writer import ShardWriter, read_manifest, sha256
 
@@ -117,19 +119,9 @@ class HarnessVariantTally:
         return {
             "count": len(served),
             "rows_min": served[0].as_py(),
-            "rows_median": _median(served.to_pylist()),
+            "rows_median": median(Counter(served.to_pylist())),
             "rows_max": served[-1].as_py(),
         }
-
-
-def _median(ordered: list[int]) -> int | float:
-    """The median of sorted counts: the mean of the two middle ones when their number is even
-    (an integer when that is whole, so that an odd count and a whole mean read alike)."""
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    mean = (ordered[middle - 1] + ordered[middle]) / 2
-    return int(mean) if mean.is_integer() else mean
 
 
 class HarnessVariantListing:

@@ -83,20 +83,29 @@ def _marks(column: pa.Array | pa.ChunkedArray, mark: str) -> Counter[int]:
     return found
 
 
+def median(counts: Counter[int]) -> int | float:
+    """The median of the values ``counts`` tallies (at least one): the mean of the middle two
+    for an even number of values, an integer when that is whole, so that an odd number of values
+    and a whole mean read alike. The one home of this rule (the card's distributions, the
+    manifest's rows per harness variant)."""
+    total = sum(counts.values())
+    middle = (total - 1) // 2, total // 2  # 0-based positions of the middle value(s)
+    at: list[int] = []
+    seen = 0
+    for value in sorted(v for v, n in counts.items() if n > 0):
+        seen += counts[value]
+        while len(at) < 2 and middle[len(at)] < seen:
+            at.append(value)
+    mean = (at[0] + at[1]) / 2
+    return int(mean) if mean.is_integer() else mean
+
+
 def distribution(counts: Counter[int]) -> str:
-    """``min, median, mean, max`` of the values ``counts`` tallies (a median of an even number
-    of values is the mean of the middle two), or ``none``."""
+    """``min, median, mean, max`` of the values ``counts`` tallies (:func:`median`), or
+    ``none``."""
     total = sum(counts.values())
     if not total:
         return "none"
     values = sorted(v for v, n in counts.items() if n > 0)
-    middle = (total - 1) // 2, total // 2  # 0-based positions of the middle value(s)
-    at: list[int] = []
-    seen = 0
-    for value in values:
-        seen += counts[value]
-        while len(at) < 2 and middle[len(at)] < seen:
-            at.append(value)
-    median = (at[0] + at[1]) / 2
     mean = sum(v * n for v, n in counts.items()) / total
-    return f"min {values[0]}, median {median:g}, mean {mean:.2f}, max {values[-1]}"
+    return f"min {values[0]}, median {median(counts):g}, mean {mean:.2f}, max {values[-1]}"
