@@ -114,13 +114,23 @@ class HarnessVariantTally:
         digests = pa.FixedSizeBinaryArray.from_buffers(
             pa.binary(DIGEST), self.rows, [None, pa.py_buffer(bytes(self._digests))]
         )
-        counts = pc.value_counts(digests).field("counts")
-        served = counts.take(pc.sort_indices(counts))
+        per_variant = pc.value_counts(digests).field("counts")
+        # rows served -> how many variants served that many: the tally the median reads
+        tally = pc.value_counts(per_variant)
+        served = Counter(
+            dict(
+                zip(
+                    tally.field("values").to_pylist(),
+                    tally.field("counts").to_pylist(),
+                    strict=True,
+                )
+            )
+        )
         return {
-            "count": len(served),
-            "rows_min": served[0].as_py(),
-            "rows_median": median(Counter(served.to_pylist())),
-            "rows_max": served[-1].as_py(),
+            "count": len(per_variant),
+            "rows_min": min(served),
+            "rows_median": median(served),
+            "rows_max": max(served),
         }
 
 

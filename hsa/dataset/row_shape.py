@@ -106,6 +106,6 @@ def distribution(counts: Counter[int]) -> str:
     total = sum(counts.values())
     if not total:
         return "none"
-    values = sorted(v for v, n in counts.items() if n > 0)
+    values = [v for v, n in counts.items() if n > 0]
     mean = sum(v * n for v, n in counts.items()) / total
-    return f"min {values[0]}, median {median(counts):g}, mean {mean:.2f}, max {values[-1]}"
+    return f"min {min(values)}, median {median(counts):g}, mean {mean:.2f}, max {max(values)}"
