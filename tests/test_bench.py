@@ -12,7 +12,14 @@ import pytest
 
 from hsa.augment.recipe import load_recipe
 from hsa.cli import main
-from hsa.dataset.bench import FLOOR_RUNS, SCENARIOS, _generate, run_bench, write_inputs
+from hsa.dataset.bench import (
+    FLOOR_RUNS,
+    SCENARIOS,
+    _generate,
+    run_bench,
+    untransformed,
+    write_inputs,
+)
 from hsa.dataset.generate import generate
 from hsa.errors import HsaError
 from hsa.model.episode import Episode, read_episodes
@@ -77,3 +84,27 @@ def test_a_failed_measurement_stops_the_bench_with_its_error(tmp_path):
     )
     assert done.returncode != 0
     assert "the generate measurement failed" in done.stderr and "no-such-recipe" in done.stderr
+
+
+def test_the_untransformed_run_writes_the_recipes_rows_with_no_transform(tmp_path):
+    # The envelope is the recipe's (seed, variants, pool, original kept); only the pipeline is
+    # one identity, so its rows are generate's rows less the transforms' work.
+    recipe = load_recipe("hat-train")
+    plain = untransformed(recipe)
+    assert {k: v for k, v in plain.to_dict().items() if k not in ("name", "pipeline")} == {
+        k: v for k, v in recipe.to_dict().items() if k not in ("name", "pipeline")
+    }
+    assert plain.transform_versions() == {"identity": "1"}
+    (report,) = run_bench(
+        8, 1, scenarios=("shared-harness",), folder=tmp_path, only=("generate", "untransformed")
+    )
+    generated, bare = report.results["generate_1"], report.results["untransformed_1"]
+    assert bare["rows"] == generated["rows"] == 8 * (recipe.variants_per_episode + 1)
+    assert set(report.ratios()) == {"generate_1_vs_untransformed_1"}
+    made = tmp_path / "shared-harness" / "untransformed-1"
+    (version,) = [p for p in made.glob("*/*") if p.is_dir()]
+    rows = pq.read_table(version / "data").to_pylist()
+    fired = {step["transform"] for r in rows for step in json.loads(r["hsa_lineage"])}
+    assert fired <= {"identity"} and len(rows) == bare["rows"]
+    # The harness each row is rendered with is the source's: the system prompt is one text.
+    assert len({json.loads(r["messages"])[0]["content"] for r in rows}) == 1

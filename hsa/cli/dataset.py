@@ -467,7 +467,9 @@ def bench(
     ] = [],
     only: Annotated[
         list[str],
-        typer.Option(help="Run only these measurements (floor, naive, generate); repeatable."),
+        typer.Option(
+            help="Run only these measurements (floor, naive, generate, untransformed); repeatable."
+        ),
     ] = [],
     folder: Annotated[
         Path | None,
@@ -482,6 +484,10 @@ def bench(
 ) -> None:
     """Measure generate against a floor (the least work that writes the same rows) and, for
     per-episode tools, a naive datasets.map baseline; rows/s, ratios and peak memory per scenario.
+
+    "untransformed" is generate with the recipe's seed, variants and pool around an
+    identity-only pipeline: what loading, verifying, rendering and writing cost with no
+    transform, so the ratios tell the rows' own cost from the transforms'.
 
     Each measurement runs in a fresh process; a floor runs three times and is its fastest run
     (the others are in --json's "runs"). Takes minutes at the default 100k rows.

@@ -18,7 +18,12 @@ own:
 * ``naive``: ``datasets.map`` with the ``json`` module renaming one tool per row, then Parquet
   (per-episode tools only);
 * ``generate``: ``hsa generate`` with the given recipe (``hat-train`` by default) and full
-  per-variant verification, with 1 worker and with ``--workers``.
+  per-variant verification, with 1 worker and with ``--workers``;
+* ``untransformed``: ``hsa generate`` with 1 worker and the recipe's envelope (seed, variants,
+  pool, original kept) around an ``identity``-only pipeline: every row loaded, verified, rendered
+  and written as ``generate`` does, with no transform's work. It splits generate's cost into
+  what every row costs (``untransformed_1_vs_floor``) and what the transforms add on top
+  (``generate_1_vs_untransformed_1``).
 
 Rates are rows per second of *output rows*. A floor takes a second or two, and on a small or
 shared machine its runs in fresh processes were seen to vary by two times (first-touch memory,
@@ -39,13 +44,18 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hsa.errors import HsaError
+
+if TYPE_CHECKING:
+    from hsa.augment.recipe import Recipe
 
 VERBS = ["get", "check", "list", "create", "update", "search", "compute", "cancel"]
 NOUNS = [
@@ -402,11 +412,28 @@ def _naive(parquet: Path, out: Path) -> int:
     return len(mapped)
 
 
-def _generate(jsonl: Path, out: Path, recipe: str, workers: int) -> int:
+def untransformed(recipe: Recipe) -> Recipe:
+    """``recipe``'s envelope (seed, variants per episode, pool, whether the original is kept)
+    around a pipeline of one ``identity``: its rows are generate's rows with no transform's work."""
+    from hsa.augment.recipe import Recipe
+
+    data = recipe.to_dict()
+    return Recipe.from_dict(
+        {**data, "name": f"{recipe.name}-untransformed", "pipeline": [{"identity": {}}]}
+    )
+
+
+def _generate(
+    jsonl: Path, out: Path, recipe: str, workers: int, *, transformed: bool = True
+) -> int:
     from hsa.augment.recipe import load_recipe
     from hsa.dataset.generate import generate
 
-    result = generate(load_recipe(recipe), jsonl, out / f"gen-{workers}", workers=workers)
+    loaded = load_recipe(recipe)
+    if not transformed:
+        loaded = untransformed(loaded)
+    name = f"gen-{workers}" if transformed else f"untransformed-{workers}"
+    result = generate(loaded, jsonl, out / name, workers=workers)
     if result.reused:  # found, not made: its time would be a lookup's
         raise HsaError(f"{result.path} existed already: the bench measures a run that makes it")
     return result.manifest["counts"]["rows"]
@@ -422,6 +449,7 @@ _MEASUREMENTS = {
     "shared-floor": _shared_floor,
     "naive": _naive,
     "generate": _generate,
+    "untransformed": partial(_generate, transformed=False),
 }
 
 
@@ -484,7 +512,8 @@ def _run_once(kind: str, args: tuple) -> dict:
 
 @dataclass
 class BenchReport:
-    """One scenario's measurements (``floor``, ``naive``, ``generate_1``, ``generate_<workers>``)."""
+    """One scenario's measurements (``floor``, ``naive``, ``generate_1``, ``untransformed_1``,
+    ``generate_<workers>``)."""
 
     scenario: str
     rows: int
@@ -497,11 +526,13 @@ class BenchReport:
         out = {}
         if "generate_1" in r:
             gen1 = r["generate_1"]
-            for base in ("floor", "naive"):
+            for base in ("floor", "naive", "untransformed_1"):
                 if base in r:
                     out[f"generate_1_vs_{base}"] = gen1 / r[base]
             if f"generate_{self.workers}" in r and self.workers > 1:
                 out[f"generate_{self.workers}_vs_1"] = r[f"generate_{self.workers}"] / gen1
+        if "untransformed_1" in r and "floor" in r:
+            out["untransformed_1_vs_floor"] = r["untransformed_1"] / r["floor"]
         return {k: round(v, 3) for k, v in out.items()}
 
     def to_dict(self) -> dict:
@@ -525,7 +556,7 @@ def run_bench(
     only: tuple[str, ...] = (),
 ) -> list[BenchReport]:
     """Each scenario's measurements, one after the other on the same machine (``only``: the
-    kinds to run, from floor, naive and generate)."""
+    kinds to run, from floor, naive, generate and untransformed)."""
     tmp = Path(folder or tempfile.mkdtemp(prefix="hsa-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
@@ -555,6 +586,7 @@ def _run_scenario(
         ]
     )
     plan.append(("generate_1", "generate", (jsonl, folder, recipe, 1), 1))
+    plan.append(("untransformed_1", "untransformed", (jsonl, folder, recipe, 1), 1))
     if workers > 1:
         plan.append((f"generate_{workers}", "generate", (jsonl, folder, recipe, workers), 1))
     input_bytes = jsonl.stat().st_size
