@@ -58,6 +58,18 @@ def test_an_unknown_scenario_is_refused(capsys):
     assert "per-episode-tools, shared-harness" in capsys.readouterr().err
 
 
+def test_a_bench_that_would_measure_nothing_is_refused(capsys, tmp_path):
+    # A misspelt measurement, or one the scenario does not have, must not print an empty table
+    # and exit 0.
+    kept = tmp_path / "kept"
+    assert main(["bench", "--rows", "100", "--only", "floors", "--folder", str(kept)]) != 0
+    assert "floor, naive, generate, untransformed" in capsys.readouterr().err
+    assert not kept.exists()  # refused before any input is written
+    args = ["bench", "--rows", "100", "--scenario", "shared-harness", "--only", "naive"]
+    assert main([*args, "--folder", str(kept)]) != 0
+    assert "nothing was measured" in capsys.readouterr().err
+
+
 def test_a_kept_folder_can_be_benched_again_and_a_found_version_is_no_measurement(tmp_path):
     # Run twice in one folder: the second run writes its inputs (and harness folder) afresh and
     # makes its versions again.

@@ -443,6 +443,10 @@ def _generate(
 # one run to average their noise out, and a second generate run would double the bench.
 FLOOR_RUNS = 3
 
+# The kinds of measurement (what ``--only`` names): a measurement's name is its kind, or its kind
+# and its workers (``generate_2``).
+KINDS = ("floor", "naive", "generate", "untransformed")
+
 # What each measurement runs: its args, the rows it wrote.
 _MEASUREMENTS = {
     "floor": _floor,
@@ -556,14 +560,25 @@ def run_bench(
     only: tuple[str, ...] = (),
 ) -> list[BenchReport]:
     """Each scenario's measurements, one after the other on the same machine (``only``: the
-    kinds to run, from floor, naive, generate and untransformed)."""
+    kinds to run, from :data:`KINDS`). A bench that would measure nothing is refused."""
+    unknown = sorted(set(only) - set(KINDS))
+    if unknown:
+        raise HsaError(
+            f"unknown measurement(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}"
+        )
     tmp = Path(folder or tempfile.mkdtemp(prefix="hsa-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        return [_run_scenario(s, rows, workers, recipe, tmp / s, only) for s in scenarios]
+        reports = [_run_scenario(s, rows, workers, recipe, tmp / s, only) for s in scenarios]
     finally:
         if folder is None:
             shutil.rmtree(tmp, ignore_errors=True)
+    if not any(report.results for report in reports):
+        raise HsaError(
+            f"nothing was measured: {', '.join(only)} is no measurement of "
+            f"{', '.join(scenarios)} (naive runs on per-episode-tools only)"
+        )
+    return reports
 
 
 def _run_scenario(
