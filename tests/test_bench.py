@@ -63,11 +63,20 @@ def test_a_bench_that_would_measure_nothing_is_refused(capsys, tmp_path):
     # and exit 0.
     kept = tmp_path / "kept"
     assert main(["bench", "--rows", "100", "--only", "floors", "--folder", str(kept)]) != 0
-    assert "floor, naive, generate, untransformed" in capsys.readouterr().err
+    # The error box wraps its text: read it as one line.
+    said = " ".join(capsys.readouterr().err.replace("│", " ").split())
+    assert (
+        "unknown measurement(s) floors; choose from floor, naive, generate, untransformed" in said
+    )
     assert not kept.exists()  # refused before any input is written
     args = ["bench", "--rows", "100", "--scenario", "shared-harness", "--only", "naive"]
     assert main([*args, "--folder", str(kept)]) != 0
-    assert "nothing was measured" in capsys.readouterr().err
+    assert "nothing to measure" in capsys.readouterr().err
+    assert not kept.exists()
+    # A scenario with nothing chosen is left out, its inputs unwritten.
+    reports = run_bench(100, 1, folder=kept, only=("naive",))
+    assert [r.scenario for r in reports] == ["per-episode-tools"]
+    assert list(reports[0].results) == ["naive"] and not (kept / "shared-harness").exists()
 
 
 def test_a_kept_folder_can_be_benched_again_and_a_found_version_is_no_measurement(tmp_path):
@@ -117,6 +126,6 @@ def test_the_untransformed_run_writes_the_recipes_rows_with_no_transform(tmp_pat
     (version,) = [p for p in made.glob("*/*") if p.is_dir()]
     rows = pq.read_table(version / "data").to_pylist()
     fired = {step["transform"] for r in rows for step in json.loads(r["hsa_lineage"])}
-    assert fired <= {"identity"} and len(rows) == bare["rows"]
+    assert fired == {"identity"} and len(rows) == bare["rows"]
     # The harness each row is rendered with is the source's: the system prompt is one text.
     assert len({json.loads(r["messages"])[0]["content"] for r in rows}) == 1

@@ -485,22 +485,26 @@ def bench(
     """Measure generate against a floor (the least work that writes the same rows) and, for
     per-episode tools, a naive datasets.map baseline; rows/s, ratios and peak memory per scenario.
 
-    "untransformed" is generate with the recipe's seed, variants and pool around an
+    "untransformed" is generate with the recipe's seed, variants, pool and kept original around an
     identity-only pipeline: what loading, verifying, rendering and writing cost with no
     transform, so the ratios tell the rows' own cost from the transforms'.
 
     Each measurement runs in a fresh process; a floor runs three times and is its fastest run
     (the others are in --json's "runs"). Takes minutes at the default 100k rows.
     """
-    from hsa.dataset.bench import SCENARIOS, run_bench
+    from hsa.dataset.bench import KINDS, SCENARIOS, run_bench
     from hsa.files.jsonl import dumps
 
-    unknown = sorted(set(scenario) - set(SCENARIOS))
-    if unknown:
-        raise typer.BadParameter(
-            f"unknown scenario(s) {', '.join(unknown)}; choose from {', '.join(SCENARIOS)}",
-            param_hint="--scenario",
-        )
+    for hint, what, given, known in (
+        ("--scenario", "scenario", scenario, SCENARIOS),
+        ("--only", "measurement", only, KINDS),
+    ):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise typer.BadParameter(
+                f"unknown {what}(s) {', '.join(unknown)}; choose from {', '.join(known)}",
+                param_hint=hint,
+            )
     chosen = tuple(s for s in SCENARIOS if s in scenario) or SCENARIOS
     reports = run_bench(rows, workers, recipe, scenarios=chosen, folder=folder, only=tuple(only))
     if as_json:

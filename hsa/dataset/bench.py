@@ -417,9 +417,10 @@ def untransformed(recipe: Recipe) -> Recipe:
     around a pipeline of one ``identity``: its rows are generate's rows with no transform's work."""
     from hsa.augment.recipe import Recipe
 
-    data = recipe.to_dict()
+    # The name is kept (a longer one could pass the limit on names): the bench writes the
+    # untransformed version in a folder of its own.
     return Recipe.from_dict(
-        {**data, "name": f"{recipe.name}-untransformed", "pipeline": [{"identity": {}}]}
+        {**recipe.to_dict(), "pipeline": [{"identity": {}}]}, source=f"{recipe.name}, untransformed"
     )
 
 
@@ -443,8 +444,8 @@ def _generate(
 # one run to average their noise out, and a second generate run would double the bench.
 FLOOR_RUNS = 3
 
-# The kinds of measurement (what ``--only`` names): a measurement's name is its kind, or its kind
-# and its workers (``generate_2``).
+# The kinds of measurement (what ``--only`` names): a measurement's name starts with its kind
+# (``floor``, ``generate_2``).
 KINDS = ("floor", "naive", "generate", "untransformed")
 
 # What each measurement runs: its args, the rows it wrote.
@@ -560,54 +561,61 @@ def run_bench(
     only: tuple[str, ...] = (),
 ) -> list[BenchReport]:
     """Each scenario's measurements, one after the other on the same machine (``only``: the
-    kinds to run, from :data:`KINDS`). A bench that would measure nothing is refused."""
+    kinds to run, from :data:`KINDS`; a scenario with none of them is left out). A bench that
+    would measure nothing is refused before any input is written."""
     unknown = sorted(set(only) - set(KINDS))
     if unknown:
         raise HsaError(
             f"unknown measurement(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}"
         )
+    plans = {s: plan for s in scenarios if (plan := _plan(s, workers, only))}
+    if not plans:
+        raise HsaError(
+            f"nothing to measure: {', '.join(only)} is no measurement of "
+            f"{', '.join(scenarios)} (naive runs on per-episode-tools only)"
+        )
     tmp = Path(folder or tempfile.mkdtemp(prefix="hsa-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        reports = [_run_scenario(s, rows, workers, recipe, tmp / s, only) for s in scenarios]
+        return [_run_scenario(s, plan, rows, workers, recipe, tmp / s) for s, plan in plans.items()]
     finally:
         if folder is None:
             shutil.rmtree(tmp, ignore_errors=True)
-    if not any(report.results for report in reports):
-        raise HsaError(
-            f"nothing was measured: {', '.join(only)} is no measurement of "
-            f"{', '.join(scenarios)} (naive runs on per-episode-tools only)"
-        )
-    return reports
+
+
+def _plan(scenario: str, workers: int, only: tuple[str, ...]) -> list[tuple[str, str, int, int]]:
+    """A scenario's measurements, each as (name, measurement, workers, runs); workers 0 for the
+    floors and the naive baseline, which read the Parquet input. ``only`` keeps those kinds."""
+    # The floor writes the scenario's rows at the least cost; the naive baseline renames a tool
+    # in an inline harness, which the shared scenario does not have.
+    plan = (
+        [("floor", "shared-floor", 0, FLOOR_RUNS)]
+        if scenario == "shared-harness"
+        else [("floor", "floor", 0, FLOOR_RUNS), ("naive", "naive", 0, 1)]
+    )
+    plan.append(("generate_1", "generate", 1, 1))
+    plan.append(("untransformed_1", "untransformed", 1, 1))
+    if workers > 1:
+        plan.append((f"generate_{workers}", "generate", workers, 1))
+    return [entry for entry in plan if not only or entry[0].split("_")[0] in only]
 
 
 def _run_scenario(
-    scenario: str, rows: int, workers: int, recipe: str, folder: Path, only: tuple[str, ...]
+    scenario: str,
+    plan: list[tuple[str, str, int, int]],
+    rows: int,
+    workers: int,
+    recipe: str,
+    folder: Path,
 ) -> BenchReport:
     # A fresh scenario folder: a version generate finds from an earlier run is not made again
     # (no measurement), and the harness folder is never written over.
     if folder.exists():
         shutil.rmtree(folder)
     jsonl, parquet = write_inputs(folder, rows, scenario)
-    # The floor writes the scenario's rows at the least cost; the naive baseline renames a tool
-    # in an inline harness, which the shared scenario does not have.
-    # Each entry: (name, measurement, its args, runs).
-    plan = (
-        [("floor", "shared-floor", (parquet, folder), FLOOR_RUNS)]
-        if scenario == "shared-harness"
-        else [
-            ("floor", "floor", (parquet, folder), FLOOR_RUNS),
-            ("naive", "naive", (parquet, folder), 1),
-        ]
-    )
-    plan.append(("generate_1", "generate", (jsonl, folder, recipe, 1), 1))
-    plan.append(("untransformed_1", "untransformed", (jsonl, folder, recipe, 1), 1))
-    if workers > 1:
-        plan.append((f"generate_{workers}", "generate", (jsonl, folder, recipe, workers), 1))
     input_bytes = jsonl.stat().st_size
     results = {}
-    for name, kind, args, runs in plan:
-        if only and name.split("_")[0] not in only:
-            continue
+    for name, kind, run_workers, runs in plan:
+        args = (jsonl, folder, recipe, run_workers) if run_workers else (parquet, folder)
         results[name] = {**_measure(kind, args, runs), "input_bytes": input_bytes}
     return BenchReport(scenario, rows, workers, recipe, results)
