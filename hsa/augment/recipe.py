@@ -109,6 +109,17 @@ class Recipe:
             )
         )
 
+    def with_pipeline(
+        self, pipeline: list[dict], *, name: str | None = None, source: str
+    ) -> Recipe:
+        """This recipe's envelope (seed, variants per episode, pool, whether the original is kept)
+        around ``pipeline`` (nodes as a recipe file writes them), named ``name`` (default: its
+        own); ``source`` names it in errors."""
+        data = {**self.to_dict(), "pipeline": pipeline}
+        if name is not None:
+            data["name"] = name
+        return Recipe.from_dict(data, source=source)
+
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "recipe") -> Recipe:
         if not isinstance(data, dict):

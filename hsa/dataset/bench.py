@@ -415,13 +415,9 @@ def _naive(parquet: Path, out: Path) -> int:
 def untransformed(recipe: Recipe) -> Recipe:
     """``recipe``'s envelope (seed, variants per episode, pool, whether the original is kept)
     around a pipeline of one ``identity``: its rows are generate's rows with no transform's work."""
-    from hsa.augment.recipe import Recipe
-
     # The name is kept (a longer one could pass the limit on names): the bench writes the
     # untransformed version in a folder of its own.
-    return Recipe.from_dict(
-        {**recipe.to_dict(), "pipeline": [{"identity": {}}]}, source=f"{recipe.name}, untransformed"
-    )
+    return recipe.with_pipeline([{"identity": {}}], source=f"{recipe.name}, untransformed")
 
 
 def _generate(

@@ -40,7 +40,7 @@ from hsa.dataset.engines import ENGINES, run_engine
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
 from hsa.dataset.harness_variants import HarnessVariantListing, HarnessVariantTally, unlisted
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
-from hsa.dataset.row_shape import RowShape
+from hsa.dataset.row_shape import RowShape, tally
 from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
 from hsa.dataset.writer import (
     ShardWriter,
@@ -320,10 +320,8 @@ def _write(
         rows.add(kept.select(ROW_SCHEMA.names))
         shape.add(kept)
         counts.rows += kept.num_rows
-        for name, n in _value_counts(kept.column("hsa_families")):
-            counts.rows_by_family[name] += n
-        for name, n in _value_counts(kept.column("hsa_fired")):
-            counts.rows_by_transform[name] += n
+        counts.rows_by_family.update(tally(pc.list_flatten(kept.column("hsa_families"))))
+        counts.rows_by_transform.update(tally(pc.list_flatten(kept.column("hsa_fired"))))
         counts.rows_by_harness_variant.add(
             kept.column("hsa_harness_variant").drop_null().to_pylist()
         )
@@ -464,13 +462,6 @@ def _load_rejects(table: pa.Table) -> list[bool]:
     return pc.and_(
         pc.is_valid(table.column("hsa_reject")), pc.is_null(table.column("hsa_variant"))
     ).to_pylist()
-
-
-def _value_counts(column: pa.ChunkedArray):
-    flat = pc.list_flatten(column)
-    if len(flat) == 0:
-        return []
-    return [(item["values"].as_py(), item["counts"].as_py()) for item in pc.value_counts(flat)]
 
 
 def _count_sources(

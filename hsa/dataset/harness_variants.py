@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hsa.augment.variant import Variant
-from hsa.dataset.row_shape import median
+from hsa.dataset.row_shape import median, tally
 from hsa.dataset.rows import JSON, lineage_json
 from hsa.dataset.writer import ShardWriter, read_manifest, sha256
 
@@ -115,17 +114,7 @@ class HarnessVariantTally:
             pa.binary(DIGEST), self.rows, [None, pa.py_buffer(bytes(self._digests))]
         )
         per_variant = pc.value_counts(digests).field("counts")
-        # rows served -> how many variants served that many: the tally the median reads
-        tally = pc.value_counts(per_variant)
-        served = Counter(
-            dict(
-                zip(
-                    tally.field("values").to_pylist(),
-                    tally.field("counts").to_pylist(),
-                    strict=True,
-                )
-            )
-        )
+        served = tally(per_variant)  # rows served -> how many variants served that many
         return {
             "count": len(per_variant),
             "rows_min": min(served),

@@ -70,16 +70,30 @@ class RowShape:
         return shape
 
 
+def tally(values: pa.Array) -> Counter:
+    """How many times each value of ``values`` occurs, in order of first occurrence (Arrow's
+    ``value_counts``); nulls count nothing. The one reading of ``value_counts`` into a tally."""
+    if len(values) == 0:
+        return Counter()
+    counts = pc.value_counts(values)
+    return Counter(
+        {
+            value: n
+            for value, n in zip(
+                counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True
+            )
+            if value is not None
+        }
+    )
+
+
 def _marks(column: pa.Array | pa.ChunkedArray, mark: str) -> Counter[int]:
     """How many rows of a JSON column hold ``mark`` each number of times."""
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     found: Counter[int] = Counter()
     for chunk in chunks:
         text = chunk.storage if isinstance(chunk, pa.ExtensionArray) else chunk
-        counts = pc.value_counts(pc.count_substring(text, mark))
-        for entry in counts.to_pylist():
-            if entry["values"] is not None:  # a null row (none are written) counts nothing
-                found[entry["values"]] += entry["counts"]
+        found.update(tally(pc.count_substring(text, mark)))
     return found
 
 

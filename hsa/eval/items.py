@@ -168,8 +168,9 @@ def family_recipe(recipe: Recipe, family: str) -> Recipe:
             f"recipe {recipe.name!r} has no node of family {family!r}; its families: "
             f"{', '.join(recipe_families(recipe)) or 'none'}"
         )
-    data = {**recipe.to_dict(), "name": f"{recipe.name}.{family}", "pipeline": kept}
-    return Recipe.from_dict(data, source=f"{recipe.name} restricted to {family}")
+    return recipe.with_pipeline(
+        kept, name=f"{recipe.name}.{family}", source=f"{recipe.name} restricted to {family}"
+    )
 
 
 def with_variants(recipe: Recipe, variants: int | None) -> Recipe:
