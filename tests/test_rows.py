@@ -27,7 +27,8 @@ from hsa.dataset.rows import (
 from hsa.model.episode import Episode, read_episodes
 from hsa.model.frozen import replace
 
-FINANCE = Path(__file__).parent / "harnesses" / "finance" / "episodes.jsonl"  # no hooks
+HARNESSES = Path(__file__).parent / "harnesses"
+FINANCE = HARNESSES / "finance" / "episodes.jsonl"  # no hooks
 PIPELINE = [
     {"hook_implementation_swap": {}},
     {"hook_retry_policy": {}},
@@ -89,6 +90,38 @@ def test_a_harness_shown_with_other_messages_is_rendered_with_them(finance):
     )
     variant = Variant(start.id, 1, copied, (), EMPTY, trail=trail)
     assert visible_families(variant) == ["hooks", "prompt"]
+
+
+@pytest.mark.parametrize("domain", ["finance", "airline", "coding"])
+def test_a_schema_whose_keys_moved_counts_as_changed_tools(domain):
+    # tool_property_order changes the order of a schema's keys and nothing else: the tools
+    # column the model reads (chat templates write tools as JSON) changes, whether or not the
+    # harness's layout renders schemas (markdown does not, xml does).
+    only_order = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "order",
+            "seed": 3,
+            "variants_per_episode": 3,
+            "keep_original": True,
+            "pipeline": [{"tool_property_order": {}}],
+        }
+    )
+    episodes = read_episodes(HARNESSES / domain / "episodes.jsonl")
+    moved = 0
+    for episode in episodes:
+        assert isinstance(episode, Episode)
+        original, *variants = augment_episode(only_order, episode)
+        before = variant_row(original, "v")
+        for variant in variants:
+            assert isinstance(variant, Variant)
+            row = variant_row(variant, "v")
+            if row["tools"] != before["tools"]:
+                moved += 1
+                assert row["hsa_families"] == ["tool_schema"], row["id"]
+            else:
+                assert row["hsa_families"] == [], row["id"]
+    assert moved
 
 
 def test_the_version_statistics_and_card_count_changed_rows(tmp_path):

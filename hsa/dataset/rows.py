@@ -16,6 +16,7 @@ import pyarrow as pa
 from hsa.augment.step import Step
 from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.render import render_messages
 
@@ -70,8 +71,15 @@ def _json(value) -> str:
     return orjson.dumps(value).decode()
 
 
-# The ``tools`` column by harness fingerprint: every row of a harness variant has the same one.
+# The ``tools`` column by exact harness fingerprint: every row of a harness variant has the same
+# one.
 _TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
+
+
+def tools_json(harness: Harness) -> str:
+    """The ``tools`` column of a row under ``harness``: its tools as the model reads them (chat
+    templates write them as JSON, so the order of every schema's keys is part of what it reads)."""
+    return _TOOLS_JSON.get(harness.exact_fingerprint, lambda: _json(harness.openai_tools()))
 
 
 # The JSON of a harness stage's lineage by its steps' ids: every row of a harness variant starts
@@ -126,14 +134,23 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
 
 def visibly_changed(before: Episode, after: Episode, rendered: dict | None = None) -> bool:
     """Whether ``after`` shows the model anything else than ``before``: other messages, other
-    tools (the skill loader's list of ids included), or another rendered prompt. A change the
+    tools (the skill loader's list of ids and the order of schema keys included), or another
+    rendered prompt. A change the
     model never reads (a skill body no message loads, a hook's code, gold) is no change.
     ``rendered`` caches renderings by (harness, messages) objects across calls: a trail may hold
     one harness object with other messages (an episode-scoped step that rewrites messages
     between harness-scoped ones), and a rendering holds both."""
     if before is after:
         return False
-    if before.messages != after.messages or before.harness.all_tools() != after.harness.all_tools():
+    if before.messages != after.messages:
+        return True
+    if before.harness.all_tools() != after.harness.all_tools():
+        return True
+    # Equal tools may still be written in another order (``tool_property_order``): the tools
+    # column shows the model that order, whether or not the layout renders the schemas.
+    if before.harness is not after.harness and tools_json(before.harness) != tools_json(
+        after.harness
+    ):
         return True
     if before.harness is after.harness:
         return False
@@ -168,9 +185,7 @@ def variant_row(variant: Variant, version: str) -> dict:
     return {
         "id": row_id(variant.source_id, variant.index),
         "messages": _json(chat_template_messages(render_messages(episode))),
-        "tools": _TOOLS_JSON.get(
-            episode.harness.exact_fingerprint, lambda: _json(episode.harness.openai_tools())
-        ),
+        "tools": tools_json(episode.harness),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
         "hsa_harness_variant": variant.harness_variant,
