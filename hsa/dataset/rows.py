@@ -18,6 +18,7 @@ from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
+from hsa.model.tool import Tool
 from hsa.render import render_messages
 
 JSON = pa.json_()
@@ -135,25 +136,19 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
 def visibly_changed(before: Episode, after: Episode, rendered: dict | None = None) -> bool:
     """Whether ``after`` shows the model anything else than ``before``: other messages, other
     tools (the skill loader's list of ids and the order of schema keys included), or another
-    rendered prompt. A change the
-    model never reads (a skill body no message loads, a hook's code, gold) is no change.
-    ``rendered`` caches renderings by (harness, messages) objects across calls: a trail may hold
+    rendered prompt. A change the model never reads (a skill body no message loads, a hook's
+    code, gold) is no change. ``rendered`` caches renderings by (harness, messages) objects across calls: a trail may hold
     one harness object with other messages (an episode-scoped step that rewrites messages
     between harness-scoped ones), and a rendering holds both."""
     if before is after:
         return False
     if before.messages != after.messages:
         return True
-    if before.harness.all_tools() != after.harness.all_tools():
-        return True
-    # Equal tools may still be written in another order (``tool_property_order``): the tools
-    # column shows the model that order, whether or not the layout renders the schemas.
-    if before.harness is not after.harness and tools_json(before.harness) != tools_json(
-        after.harness
-    ):
-        return True
     if before.harness is after.harness:
         return False
+    tools = before.harness.all_tools()
+    if tools != after.harness.all_tools() or not _written_alike(tools, after.harness.all_tools()):
+        return True
     rendered = {} if rendered is None else rendered
 
     def render(episode: Episode) -> list[dict]:
@@ -164,6 +159,16 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
         return rendered[key][2]
 
     return render(before) != render(after)
+
+
+def _written_alike(tools: tuple[Tool, ...], others: tuple[Tool, ...]) -> bool:
+    """Whether equal tools are also written alike: the tools column shows the model the order of
+    every schema's keys (``tool_property_order`` changes nothing else), which equality ignores,
+    whether or not the layout renders schemas. A tool a transform left alone is the same object."""
+    return all(
+        tool is other or orjson.dumps(tool.to_openai()) == orjson.dumps(other.to_openai())
+        for tool, other in zip(tools, others, strict=True)
+    )
 
 
 def visible_families(variant: Variant) -> list[str]:
