@@ -77,7 +77,7 @@ def _json(value) -> str:
 _TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
 
 
-def tools_json(harness: Harness) -> str:
+def _tools_json(harness: Harness) -> str:
     """The ``tools`` column of a row under ``harness``: its tools as the model reads them (chat
     templates write them as JSON, so the order of every schema's keys is part of what it reads)."""
     return _TOOLS_JSON.get(harness.exact_fingerprint, lambda: _json(harness.openai_tools()))
@@ -137,9 +137,9 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
     """Whether ``after`` shows the model anything else than ``before``: other messages, other
     tools (the skill loader's list of ids and the order of schema keys included), or another
     rendered prompt. A change the model never reads (a skill body no message loads, a hook's
-    code, gold) is no change. ``rendered`` caches renderings by (harness, messages) objects across calls: a trail may hold
-    one harness object with other messages (an episode-scoped step that rewrites messages
-    between harness-scoped ones), and a rendering holds both."""
+    code, gold) is no change. ``rendered`` caches renderings by (harness, messages) objects
+    across calls: a trail may hold one harness object with other messages (an episode-scoped
+    step that rewrites messages between harness-scoped ones), and a rendering holds both."""
     if before is after:
         return False
     if before.messages != after.messages:
@@ -190,7 +190,7 @@ def variant_row(variant: Variant, version: str) -> dict:
     return {
         "id": row_id(variant.source_id, variant.index),
         "messages": _json(chat_template_messages(render_messages(episode))),
-        "tools": tools_json(episode.harness),
+        "tools": _tools_json(episode.harness),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
         "hsa_harness_variant": variant.harness_variant,
