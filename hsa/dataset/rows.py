@@ -18,7 +18,6 @@ from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.model.tool import Tool
 from hsa.render import render_messages
 
 JSON = pa.json_()
@@ -146,8 +145,14 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
         return True
     if before.harness is after.harness:
         return False
-    tools = before.harness.all_tools()
-    if tools != after.harness.all_tools() or not _written_alike(tools, after.harness.all_tools()):
+    tools, others = before.harness.all_tools(), after.harness.all_tools()
+    if tools != others:
+        return True
+    # Equal tools may be written in another order of their schemas' keys
+    # (``tool_property_order``), which the tools column shows the model whatever the layout
+    # renders; a tool no step touched is the same object, and its column is not looked at.
+    touched = any(tool is not other for tool, other in zip(tools, others, strict=True))
+    if touched and _tools_json(before.harness) != _tools_json(after.harness):
         return True
     rendered = {} if rendered is None else rendered
 
@@ -159,16 +164,6 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
         return rendered[key][2]
 
     return render(before) != render(after)
-
-
-def _written_alike(tools: tuple[Tool, ...], others: tuple[Tool, ...]) -> bool:
-    """Whether equal tools are also written alike: the tools column shows the model the order of
-    every schema's keys (``tool_property_order`` changes nothing else), which equality ignores,
-    whether or not the layout renders schemas. A tool a transform left alone is the same object."""
-    return all(
-        tool is other or orjson.dumps(tool.to_openai()) == orjson.dumps(other.to_openai())
-        for tool, other in zip(tools, others, strict=True)
-    )
 
 
 def visible_families(variant: Variant) -> list[str]:
