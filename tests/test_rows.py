@@ -37,7 +37,7 @@ PIPELINE = [
 ]
 
 
-def recipe(seed: int = 5) -> Recipe:
+def recipe(seed: int = 5, pipeline: list[dict] = PIPELINE) -> Recipe:
     return Recipe.from_dict(
         {
             "recipe_version": 1,
@@ -45,7 +45,7 @@ def recipe(seed: int = 5) -> Recipe:
             "seed": seed,
             "variants_per_episode": 3,
             "keep_original": True,
-            "pipeline": PIPELINE,
+            "pipeline": pipeline,
         }
     )
 
@@ -97,16 +97,7 @@ def test_a_schema_whose_keys_moved_counts_as_changed_tools(domain):
     # tool_property_order changes the order of a schema's keys and nothing else: the tools
     # column the model reads (chat templates write tools as JSON) changes, whether or not the
     # harness's layout renders schemas (markdown does not, xml does).
-    only_order = Recipe.from_dict(
-        {
-            "recipe_version": 1,
-            "name": "order",
-            "seed": 3,
-            "variants_per_episode": 3,
-            "keep_original": True,
-            "pipeline": [{"tool_property_order": {}}],
-        }
-    )
+    only_order = recipe(seed=3, pipeline=[{"tool_property_order": {}}])
     episodes = read_episodes(HARNESSES / domain / "episodes.jsonl")
     moved = 0
     for episode in episodes:

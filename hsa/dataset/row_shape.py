@@ -70,7 +70,7 @@ class RowShape:
         return shape
 
 
-def tally(values: pa.Array) -> Counter:
+def tally(values: pa.Array | pa.ChunkedArray) -> Counter:
     """How many times each value of ``values`` occurs, in order of first occurrence (Arrow's
     ``value_counts``); nulls count nothing. The one reading of ``value_counts`` into a tally."""
     if len(values) == 0:
