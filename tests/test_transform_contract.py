@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import example, given, settings
@@ -57,7 +58,7 @@ def refused_for_its_request(
     same variant (same id, same harness, so the same draws) of a neutral request is made."""
     if isinstance(variant, Variant):
         return False
-    neutral = Episode.from_dict({**another_conversation(episode).to_dict(), "id": episode.id})
+    neutral = replace(another_conversation(episode), id=episode.id)
     again = next(v for v in augment_episode(recipe, neutral) if v.index == variant.index)
     assert isinstance(again, Variant), f"{variant} (and under a neutral request: {again})"
     return True
