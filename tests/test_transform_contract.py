@@ -53,14 +53,19 @@ def recipe_for(name: str, seed: int = 7, variants: int = 2, **options) -> Recipe
 def refused_for_its_request(
     recipe: Recipe, episode: Episode, variant: Variant | VariantReject
 ) -> bool:
-    """Whether ``variant`` is a refusal of this conversation (it asks for what a drawn
-    distractor does, say); any other reject fails the test. A refusal is the request's when the
-    same variant (same id, same harness, so the same draws) of a neutral request is made."""
+    """Whether ``variant`` is a refusal of what the user wrote (it asks for what a drawn
+    distractor does, say); any other reject fails the test. The refusal is the request's when
+    the same variant of the same episode, its user turns alone reworded, is made: same id and
+    harness (so the same draws), same calls and gold (so a broken task is still a reject)."""
     if isinstance(variant, Variant):
         return False
-    neutral = replace(another_conversation(episode), id=episode.id)
-    again = next(v for v in augment_episode(recipe, neutral) if v.index == variant.index)
-    assert isinstance(again, Variant), f"{variant} (and under a neutral request: {again})"
+    reworded = tuple(
+        {**m, "content": "Something else entirely."} if m.get("role") == "user" else m
+        for m in episode.messages
+    )
+    again = augment_episode(recipe, replace(episode, messages=reworded))
+    made = next(v for v in again if v.index == variant.index)
+    assert isinstance(made, Variant), f"{variant} (and with the user turns reworded: {made})"
     return True
 
 
