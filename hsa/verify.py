@@ -91,16 +91,18 @@ def _gold_preserved(original: Gold, variant: Gold, mapping: Mapping) -> None:
 def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
     for turn_o, turn_v in zip(original.gold.turns, variant.gold.turns, strict=False):
         for call_o, call_v in zip(turn_o.calls, turn_v.calls, strict=False):
-            props_o = original.harness.tool(call_o.name).properties
-            props_v = variant.harness.tool(call_v.name).properties
+            tool_o = original.harness.tool(call_o.name)
+            tool_v = variant.harness.tool(call_v.name)
             for param, values in call_o.arguments.items():
                 new_param = mapping.parameter(call_o.name, param)
-                if props_o[param] == props_v[new_param]:
+                schema_o, schema_v = (
+                    tool_o.parameter_schema(param),
+                    tool_v.parameter_schema(new_param),
+                )
+                if schema_o == schema_v:
                     continue  # the same schema gives the same verdict
                 for value in values:
-                    if value_fits(value, props_o[param]) and not value_fits(
-                        value, props_v[new_param]
-                    ):
+                    if value_fits(value, schema_o) and not value_fits(value, schema_v):
                         raise VerificationFailed(
                             "gold_schema",
                             f"gold value {orjson.dumps(value).decode()[:60]} of "

@@ -351,6 +351,107 @@ def test_patterns_inside_lists_are_checked_key_by_key():
         Episode.from_dict(row)
 
 
+WINDOW = {
+    "type": "object",
+    "properties": {"start": {"type": "string"}, "hours": {"type": "integer", "minimum": 1}},
+    "required": ["start"],
+}
+
+
+def _one_call_row(parameters: dict, arguments: dict, recorded: dict | None = None) -> dict:
+    """An episode of one tool ``plan`` with these parameters and one gold call; the recorded
+    assistant turn makes ``recorded`` (when given), which must pass its own gold."""
+    row = {
+        "id": "r",
+        "harness": {
+            "name": "h",
+            "tools": [{"type": "function", "function": {"name": "plan", "parameters": parameters}}],
+        },
+        "messages": [{"role": "user", "content": "plan it"}],
+        "gold": {"calls": [{"name": "plan", "arguments": arguments}]},
+    }
+    if recorded is not None:
+        row["messages"].append(assistant(call("plan", recorded)))
+        row["gold"]["at"] = 1
+    return row
+
+
+@pytest.mark.parametrize("definitions", ["$defs", "definitions"])
+def test_gold_values_are_checked_through_references_to_definitions(definitions):
+    """A parameter that names its schema by reference (``$ref``) is checked against what it
+    names, as a whole value and as a pattern, and an episode never stops the run on it."""
+    parameters = {
+        "type": "object",
+        definitions: {"window": WINDOW},
+        "properties": {"window": {"$ref": f"#/{definitions}/window"}},
+        "required": ["window"],
+    }
+    exact = {"start": "09:00", "hours": 2}
+    Episode.from_dict(_one_call_row(parameters, {"window": [exact]}, {"window": exact}))
+    Episode.from_dict(_one_call_row(parameters, {"window": [{"start": ["09:00"], "hours": [2]}]}))
+    for bad in ({"start": "09:00", "hours": 0}, {"start": ["09:00"], "hours": [0]}):
+        with pytest.raises(EpisodeError, match="fits its schema") as caught:
+            Episode.from_dict(_one_call_row(parameters, {"window": [bad]}))
+        assert caught.value.stage == "check:gold_schema"
+        assert caught.value.field == "gold.calls[0].arguments.window"
+
+
+def test_a_pattern_is_checked_against_the_object_branch_of_any_of():
+    """An object offered among anyOf/oneOf branches takes a BFCL pattern too: it fits when it
+    fits a branch."""
+    for key in ("anyOf", "oneOf"):
+        parameters = {
+            "type": "object",
+            "properties": {"window": {key: [{"type": "string"}, WINDOW]}},
+        }
+        Episode.from_dict(_one_call_row(parameters, {"window": [{"start": ["9"], "hours": [3]}]}))
+        with pytest.raises(EpisodeError, match="fits its schema"):
+            Episode.from_dict(_one_call_row(parameters, {"window": [{"start": [9]}]}))
+
+
+def test_an_exact_object_holding_a_list_passes_its_own_recorded_call():
+    """A gold dict with a value that is not a list of options is one exact value: its lists
+    are lists (the scorer reads it as the loader does), and a pattern still offers options."""
+    parameters = {
+        "type": "object",
+        "properties": {
+            "filter": {
+                "type": "object",
+                "properties": {"site": {"type": "string"}, "tags": {"type": "array"}},
+            }
+        },
+    }
+    exact = {"site": "ber", "tags": ["a", "b"]}
+    Episode.from_dict(_one_call_row(parameters, {"filter": [exact]}, {"filter": exact}))
+    pattern = {"site": ["ber"], "tags": [["a", "b"]]}
+    Episode.from_dict(_one_call_row(parameters, {"filter": [pattern]}, {"filter": exact}))
+    for recorded in ({"site": "ber", "tags": ["b", "a"]}, {"site": "ber", "tags": ["a"]}):
+        with pytest.raises(EpisodeError, match="fails its own gold") as caught:
+            Episode.from_dict(_one_call_row(parameters, {"filter": [exact]}, {"filter": recorded}))
+        assert caught.value.stage == "check:recorded_turn"
+
+
+@pytest.mark.parametrize(
+    "ref, field",
+    [
+        ("#/$defs/missing", "harness.tools[0].function.parameters.properties.window.$ref"),
+        (
+            "https://example.com/window.json",
+            "harness.tools[0].function.parameters.properties.window.$ref",
+        ),
+    ],
+)
+def test_a_reference_that_resolves_nowhere_is_a_harness_error(ref, field):
+    parameters = {
+        "type": "object",
+        "$defs": {"window": WINDOW},
+        "properties": {"window": {"$ref": ref}},
+    }
+    with pytest.raises(HsaError, match=r"names no sub-schema") as caught:
+        Episode.from_dict(_one_call_row(parameters, {"window": [{"start": "9"}]}))
+    assert caught.value.field == field
+
+
 def test_a_recorded_turn_that_fails_its_own_gold_is_rejected(harness_dir):
     """The recorded call is valid for the schema but is not what the gold expects: copied into
     every variant it would teach the wrong answer."""

@@ -461,7 +461,7 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
             tool = harness.tool(call.name)
             assert tool is not None, "check_gold rejects a gold call of an unknown tool first"
             for param, values in call.arguments.items():
-                schema = tool.properties[param]
+                schema = tool.parameter_schema(param)
                 if any(
                     (v is None and param not in tool.required)
                     or (

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsa.errors import EpisodeError
+from hsa.model.schema import referenced, standalone
 from hsa.model.tool import schema_validator
 
 _REPLY_KEYS = {"contains", "not_contains", "language", "max_chars"}
@@ -221,15 +222,25 @@ def is_pattern(value: Any) -> bool:
 
 
 def value_fits(value: Any, schema: Any) -> bool:
-    """Whether an acceptable gold value validates against a parameter's JSON Schema.
+    """Whether an acceptable gold value validates against a parameter's JSON Schema (made
+    :func:`hsa.model.schema.standalone`: its references resolve).
 
     Patterns (also as items of a list) are checked key by key: every acceptable value of a key
-    the schema defines must fit that key's schema (``""``, "may be left out", is skipped)."""
+    the schema defines must fit that key's schema (``""``, "may be left out", is skipped). A
+    pattern meets a schema that names its object by reference, or offers it among ``anyOf`` or
+    ``oneOf`` branches, through that object's schema: a branch it fits."""
     if isinstance(schema, dict):
+        if is_pattern(value):
+            target = referenced(schema)
+            if target is not None:
+                return value_fits(value, target)
+            branches = [b for key in ("anyOf", "oneOf") for b in schema.get(key) or ()]
+            if schema.get("type") != "object" and branches:
+                return any(value_fits(value, standalone(b, schema)) for b in branches)
         if is_pattern(value) and schema.get("type") == "object":
             properties = schema.get("properties") or {}
             return all(
-                value_fits(v, properties[k])
+                value_fits(v, standalone(properties[k], schema))
                 for k, options in value.items()
                 if k in properties
                 for v in options
@@ -239,6 +250,6 @@ def value_fits(value: Any, schema: Any) -> bool:
         if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
             shell = {k: v for k, v in schema.items() if k != "items"}
             return schema_validator(shell).is_valid(value) and all(
-                value_fits(item, items) for item in value
+                value_fits(item, standalone(items, schema)) for item in value
             )
     return schema_validator(schema).is_valid(value)

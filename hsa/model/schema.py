@@ -173,6 +173,43 @@ def node_at(schema: Any, at: str) -> dict | None:
     return node if isinstance(node, dict) else None
 
 
+# Where a schema keeps the definitions its local references (``"#/$defs/name"``) point into.
+DEFINITIONS = ("$defs", "definitions")
+
+
+def standalone(schema: Any, root: Any) -> Any:
+    """``schema``, a sub-schema of ``root``, fit to be validated on its own (one parameter's gold
+    value): with ``root``'s definitions beside it, so that its references into them still
+    resolve. Other keys are left as they are; ``schema`` itself when nothing is added."""
+    if not isinstance(schema, dict) or not isinstance(root, dict):
+        return schema
+    shared = {k: root[k] for k in DEFINITIONS if k in root and k not in schema}
+    return {**schema, **shared} if shared else schema
+
+
+def referenced(schema: Any) -> dict | None:
+    """The sub-schema a node's local ``$ref`` names (made :func:`standalone`), or None: no
+    reference, or one this node cannot resolve alone."""
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    target = node_at(schema, ref[1:])
+    return None if target is None else standalone(target, schema)
+
+
+def unresolved_reference(schema: Any) -> tuple[list[str], str] | None:
+    """(path of the node, its ``$ref``) of the first reference that does not name a
+    sub-schema of ``schema`` itself, or None. hsa fetches nothing, so a reference to another
+    document (``"other.json#/x"``, a URL) is unresolved too."""
+    for parts, node in schema_nodes(schema):
+        ref = node.get("$ref")
+        if ref is None:
+            continue
+        if not isinstance(ref, str) or not ref.startswith("#") or node_at(schema, ref[1:]) is None:
+            return list(parts), ref if isinstance(ref, str) else repr(ref)
+    return None
+
+
 def edit_schema(schema: dict, edits: dict[str, Callable[[dict], dict]], tool: str) -> dict:
     """``schema`` with the node at each JSON pointer replaced by ``edit(node)`` (a node's own
     sub-schemas are edited first). Nodes on the way to an edit are copied, the rest shared:

@@ -14,7 +14,8 @@ Rules, in the order they are checked (the first that fails is the verdict's reas
   schema's, see :func:`type_check`), ``value_mismatch`` (strings compared after removing
   `` ,./-_*^``, lower-casing and reading ``'`` as ``"``; lists in order; dicts matched one level
   deep against ``{key: [acceptable values]}`` patterns in which ``""`` marks a key that may be left
-  out; a gold "variable" compared exactly), ``missing_param`` (a gold parameter that is not
+  out, and a dict that is no such pattern compared key by key as one value; a gold "variable"
+  compared exactly), ``missing_param`` (a gold parameter that is not
   omittable was left out);
 * ``reply_constraint`` — the text contains what it must, avoids what it must not, is in the
   right language and not too long.
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from hsa.files.jsonl import read_lines
-from hsa.model.gold import GoldCall, TurnGold
+from hsa.model.gold import GoldCall, TurnGold, is_pattern
 from hsa.model.harness import Harness
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
@@ -439,7 +440,16 @@ def values_equal(value: Any, acceptable: Any) -> bool:
             and all(values_equal(v, a) for v, a in zip(value, acceptable, strict=True))
         )
     if isinstance(acceptable, dict):
-        return isinstance(value, dict) and _dict_matches(value, acceptable)
+        if not isinstance(value, dict):
+            return False
+        if is_pattern(acceptable):
+            return _dict_matches(value, acceptable)
+        # A dict that is no pattern (a value of a key is not a list of options) is the one
+        # acceptable value, key by key, as the loader reads it (``{"tags": ["a", "b"]}`` inside
+        # it is a list, not two options).
+        return value.keys() == acceptable.keys() and all(
+            values_equal(value[k], ok) for k, ok in acceptable.items()
+        )
     return value is None and acceptable is None
 
 

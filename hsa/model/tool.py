@@ -17,6 +17,7 @@ import jsonschema
 import orjson
 
 from hsa.errors import HarnessError
+from hsa.model.schema import standalone, unresolved_reference
 
 _FUNCTION_KEYS = ("name", "description", "parameters")
 
@@ -33,6 +34,11 @@ class Tool:
     @property
     def properties(self) -> dict:
         return self.parameters.get("properties") or {}
+
+    def parameter_schema(self, param: str) -> Any:
+        """The schema of parameter ``param`` as a schema of its own, to validate one value with:
+        a ``$ref`` into the parameters' definitions still resolves."""
+        return standalone(self.properties[param], self.parameters)
 
     @property
     def required(self) -> list[str]:
@@ -92,6 +98,17 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
     except jsonschema.SchemaError as exc:
         path = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in exc.path)
         return exc.message, path
+    unresolved = unresolved_reference(schema)
+    if unresolved is not None:
+        parts, ref = unresolved
+        path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts) + ".$ref"
+        # A reference that resolves nowhere fails every validation that reaches it: said once,
+        # here, instead of by whichever value first meets it.
+        return (
+            f"$ref {ref!r} names no sub-schema of these parameters (only references inside "
+            "them, such as '#/$defs/<name>', resolve: hsa fetches no schema)",
+            path,
+        )
     return None
 
 
