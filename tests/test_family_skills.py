@@ -362,6 +362,26 @@ def test_example_skills_keep_every_invariant_and_rule(example, split):
     assert all(changed[s.id] >= 12 for s in episode.harness.skills), changed
 
 
+def test_a_chinese_phrase_is_reworded_only_where_it_is_a_word():
+    """Chinese has no spaces: a table phrase found inside other words (然后 in 虽然后来, 比如 in
+    比如果汁 is a word, 解释 in 解释权 is not) is left alone, and never drawn when it is found
+    nowhere else."""
+    body = "- 虽然后来缺货，最终解释权归商家。\n- 比如果汁缺货，然后解释原因。\n"
+    plan = {"phrases": [["然后", "接着"], ["比如", "例如"], ["解释", "说明"]]}
+    out = rewrite_body(body, plan, [])
+    assert "虽然后来" in out and "解释权" in out  # pieces of other words, as they were
+    assert "例如果汁" in out and "接着说明原因" in out  # the words themselves, reworded
+    only_inside = "- 虽然后来缺货，最终解释权归商家。\n- 请先确认地址。\n"
+    drawn = {
+        phrase
+        for seed in range(40)
+        for phrase, _ in content.draw_plan(only_inside, [], random.Random(seed), "train").get(
+            "phrases", ()
+        )
+    }
+    assert drawn == {"确认"}
+
+
 def test_loaded_bodies_follow_the_rewrite(example):
     for episode in list(example.values())[::40]:
         variant, _ = run(SkillContentRewrite(), episode, seed=1)

@@ -523,6 +523,13 @@ def test_bad_parameter_params_raise(example):
 # ---- descriptions ----------------------------------------------------------------------------
 
 
+def test_a_chinese_description_phrase_is_reworded_only_where_it_is_a_word():
+    """用户 in 专用户外 (专用 + 户外) is no phrase of the text; 查询 standing alone is."""
+    for seed in range(20):
+        out = ts.DESCRIPTIONS.paraphrase("专用户外灯，查询价格。", "train", random.Random(seed))
+        assert out.startswith("专用户外灯，") and "查询" not in out
+
+
 def test_paraphrase_rewords_english_and_chinese_and_keeps_what_matters():
     rng = random.Random(5)
     text = (

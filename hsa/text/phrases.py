@@ -6,7 +6,8 @@ replaces every phrase of the table found in a text by another of the split's par
 spans :func:`hsa.text.paraphrase.invariant_spans` names, so the rewording keeps every invariant of
 :mod:`hsa.text.paraphrase` (the one rule skill bodies are held to as well); no member of a table
 may itself hold an invariant (no number, quote, identifier or negation), which the families test.
-English phrases match case-insensitively as whole words, Chinese ones as written; an article
+English phrases match case-insensitively as whole words, Chinese ones as written where they are
+words of the text (:mod:`hsa.text.chinese`: ``然后`` is no phrase of ``虽然后来``); an article
 before a replaced English phrase follows it (``a product`` -> ``an item``).
 """
 
@@ -19,13 +20,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hsa.errors import HsaError
+from hsa.text.chinese import cut_from_words
 from hsa.text.paraphrase import invariant_spans
 
 
 @dataclass(frozen=True)
 class Phrasing:
     """Interchangeable phrases (``lang`` "en": matched case-insensitively as whole words; "zh":
-    matched as written)."""
+    matched as written, as whole words of the text's segmentation)."""
 
     train: tuple[str, ...]
     heldout: tuple[str, ...]
@@ -155,6 +157,8 @@ class PhraseTable:
             return text
 
         def swap(match: re.Match) -> str:
+            if cut_from_words(match.string, match.start(), match.end()):
+                return match.group(0)  # a Chinese phrase that is part of a longer word
             phrase = match.group("phrase")
             group = self._group_of[phrase.lower()]
             if len(phrase) > 1 and phrase.isupper() and phrase not in group.members:

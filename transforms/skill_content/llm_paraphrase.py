@@ -33,7 +33,7 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "2"
+    version = "3"  # 3: a Chinese phrase of its fallback plan is replaced only where it is a word
     family = "skill_content"
     # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint
     # that fails or times out is a fallback recorded in params, like any outage).

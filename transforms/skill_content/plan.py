@@ -12,6 +12,7 @@ import random
 from functools import lru_cache
 
 from hsa.errors import HsaError
+from hsa.text.chinese import cut_from_words
 from hsa.text.markdown import block_text, parse
 from hsa.transforms.skill_content.options import PHRASES, RESTYLES, SKILL_PHRASES
 from hsa.transforms.skill_content.rewrite import rewrite_body
@@ -31,7 +32,14 @@ def _found_phrases(blocks, structure, names) -> list[str]:
         if pattern is None:
             continue
         for start, end in free_segments(text, names):
-            found.update(m.group(0).lower() for m in pattern.finditer(text, start, end))
+            # Per segment, as the rewrite reads it (rewrite._rephrase): a Chinese phrase counts
+            # where it is a word of its segment (hsa.text.chinese).
+            segment = text[start:end]
+            found.update(
+                m.group(0).lower()
+                for m in pattern.finditer(segment)
+                if not cut_from_words(segment, m.start(), m.end())
+            )
     return sorted(found)
 
 

@@ -1,0 +1,58 @@
+"""Where Chinese text has word boundaries, so that a Chinese phrase is replaced only as a word.
+
+Chinese writes no spaces between words, so a phrase of a synonym table found as a substring may be
+the end of one word and the start of the next (``然后`` in ``虽然后来``: 虽然 + 后来), or part of a
+longer word (``解释`` in ``最终解释权``); replacing it there mangles the text (``虽接着来``).
+:func:`cut_from_words` says whether a match is such a piece, by the word boundaries of jieba's
+segmentation (its own dictionary, shipped in its wheel: nothing is downloaded). The segmenter is a
+tokenizer of hsa's own, so a dictionary a user loads into jieba's default one never changes hsa's
+output; jieba is pinned, so the same text always splits the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_tokenizer: Any = None
+_lock = threading.Lock()
+
+
+def _segmenter() -> Any:
+    """hsa's jieba tokenizer, loaded on first use (its dictionary takes about half a second)."""
+    global _tokenizer
+    with _lock:
+        if _tokenizer is None:
+            import jieba
+
+            # jieba logs its dictionary loading at DEBUG to stderr, which would interleave with
+            # hsa's progress output.
+            jieba.setLogLevel(logging.WARNING)
+            tokenizer = jieba.Tokenizer()
+            tokenizer.initialize()
+            _tokenizer = tokenizer
+        return _tokenizer
+
+
+@lru_cache(maxsize=4096)
+def word_boundaries(text: str) -> frozenset[int]:
+    """The offsets in ``text`` where a word starts or ends (0 and ``len(text)`` included)."""
+    bounds = {0, len(text)}
+    for _, start, end in _segmenter().tokenize(text):
+        bounds.add(start)
+        bounds.add(end)
+    return frozenset(bounds)
+
+
+def cut_from_words(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, a match holding Chinese, starts or ends inside a word of
+    ``text``. Matches without a Chinese character are never cut (their own patterns keep to
+    word boundaries)."""
+    if not _HAN.search(text, start, end):
+        return False
+    bounds = word_boundaries(text)
+    return start not in bounds or end not in bounds
