@@ -429,6 +429,36 @@ def test_mask_lengths_must_be_positive(options):
 # ---- parameter names -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a call written out in prose is code, with or without backticks
+        ('Call get_info(topic="insurance") first.', 'Call get_info(subject="insurance") first.'),
+        ("`check(size = 2, topic='a')`", "`check(dimension = 2, subject='a')`"),
+        # arguments written as keys in inline code
+        (
+            'Use `channel: "sms"` or `{"channel": "app"}`.',
+            'Use `medium: "sms"` or `{"medium": "app"}`.',
+        ),
+        (
+            "`size`, not `size::cast` or `size == 3`?",
+            "`dimension`, not `size::cast` or `dimension == 3`?",
+        ),
+        # prose is prose: a word before "(" with a space, a call without keywords, plain text
+        ("Any topic (or channel) works; list(topic); the size: large.", None),
+        # a swap renames each name once
+        ("`f(size=1, topic=2)` and g(topic=3)", "`f(dimension=1, subject=2)` and g(subject=3)"),
+    ],
+)
+def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
+    from hsa.text.mentions import parameter_mentions
+
+    rewrite = parameter_mentions({"topic": "subject", "channel": "medium", "size": "dimension"})
+    assert rewrite(text) == (text if expected is None else expected)
+    swap = parameter_mentions({"size": "topic", "topic": "size"})
+    assert swap("`f(size=1, topic=2)` and g(topic=3)") == "`f(topic=1, size=2)` and g(size=3)"
+
+
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_parameter_rename_moves_mentions_and_keeps_the_hook_checking(example, name):
     episode = by_scenario(example, "swapped_args")  # check_stock, then the hook's feedback

@@ -83,35 +83,44 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)
 
 
+# A call written out in prose, glued to its parenthesised arguments (``get_info(topic="x")``):
+# code whether or not it stands between backticks.
+_CALL = r"(?<![A-Za-z0-9_.\-])[A-Za-z_][A-Za-z0-9_.\-]*\([^()`\n]*\)"
+_CODE_OR_CALL = re.compile(rf"`[^`]+`|{_CALL}")
+
+
 def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
-    they stand as a whole identifier; plain-word names (``size``) only as inline code
-    (`` `size` ``) or as a keyword argument inside code (`` `check_stock(size="M")` ``), since
-    as plain words they are ordinary prose."""
+    they stand as a whole identifier; plain-word names (``size``) only where they are code: as
+    inline code (`` `size` ``), as a keyword inside inline code (`` `check_stock(size="M")` ``,
+    `` `size: M` ``, `` `{"size": "M"}` ``) or inside a call written out in prose
+    (``check_stock(size="M")``), since as plain words they are ordinary prose."""
     identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
     words = {k: v for k, v in renames.items() if not identifier_like(k)}
-    keyword = (
-        re.compile(
-            r"(?<![A-Za-z0-9_.\-])("
-            + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-            + r")(?=\s*=)"
-        )
-        if words
-        else None
-    )
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    # A keyword: the name (quoted or not) before "=" in a call, or before "=" or ":" (not "::")
+    # in inline code, where `size: M` and `{"size": "M"}` write arguments too.
+    in_call = re.compile(rf"(?<![A-Za-z0-9_.\-])(['\"]?)({alternatives})\1(?=\s*=)")
+    in_code = re.compile(rf"(?<![A-Za-z0-9_.\-])(['\"]?)({alternatives})\1(?=\s*(?:=|:(?!:)))")
 
-    def in_code(span: re.Match) -> str:
-        if keyword is None:
-            return span.group(0)
-        return keyword.sub(lambda m: words[m.group(1)], span.group(0))
+    def keywords(span: re.Match) -> str:
+        text = span.group(0)
+        if text.startswith("`"):
+            if text[1:-1] in words:
+                return f"`{words[text[1:-1]]}`"
+            pattern = in_code
+        else:
+            pattern = in_call
+        return pattern.sub(lambda m: m.group(1) + words[m.group(2)] + m.group(1), text)
 
     def rewrite(text: str) -> str:
         if not text:
             return text
         text = replace_mentions(text, identifiers)
-        if words and "`" in text:
-            text = replace_code_mentions(text, words)
-            text = re.sub(r"`[^`]+`", in_code, text)
+        if words and ("`" in text or "(" in text):
+            # Code spans and written-out calls in one pass, each span once: a swap (a -> b,
+            # b -> a) must not rename a name twice.
+            text = _CODE_OR_CALL.sub(keywords, text)
         return text
 
     return rewrite

@@ -276,7 +276,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    version = (
+        "4"  # 4: plain-word names are renamed in calls written out in prose and as keys in code
+    )
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -321,7 +323,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    version = (
+        "4"  # 4: plain-word names are renamed in calls written out in prose and as keys in code
+    )
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
