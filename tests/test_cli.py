@@ -81,6 +81,19 @@ def test_harness_validate_reports_and_trusts_only_on_request(tmp_path, capsys):
     assert "hooks.py imported" in capsys.readouterr().out
 
 
+def test_harness_validate_warns_of_names_that_hook_code_hard_codes(capsys):
+    """A hook that compares against a tool's name written in its code stops firing in a variant
+    that renames the tool (renames never reach code): validate says where, and still passes."""
+    coding = Path(__file__).parent / "harnesses" / "coding" / "harness"
+    assert main(["harness", "validate", str(coding)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert "hooks.py:8: hooks.py names tool 'applyPatch' as a string" in warnings[0]
+    example = Path(__file__).parent.parent / "hsa" / "example" / "harness"  # reads its config
+    assert main(["harness", "validate", str(example)]) == 0
+    assert "warning" not in capsys.readouterr().out
+
+
 def test_transforms_json_lists_each_transform_with_its_scope(capsys):
     assert main(["transforms", "--json"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}

@@ -35,9 +35,33 @@ def harness_validate(
         f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
         f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks"
     )
+    if harness.hooks_source is not None:
+        _warn_of_names_in_hook_code(harness, folder)
     if harness.hooks:
         if trust_hooks:
             harness.hook_functions()
             out.print("hooks.py imported; every hook resolves to a function")
         else:
             out.print("hooks.py parsed, not imported (pass --trust-hooks to import it)")
+
+
+def _warn_of_names_in_hook_code(harness, folder: Path) -> None:
+    """A warning for each name of the harness that hooks.py writes as a string (see
+    :func:`hsa.model.hook.names_in_code`): the harness is valid, its variants may not be."""
+    from hsa.model.hook import names_in_code
+    from hsa.text.names import identifier_like
+
+    # Parameters only when identifier-like (``link_number``): a plain word (``path``, ``ok``) is
+    # as likely a key of the hook's own payload or reply.
+    names = {p: "parameter" for t in harness.tools for p in t.properties if identifier_like(p)}
+    names.update({h.name: "hook" for h in harness.hooks})
+    names.update(dict.fromkeys(harness.skill_ids, "skill"))
+    names.update(dict.fromkeys(harness.tool_names, "tool"))
+    file = folder / "hooks.py"
+    for line, kind, name in names_in_code(harness.hooks_source or "", names, file=str(file)):
+        out.print(
+            f"warning: {file}:{line}: hooks.py names {kind} {name!r} as a string; renaming "
+            f"transforms never change code, so in a variant that renames it the hook acts on "
+            f"the old name. Read it from the hook's config instead (config values equal to a "
+            f"renamed name are renamed with it)."
+        )

@@ -88,6 +88,26 @@ def defined_functions(source: str, *, file: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
+def names_in_code(source: str, names: dict[str, str], *, file: str) -> list[tuple[int, str, str]]:
+    """(line, kind, name) for every string literal of hooks.py that is exactly one of ``names``
+    (name -> its kind: tool, skill, hook, parameter), in line order; found by parsing, nothing is
+    executed. The renaming transforms move names through the harness, its texts and hook
+    configuration, but never through code: a hook that compares ``tool_name == "applyPatch"``
+    stops firing in a variant that renames the tool, while the variant still shows what it said."""
+    try:
+        tree = ast.parse(source, filename=file)
+    except SyntaxError as exc:
+        raise HarnessError(
+            f"hooks.py does not parse: {exc.msg}", file=file, line=exc.lineno
+        ) from None
+    found = {
+        (node.lineno, names[node.value], node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+    }
+    return sorted(found)
+
+
 def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Callable[..., Any]]:
     """Import hooks.py and return its top-level callables; refuses unless ``trust_hooks``."""
     return import_code(source, file=file, trust=trust_hooks)
