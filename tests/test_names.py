@@ -147,6 +147,25 @@ def test_a_word_has_one_default_sense_per_part_of_speech():
     assert [k for k, n in defaults.items() if n > 1] == []
 
 
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_in_a_dotted_name_only_the_last_segment_leads_with_a_verb(split):
+    """``alerts.ack`` acknowledges alerts: its namespace is what the action acts on, so a verb
+    reading of ``alerts`` (``notifies``) is no paraphrase; the action itself still is one."""
+    from hsa.transforms._names import name_words, slots
+
+    def replaced(name: str) -> dict[int, set[tuple[str, ...]]]:
+        segments = [name_words(s) for s in name.split(".")]
+        out: dict[int, set[tuple[str, ...]]] = {}
+        for slot in slots(segments, split, set()):
+            out.setdefault(slot.segment, set()).add(slot.key)
+        return out
+
+    assert "alert" in lexicon().verbs  # else this test would say nothing
+    assert 0 not in replaced("alerts.ack")
+    assert ("alert",) in replaced("alert_team")[0]  # undotted: the leading word acts
+    assert ("get",) in replaced("weather.get_forecast")[1]
+
+
 def test_the_tables_name_no_single_domain():
     # Words of the shipped example's domain are there only as any dictionary has them: no
     # group is about live streaming, and the namespaces are general.

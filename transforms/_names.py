@@ -214,10 +214,13 @@ def slots(
     """The replaceable phrases of a name's segments, longest match first, left to right; words
     of a fixed compound (``check_in``) are never split up. ``verbs``: whether a leading word may
     be a verb (tool names are ``search_flights``; parameter names are noun phrases, where
-    ``refund_method`` is no "reimburse")."""
+    ``refund_method`` is no "reimburse"). In a dotted name only the last segment leads with an
+    action: the others name what it acts on (``alerts.ack``, ``orders.cancel_order``), so their
+    first word is no verb (``alerts`` never becomes ``notifies``)."""
     lex = lexicon()
     found = []
     for s, words in enumerate(segments):
+        acts = verbs and s == len(segments) - 1
         low = [w.lower() for w in words]
         fixed = {
             i + k for i, pair in enumerate(pairwise(low)) if pair in lex.compounds for k in (0, 1)
@@ -230,7 +233,7 @@ def slots(
                 ):
                     continue
                 phrase = tuple(low[i : i + length])
-                options = replacements(phrase, split, context, leading=verbs and i == 0)
+                options = replacements(phrase, split, context, leading=acts and i == 0)
                 if options:
                     found.append(Slot(s, i, i + length, phrase, tuple(options)))
                     i += length

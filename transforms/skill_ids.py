@@ -201,7 +201,7 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    version = "4"  # 4: in a dotted id only the last segment leads with a verb
 
     split: Split = "train"
     rate: Share = 0.8

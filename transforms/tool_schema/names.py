@@ -190,7 +190,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    version = "4"  # 4: in a dotted name only the last segment leads with a verb
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
