@@ -255,6 +255,53 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "augment",
+            "--recipe",
+            "tools-basic",
+            "--episodes",
+            "{in}",
+            "--out",
+            "{v}",
+            "--rejects",
+            "{in}",
+        ],
+        [
+            "augment",
+            "--recipe",
+            "tools-basic",
+            "--episodes",
+            "{in}",
+            "--out",
+            "{v}",
+            "--rejects",
+            "{v}",
+        ],
+        ["augment", "--recipe", "tools-basic", "--episodes", "{in}", "--out", "{alias}"],
+        ["import", "openai", "{in}", "--out", "{in}"],
+        ["import", "openai", "{in}", "--out", "{v}", "--rejects", "{alias}"],
+    ],
+)
+def test_an_output_never_replaces_an_input_or_another_output(tmp_path, capsys, command):
+    """Writes are atomic renames: an output path naming an input (or a hard link to it) would
+    replace it once written. Refused before anything is read, and the input is untouched."""
+    from hsa.example import EPISODES_PATH
+
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(EPISODES_PATH.read_bytes()[:4000].rsplit(b"\n", 1)[0] + b"\n")
+    os.link(source, tmp_path / "alias.jsonl")
+    before = source.read_bytes()
+    paths = {"in": source, "v": tmp_path / "v.jsonl", "alias": tmp_path / "alias.jsonl"}
+    args = [part.format(**paths) if part.startswith("{") else part for part in command]
+    assert main(args) == 2
+    assert "are the same file" in capsys.readouterr().err
+    assert source.read_bytes() == before
+    assert not (tmp_path / "v.jsonl").exists()
+
+
 def test_augment_then_replay_a_variant(tmp_path, capsys):
     from hsa.example import EPISODES_PATH
 

@@ -116,7 +116,8 @@ def augment(
     ],
     harness: DefaultHarness = None,
     rejects: Annotated[
-        Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")
+        Path | None,
+        typer.Option(help="Rejects JSONL; default: beside --out, .jsonl -> .rejects.jsonl."),
     ] = None,
     batch_size: Annotated[
         int, typer.Option(min=1, help="Episodes per batch (output never depends on it).")
@@ -137,13 +138,15 @@ def augment(
     from hsa.augment.recipe import load_recipe
     from hsa.cli.progress import count_lines, track
     from hsa.dataset.pipeline import write_variants
+    from hsa.files.overlap import refuse_overlap
     from hsa.importers import rejects_path_for
     from hsa.model.episode import read_episodes
     from hsa.model.harness import load_harness
 
     parsed = load_recipe(recipe)  # every recipe error surfaces before any work
-    default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     rejects_path = rejects or rejects_path_for(out_path)
+    refuse_overlap({"--episodes": episodes}, {"--out": out_path, "--rejects": rejects_path})
+    default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     items = track(
         read_episodes(
             episodes, harness=default, trust_hooks=trust_hooks, harness_roots=tuple(harness_roots)

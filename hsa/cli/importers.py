@@ -50,6 +50,14 @@ def _line_progress(path: Path, description: str):
     return partial(track, description=description, total=lambda: count_lines(path), unit="lines")
 
 
+def _refuse_overlap(reads: dict, out_path: Path, rejects: Path | None) -> None:
+    """An import's episodes and rejects files land on none of its inputs, nor on each other."""
+    from hsa.files.overlap import refuse_overlap
+    from hsa.importers import rejects_path_for
+
+    refuse_overlap(reads, {"--out": out_path, "--rejects": rejects or rejects_path_for(out_path)})
+
+
 @import_app.command("bfcl")
 def import_bfcl_cmd(
     questions: Annotated[
@@ -63,7 +71,8 @@ def import_bfcl_cmd(
         ),
     ] = None,
     rejects: Annotated[
-        Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")
+        Path | None,
+        typer.Option(help="Rejects JSONL; default: beside --out, .jsonl -> .rejects.jsonl."),
     ] = None,
 ) -> None:
     """Import Berkeley Function Calling Leaderboard questions (+ possible answers) as episodes.
@@ -73,8 +82,13 @@ def import_bfcl_cmd(
 
         hsa import bfcl ../shared/data/bfcl/BFCL_v4_multiple.json --out multiple.jsonl
     """
-    from hsa.importers.bfcl import import_bfcl
+    from hsa.importers.bfcl import default_answers_path, import_bfcl
 
+    _refuse_overlap(
+        {"QUESTIONS": questions, "--answers": answers or default_answers_path(questions)},
+        out_path,
+        rejects,
+    )
     result = import_bfcl(questions, answers, progress=_line_progress(questions, "import bfcl"))
     _report_import(result, *result.write(out_path, rejects))
 
@@ -87,7 +101,8 @@ def import_openai_cmd(
     ],
     out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],
     rejects: Annotated[
-        Path | None, typer.Option(help="Rejects JSONL; default: <out>.rejects.jsonl.")
+        Path | None,
+        typer.Option(help="Rejects JSONL; default: beside --out, .jsonl -> .rejects.jsonl."),
     ] = None,
 ) -> None:
     """Import conversations; the gold is the last assistant message's tool calls (or no call).
@@ -96,6 +111,7 @@ def import_openai_cmd(
     """
     from hsa.importers.openai_chat import import_openai
 
+    _refuse_overlap({"SOURCE": source}, out_path, rejects)
     result = import_openai(source, progress=_line_progress(source, "import openai"))
     _report_import(result, *result.write(out_path, rejects))
 
@@ -124,11 +140,15 @@ def import_mcp_cmd(
 
         hsa import mcp tools-list.json --out my-harness/tools
     """
+    from hsa.files.overlap import refuse_overlap
     from hsa.importers import rejects_path_for
     from hsa.importers.mcp import import_mcp, write_tools
 
-    result = import_mcp(responses)
     rejects_path = rejects or rejects_path_for(out_dir)
+    refuse_overlap(
+        {f"RESPONSES[{i}]": r for i, r in enumerate(responses)}, {"--rejects": rejects_path}
+    )
+    result = import_mcp(responses)
     written = write_tools(result, out_dir, rejects_path)
     out.print(
         f"{', '.join(result.sources)}: {result.listed} tools listed -> {len(written)} "
