@@ -42,6 +42,19 @@ def version(tmp_path_factory):
     return generate(load_recipe(RECIPE), EPISODES_PATH, out, trust_hooks=True)
 
 
+def test_a_version_can_be_read_by_others_as_its_files(version):
+    """The staging folder (mkdtemp: 0700) becomes the version folder: it gets the mode a plain
+    mkdir would, as its files get a plain open()'s, so a datasets server or a colleague can read
+    a published version."""
+    import os
+    import stat
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(version.path.stat().st_mode) == 0o777 & ~umask
+    assert stat.S_IMODE((version.path / "manifest.json").stat().st_mode) == 0o666 & ~umask
+
+
 def shard_hashes(result) -> list[str]:
     return [s["sha256"] for s in result.manifest["shards"]] + [result.manifest["rejects"]["sha256"]]
 

@@ -4,6 +4,8 @@ Claude Code skill folders; skill licences carried into the card and guarding `hs
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import orjson
@@ -154,6 +156,9 @@ def test_skill_folders_become_a_harness_skeleton(tmp_path, capsys):
     assert (out / "skills" / "pdf-forms" / "scripts" / "fill.py").read_text() == "print('fill')\n"
     assert (out / "skills" / "pdf-forms" / "SKILL.md").read_text() == CLAUDE_SKILL  # as it was
     assert not (out / "skills" / "pdf-forms" / "outside").exists()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask  # not mkdtemp's 0700
     # an existing harness is never written into
     assert main(["import", "skills", str(source), "--out", str(out)]) == 2
     assert "non-empty" in capsys.readouterr().err

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hsa.errors import HsaError
+from hsa.files.jsonl import plain_permissions
 from hsa.files.textfile import read_bytes
 
 ROW_GROUP_ROWS = 10_000
@@ -128,7 +129,9 @@ def staging_dir(final: Path) -> Path:
                 stale.unlink(missing_ok=True)
     # Unique even for two runs of one process (threads); the pid lets a later run tell a dead
     # run's leftovers from a live one's.
-    return Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-", dir=parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.partial-{os.getpid()}-", dir=parent))
+    plain_permissions(staging, folder=True)  # it becomes the version folder
+    return staging
 
 
 def beside_staging(staging: Path, suffix: str) -> Path:

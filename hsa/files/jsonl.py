@@ -65,6 +65,15 @@ def read_lines(path: str | os.PathLike) -> Iterator[Line]:
             yield Line(number, error=f"not valid JSON: {exc}")
 
 
+def plain_permissions(path: str | os.PathLike, *, folder: bool = False) -> None:
+    """Give a file (or ``folder``) that mkstemp/mkdtemp made (0600/0700: the creator alone may
+    read it) the permissions a plain open()/mkdir() would, the umask applied: what is renamed
+    into place is published, and others (a datasets server, a colleague) must read it."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, (0o777 if folder else 0o666) & ~umask)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
@@ -74,10 +83,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
-    # mkstemp creates 0600; give the file the permissions a plain open() would (umask applies).
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
+    plain_permissions(tmp)
     try:
         yield Path(tmp)
         os.replace(tmp, path)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hsa.errors import HarnessError, HsaError, Notice, Reject
+from hsa.files.jsonl import plain_permissions
 from hsa.files.textfile import dump_yaml, read_text
 from hsa.model.harness import DEFAULT_SKILL_LOADER, load_harness
 from hsa.model.skill import Skill, allowed_tool_name
@@ -137,6 +138,7 @@ def import_skills(
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+    plain_permissions(staging, folder=True)  # it becomes the harness folder
     try:
         manifest = skeleton_manifest(found, name or target.resolve().name, [str(p) for p in paths])
         (staging / "harness.yaml").write_text(dump_yaml(manifest), encoding="utf-8")
