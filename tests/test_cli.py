@@ -302,6 +302,28 @@ def test_an_output_never_replaces_an_input_or_another_output(tmp_path, capsys, c
     assert not (tmp_path / "v.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    "command, option",
+    [
+        (["eval", "--max-retries", "-1"], "--max-retries"),
+        (["eval", "--timeout", "-5"], "--timeout"),
+        (["eval", "--top-p", "7"], "--top-p"),
+        (["rollout", "--temperature", "-3"], "--temperature"),
+        (["rollout", "--max-tokens", "-5"], "--max-tokens"),
+        (["rollout", "--timeout", "-1"], "--timeout"),
+    ],
+)
+def test_sampling_and_request_options_out_of_range_are_usage_errors(
+    tmp_path, capsys, command, option
+):
+    """A negative retry count or timeout, or a top_p above 1, is refused with the option's name
+    before any model is asked (it was an internal error, or sent to the endpoint as it was)."""
+    rest = ["--episodes", str(tmp_path / "e.jsonl"), "--base-url", "http://127.0.0.1:9/v1"]
+    rest += ["--model", "m", "--out", str(tmp_path / "o")]
+    assert main(command + rest) == 2
+    assert option in capsys.readouterr().err
+
+
 def test_augment_then_replay_a_variant(tmp_path, capsys):
     from hsa.example import EPISODES_PATH
 

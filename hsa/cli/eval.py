@@ -95,21 +95,28 @@ def evaluate(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Episode pick and per-request sampling seeds.")] = 0,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (endpoint).")] = 0.0,
-    top_p: Annotated[float | None, typer.Option(help="Nucleus sampling (endpoint).")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Most tokens per answer.")] = 256,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight (endpoint).")] = 4,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Sampling temperature (endpoint).")
+    ] = 0.0,
+    top_p: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help="Nucleus sampling (endpoint).")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Most tokens per answer.")] = 256,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight (endpoint).")] = 4,
     stream: Annotated[
         bool, typer.Option(help="Stream answers to measure time to first token (endpoint).")
     ] = False,
     api_key_env: Annotated[
         str, typer.Option(help="Environment variable holding the API key (never written).")
     ] = "OPENAI_API_KEY",
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for one answer.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds to wait for one answer.")
+    ] = 120.0,
     max_retries: Annotated[
-        int, typer.Option(help="Retries of a request that failed with 429/5xx or a timeout.")
+        int,
+        typer.Option(min=0, help="Retries of a request that failed with 429/5xx or a timeout."),
     ] = 4,
-    batch_size: Annotated[int, typer.Option(help="Prompts per batch (in-process).")] = 8,
+    batch_size: Annotated[int, typer.Option(min=1, help="Prompts per batch (in-process).")] = 8,
     datasets_dir: Annotated[
         Path | None,
         typer.Option(

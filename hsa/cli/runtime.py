@@ -47,8 +47,8 @@ ApiKeyEnv = Annotated[
         "anywhere); local servers need none."
     ),
 ]
-Temperature = Annotated[float, typer.Option(help="Sampling temperature (0: greedy).")]
-MaxTokens = Annotated[int | None, typer.Option(help="Most tokens per model answer.")]
+Temperature = Annotated[float, typer.Option(min=0.0, help="Sampling temperature (0: greedy).")]
+MaxTokens = Annotated[int | None, typer.Option(min=1, help="Most tokens per model answer.")]
 Seed = Annotated[
     int | None,
     typer.Option(
@@ -145,12 +145,12 @@ def rollout(
     ] = 4,
     max_steps: MaxSteps = DEFAULT_MAX_STEPS,
     temperature: Temperature = 0.0,
-    top_p: Annotated[float | None, typer.Option(help="Nucleus sampling.")] = None,
+    top_p: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="Nucleus sampling.")] = None,
     max_tokens: MaxTokens = None,
     seed: Seed = None,
     stream: Stream = False,
     timeout: Annotated[
-        float, typer.Option(help="Seconds per request before it counts as timed out.")
+        float, typer.Option(min=0.001, help="Seconds per request before it counts as timed out.")
     ] = 120.0,
     retries: Annotated[
         int,
@@ -326,7 +326,7 @@ def serve(
     served_model_name: Annotated[
         str | None, typer.Option(help="vLLM: the name clients send instead of MODEL.")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for /health.")] = 600.0,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds to wait for /health.")] = 600.0,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="Print the command and what clients send; start nothing."),
@@ -410,7 +410,7 @@ def chat(
     max_tokens: MaxTokens = None,
     seed: Seed = None,
     stream: Stream = False,
-    timeout: Annotated[float, typer.Option(help="Seconds per request.")] = 120.0,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per request.")] = 120.0,
     api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
     faults: Faults = None,
     trust_hooks: TrustCode = False,
