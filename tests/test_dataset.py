@@ -541,6 +541,49 @@ def test_verify_passes_and_catches_tampering(version, tmp_path):
     assert any("sha256 differs" in p for p in audit_version(copy, trust_hooks=True).problems)
 
 
+@pytest.mark.parametrize(
+    "lineage, reason",
+    [
+        ('"garbage"', "lineage: expected a list of steps, got str"),
+        ("not json", "lineage: not valid JSON"),
+        ("[7]", "lineage[0]: expected a step object, got int"),
+        (None, "lineage[{fired}].params: expected the params object of a fired step"),
+        ("params", "does not replay with its recorded params: KeyError"),
+    ],
+)
+def test_verify_names_a_malformed_lineage_instead_of_failing_itself(
+    version, tmp_path, lineage, reason
+):
+    """A row whose lineage was edited (its manifest hash updated, so only rebuilding reads it) is
+    a problem of that row, named with its field: never an internal error of hsa."""
+    copy = tmp_path / "copy"
+    shutil.copytree(version.path, copy)
+    shard = copy / "data" / "train-00000-of-00001.parquet"
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    row = next(r for r in rows if '"fired":true' in r["hsa_lineage"] and r["hsa_variant"] > 0)
+    steps = json.loads(row["hsa_lineage"])
+    fired = next(i for i, step in enumerate(steps) if step["fired"])
+    if lineage is None:
+        steps[fired]["params"] = None
+        row["hsa_lineage"] = json.dumps(steps)
+    elif lineage == "params":
+        steps[fired]["params"] = {"unexpected": 1}
+        row["hsa_lineage"] = json.dumps(steps)
+    else:
+        row["hsa_lineage"] = lineage
+    pq.write_table(type(table).from_pylist(rows, schema=table.schema), shard)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    from hsa.dataset.writer import sha256
+
+    manifest["shards"][0]["sha256"] = sha256(shard)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    report = audit_version(copy, trust_hooks=True, episodes=EPISODES_PATH)
+    assert len(report.problems) == 1
+    assert report.problems[0].startswith(f"{row['id']}: cannot rebuild: ")
+    assert reason.format(fired=fired) in report.problems[0]
+
+
 def test_verify_refuses_a_harness_that_changed_since_generation(tmp_path):
     """Rows are rebuilt from the episodes *and* their harness: an edited harness folder is named,
     not reported as hundreds of differing rows."""

@@ -54,8 +54,15 @@ def replay(
             )
         transform = cls()
         params: Any = step.params or {}
-        mapping = mapping.then(transform.mapping(episode, params))
-        before, episode = episode, transform.apply(episode, params)
+        try:
+            mapping = mapping.then(transform.mapping(episode, params))
+            before, episode = episode, transform.apply(episode, params)
+        except Exception as exc:  # params edited or made elsewhere: the row's error, not hsa's
+            detail = exc.reason if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
+            raise HsaError(
+                f"lineage step {step.path} ({step.transform}) does not replay with its "
+                f"recorded params: {detail}"
+            ) from exc
         if trail is not None:
             trail.append((cls.family, before, episode))
     return episode, mapping

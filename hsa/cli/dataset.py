@@ -356,9 +356,8 @@ def replay(
 
         hsa replay out/hat-train/3f2a9c1b7d4e --id lc-single-call-002#1
     """
-    import orjson
 
-    from hsa.augment.lineage import Step
+    from hsa.augment.step import steps_from
     from hsa.dataset.audit import replay_row, replay_variant
     from hsa.files.jsonl import dumps
 
@@ -371,7 +370,7 @@ def replay(
             harness=harness,
             harness_roots=tuple(harness_roots),
         )
-        lineage = [Step.from_dict(s) for s in orjson.loads(stored["hsa_lineage"])]
+        lineage = steps_from(stored["hsa_lineage"])
     else:
         if episodes is None:
             raise HsaError("replaying from a variants JSONL needs --episodes")
@@ -383,7 +382,7 @@ def replay(
             harness=harness,
             harness_roots=tuple(harness_roots),
         )
-        lineage = [Step.from_dict(s) for s in stored["lineage"]]
+        lineage = steps_from(stored["lineage"])
     for step in lineage:
         mark = "fired" if step.fired else "skipped"
         out.print(

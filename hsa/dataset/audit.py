@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 import pyarrow.parquet as pq
 
-from hsa.augment.lineage import Step, replay
+from hsa.augment.lineage import replay
+from hsa.augment.step import steps_from
 from hsa.augment.variant import Variant
 from hsa.dataset.fingerprint import input_fingerprint
 from hsa.dataset.harness_variants import (
@@ -173,7 +173,7 @@ def rebuilt_variant(original: Episode, row: dict, recipe: dict | None) -> Varian
     """The variant a row's lineage rebuilds from its source episode, verified, with the harness
     variant the manifest's ``recipe`` gives it (None: a rollout of originals alone); raises
     VerificationFailed."""
-    lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
+    lineage = steps_from(row["hsa_lineage"])
     trail: list = []
     episode, mapping = replay(original, lineage, trail=trail)
     verify_variant(original, episode, mapping)
@@ -362,7 +362,7 @@ def replay_variant(
     )
     if original is None:
         raise HsaError(f"source episode {source_id!r} not found (or not valid) in {episodes}")
-    rebuilt, mapping = replay(original, [Step.from_dict(s) for s in stored["lineage"]])
+    rebuilt, mapping = replay(original, steps_from(stored["lineage"]))
     return stored, [
         name
         for name, a, b in (

@@ -28,10 +28,11 @@ from pathlib import Path
 import orjson
 import pyarrow.parquet as pq
 
-from hsa.augment.lineage import Step, fired_steps, replay
+from hsa.augment.lineage import fired_steps, replay
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import families as transform_families
 from hsa.augment.rng import derive_seed
+from hsa.augment.step import steps_from
 from hsa.dataset.audit import checked_input
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
@@ -147,7 +148,7 @@ def changing_transforms(lineage: Iterable[dict]) -> list[str]:
     """The transforms of a lineage (its steps as dicts) that fired and are not of the core
     family (identity): what changed the harness."""
     known = transform_families()
-    fired = fired_steps(Step.from_dict(s) for s in lineage)
+    fired = fired_steps(steps_from(lineage))
     return [s.transform for s in fired if known.get(s.transform) != CORE]
 
 
@@ -329,7 +330,7 @@ def build_items(sources: dict[str, Episode], chosen: list[str], sets: list[Varia
                 unchanged += 1
                 continue
             source = sources[row["hsa_source_id"]]
-            lineage = tuple(Step.from_dict(s) for s in orjson.loads(row["hsa_lineage"]))
+            lineage = steps_from(row["hsa_lineage"])
             try:
                 episode, _ = replay(source, lineage)
             except HsaError as exc:
