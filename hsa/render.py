@@ -1,7 +1,8 @@
 """Render a harness into what the model reads: the system prompt and the tools list.
 
 Layouts are Jinja2 templates (``templates/layouts/<name>.j2``, or a harness's own ``layouts/``).
-A harness's own layouts render in Jinja2's sandbox: one that reaches for Python internals fails
+A harness's own layouts render in Jinja2's sandbox, with a budget (:mod:`hsa.sandbox`): one that
+reaches for Python internals, or loops or grows a value far beyond what a prompt needs, fails
 with :class:`~hsa.errors.HarnessError` instead of running. The shipped layouts are this package's
 code and render without the sandbox; texts (skills, prompts) are data to every layout, never
 template code.
@@ -15,13 +16,13 @@ from functools import cache, lru_cache
 from json.encoder import encode_basestring
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from hsa.errors import HarnessError
 from hsa.files.assets import templates_dir
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
+from hsa.sandbox import LayoutSandbox, new_budget
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
 DEFAULT_PHRASES = {
@@ -103,7 +104,7 @@ def _nested_json(value, indent: int, depth: int, flat_from: int) -> str:
 def _environment(sandboxed: bool = True) -> jinja2.Environment:
     """The sandbox for a harness's own layouts; the shipped layouts are this package's code and
     render without the sandbox's per-attribute checks (a tenth of rendering time)."""
-    kind = ImmutableSandboxedEnvironment if sandboxed else jinja2.Environment
+    kind = LayoutSandbox if sandboxed else jinja2.Environment
     env = kind(
         loader=jinja2.FileSystemLoader(str(templates_dir() / "layouts")),
         undefined=jinja2.StrictUndefined,
@@ -236,6 +237,7 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
         ],
         "skill_loader": harness.skill_loader,
     }
+    new_budget()  # a harness's own layout gets the whole budget of hsa.sandbox per rendering
     try:
         text = _template(harness).render(context)
     except jinja2.exceptions.SecurityError as exc:

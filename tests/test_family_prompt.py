@@ -296,6 +296,41 @@ def test_a_layout_reaching_for_python_internals_fails_with_a_harness_error(sourc
         render_system_prompt(evil)
 
 
+@pytest.mark.parametrize(
+    "source, why",
+    [
+        (
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+            "range()",
+        ),
+        ("{{ 'x' * 3000000000 }}", "repeats a value"),
+        ("{{ [1] * 3000000000 }}", "repeats a value"),
+        ("{{ 3 ** 100000000 }}", "raises a number"),
+        (
+            "{% set ns = namespace(s='xx') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+            "joins values",
+        ),
+    ],
+)
+def test_a_layout_that_would_work_forever_fails_with_a_harness_error(source, why):
+    """The sandbox stops escapes, not work: a budget of range() numbers per rendering and a limit
+    on the values one operation makes turn a hang or a memory bomb into the harness's error."""
+    heavy = replace(TINY, layouts={"heavy": source}, prompt=replace(TINY.prompt, layout="heavy"))
+    with pytest.raises(HarnessError, match=f"layout 'heavy' tried an unsafe operation: .*{why}"):
+        render_system_prompt(heavy)
+
+
+def test_the_budget_is_per_rendering_and_leaves_real_layouts_alone():
+    """Each rendering starts with the whole budget, so many renders of a harness's own layout
+    never add up to a refusal; ordinary arithmetic and joins still work."""
+    loops = "{% for k in range(6) %}{% for i in range(100000) %}{% endfor %}{% endfor %}"
+    source = loops + "{{ 'ab' * 3 ~ ('c' + 'd') }} {{ 2 ** 10 }}"  # 600,006 numbers a rendering
+    fine = replace(TINY, layouts={"fine": source}, prompt=replace(TINY.prompt, layout="fine"))
+    for tools in range(3):  # another harness each time: no rendering is remembered
+        harness = replace(fine, tools=fine.tools[: tools + 1] or fine.tools)
+        assert render_system_prompt(replace(harness, name=f"h{tools}")).strip() == "abababcd 1024"
+
+
 def test_a_custom_layout_can_use_the_json_macros():
     custom = (
         '{% from "json.j2" import json_value, tool_object %}'
