@@ -1029,6 +1029,24 @@ def test_push_checks_the_version_before_sending_anything(version, tmp_path):
     assert hub.calls == []
 
 
+def test_push_refuses_a_version_without_rows(tmp_path):
+    """A run whose every input was rejected leaves a version only to show its rejects (generate
+    exits 1): there is nothing to publish, dry run included."""
+    from hsa.dataset.hub import push_version
+
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"id": "a"}\n')
+    made = generate(load_recipe(RECIPE), source, tmp_path / "out")
+    assert made.manifest["counts"]["rows"] == 0
+    hub = FakeHub()
+    for dry_run in (True, False):
+        with pytest.raises(
+            HsaError, match=r"no rows \(1 rejects: see rejects.parquet\); nothing pushed"
+        ):
+            push_version(made.path, "org/name", api=hub, dry_run=dry_run, sleep=lambda s: None)
+    assert hub.calls == []
+
+
 def test_manifest_and_rejects_hold_no_local_paths_and_verify_works_anywhere(tmp_path):
     """Inputs given by relative paths: the manifest names them without any path (it is published
     with the version), and hsa verify finds them from another directory all the same."""

@@ -83,6 +83,13 @@ def push_version(
     if not _REPO_ID.match(repo_id):
         raise HsaError(f"--repo-id must look like ORG/NAME, got {repo_id!r}")
     manifest = read_manifest(root)
+    if not manifest["counts"]["rows"]:
+        # generate marks such a version FAILED and keeps it only to show its rejects
+        raise HsaError(
+            f"the version has no rows ({manifest['rejects']['rows']} rejects: see "
+            f"rejects.parquet); nothing pushed",
+            file=str(root),
+        )
     closed = restricted(manifest.get("skill_licenses", {}))
     if closed and not allow_restricted_licenses:
         listed = "; ".join(f"{skill}: {license!r}" for skill, license in closed.items())
