@@ -289,3 +289,20 @@ def test_gold_parameter_the_schema_lacks_is_dropped_only_when_omittable(tmp_path
     assert "2 lines -> 1 episodes, 1 rejected" in captured.out
     assert "1 episode(s) kept with a change" in captured.err
     assert "simple_python_1 gold.calls[0].arguments.units: dropped" in captured.err
+
+
+def test_a_repeated_question_id_is_rejected_with_the_line_that_has_it(tmp_path):
+    """Answers are matched by id and variants drawn by it: the second question of an id is a
+    reject naming the first, never an episode scored against another question's answer."""
+    source = BFCL_DIR / "BFCL_v4_simple_python.json"
+    first, second = source.read_text().splitlines()[:2]
+    questions = tmp_path / "BFCL_v4_simple_python.json"
+    questions.write_text("\n".join([first, second, first]) + "\n")
+    (tmp_path / "possible_answer").mkdir()
+    answers = (BFCL_DIR / "possible_answer" / source.name).read_text().splitlines()[:2]
+    (tmp_path / "possible_answer" / source.name).write_text("\n".join(answers) + "\n")
+    result = import_bfcl(questions)
+    assert [e.id for e in result.episodes] == [json.loads(first)["id"], json.loads(second)["id"]]
+    (reject,) = result.rejects
+    assert (reject.line, reject.id, reject.field) == (3, json.loads(first)["id"], "id")
+    assert "duplicate question id (line 1 has it)" in reject.reason

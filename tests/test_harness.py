@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -202,6 +203,12 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "runtime tool 'get_price' is already a tool",
         ),
         (dict(harness_yaml="name: [unclosed\n"), "harness.yaml", "not valid YAML"),
+        # hooks.py is named where it is, beside harness.yaml (not inside it), with its line
+        (
+            dict(hooks="def short_reply(payload, config)\n    pass\n"),
+            "h/hooks.py",
+            "does not parse",
+        ),
     ],
 )
 def test_bad_harness_names_file_and_problem(tmp_path, change, file_part, message):
@@ -209,6 +216,7 @@ def test_bad_harness_names_file_and_problem(tmp_path, change, file_part, message
     with pytest.raises(HarnessError, match=message) as info:
         load_harness(root)
     assert file_part in str(info.value.file)
+    assert Path(info.value.file).parent.exists()  # a path that is there to open
 
 
 def test_unknown_layout_is_reported(harness_dir):

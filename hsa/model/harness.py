@@ -308,7 +308,7 @@ class Harness:
                 owners[name] = kind
         seen = set()
         functions = (
-            defined_functions(self.hooks_source, file=f"{file or self.name}/hooks.py")
+            defined_functions(self.hooks_source, file=self._hooks_file(file))
             if self.hooks_source is not None
             else set()
         )
@@ -328,6 +328,13 @@ class Harness:
                     f"hooks[{i}].function",
                 )
         return self
+
+    def _hooks_file(self, file: str | None) -> str:
+        """How errors name hooks.py: beside the harness.yaml that ``file`` names (a folder's
+        harness), else under the harness's name (an inline one carries its code as text)."""
+        if file is not None and Path(file).name == "harness.yaml":
+            return str(Path(file).with_name("hooks.py"))
+        return f"{self.name}/hooks.py"
 
     # ---- dict round trip -------------------------------------------------------------------
 
