@@ -78,6 +78,22 @@ def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path
     assert (tools / "search_orders.json").read_bytes() == before
 
 
+def test_tools_with_names_too_long_for_a_file_are_imported_apart(tmp_path):
+    """A name of any length becomes a file name a file system takes; two long names that share
+    their first hundred characters stay two files, and the harness reads both back."""
+    long_a, long_b = "a" * 300, "a" * 299 + "b"
+    listing = {"tools": [dict(SEARCH, name=long_a), dict(SEARCH, name=long_b)]}
+    tools = tmp_path / "h" / "tools"
+    assert (
+        main(["import", "mcp", str(write_json(tmp_path / "l.json", listing)), "--out", str(tools)])
+        == 0
+    )
+    files = sorted(p.name for p in tools.iterdir())
+    assert len(files) == 2 and all(len(f) <= 110 for f in files)
+    (tmp_path / "h" / "harness.yaml").write_text("name: shop\n", encoding="utf-8")
+    assert set(load_harness(tmp_path / "h").tool_names) == {long_a, long_b}
+
+
 def test_an_error_response_or_another_shape_is_refused_with_one_message(tmp_path, capsys):
     error = write_json(
         tmp_path / "e.json",

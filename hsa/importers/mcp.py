@@ -11,6 +11,7 @@ OpenAI function. Files appear only when every one can be written (nothing is ove
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -63,9 +64,18 @@ def _listed_tools(path: Path) -> list:
     return result["tools"]
 
 
+# File names stay well under the 255 bytes file systems allow, with room for "-<n>.json".
+FILE_NAME_CHARS = 100
+
+
 def file_name(tool_name: str) -> str:
-    """A file name for a tool (MCP names may hold ``/`` or ``:``)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", tool_name).strip(".") or "tool"
+    """A file name for a tool (MCP names may hold ``/`` or ``:``, and be of any length: a long
+    one is cut, with a hash of the whole name so that two long names stay apart)."""
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", tool_name).strip(".") or "tool"
+    if len(name) > FILE_NAME_CHARS:
+        digest = hashlib.sha256(tool_name.encode()).hexdigest()[:12]
+        name = f"{name[: FILE_NAME_CHARS - 13]}-{digest}"
+    return name
 
 
 def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
