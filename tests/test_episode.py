@@ -179,6 +179,41 @@ def test_missing_harness_is_an_error():
         Episode.from_dict(good_row())
 
 
+@pytest.mark.parametrize(
+    "start, says",
+    [
+        (b"\x1f\x8b\x08\x00", "gzip-compressed"),
+        ("{}".encode("utf-16"), "UTF-16 text"),
+        (b"PAR1\x15\x04", "a Parquet file"),
+    ],
+)
+def test_a_file_in_another_format_is_one_error_not_a_reject_per_line(tmp_path, start, says):
+    """Read as JSON Lines, each line of a gzip, UTF-16 or Parquet file would be a reject with a
+    parse error that hides the cause: the file is refused once, saying what it is."""
+    path = tmp_path / "episodes.jsonl"
+    path.write_bytes(start + b"\n{}\n")
+    with pytest.raises(HsaError, match=f"not UTF-8 JSON Lines: the file is {says}"):
+        list(read_episodes(path))
+
+
+def test_a_line_that_is_not_utf8_says_so_and_where(tmp_path):
+    path = tmp_path / "episodes.jsonl"
+    path.write_bytes(b'{"id": "caf\xe9"}\n')
+    (reject,) = list(read_episodes(path))
+    assert reject.reason.startswith("not valid UTF-8 at byte 11 of the line")
+
+
+def test_an_episodes_path_that_is_no_regular_file_is_named_as_such(tmp_path):
+    from hsa.files.jsonl import input_file
+
+    with pytest.raises(HsaError, match="episodes file does not exist"):
+        input_file(tmp_path / "missing.jsonl", "episodes file")
+    with pytest.raises(HsaError, match="episodes file is a folder; give the file itself"):
+        input_file(tmp_path, "episodes file")
+    with pytest.raises(HsaError, match="not a regular file"):
+        input_file("/dev/null", "episodes file")
+
+
 def test_written_files_get_ordinary_permissions(tmp_path):
     import os
     import stat

@@ -26,6 +26,7 @@ from hsa.dataset.harness_variants import variant_lineage_end
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
 from hsa.errors import HsaError, Reject
+from hsa.files.jsonl import line_error
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness, load_harness
 
@@ -125,7 +126,7 @@ class BatchFunction:
         except orjson.JSONDecodeError as exc:
             return [
                 self._reject(
-                    Reject(self.job.source_name, line, None, None, f"not valid JSON: {exc}"), line
+                    Reject(self.job.source_name, line, None, None, line_error(text, exc)), line
                 )
             ]
         try:

@@ -53,7 +53,7 @@ from hsa.dataset.writer import (
     version_problems,
 )
 from hsa.errors import HsaError
-from hsa.files.jsonl import atomic_path, raw_lines
+from hsa.files.jsonl import atomic_path, input_file, raw_lines
 
 MANIFEST_VERSION = 1
 DEFAULT_BATCH = 256
@@ -164,9 +164,7 @@ def generate(
     per_episode = recipe.variants_per_episode + recipe.keep_original
     batch_size = max(1, min(batch_size, MAX_BATCH_VARIANTS // per_episode))
     harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
-    episodes = Path(episodes)
-    if not episodes.is_file():
-        raise HsaError("episodes file does not exist", file=str(episodes))
+    episodes = input_file(episodes, "episodes file")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise HsaError("output path exists and is a file, expected a directory", file=str(out))

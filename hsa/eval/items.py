@@ -36,6 +36,7 @@ from hsa.augment.step import steps_from
 from hsa.dataset.audit import checked_input
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
+from hsa.files.jsonl import input_file
 from hsa.model.episode import Episode, read_episodes
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness, load_harness
@@ -382,9 +383,7 @@ def plan_from_episodes(
     on_version=None,
 ) -> Plan:
     """Generate the variant sets of ``recipe`` over ``episodes`` and build every item."""
-    path = Path(episodes)
-    if not path.is_file():
-        raise HsaError("episodes file does not exist", file=str(path))
+    path = input_file(episodes, "episodes file")
     recipe = with_variants(recipe, variants)
     sets = make_variant_sets(
         recipe,

@@ -29,6 +29,16 @@ def loads(text: str | bytes) -> Any:
     return orjson.loads(text)
 
 
+def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    """Why a line does not parse: bytes that are no UTF-8 said as such, with where (orjson
+    says "surrogates not allowed: line 1 column 1"), else the parse error."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8 at byte {bad.start} of the line (is the file in another encoding?)"
+    return f"not valid JSON: {exc}"
+
+
 @dataclass(frozen=True, slots=True)
 class Line:
     """One physical line of a JSONL file: its 1-based number and either a value or a parse error."""
@@ -36,6 +46,31 @@ class Line:
     number: int
     value: Any = None
     error: str | None = None
+
+
+# What a file that is no UTF-8 text starts with, and what to do about it: read as JSON Lines,
+# each of its lines would be a reject with a parse error that hides the cause.
+_FOREIGN_STARTS = (
+    (b"\x1f\x8b", "gzip-compressed: decompress it first (gunzip)"),
+    (b"\xff\xfe", "UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"),
+    (b"\xfe\xff", "UTF-16 text: convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"),
+    (b"PAR1", "a Parquet file: write its rows as JSON Lines first"),
+    (b"PK\x03\x04", "a zip archive: extract it first"),
+)
+
+
+def input_file(path: str | os.PathLike, what: str) -> Path:
+    """``path``, checked to be a regular file (``what`` names it in the error): a run reads its
+    inputs more than once (to count, to fingerprint, to read), which a folder, a device or a
+    pipe does not allow."""
+    path = Path(path)
+    if not path.exists():
+        raise HsaError(f"{what} does not exist", file=str(path))
+    if path.is_dir():
+        raise HsaError(f"{what} is a folder; give the file itself", file=str(path))
+    if not path.is_file():
+        raise HsaError(f"{what} is not a regular file (a device or a pipe)", file=str(path))
+    return path
 
 
 def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int, bytes]]:
@@ -51,6 +86,9 @@ def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int,
     with handle:
         for number, raw in enumerate(handle, start=1):
             if number == 1:
+                for start, why in _FOREIGN_STARTS:
+                    if raw.startswith(start):
+                        raise HsaError(f"not UTF-8 JSON Lines: the file is {why}", file=str(path))
                 raw = strip_bom(raw)  # an encoding mark, not part of the first row
             if raw.strip():
                 yield number, raw
@@ -62,7 +100,7 @@ def read_lines(path: str | os.PathLike) -> Iterator[Line]:
         try:
             yield Line(number, orjson.loads(raw))
         except orjson.JSONDecodeError as exc:
-            yield Line(number, error=f"not valid JSON: {exc}")
+            yield Line(number, error=line_error(raw, exc))
 
 
 def plain_permissions(path: str | os.PathLike, *, folder: bool = False) -> None:

@@ -67,7 +67,7 @@ from hsa.dataset.writer import (
     version_problems,
 )
 from hsa.errors import HooksNotTrustedError, HsaError, Reject
-from hsa.files.jsonl import atomic_path, read_lines
+from hsa.files.jsonl import atomic_path, input_file, read_lines
 from hsa.model.episode import Episode, check_gold, parse_messages
 from hsa.model.gold import Gold
 from hsa.model.harness import load_harness
@@ -348,9 +348,7 @@ def rollout(
     trajectory. A rerun finds the version (rebuilt if its files are damaged), or resumes from
     the journal. Harness folders that episodes reference must lie beside the episodes file or
     under ``harness_roots``."""
-    episodes, out = Path(episodes), Path(out)
-    if not episodes.is_file():
-        raise HsaError("episodes file does not exist", file=str(episodes))
+    episodes, out = input_file(episodes, "episodes file"), Path(out)
     if out.exists() and not out.is_dir():
         raise HsaError("output path exists and is a file, expected a directory", file=str(out))
     harness_dir = Path(harness) if harness is not None else None
