@@ -81,6 +81,18 @@ def test_harness_validate_reports_and_trusts_only_on_request(tmp_path, capsys):
     assert "hooks.py imported" in capsys.readouterr().out
 
 
+def test_harness_validate_never_says_ok_of_hooks_that_fail_to_import(tmp_path, capsys):
+    hooks = (
+        "raise RuntimeError('boom')\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"
+    )
+    harness = write_harness(tmp_path / "h", hooks=hooks)
+    assert main(["harness", "validate", str(harness)]) == 0  # parsed, not run: valid so far
+    capsys.readouterr()
+    assert main(["harness", "validate", str(harness), "--trust-hooks"]) == 2
+    printed = capsys.readouterr()
+    assert "ok:" not in printed.out and "boom" in printed.err
+
+
 def test_harness_validate_warns_of_names_that_hook_code_hard_codes(capsys):
     """A hook that compares against a tool's name written in its code stops firing in a variant
     that renames the tool (renames never reach code): validate says where, and still passes."""

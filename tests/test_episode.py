@@ -160,6 +160,17 @@ def test_bad_row_is_rejected_with_line_id_and_field(harness_dir, tmp_path, mutat
     assert str(path) in str(reject)
 
 
+@pytest.mark.parametrize("row_id", ["   ", "a\nb", "tab\there", "bell\x07"])
+def test_a_blank_id_or_one_with_control_characters_is_rejected(harness_dir, row_id):
+    """Row ids are printed one per line and typed back (hsa replay --id): a blank one, or one
+    holding a line break or a tab, could not be."""
+    row = good_row("x")
+    row["id"] = row_id
+    with pytest.raises(EpisodeError, match="id must") as caught:
+        Episode.from_dict(row, harness=load_harness(harness_dir))
+    assert caught.value.field == "id"
+
+
 def test_reading_all_episodes_refuses_a_file_with_any_bad_line(harness_dir, tmp_path):
     path = tmp_path / "episodes.jsonl"
     good = [json.dumps(good_row("a")), json.dumps(good_row("b"))]

@@ -31,6 +31,8 @@ def harness_validate(
 
     harness = load_harness(folder, trust_hooks=trust_hooks)
     render_system_prompt(harness)  # the layout exists and renders
+    if harness.hooks and trust_hooks:
+        harness.hook_functions()  # before "ok": a hooks.py that fails to import is no valid harness
     out.print(
         f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
         f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks"
@@ -39,7 +41,6 @@ def harness_validate(
         _warn_of_names_in_hook_code(harness, folder)
     if harness.hooks:
         if trust_hooks:
-            harness.hook_functions()
             out.print("hooks.py imported; every hook resolves to a function")
         else:
             out.print("hooks.py parsed, not imported (pass --trust-hooks to import it)")

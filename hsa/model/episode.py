@@ -109,8 +109,18 @@ class Episode:
         if not isinstance(data, dict):
             raise EpisodeError(f"expected a JSON object, got {type(data).__name__}")
         row_id = data.get("id")
-        if not isinstance(row_id, str | int) or isinstance(row_id, bool) or row_id == "":
+        if (
+            not isinstance(row_id, str | int)
+            or isinstance(row_id, bool)
+            or str(row_id).strip() == ""
+        ):
             raise EpisodeError("id must be a non-empty string", field="id")
+        if isinstance(row_id, str) and any(ord(c) < 32 or ord(c) == 127 for c in row_id):
+            # row ids are printed one per line and typed back (hsa replay --id)
+            raise EpisodeError(
+                f"id must hold no control character (line break, tab), got {row_id!r:.60}",
+                field="id",
+            )
         row_id = str(row_id)
         try:
             unknown = set(data) - {"id", "harness", "messages", "gold", "meta"}
