@@ -267,32 +267,15 @@ def test_installed_wheel_runs_the_demo_outside_the_checkout(tmp_path):
     )
 
 
+AUGMENT = ["augment", "--recipe", "tools-basic", "--episodes", "{in}"]
+
+
 @pytest.mark.parametrize(
     "command",
     [
-        [
-            "augment",
-            "--recipe",
-            "tools-basic",
-            "--episodes",
-            "{in}",
-            "--out",
-            "{v}",
-            "--rejects",
-            "{in}",
-        ],
-        [
-            "augment",
-            "--recipe",
-            "tools-basic",
-            "--episodes",
-            "{in}",
-            "--out",
-            "{v}",
-            "--rejects",
-            "{v}",
-        ],
-        ["augment", "--recipe", "tools-basic", "--episodes", "{in}", "--out", "{alias}"],
+        AUGMENT + ["--out", "{v}", "--rejects", "{in}"],
+        AUGMENT + ["--out", "{v}", "--rejects", "{v}"],
+        AUGMENT + ["--out", "{alias}"],
         ["import", "openai", "{in}", "--out", "{in}"],
         ["import", "openai", "{in}", "--out", "{v}", "--rejects", "{alias}"],
     ],

@@ -77,14 +77,19 @@ class Hook:
         )
 
 
-def defined_functions(source: str, *, file: str) -> set[str]:
-    """Names of the top-level functions in hooks.py, found by parsing it (nothing is executed)."""
+def _parsed(source: str, file: str) -> ast.Module:
+    """hooks.py's syntax tree (parsing runs nothing); a harness error at its line otherwise."""
     try:
-        tree = ast.parse(source, filename=file)
+        return ast.parse(source, filename=file)
     except SyntaxError as exc:
         raise HarnessError(
             f"hooks.py does not parse: {exc.msg}", file=file, line=exc.lineno
         ) from None
+
+
+def defined_functions(source: str, *, file: str) -> set[str]:
+    """Names of the top-level functions in hooks.py, found by parsing it (nothing is executed)."""
+    tree = _parsed(source, file)
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
@@ -94,12 +99,7 @@ def names_in_code(source: str, names: dict[str, str], *, file: str) -> list[tupl
     executed. The renaming transforms move names through the harness, its texts and hook
     configuration, but never through code: a hook that compares ``tool_name == "applyPatch"``
     stops firing in a variant that renames the tool, while the variant still shows what it said."""
-    try:
-        tree = ast.parse(source, filename=file)
-    except SyntaxError as exc:
-        raise HarnessError(
-            f"hooks.py does not parse: {exc.msg}", file=file, line=exc.lineno
-        ) from None
+    tree = _parsed(source, file)
     found = {
         (node.lineno, names[node.value], node.value)
         for node in ast.walk(tree)
