@@ -95,14 +95,16 @@ def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
             tool_v = variant.harness.tool(call_v.name)
             for param, values in call_o.arguments.items():
                 new_param = mapping.parameter(call_o.name, param)
-                schema_o, schema_v = (
-                    tool_o.parameter_schema(param),
-                    tool_v.parameter_schema(new_param),
-                )
-                if schema_o == schema_v:
-                    continue  # the same schema gives the same verdict
+                schema_o, schema_v = tool_o.properties[param], tool_v.properties[new_param]
+                if schema_o == schema_v and all(
+                    tool_o.parameters.get(k) == tool_v.parameters.get(k)
+                    for k in ("$defs", "definitions")
+                ):
+                    continue  # the same schema, with the same definitions, gives the same verdict
                 for value in values:
-                    if value_fits(value, schema_o) and not value_fits(value, schema_v):
+                    if value_fits(value, schema_o, tool_o.parameters) and not value_fits(
+                        value, schema_v, tool_v.parameters
+                    ):
                         raise VerificationFailed(
                             "gold_schema",
                             f"gold value {orjson.dumps(value).decode()[:60]} of "

@@ -446,6 +446,9 @@ def test_mask_lengths_must_be_positive(options):
         ),
         # prose is prose: a word before "(" with a space, a call without keywords, plain text
         ("Any topic (or channel) works; list(topic); the size: large.", None),
+        # a port, a ternary, a name inside a string value: no keywords
+        ("`https://channel:8080/x` or `a ? channel : size`", None),
+        ('get_news(query="topic=sports")', None),
         # a swap renames each name once
         ("`f(size=1, topic=2)` and g(topic=3)", "`f(dimension=1, subject=2)` and g(subject=3)"),
     ],

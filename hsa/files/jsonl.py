@@ -103,13 +103,22 @@ def read_lines(path: str | os.PathLike) -> Iterator[Line]:
             yield Line(number, error=line_error(raw, exc))
 
 
+def _process_umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+# Read once, when the process starts using hsa: reading it means setting it for a moment, which
+# a thread writing a file meanwhile (the engines run threads) would see.
+_UMASK = _process_umask()
+
+
 def plain_permissions(path: str | os.PathLike, *, folder: bool = False) -> None:
     """Give a file (or ``folder``) that mkstemp/mkdtemp made (0600/0700: the creator alone may
     read it) the permissions a plain open()/mkdir() would, the umask applied: what is renamed
     into place is published, and others (a datasets server, a colleague) must read it."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, (0o777 if folder else 0o666) & ~umask)
+    os.chmod(path, (0o777 if folder else 0o666) & ~_UMASK)
 
 
 @contextmanager

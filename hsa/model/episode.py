@@ -28,6 +28,7 @@ target, each check with its own stage:
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,9 @@ from hsa.model.tool import (
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content"}
+# Unicode categories an id may not hold: control characters (line breaks and tabs among them)
+# and the line and paragraph separators, which break a line of text as "\n" does.
+_BREAKING = frozenset({"Cc", "Zl", "Zp"})
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ class Episode:
             or str(row_id).strip() == ""
         ):
             raise EpisodeError("id must be a non-empty string", field="id")
-        if isinstance(row_id, str) and any(ord(c) < 32 or ord(c) == 127 for c in row_id):
+        if isinstance(row_id, str) and any(unicodedata.category(c) in _BREAKING for c in row_id):
             # row ids are printed one per line and typed back (hsa replay --id)
             raise EpisodeError(
                 f"id must hold no control character (line break, tab), got {row_id!r:.60}",
@@ -471,7 +475,7 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
             tool = harness.tool(call.name)
             assert tool is not None, "check_gold rejects a gold call of an unknown tool first"
             for param, values in call.arguments.items():
-                schema = tool.parameter_schema(param)
+                schema = tool.properties[param]
                 if any(
                     (v is None and param not in tool.required)
                     or (
@@ -482,12 +486,12 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
                     for v in values
                 ):
                     continue
-                if any(value_fits(v, schema) for v in values):
+                if any(value_fits(v, schema, tool.parameters) for v in values):
                     continue
                 typed = [v for v in values if type_problem(v, schema) is None]
                 if not typed:
                     continue  # a BFCL variable
-                problem = schema_problem(typed[0], schema) or "does not fit"
+                problem = schema_problem(typed[0], schema, tool.parameters) or "does not fit"
                 raise EpisodeError(
                     f"no acceptable value of {call.name}.{param} fits its schema: "
                     f"{orjson.dumps(typed[0]).decode()[:80]}: {problem}",

@@ -19,9 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hsa.errors import EpisodeError
-from hsa.model.schema import referenced, standalone
-from hsa.model.tool import schema_validator
+from referencing.exceptions import Unresolvable
+
+from hsa.errors import EpisodeError, HsaError
+from hsa.model.schema import referenced
+from hsa.model.tool import validator_within
 
 _REPLY_KEYS = {"contains", "not_contains", "language", "max_chars"}
 REPLY_LANGUAGES = ("zh", "en")
@@ -221,26 +223,29 @@ def is_pattern(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
 
 
-def value_fits(value: Any, schema: Any) -> bool:
-    """Whether an acceptable gold value validates against a parameter's JSON Schema (made
-    :func:`hsa.model.schema.standalone`: its references resolve).
+def value_fits(value: Any, schema: Any, root: Any = None, *, hops: int = 0) -> bool:
+    """Whether an acceptable gold value validates against a parameter's JSON Schema, a
+    sub-schema of ``root`` (the tool's parameters: references resolve against it).
 
     Patterns (also as items of a list) are checked key by key: every acceptable value of a key
     the schema defines must fit that key's schema (``""``, "may be left out", is skipped). A
     pattern meets a schema that names its object by reference, or offers it among ``anyOf`` or
-    ``oneOf`` branches, through that object's schema: a branch it fits."""
-    if isinstance(schema, dict):
+    ``oneOf`` branches, through that object's schema: a branch it fits. ``hops`` counts the
+    references and branches followed without going into the value (a schema may refer to
+    itself)."""
+    root = schema if root is None else root
+    if isinstance(schema, dict) and hops < _MAX_HOPS:
         if is_pattern(value):
-            target = referenced(schema)
+            target = referenced(schema, root)
             if target is not None:
-                return value_fits(value, target)
+                return value_fits(value, target, root, hops=hops + 1)
             branches = [b for key in ("anyOf", "oneOf") for b in schema.get(key) or ()]
             if schema.get("type") != "object" and branches:
-                return any(value_fits(value, standalone(b, schema)) for b in branches)
+                return any(value_fits(value, b, root, hops=hops + 1) for b in branches)
         if is_pattern(value) and schema.get("type") == "object":
             properties = schema.get("properties") or {}
             return all(
-                value_fits(v, standalone(properties[k], schema))
+                value_fits(v, properties[k], root)
                 for k, options in value.items()
                 if k in properties
                 for v in options
@@ -249,7 +254,18 @@ def value_fits(value: Any, schema: Any) -> bool:
         items = schema.get("items")
         if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
             shell = {k: v for k, v in schema.items() if k != "items"}
-            return schema_validator(shell).is_valid(value) and all(
-                value_fits(item, standalone(items, schema)) for item in value
+            return _valid(value, shell, root) and all(
+                value_fits(item, items, root) for item in value
             )
-    return schema_validator(schema).is_valid(value)
+    return _valid(value, schema, root)
+
+
+# References and branches a pattern may follow before it is checked as a plain value.
+_MAX_HOPS = 16
+
+
+def _valid(value: Any, schema: Any, root: Any) -> bool:
+    try:
+        return validator_within(root, schema).is_valid(value)
+    except Unresolvable as exc:  # a reference only a validation reaches (an anchor, an $id)
+        raise HsaError(f"a $ref of the schema does not resolve: {exc}") from None

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
+from urllib.parse import unquote
 
 from hsa.errors import HsaError
 from hsa.model.memo import BoundedMemo
@@ -173,40 +174,33 @@ def node_at(schema: Any, at: str) -> dict | None:
     return node if isinstance(node, dict) else None
 
 
-# Where a schema keeps the definitions its local references (``"#/$defs/name"``) point into.
-DEFINITIONS = ("$defs", "definitions")
-
-
-def standalone(schema: Any, root: Any) -> Any:
-    """``schema``, a sub-schema of ``root``, fit to be validated on its own (one parameter's gold
-    value): with ``root``'s definitions beside it, so that its references into them still
-    resolve. Other keys are left as they are; ``schema`` itself when nothing is added."""
-    if not isinstance(schema, dict) or not isinstance(root, dict):
-        return schema
-    shared = {k: root[k] for k in DEFINITIONS if k in root and k not in schema}
-    return {**schema, **shared} if shared else schema
-
-
-def referenced(schema: Any) -> dict | None:
-    """The sub-schema a node's local ``$ref`` names (made :func:`standalone`), or None: no
-    reference, or one this node cannot resolve alone."""
+def referenced(schema: Any, root: Any) -> dict | None:
+    """The sub-schema of ``root`` that a node's ``$ref`` names as a JSON pointer (``"#"``,
+    ``"#/$defs/window"``, percent-encoded or not), or None: no reference, or one of another form
+    (an anchor, an ``$id``), which only a validator resolves."""
     ref = schema.get("$ref") if isinstance(schema, dict) else None
-    if not isinstance(ref, str) or not ref.startswith("#"):
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
         return None
-    target = node_at(schema, ref[1:])
-    return None if target is None else standalone(target, schema)
+    return node_at(root, unquote(ref[1:]))
 
 
 def unresolved_reference(schema: Any) -> tuple[list[str], str] | None:
-    """(path of the node, its ``$ref``) of the first reference that does not name a
-    sub-schema of ``schema`` itself, or None. hsa fetches nothing, so a reference to another
-    document (``"other.json#/x"``, a URL) is unresolved too."""
+    """(path of the node, its ``$ref``) of the first reference that surely names nothing, or
+    None: a JSON pointer (``"#/$defs/x"``) to no sub-schema of ``schema``, or, in a schema that
+    declares no ``$id`` (which could name a part of it), a reference to another document
+    (``"other.json#/x"``, a URL): hsa fetches nothing. Anchors are left to the validator."""
+    has_ids = any("$id" in node for _, node in schema_nodes(schema))
     for parts, node in schema_nodes(schema):
         ref = node.get("$ref")
         if ref is None:
             continue
-        if not isinstance(ref, str) or not ref.startswith("#") or node_at(schema, ref[1:]) is None:
-            return list(parts), ref if isinstance(ref, str) else repr(ref)
+        if not isinstance(ref, str):
+            return list(parts), repr(ref)
+        pointer = ref == "#" or ref.startswith("#/")
+        if (pointer and referenced(node, schema) is None) or (
+            not ref.startswith("#") and not has_ids
+        ):
+            return list(parts), ref
     return None
 
 

@@ -425,8 +425,10 @@ def _exactly_equal(value: Any, acceptable: Any) -> bool:
     return value == acceptable
 
 
-def values_equal(value: Any, acceptable: Any) -> bool:
-    """BFCL value equality: normalised strings, strict bools, lists in order, dict patterns."""
+def values_equal(value: Any, acceptable: Any, *, exact: bool = False) -> bool:
+    """BFCL value equality: normalised strings, strict bools, lists in order, dict patterns.
+    ``exact``: inside a dict that is one value (no pattern), where a dict is a dict, never a
+    pattern again."""
     if isinstance(acceptable, bool) or isinstance(value, bool):
         return isinstance(acceptable, bool) and isinstance(value, bool) and value == acceptable
     if isinstance(acceptable, str):
@@ -437,18 +439,18 @@ def values_equal(value: Any, acceptable: Any) -> bool:
         return (
             isinstance(value, list)
             and len(value) == len(acceptable)
-            and all(values_equal(v, a) for v, a in zip(value, acceptable, strict=True))
+            and all(values_equal(v, a, exact=exact) for v, a in zip(value, acceptable, strict=True))
         )
     if isinstance(acceptable, dict):
         if not isinstance(value, dict):
             return False
-        if is_pattern(acceptable):
+        if not exact and is_pattern(acceptable):
             return _dict_matches(value, acceptable)
         # A dict that is no pattern (a value of a key is not a list of options) is the one
-        # acceptable value, key by key, as the loader reads it (``{"tags": ["a", "b"]}`` inside
-        # it is a list, not two options).
+        # acceptable value, key by key, as the loader reads it: ``{"tags": ["a", "b"]}`` inside
+        # it is a list, not two options, and a dict inside it is a dict.
         return value.keys() == acceptable.keys() and all(
-            values_equal(value[k], ok) for k, ok in acceptable.items()
+            values_equal(value[k], ok, exact=True) for k, ok in acceptable.items()
         )
     return value is None and acceptable is None
 

@@ -17,7 +17,7 @@ import jsonschema
 import orjson
 
 from hsa.errors import HarnessError
-from hsa.model.schema import standalone, unresolved_reference
+from hsa.model.schema import unresolved_reference
 
 _FUNCTION_KEYS = ("name", "description", "parameters")
 
@@ -34,11 +34,6 @@ class Tool:
     @property
     def properties(self) -> dict:
         return self.parameters.get("properties") or {}
-
-    def parameter_schema(self, param: str) -> Any:
-        """The schema of parameter ``param`` as a schema of its own, to validate one value with:
-        a ``$ref`` into the parameters' definitions still resolves."""
-        return standalone(self.properties[param], self.parameters)
 
     @property
     def required(self) -> list[str]:
@@ -126,10 +121,19 @@ def schema_validator(schema: Any) -> jsonschema.protocols.Validator:
     return _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
 
 
-def schema_problem(value: Any, schema: Any) -> str | None:
-    """Why ``value`` does not validate against ``schema`` (jsonschema's errors, most relevant
-    first, each with its path inside the value; at most three), or None when it does."""
-    return validation_problem(value, schema_validator(schema))
+def validator_within(root: Any, schema: Any) -> jsonschema.protocols.Validator:
+    """A validator of ``schema``, a sub-schema of ``root`` (one parameter of a tool's
+    parameters): its references resolve against ``root``, as they do when the whole is
+    validated."""
+    validator = schema_validator(root)
+    return validator if schema is root else validator.evolve(schema=schema)
+
+
+def schema_problem(value: Any, schema: Any, root: Any = None) -> str | None:
+    """Why ``value`` does not validate against ``schema`` (a sub-schema of ``root``, when
+    given) (jsonschema's errors, most relevant first, each with its path inside the value; at
+    most three), or None when it does."""
+    return validation_problem(value, validator_within(schema if root is None else root, schema))
 
 
 def validation_problem(value: Any, validator: jsonschema.protocols.Validator) -> str | None:

@@ -23,7 +23,7 @@ _lock = threading.Lock()
 
 
 def _segmenter() -> Any:
-    """hsa's jieba tokenizer, loaded on first use (its dictionary takes about half a second)."""
+    """hsa's jieba tokenizer, loaded on first use (its dictionary takes about a second)."""
     global _tokenizer
     with _lock:
         if _tokenizer is None:
@@ -33,7 +33,13 @@ def _segmenter() -> Any:
             # hsa's progress output.
             jieba.setLogLevel(logging.WARNING)
             tokenizer = jieba.Tokenizer()
-            tokenizer.initialize()
+            # Built from the dictionary in the package, never from jieba's cache file: jieba
+            # reads "$TMPDIR/jieba.cache" without checking where it came from, so a stale or
+            # foreign cache (another version, another user, another host's /tmp) would split
+            # text otherwise and change rows with no version change.
+            with tokenizer.get_dict_file() as dictionary:
+                tokenizer.FREQ, tokenizer.total = tokenizer.gen_pfdict(dictionary)
+            tokenizer.initialized = True
             _tokenizer = tokenizer
         return _tokenizer
 

@@ -98,10 +98,19 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
     words = {k: v for k, v in renames.items() if not identifier_like(k)}
     alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-    # A keyword: the name (quoted or not) before "=" in a call, or before "=" or ":" (not "::")
-    # in inline code, where `size: M` and `{"size": "M"}` write arguments too.
-    in_call = re.compile(rf"(?<![A-Za-z0-9_.\-])(['\"]?)({alternatives})\1(?=\s*=)")
-    in_code = re.compile(rf"(?<![A-Za-z0-9_.\-])(['\"]?)({alternatives})\1(?=\s*(?:=|:(?!:)))")
+    # A keyword: the name quoted (``"size": "M"``, ``'size'=``) or bare before "=" in a call,
+    # and in inline code also bare right before ":" (``size: M``), but not a port or a scheme
+    # (``host:8080``, ``http://``) nor a name inside a string or a path (``q="size=M"``,
+    # ``/size``).
+    quoted = rf"(?<![A-Za-z0-9_.\-])(['\"])({alternatives})\1(?=\s*[=:](?!:))"
+    bare = rf"(?<![A-Za-z0-9_.\-/@'\"])({alternatives})"
+    in_call = re.compile(rf"{quoted}|{bare}(?=\s*=)")
+    in_code = re.compile(rf"{quoted}|{bare}(?=\s*=|:(?![:/\d]))")
+
+    def renamed(m: re.Match) -> str:
+        if m.group(2) is not None:
+            return m.group(1) + words[m.group(2)] + m.group(1)
+        return words[m.group(3)]
 
     def keywords(span: re.Match) -> str:
         text = span.group(0)
@@ -111,7 +120,7 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
             pattern = in_code
         else:
             pattern = in_call
-        return pattern.sub(lambda m: m.group(1) + words[m.group(2)] + m.group(1), text)
+        return pattern.sub(renamed, text)
 
     def rewrite(text: str) -> str:
         if not text:
