@@ -17,6 +17,7 @@ import jsonschema
 import orjson
 
 from hsa.errors import HarnessError
+from hsa.model.memo import BoundedMemo
 from hsa.model.schema import unresolved_reference
 
 _FUNCTION_KEYS = ("name", "description", "parameters")
@@ -121,12 +122,23 @@ def schema_validator(schema: Any) -> jsonschema.protocols.Validator:
     return _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
 
 
+# Validators of sub-schemas by (root, sub-schema) objects: every episode under a harness checks
+# its gold against the same tool objects, and finding a validator by content serialises the
+# whole parameters each time. The entry holds both objects, so while it is remembered their ids
+# are theirs; schemas are never changed in place (hsa.model.schema).
+_WITHIN: BoundedMemo[tuple[Any, Any, jsonschema.protocols.Validator]] = BoundedMemo(4096)
+
+
 def validator_within(root: Any, schema: Any) -> jsonschema.protocols.Validator:
     """A validator of ``schema``, a sub-schema of ``root`` (one parameter of a tool's
     parameters): its references resolve against ``root``, as they do when the whole is
     validated."""
-    validator = schema_validator(root)
-    return validator if schema is root else validator.evolve(schema=schema)
+
+    def make() -> tuple[Any, Any, jsonschema.protocols.Validator]:
+        validator = schema_validator(root)
+        return root, schema, validator if schema is root else validator.evolve(schema=schema)
+
+    return _WITHIN.get((id(root), id(schema)), make)[2]
 
 
 def schema_problem(value: Any, schema: Any, root: Any = None) -> str | None:

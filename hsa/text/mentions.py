@@ -126,7 +126,8 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
         if not text:
             return text
         text = replace_mentions(text, identifiers)
-        if words and ("`" in text or "(" in text):
+        # a substring test first: most texts (every message of every row) name no word at all
+        if ("`" in text or "(" in text) and any(w in text for w in words):
             # Code spans and written-out calls in one pass, each span once: a swap (a -> b,
             # b -> a) must not rename a name twice.
             text = _CODE_OR_CALL.sub(keywords, text)
