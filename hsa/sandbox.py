@@ -86,6 +86,5 @@ class LayoutSandbox(ImmutableSandboxedEnvironment):
         self.globals["range"] = _range
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator in self.intercepted_binops:
-            return _checked(operator, left, right)
-        return super().call_binop(context, operator, left, right)
+        # Jinja2 calls it for the intercepted operators alone
+        return _checked(operator, left, right)

@@ -36,7 +36,7 @@ from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
-from hsa.model.schema import schema_descriptions
+from hsa.model.schema import schema_descriptions, schema_nodes
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import identifier_like, meaning
 
@@ -96,11 +96,8 @@ def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
             for param, values in call_o.arguments.items():
                 new_param = mapping.parameter(call_o.name, param)
                 schema_o, schema_v = tool_o.properties[param], tool_v.properties[new_param]
-                if schema_o == schema_v and all(
-                    tool_o.parameters.get(k) == tool_v.parameters.get(k)
-                    for k in ("$defs", "definitions")
-                ):
-                    continue  # the same schema, with the same definitions, gives the same verdict
+                if schema_o == schema_v and not _refers(schema_o):
+                    continue  # the same schema gives the same verdict, unless it refers elsewhere
                 for value in values:
                     if value_fits(value, schema_o, tool_o.parameters) and not value_fits(
                         value, schema_v, tool_v.parameters
@@ -110,6 +107,11 @@ def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
                             f"gold value {orjson.dumps(value).decode()[:60]} of "
                             f"{call_v.name}.{new_param} no longer fits its schema",
                         )
+
+
+def _refers(schema) -> bool:
+    """Whether a schema holds a ``$ref`` (its verdict then reads the rest of its parameters)."""
+    return any("$ref" in node for _, node in schema_nodes(schema))
 
 
 def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:

@@ -356,7 +356,6 @@ def replay(
 
         hsa replay out/hat-train/3f2a9c1b7d4e --id lc-single-call-002#1
     """
-
     from hsa.augment.step import steps_from
     from hsa.dataset.audit import replay_row, replay_variant
     from hsa.files.jsonl import dumps

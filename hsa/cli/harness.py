@@ -49,15 +49,17 @@ def harness_validate(
 def _warn_of_names_in_hook_code(harness, folder: Path) -> None:
     """A warning for each name of the harness that hooks.py writes as a string (see
     :func:`hsa.model.hook.names_in_code`): the harness is valid, its variants may not be."""
+    from hsa.augment.mapping import EMPTY
     from hsa.model.hook import names_in_code
     from hsa.text.names import identifier_like
+    from hsa.verify import identifiers_by_kind
 
+    by_kind = identifiers_by_kind(harness, EMPTY)
     # Parameters only when identifier-like (``link_number``): a plain word (``path``, ``ok``) is
-    # as likely a key of the hook's own payload or reply.
-    names = {p: "parameter" for t in harness.tools for p in t.properties if identifier_like(p)}
-    names.update({h.name: "hook" for h in harness.hooks})
-    names.update(dict.fromkeys(harness.skill_ids, "skill"))
-    names.update(dict.fromkeys(harness.tool_names, "tool"))
+    # as likely a key of the hook's own payload or reply. A tool, skill or hook name wins over a
+    # parameter of the same name.
+    names = {p: "parameter" for p in by_kind.pop("parameter") if identifier_like(p)}
+    names.update({name: kind for kind, found in by_kind.items() for name in found})
     file = folder / "hooks.py"
     for line, kind, name in names_in_code(harness.hooks_source or "", names, file=str(file)):
         out.print(

@@ -239,18 +239,19 @@ def value_fits(value: Any, schema: Any, root: Any = None, *, hops: int = 0) -> b
             target = referenced(schema, root)
             if target is not None:
                 return value_fits(value, target, root, hops=hops + 1)
+            if schema.get("type") == "object":
+                properties = schema.get("properties") or {}
+                return all(
+                    value_fits(v, properties[k], root)
+                    for k, options in value.items()
+                    if k in properties
+                    for v in options
+                    if v != ""
+                )
             branches = [b for key in ("anyOf", "oneOf") for b in schema.get(key) or ()]
-            if schema.get("type") != "object" and branches:
+            if branches:
                 return any(value_fits(value, b, root, hops=hops + 1) for b in branches)
-        if is_pattern(value) and schema.get("type") == "object":
-            properties = schema.get("properties") or {}
-            return all(
-                value_fits(v, properties[k], root)
-                for k, options in value.items()
-                if k in properties
-                for v in options
-                if v != ""
-            )
+            return _valid(value, schema, root)
         items = schema.get("items")
         if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
             shell = {k: v for k, v in schema.items() if k != "items"}

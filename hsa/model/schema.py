@@ -189,17 +189,16 @@ def unresolved_reference(schema: Any) -> tuple[list[str], str] | None:
     None: a JSON pointer (``"#/$defs/x"``) to no sub-schema of ``schema``, or, in a schema that
     declares no ``$id`` (which could name a part of it), a reference to another document
     (``"other.json#/x"``, a URL): hsa fetches nothing. Anchors are left to the validator."""
-    has_ids = any("$id" in node for _, node in schema_nodes(schema))
     for parts, node in schema_nodes(schema):
         ref = node.get("$ref")
         if ref is None:
             continue
         if not isinstance(ref, str):
             return list(parts), repr(ref)
-        pointer = ref == "#" or ref.startswith("#/")
-        if (pointer and referenced(node, schema) is None) or (
-            not ref.startswith("#") and not has_ids
-        ):
+        if ref == "#" or ref.startswith("#/"):
+            if referenced(node, schema) is None:
+                return list(parts), ref
+        elif not ref.startswith("#") and not any("$id" in n for _, n in schema_nodes(schema)):
             return list(parts), ref
     return None
 

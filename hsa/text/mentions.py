@@ -115,8 +115,9 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     def keywords(span: re.Match) -> str:
         text = span.group(0)
         if text.startswith("`"):
-            if text[1:-1] in words:
-                return f"`{words[text[1:-1]]}`"
+            whole = replace_code_mentions(text, words)  # the span is the name (`size`)
+            if whole != text:
+                return whole
             pattern = in_code
         else:
             pattern = in_call

@@ -157,8 +157,6 @@ class PhraseTable:
             return text
 
         def swap(match: re.Match) -> str:
-            if cut_from_words(match.string, match.start(), match.end()):
-                return match.group(0)  # a Chinese phrase that is part of a longer word
             phrase = match.group("phrase")
             group = self._group_of[phrase.lower()]
             if len(phrase) > 1 and phrase.isupper() and phrase not in group.members:
@@ -176,5 +174,9 @@ class PhraseTable:
         if en is not None:
             masked = en.sub(swap, masked)
         if zh is not None:
-            masked = zh.sub(swap, masked)
+            # a Chinese phrase that is part of longer words is none (hsa.text.chinese)
+            masked = zh.sub(
+                lambda m: m.group(0) if cut_from_words(m.string, m.start(), m.end()) else swap(m),
+                masked,
+            )
         return _restore(masked, kept)
