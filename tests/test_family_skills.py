@@ -382,6 +382,24 @@ def test_a_chinese_phrase_is_reworded_only_where_it_is_a_word():
     assert drawn == {"确认"}
 
 
+def test_a_japanese_body_gets_no_chinese_synonyms():
+    """Kanji are Japanese words too: a text with kana is Japanese, and the Chinese table phrases
+    found in it (商品, 例如 is not Japanese) are neither drawn nor replaced."""
+    body = "- 商品を交換する前に、注文を確認してください。\n- 商品到着後に返品できます。\n"
+    plan = {"phrases": [["商品", "产品"], ["确认", "核实"]]}
+    assert rewrite_body(body, plan, []) == body
+    drawn = {
+        phrase
+        for seed in range(40)
+        for phrase, _ in content.draw_plan(body, [], random.Random(seed), "train").get(
+            "phrases", ()
+        )
+    }
+    assert drawn == set()
+    chinese = "- 交换商品前请确认订单。\n"
+    assert "产品" in rewrite_body(chinese, plan, [])
+
+
 def test_loaded_bodies_follow_the_rewrite(example):
     for episode in list(example.values())[::40]:
         variant, _ = run(SkillContentRewrite(), episode, seed=1)

@@ -563,6 +563,24 @@ def test_a_chinese_description_phrase_is_reworded_only_where_it_is_a_word():
         assert out.startswith("专用户外灯，") and "查询" not in out
 
 
+def test_japanese_descriptions_get_no_chinese_synonyms():
+    """商品 and 取得 are Japanese words too, and a Chinese synonym in Japanese text (产品を交換する)
+    is wrong in both languages; the English phrases of a mixed text are still reworded."""
+    text = "商品を交換する。注文情報を取得する。Get the order."
+    outs = {
+        ts.DESCRIPTIONS.paraphrase(text, split, random.Random(seed))
+        for seed in range(20)
+        for split in ("train", "heldout")
+    }
+    assert {out.rsplit("。", 1)[0] for out in outs} == {"商品を交換する。注文情報を取得する"}
+    assert any("Get the" not in out for out in outs)
+    # the same phrases in Chinese text are reworded
+    assert any(
+        "商品" not in ts.DESCRIPTIONS.paraphrase("交换商品。", "train", random.Random(seed))
+        for seed in range(20)
+    )
+
+
 def test_paraphrase_rewords_english_and_chinese_and_keeps_what_matters():
     rng = random.Random(5)
     text = (

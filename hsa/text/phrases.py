@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hsa.errors import HsaError
-from hsa.text.chinese import cut_from_words
+from hsa.text.chinese import not_a_chinese_word
 from hsa.text.paraphrase import invariant_spans
 
 
@@ -176,7 +176,9 @@ class PhraseTable:
         if zh is not None:
             # a Chinese phrase that is part of longer words is none (hsa.text.chinese)
             masked = zh.sub(
-                lambda m: m.group(0) if cut_from_words(m.string, m.start(), m.end()) else swap(m),
+                lambda m: (
+                    m.group(0) if not_a_chinese_word(m.string, m.start(), m.end()) else swap(m)
+                ),
                 masked,
             )
         return _restore(masked, kept)

@@ -12,7 +12,7 @@ import random
 from functools import lru_cache
 
 from hsa.errors import HsaError
-from hsa.text.chinese import cut_from_words
+from hsa.text.chinese import not_a_chinese_word
 from hsa.text.markdown import block_text, parse
 from hsa.transforms.skill_content.options import PHRASES, RESTYLES, SKILL_PHRASES
 from hsa.transforms.skill_content.rewrite import rewrite_body
@@ -38,7 +38,7 @@ def _found_phrases(blocks, structure, names) -> list[str]:
             found.update(
                 m.group(0).lower()
                 for m in pattern.finditer(segment)
-                if not cut_from_words(segment, m.start(), m.end())
+                if not not_a_chinese_word(segment, m.start(), m.end())
             )
     return sorted(found)
 

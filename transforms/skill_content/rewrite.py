@@ -21,7 +21,7 @@ import orjson
 
 from hsa.errors import HsaError
 from hsa.model.frozen import replace
-from hsa.text.chinese import cut_from_words
+from hsa.text.chinese import not_a_chinese_word
 from hsa.text.markdown import (
     ITEM,
     Block,
@@ -345,7 +345,7 @@ def _rephrase(segment: str, replacements: dict[str, str]) -> str:
 
     def swap(match: re.Match) -> str:
         new = replacements.get(match.group(0).lower())
-        if new is None or cut_from_words(segment, match.start(), match.end()):
+        if new is None or not_a_chinese_word(segment, match.start(), match.end()):
             return match.group(0)
         return new[:1].upper() + new[1:] if match.group(0)[:1].isupper() else new
 

@@ -28,7 +28,7 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "3"  # 3: a Chinese phrase is replaced only where it is a word (hsa.text.chinese)
+    version = "4"  # 4: Japanese text (it holds kana) gets no Chinese phrase (hsa.text.chinese)
     family = "tool_schema"
 
     split: Literal["train", "heldout"] = "train"
