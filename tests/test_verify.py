@@ -9,7 +9,7 @@ import pytest
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import rename_episode
 from hsa.model.episode import Episode
-from hsa.text.mentions import find_mentions, replace_mentions
+from hsa.text.mentions import find_mentions, parameter_mentions, replace_mentions
 from hsa.verify import VerificationFailed, verify_variant
 from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
 
@@ -192,6 +192,37 @@ def test_mentions_glued_to_chinese_text_are_found():
     text = "请调用get_price查询，不要用get_price_history。"
     assert find_mentions(text, ["get_price"]) == ["get_price"]
     assert replace_mentions(text, {"get_price": "f"}) == "请调用f查询，不要用get_price_history。"
+
+
+def test_web_addresses_are_no_mentions():
+    """A web address names a page on a server; a renamed address would lead nowhere, so names in
+    it are neither rewritten nor stale (found on harnesses whose help links end in tool names)."""
+    text = (
+        "See https://bank.example/help/get_price?ref=price-reply or "
+        "(https://x.example/get_price), then call get_price."
+    )
+    assert find_mentions(text, ["get_price", "price-reply"]) == ["get_price"]
+    assert replace_mentions(text, {"get_price": "f", "price-reply": "p"}) == text.replace(
+        "call get_price", "call f"
+    )
+    rewrite = parameter_mentions({"name": "label", "link": "item"})
+    code = "`https://x.example/a?name=1&link=2` and `lookup(name=1)`"
+    assert rewrite(code) == "`https://x.example/a?name=1&link=2` and `lookup(label=1)`"
+    source = original()
+    skill = source.harness.skills[0]
+    linked = source.with_harness(
+        replace(
+            source.harness,
+            skills=(
+                replace(skill, content=skill.content + " Help: https://shop.example/get_price"),
+            ),
+        )
+    )
+    variant = rename_episode(linked, RENAME)
+    assert variant.harness.skills[0].content.endswith(
+        "Help: https://shop.example/get_price"
+    ) and variant.harness.skills[0].content.startswith("Call fetch_cost first")
+    verify_variant(linked, variant, RENAME)
 
 
 from hypothesis import given  # noqa: E402

@@ -77,7 +77,7 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "4"  # 4: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    version = "5"  # 5: a web address keeps a renamed hook name (hsa.text.mentions)
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"

@@ -7,6 +7,10 @@ rewritten, while ``get_price.`` at the end of a sentence and ``\`get_price\``` a
 
 Names that are plain words (``search``) would match ordinary prose; for them only code spans
 count (``\`search\```): see :func:`find_code_mentions` and :func:`replace_code_mentions`.
+
+A web address is no mention: ``https://bank.example/help/dispute_transaction`` or
+``...?ref=item-qa`` names a page on a server, which a renamed address would not reach; the
+address stays as written (and a check for stale names does not read it either).
 """
 
 from __future__ import annotations
@@ -24,6 +28,23 @@ from hsa.text.names import identifier_like
 _ID = "A-Za-z0-9_"
 _BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
 _AFTER = rf"(?![{_ID}\-])(?!\.[{_ID}])"
+# A web address, up to a space or a closing bracket; hsa.text.paraphrase keeps the same addresses
+# (and more: link targets, tags, e-mail) out of a rewording.
+URL = re.compile(r"https?://[^\s)>\]]+")
+
+
+def sub_outside_urls(pattern: re.Pattern, replace: Callable[[re.Match], str], text: str) -> str:
+    """``pattern.sub(replace, text)``, leaving matches that start inside a web address."""
+    if "://" not in text:
+        return pattern.sub(replace, text)
+    addresses = [m.span() for m in URL.finditer(text)]
+    if not addresses:
+        return pattern.sub(replace, text)
+    return pattern.sub(lambda m: m.group(0) if _inside(m.start(), addresses) else replace(m), text)
+
+
+def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= offset < end for start, end in spans)
 
 
 @lru_cache(maxsize=4096)
@@ -43,7 +64,11 @@ def find_mentions(text: str, names) -> list[str]:
     present = {n for n in names if n in text}  # a cheap substring test rules most texts out
     if not present:
         return []
-    return _pattern(tuple(sorted(present))).findall(text)
+    pattern = _pattern(tuple(sorted(present)))
+    if "://" not in text:
+        return pattern.findall(text)
+    addresses = [m.span() for m in URL.finditer(text)]
+    return [m.group(0) for m in pattern.finditer(text) if not _inside(m.start(), addresses)]
 
 
 def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
@@ -54,7 +79,7 @@ def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
     present = {k: v for k, v in mapping.items() if k != v and k in text}
     if not present:
         return text
-    return _pattern(tuple(sorted(present))).sub(lambda m: present[m.group(0)], text)
+    return sub_outside_urls(_pattern(tuple(sorted(present))), lambda m: present[m.group(0)], text)
 
 
 @lru_cache(maxsize=4096)
@@ -121,7 +146,7 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
             pattern = in_code
         else:
             pattern = in_call
-        return pattern.sub(renamed, text)
+        return sub_outside_urls(pattern, renamed, text)
 
     def rewrite(text: str) -> str:
         if not text:

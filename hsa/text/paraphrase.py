@@ -14,6 +14,8 @@ skill-content rewrite, the LLM paraphrase and the tool-description paraphrase
 * every identifier: the harness names given (tools, parameters, skills, hooks, the skill loader),
   mentioned at identifier boundaries, and any other snake_case, camelCase or dotted
   (``math.factorial``, ``items.json``) token;
+* every web address (``https://...``), as written (a renamed identifier keeps its old spelling
+  there: :mod:`hsa.text.mentions`);
 * every negation (:data:`NEGATIONS_EN`, where ``not``, ``cannot`` and every ``n't`` count as one
   kind; :data:`NEGATIONS_ZH`, except in the compounds of :data:`NOT_NEGATIONS_ZH`), as many
   times as the original has it.
@@ -40,7 +42,7 @@ from pathlib import Path
 
 from hsa.errors import HsaError
 from hsa.files.jsonl import atomic_path
-from hsa.text.mentions import find_mentions
+from hsa.text.mentions import URL, find_mentions
 from hsa.text.names import identifier_like
 
 # ---- invariants -----------------------------------------------------------------------------
@@ -160,12 +162,13 @@ def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     found.update(mentioned)
     known = set(identifiers)
     found.update(t for t in _TOKEN.findall(text) if t not in known)
+    found.update(URL.findall(text))
     found.update(negations(text))
     return found
 
 
 _URL = re.compile(
-    r"https?://[^\s)>\]]+|\]\([^)\n]*\)|<[^<>\n]+>"
+    rf"{URL.pattern}|\]\([^)\n]*\)|<[^<>\n]+>"
     r"|[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
 )
 

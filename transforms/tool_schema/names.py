@@ -69,7 +69,7 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "3"  # 3: renames reach descriptions in every sub-schema ($defs too, hsa.model.schema)
+    version = "4"  # 4: a web address keeps a renamed name (hsa.text.mentions)
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools whose names are masked
@@ -190,7 +190,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "4"  # 4: in a dotted name only the last segment leads with a verb
+    version = "5"  # 5: a web address keeps a renamed name (hsa.text.mentions)
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
@@ -276,9 +276,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = (
-        "4"  # 4: plain-word names are renamed in calls written out in prose and as keys in code
-    )
+    version = "5"  # 5: a web address keeps a renamed name (hsa.text.mentions)
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -323,9 +321,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = (
-        "4"  # 4: plain-word names are renamed in calls written out in prose and as keys in code
-    )
+    version = "5"  # 5: a web address keeps a renamed name (hsa.text.mentions)
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
