@@ -102,3 +102,17 @@ def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
         json.loads(x) for x in (tmp_path / "episodes.rejects.jsonl").read_text().splitlines()
     ]
     assert reject["line"] == 2 and reject["source"] == str(path)
+
+
+def test_a_repeated_id_is_rejected_where_it_repeats(tmp_path):
+    """Episodes are identified by id (variants drawn, predictions scored): the second line of an
+    id, given or made from the file and line (chats-3), is a reject naming the first."""
+    rows = [chat(id="g1"), chat(id="g1"), chat(id="chats-4"), chat()]
+    result = import_openai(write(tmp_path / "chats.jsonl", rows))
+    assert [e.id for e in result.episodes] == ["g1", "chats-4"]
+    assert [(r.line, r.id, r.field) for r in result.rejects] == [
+        (2, "g1", "id"),
+        (4, "chats-4", "id"),
+    ]
+    assert "line 1 has it" in result.rejects[0].reason
+    assert "line 3 has it" in result.rejects[1].reason

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from hsa.cli.console import out
+from hsa.cli.console import err, out
 from hsa.errors import HsaError
 
 # No help= here: the callback's docstring (with its example) is the group's help.
@@ -157,6 +157,7 @@ def evaluate(
     from hsa.augment.recipe import load_recipe
     from hsa.cli.progress import progress_bar
     from hsa.eval.items import plan_from_datasets, plan_from_episodes
+    from hsa.eval.journal import PREDICTIONS_FILE
     from hsa.eval.report import MARKDOWN_FILE, REPORT_FILE, main_table
     from hsa.eval.run import Settings, run_eval
 
@@ -228,6 +229,12 @@ def evaluate(
             trust_hooks=trust_hooks,
         )
     items = plan.itemset.items
+    if not items:
+        raise HsaError(
+            "nothing to judge: the episodes have no gold turn"
+            + (" (the file holds no episode)" if not plan.itemset.episodes else ""),
+            file=str(episodes if episodes is not None else dataset[0]),
+        )
     out.print(
         f"{len(plan.itemset.episodes)} episodes, {len(items)} judged turns in "
         f"{1 + len(plan.sets)} sets",
@@ -263,6 +270,18 @@ def evaluate(
         f"wrote {out_dir / REPORT_FILE}, {out_dir / MARKDOWN_FILE} and plots", highlight=False
     )
     print(out_dir)
+    failed, asked = len(report["no_answer"]), report["requests"]
+    if failed:
+        # Counted wrong in the report; on the terminal too, so that a run against a failing
+        # server never reads as a model scoring 0%.
+        err.print(
+            f"{failed} of {asked} requests got no answer (their errors are in "
+            f"{out_dir / PREDICTIONS_FILE}); the report counts them wrong. Rerun the same "
+            f"command to ask them again.",
+            highlight=False,
+        )
+    if failed == asked:
+        raise typer.Exit(1)
 
 
 @eval_app.command("compare")

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from hsa.cli.console import err, out
 from hsa.cli.options import DefaultHarness, HarnessRoots, TrustHooks
+from hsa.errors import HsaError
 
 
 def score(
@@ -43,6 +44,8 @@ def score(
     loaded = read_all_episodes(
         episodes, harness=default, trust_hooks=trust_hooks, harness_roots=tuple(harness_roots)
     )
+    if not loaded:
+        raise HsaError("the file holds no episode: nothing to score", file=str(episodes))
     by_id, bad_lines = read_predictions(predictions)
     report = score_predictions(loaded, by_id)
     report.bad_lines = bad_lines

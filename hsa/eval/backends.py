@@ -139,6 +139,9 @@ class EndpointBackend:
                 return Answer(item.key, item.fingerprint, done.message, done.record.to_dict())
 
         async with ChatClient(self.endpoint) as client:
+            # A wrong model name or key fails every request alike: stop before asking (each
+            # refusal would otherwise be an item without an answer, and the report a 0%).
+            await client.check_model()
             tasks = [asyncio.create_task(one(client, item)) for item in items]
             try:
                 for finished in asyncio.as_completed(tasks):

@@ -5,8 +5,10 @@ item); ``predictions.jsonl`` gets one line per answer as it arrives, and one per
 wall time. Answers are keyed by the item's fingerprint (prompt, tools, gold): items with the same
 fingerprint are the same request (a skill-content variant before any skill is loaded shows the
 model exactly the original's prompt), asked once. A killed run leaves at most a torn last line,
-which the next run cuts before appending; answers already there are not asked again. A run with
-other settings refuses the folder instead of mixing answers.
+which the next run cuts before appending; answers already there are not asked again, except
+errors (the server refused the prompt or failed it on every retry), which the next run asks again
+and whose newer line wins. A run with other settings refuses the folder instead of mixing
+answers.
 """
 
 from __future__ import annotations

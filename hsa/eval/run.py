@@ -193,7 +193,13 @@ def run_eval(
     )
     journal = Journal(out / PREDICTIONS_FILE)
     distinct = {i.fingerprint: i for i in reversed(itemset.items)}  # first item of each prompt
-    todo = sorted((i for f, i in distinct.items() if f not in journal.answers), key=lambda i: i.key)
+    # An answer that is an error (the server refused the prompt, or failed it on every retry)
+    # is asked again: a busy server's 500 passes, and a prompt the server cannot serve fails
+    # the same way again.
+    todo = sorted(
+        (i for f, i in distinct.items() if journal.answers.get(f, {"error": True}).get("error")),
+        key=lambda i: i.key,
+    )
     answered = 0
 
     def record(answer: Answer) -> None:
@@ -207,6 +213,8 @@ def run_eval(
     try:
         backend.answer(todo, record)
     except HsaError as exc:
+        if not answered and not getattr(exc, "retryable", True):
+            raise  # a setup error (model, key, URL): nothing to resume
         raise HsaError(
             f"{exc}; {answered} of {len(todo)} answers were saved: rerun the same command to resume"
         ) from None

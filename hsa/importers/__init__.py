@@ -25,6 +25,26 @@ class ImportResult:
     rejects: list[Reject] = field(default_factory=list)
     # Lines that became episodes with something of theirs dropped, and what (shown in the summary).
     notices: list[Notice] = field(default_factory=list)
+    # id -> the line that had it first (repeats_id)
+    first_lines: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def repeats_id(self, row_id: str, line: int, *, what: str = "episode id") -> bool:
+        """Whether an earlier line had ``row_id``; then this line is rejected here. Episodes
+        are identified (their variants drawn, their answers matched, their predictions scored)
+        by id, so a second line of one id would stand for the first."""
+        first = self.first_lines.setdefault(row_id, line)
+        if first == line:
+            return False
+        self.rejects.append(
+            Reject(
+                self.source,
+                line,
+                row_id,
+                "id",
+                f"duplicate {what} (line {first} has it); ids must be unique in a file",
+            )
+        )
+        return True
 
     def check_counts(self) -> None:
         assert len(self.episodes) + len(self.rejects) == self.lines, (

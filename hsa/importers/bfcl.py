@@ -174,29 +174,15 @@ def import_bfcl(
     answers_by_id, broken = _read_answers(answers_path) if answers_path else ({}, {})
     result = ImportResult(source=str(questions))
     lines = read_lines(questions)
-    first_line: dict[str, int] = {}  # question id -> the line that had it first
     for line in progress(lines) if progress else lines:
         result.lines += 1
         if line.error is not None:
             result.rejects.append(Reject(str(questions), line.number, None, None, line.error))
             continue
         row_id = line.value.get("id") if isinstance(line.value, dict) else None
-        if isinstance(row_id, str) and row_id in first_line:
-            # Episodes are identified (and their variants drawn) by id, and BFCL's answers are
-            # matched by it: a second question of one id would get the first one's answer.
-            result.rejects.append(
-                Reject(
-                    str(questions),
-                    line.number,
-                    row_id,
-                    "id",
-                    f"duplicate question id (line {first_line[row_id]} has it); ids must be "
-                    f"unique in a file",
-                )
-            )
+        # BFCL's answers are matched by id too: a repeat would get the first one's answer.
+        if isinstance(row_id, str) and result.repeats_id(row_id, line.number, what="question id"):
             continue
-        if isinstance(row_id, str):
-            first_line[row_id] = line.number
         try:
             row = _episode_row(line.value, answers_by_id, answers_path, broken)
             dropped = drop_undefined_omittable(row["gold"], row["harness"]["tools"])

@@ -58,6 +58,8 @@ def import_openai(
         value = line.value
         row_id = value.get("id") if isinstance(value, dict) else None
         row_id = str(row_id) if row_id is not None else f"{path.stem}-{line.number}"
+        if result.repeats_id(row_id, line.number):
+            continue
         try:
             result.episodes.append(Episode.from_dict(_episode_row(value, row_id, path.name)))
         except HsaError as exc:

@@ -572,6 +572,22 @@ def read_all_episodes(
             rejects.append(item)
     if rejects:
         raise HsaError(f"{len(rejects)} episode line(s) do not load; first: {rejects[0]}")
+    seen: set[str] = set()
+    for episode in episodes:
+        if episode.id in seen:
+            # Predictions are matched by id: one prediction would be scored twice. The lines
+            # are looked up on this error path alone.
+            lines = [
+                line.number
+                for line in read_lines(Path(path))
+                if isinstance(line.value, dict) and str(line.value.get("id")) == episode.id
+            ]
+            raise HsaError(
+                f"episode id {episode.id!r} is on lines {', '.join(map(str, lines))}; ids must "
+                f"be unique in a file (predictions are matched by id)",
+                file=str(path),
+            )
+        seen.add(episode.id)
     return episodes
 
 

@@ -270,6 +270,12 @@ class ChatClient:
         start = time.perf_counter()
         response = await self._client.chat.completions.create(**params, extra_headers=headers)
         latency = time.perf_counter() - start
+        if isinstance(response, str | bytes):  # the client hands back a body that is no JSON
+            raise EndpointError(
+                f"unusable answer from {self.endpoint.base_url}: not a chat completion but "
+                f"{str(response)[:80]!r}",
+                retryable=False,
+            )
         if not response.choices:
             raise EndpointError(
                 f"{self.endpoint.base_url} answered without a choice", retryable=False

@@ -1,0 +1,188 @@
+"""``hsa eval`` and ``hsa score`` are honest about a failing endpoint and about empty or ambiguous
+input: a wrong model stops before any request, a run in which no request got an answer exits 1
+and says so, a rerun asks the failed requests again, and a reply that is no chat completion is
+one clear error.
+
+The endpoint is tests/openai_stub.py's scripted server (a boundary stand-in: its replies are
+planned, so which requests fail is known in advance); the real-model path is in test_eval.py.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import PRICE_TOOL, assistant, call, write_harness
+from openai_stub import ScriptedServer, status, text
+
+from hsa.cli import main
+from hsa.eval.journal import PREDICTIONS_FILE
+
+MODEL = "scripted-model"
+
+
+def episodes_file(root: Path, n: int = 3) -> Path:
+    """``n`` price questions under a one-tool harness (one judged call turn each)."""
+    write_harness(root / "shop", tools={"a_price.json": PRICE_TOOL})
+    lines = []
+    for link in range(1, n + 1):
+        lines.append(
+            json.dumps(
+                {
+                    "id": f"q{link}",
+                    "harness": "shop",
+                    "messages": [
+                        {"role": "user", "content": f"How much is link {link}?"},
+                        assistant(call("get_price", {"link": link})),
+                    ],
+                    "gold": {
+                        "turns": [
+                            {
+                                "at": 1,
+                                "calls": [
+                                    {
+                                        "name": "get_price",
+                                        "arguments": {"link": [link]},
+                                        "omittable": ["currency"],
+                                    }
+                                ],
+                            }
+                        ]
+                    },
+                }
+            )
+        )
+    path = root / "episodes.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def eval_args(episodes: Path, out: Path, base_url: str, model: str = MODEL) -> list[str]:
+    return [
+        "eval",
+        "--episodes",
+        str(episodes),
+        "--recipe",
+        "hat-heldout",
+        "--variants",
+        "1",
+        "--families",
+        "none",
+        "--base-url",
+        base_url,
+        "--model",
+        model,
+        "--max-retries",
+        "0",
+        "--out",
+        str(out),
+        "--datasets-dir",
+        str(out.parent / "datasets"),
+    ]
+
+
+def test_a_wrong_model_stops_before_any_request(tmp_path, capsys):
+    episodes = episodes_file(tmp_path)
+    with ScriptedServer(lambda rid, body: text("fine"), model=MODEL) as server:
+        code = main(eval_args(episodes, tmp_path / "report", server.base_url, model="wrong"))
+        assert code == 2
+        assert server.seen == []  # not one prompt was sent
+    err = capsys.readouterr().err
+    assert "does not serve model 'wrong'" in err and MODEL in err
+    assert "rerun" not in err  # nothing to resume: the settings are wrong
+    assert not (tmp_path / "report" / "report.json").exists()
+
+
+def test_a_run_without_one_answer_exits_1_and_a_rerun_asks_again(tmp_path, capsys):
+    episodes = episodes_file(tmp_path)
+    out = tmp_path / "report"
+    with ScriptedServer(lambda rid, body: status(500), model=MODEL) as server:
+        assert main(eval_args(episodes, out, server.base_url)) == 1
+        failed = len(server.seen)
+    assert failed >= 3  # the originals and their variants, each refused
+    err = capsys.readouterr().err
+    assert f"{failed} of {failed} requests got no answer" in err
+    report = json.loads((out / "report.json").read_text())
+    assert len(report["no_answer"]) == failed
+
+    # The server recovers: the rerun asks every failed request again, and they count.
+    with ScriptedServer(lambda rid, body: text("It is 100."), model=MODEL) as server:
+        assert main(eval_args(episodes, out, server.base_url)) == 0
+        assert len(server.seen) == failed
+    report = json.loads((out / "report.json").read_text())
+    assert report["no_answer"] == []
+    assert {r["rule"] for r in report["results"]} != {"no_answer"}
+    # The journal keeps both lines of each request; the newer one is the answer.
+    assert len((out / PREDICTIONS_FILE).read_text().splitlines()) > 2 * failed
+    assert "got no answer" not in capsys.readouterr().err
+
+    # Answered now: a third run asks nothing.
+    with ScriptedServer(lambda rid, body: status(500), model=MODEL) as server:
+        assert main(eval_args(episodes, out, server.base_url)) == 0
+        assert server.seen == []
+
+
+class _NotJson(BaseHTTPRequestHandler):
+    """Answers every chat request with HTTP 200 and a body that is no JSON (a proxy's page)."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self._reply(b'{"object": "list", "data": []}', "application/json")
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._reply(b"<html>gateway says hello</html>", "text/html")
+
+    def _reply(self, body: bytes, kind: str):
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def not_json_url():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotJson)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_reply_that_is_no_chat_completion_is_one_clear_error(tmp_path, capsys, not_json_url):
+    episodes = episodes_file(tmp_path)
+    assert main(eval_args(episodes, tmp_path / "report", not_json_url)) == 2
+    err = capsys.readouterr().err
+    assert "unusable answer" in err and "not a chat completion" in err and "gateway" in err
+    assert "bug in hsa" not in err
+
+
+def test_nothing_to_judge_is_no_success(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with ScriptedServer(lambda rid, body: text("fine"), model=MODEL) as server:
+        assert main(eval_args(empty, tmp_path / "report", server.base_url)) == 2
+    assert "nothing to judge" in capsys.readouterr().err
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("")
+    assert main(["score", "--episodes", str(empty), "--predictions", str(predictions)]) == 2
+    assert "nothing to score" in capsys.readouterr().err
+
+
+def test_score_refuses_an_id_on_two_lines(tmp_path, capsys):
+    episodes = episodes_file(tmp_path)
+    lines = episodes.read_text().splitlines()
+    episodes.write_text("\n".join([lines[0], lines[1], lines[0]]) + "\n")
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(
+        json.dumps({"id": "q1", "message": assistant(call("get_price", {"link": 1}))}) + "\n"
+    )
+    assert main(["score", "--episodes", str(episodes), "--predictions", str(predictions)]) == 2
+    assert "episode id 'q1' is on lines 1, 3" in capsys.readouterr().err
