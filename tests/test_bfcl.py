@@ -9,7 +9,7 @@ import pytest
 from hsa.cli import main
 from hsa.importers.bfcl import bfcl_category, import_bfcl, normalize_schema
 from hsa.model.episode import read_episodes
-from hsa.model.scorer import score_predictions
+from hsa.model.scorer import score_predictions, score_turn
 from tests.conftest import BFCL_DIR, BFCL_FILES
 
 pytestmark = pytest.mark.usefixtures("bfcl_data")
@@ -186,8 +186,64 @@ def test_omission_marker_becomes_omittable():
         if e.id == "simple_python_0"
     )
     (gold_call,) = episode.gold.turn().calls
-    assert gold_call.arguments == {"base": [10], "height": [5], "unit": ["units"]}
+    # "" also stays an acceptable value: BFCL's checker accepts the parameter written empty
+    assert gold_call.arguments == {"base": [10], "height": [5], "unit": ["units", ""]}
     assert gold_call.omittable == ("unit",)
+
+
+# An optional enum parameter whose only answer is "": "" does not fit the enum, and a gold
+# parameter needs one value that does, so hsa accepts it only left out (see the README).
+EMPTY_OUTSIDE_ENUM = {("multiple_182", "genre")}
+
+
+@pytest.mark.parametrize("name", [f for f in BFCL_FILES if "irrelevance" not in f])
+def test_an_optional_parameter_written_empty_passes_as_in_bfcl(name):
+    """BFCL's checker accepts a parameter whose answers hold "" written empty: "" (or what its
+    string normalisation makes "", such as " ") for a string or any-typed one, [] for an array
+    (its list checker turns a "" answer into []); not for numbers or objects. Every such
+    parameter of the dev files, written empty into the first-answer prediction, must pass; the
+    same prediction with a wrong non-empty value must not."""
+    source = BFCL_DIR / name
+    answers = {
+        row["id"]: row["ground_truth"] for row in raw_lines(BFCL_DIR / "possible_answer" / name)
+    }
+    questions = {row["id"]: row for row in raw_lines(source)}
+    checked = 0
+    for episode in import_bfcl(source).episodes:
+        functions = questions[episode.id]["function"]
+        message = first_answer_message(answers[episode.id], functions)
+        for call, entry in zip(message["tool_calls"], answers[episode.id], strict=True):
+            ((fn, params),) = entry.items()
+            (schema,) = [f["parameters"]["properties"] for f in functions if f["name"] == fn]
+            for param, values in params.items():
+                kind = schema.get(param, {}).get("type")
+                if "" not in values or kind not in ("string", "any", "array", "tuple"):
+                    continue
+                if (episode.id, param) in EMPTY_OUTSIDE_ENUM:
+                    continue
+                real = [v for v in values if v != ""]
+                # A "variable" (the first real answer is no string) is compared as written.
+                variable = bool(real) and not isinstance(real[0], str)
+                if kind in ("array", "tuple"):
+                    cases = [([], ["zz-wrong"])]
+                else:
+                    cases = [("", "zz-wrong")] + ([] if variable else [(" ", "zz-wrong")])
+                for empty, wrong in cases:
+                    for written, passes in ((empty, True), (wrong, False)):
+                        args = {**json.loads(call["function"]["arguments"]), param: written}
+                        probe = {
+                            **call,
+                            "function": {**call["function"], "arguments": json.dumps(args)},
+                        }
+                        others = [c for c in message["tool_calls"] if c is not call]
+                        verdict = score_turn(
+                            {**message, "tool_calls": [probe, *others]},
+                            episode.gold.turn(),
+                            episode.harness,
+                        )
+                        assert verdict.correct is passes, (episode.id, param, written, verdict)
+                        checked += 1
+    assert checked > 0
 
 
 def test_category_from_id():

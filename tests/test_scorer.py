@@ -124,6 +124,10 @@ def test_non_omittable_gold_param_must_be_given():
         ({"k": "v", "n": 1}, {"k": ["v", "w"], "n": [1]}, True),
         ({"k": "v"}, {"k": ["v"], "n": ["", 1]}, True),  # "" inside a dict pattern: may be left out
         ({"k": "v"}, {"k": ["v"], "n": [1]}, False),
+        # ... or written empty, as in BFCL's dict checker ("" normalised, " " too)
+        ({"k": "v", "n": ""}, {"k": ["v"], "n": ["", "sea"]}, True),
+        ({"k": "v", "n": " "}, {"k": ["v"], "n": ["", "sea"]}, True),
+        ({"k": "v", "n": ""}, {"k": ["v"], "n": ["sea"]}, False),
         ({"k": "v", "extra": 1}, {"k": ["v"]}, False),
         (True, 1, False),
         (1, True, False),

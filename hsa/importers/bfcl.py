@@ -6,7 +6,12 @@ are ``{"id", "ground_truth": [{func_name: {param: [acceptable values]}}]}``. Wha
 * BFCL's schema dialect becomes JSON Schema: ``dict`` -> ``object``, ``float`` -> ``number``,
   ``tuple`` -> ``array``, ``any`` -> untyped, and an ``enum`` on an array moves to its items.
 * ``""`` in a parameter's acceptable values ("may be omitted") becomes the gold call's
-  ``omittable`` list. Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.model.scorer).
+  ``omittable`` list. BFCL's checker also accepts the parameter written empty: ``""`` (and what
+  its string normalisation makes ``""``, such as ``" "``) for a string or ``any`` parameter, and
+  ``[]`` for an array (its list checker normalises a ``""`` answer item by item, and it has
+  none); that empty value becomes one of the acceptable values (of a parameter whose only
+  answer is ``""``, where it fits the schema: a gold parameter needs one value that does).
+  Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.model.scorer).
 * Dotted function names (``math.factorial``) are kept as they are, end to end.
 * Irrelevance files have no answers: their gold is ``no_call``.
 * A gold parameter that the function's schema does not define is dropped when the answer lets it
@@ -28,6 +33,7 @@ from hsa.errors import EpisodeError, HsaError, Notice, Reject
 from hsa.files.jsonl import read_lines
 from hsa.importers import ImportResult
 from hsa.model.episode import Episode
+from hsa.model.gold import value_fits
 from hsa.model.schema import edit_schema, pointer, schema_nodes
 
 _TYPE_MAP = {
@@ -117,6 +123,31 @@ def gold_from_ground_truth(ground_truth: Any) -> dict:
     return {"calls": calls, "ordered": False}
 
 
+def accept_empty_values(gold: dict, tools: list[dict]) -> None:
+    """Add, in place, the empty value BFCL's checker accepts for each omittable parameter
+    (see the module docstring) to its acceptable values; a parameter whose only answer was
+    ``""`` gets it as its one acceptable value where it fits the parameter's schema."""
+    by_name = {t["function"].get("name"): t["function"].get("parameters") or {} for t in tools}
+    for call in gold.get("calls", ()):
+        parameters = by_name.get(call["name"])
+        if parameters is None:
+            continue  # an unknown function is validation's to report
+        properties = parameters.get("properties") or {}
+        for param in call.get("omittable", ()):
+            schema = properties.get(param)
+            kind = schema.get("type", "string") if isinstance(schema, dict) else None
+            if kind not in ("string", "array"):  # BFCL's "any" is untyped here, a str there
+                continue
+            empty: Any = "" if kind == "string" else []
+            values = call["arguments"].setdefault(param, [])
+            # BFCL accepts it even outside an enum; a parameter whose only answer is "" takes
+            # it only where it fits, since a gold parameter needs one value that does.
+            if empty not in values and (values or value_fits(empty, schema, parameters)):
+                values.append(empty)
+            if not values:
+                del call["arguments"][param]
+
+
 def drop_undefined_omittable(gold: dict, tools: list[dict]) -> list[tuple[str, str]]:
     """Remove, in place, omittable gold parameters that the called function's schema lacks;
     ``(field, reason)`` for each one removed. Non-omittable ones are left for validation."""
@@ -186,6 +217,7 @@ def import_bfcl(
         try:
             row = _episode_row(line.value, answers_by_id, answers_path, broken)
             dropped = drop_undefined_omittable(row["gold"], row["harness"]["tools"])
+            accept_empty_values(row["gold"], row["harness"]["tools"])
             result.episodes.append(Episode.from_dict(row))
             result.notices.extend(
                 Notice(str(questions), line.number, row["id"], field, reason)
