@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import PRICE_TOOL, write_harness
@@ -198,6 +199,31 @@ def test_verify_checks_each_row_against_its_trajectory_harness_and_gold(version,
     turns = gold["turns"]
     turns[0], turns[-1] = {**turns[0], "at": turns[-1]["at"]}, {**turns[-1], "at": turns[0]["at"]}
     assert check(source, {**row, "hsa_gold": json.dumps(gold)})  # turns judging other steps
+
+
+def test_replay_checks_a_rollout_row_instead_of_calling_it_different(version, episodes, capsys):
+    """A rollout row's conversation is the teacher's, so it cannot be rebuilt from its source:
+    replay checks it as verify does (harness from the lineage, messages from the trajectory,
+    gold passing) and says which, instead of reporting every row as differing."""
+    from hsa.cli import main
+
+    row = next(r for r in read_rows(version) if r["hsa_variant"] == 1)["id"]
+    args = ["replay", str(version.path), "--id", row, "--episodes", str(episodes), "--trust-hooks"]
+    assert main(args) == 0
+    assert "conversation is the teacher's trajectory" in capsys.readouterr().out
+    shard = version.path / version.manifest["shards"][0]["path"]
+    table = pq.read_table(shard)
+    rows = table.to_pylist()
+    for r in rows:
+        if r["id"] == row:
+            r["tools"] = "[]"
+    edited = version.path.parent / "edited"
+    shutil.copytree(version.path, edited)
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=table.schema), edited / shard.relative_to(version.path)
+    )
+    assert main([*args[:1], str(edited), *args[2:]]) == 1
+    assert "does not check out" in capsys.readouterr().err
 
 
 def test_verify_names_a_pooled_rollout_written_before_it_listed_its_harness_variants(

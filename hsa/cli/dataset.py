@@ -352,7 +352,10 @@ def replay(
 ) -> None:
     """Rebuild one row from its source episode and lineage (no sampling) and compare.
 
-    Exits 0 and prints the lineage when the rebuild equals the stored row, 1 otherwise.
+    Exits 0 and prints the lineage when the rebuild equals the stored row, 1 otherwise. A row of
+    a rollout version (hsa rollout: a teacher wrote its conversation) is checked as hsa verify
+    checks it instead: its harness rebuilt from the lineage, its messages the trajectory under
+    that harness, every judged step passing its gold.
 
         hsa replay out/hat-train/3f2a9c1b7d4e --id lc-single-call-002#1
     """
@@ -360,7 +363,13 @@ def replay(
     from hsa.dataset.audit import replay_row, replay_variant
     from hsa.files.jsonl import dumps
 
+    check = None
     if target.is_dir():
+        from hsa.dataset.writer import read_manifest
+        from hsa.rollout.audit import RowCheck, is_rollout
+
+        if is_rollout(target):  # the teacher wrote the conversation: checked, not rebuilt
+            check = RowCheck(target, read_manifest(target))
         stored, differing = replay_row(
             target,
             row,
@@ -368,6 +377,7 @@ def replay(
             trust_hooks=trust_hooks,
             harness=harness,
             harness_roots=tuple(harness_roots),
+            check=check,
         )
         lineage = steps_from(stored["hsa_lineage"])
     else:
@@ -390,6 +400,16 @@ def replay(
             markup=False,
             highlight=False,
         )
+    if check is not None:
+        if differing:
+            err.print(f"{row}: the rollout row does not check out: " + "; ".join(differing))
+            raise typer.Exit(1)
+        out.print(
+            f"{row}: harness rebuilt from its source + {len(lineage)} lineage steps, and its "
+            f"conversation is the teacher's trajectory under it, with every judged step passing "
+            f"its gold"
+        )
+        return
     if differing:
         err.print(f"{row}: the rebuilt row DIFFERS from the stored one in {', '.join(differing)}")
         raise typer.Exit(1)

@@ -305,8 +305,11 @@ def replay_row(
     trust_hooks: bool = False,
     harness: str | os.PathLike | None = None,
     harness_roots: tuple[str | os.PathLike, ...] = (),
+    check: Callable[[Episode, dict], list[str]] | None = None,
 ) -> tuple[dict, list[str]]:
-    """The stored row and the columns where its rebuild differs (empty: identical)."""
+    """The stored row and the columns where its rebuild differs (empty: identical). ``check``,
+    when given, says instead what is wrong with the row given its source episode: a row whose
+    conversation a teacher wrote cannot be rebuilt (hsa.rollout.audit.RowCheck)."""
     root = Path(version_dir)
     manifest = read_manifest(root)
     stored = _stored_row(root, manifest, row_id)
@@ -324,6 +327,8 @@ def replay_row(
     )
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
+    if check is not None:
+        return stored, check(source, stored)
     rebuilt = rebuild(source, stored, manifest["version"], manifest["recipe"])
     return stored, _differences(stored, rebuilt)
 
