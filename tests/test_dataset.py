@@ -603,6 +603,67 @@ def test_verify_refuses_a_harness_that_changed_since_generation(tmp_path):
     assert caught.value.file == str(tmp_path / "harness")
 
 
+def _edit_seed(m):
+    m["seed"] += 1
+
+
+def _edit_seed_everywhere(m):
+    m["seed"] += 1
+    m["recipe"]["seed"] += 1
+
+
+def _edit_recipe(m):
+    m["recipe"]["pipeline"] = m["recipe"]["pipeline"][:2]
+
+
+def _edit_transform_version(m):
+    m["transform_versions"]["identity"] = "9"
+
+
+def _edit_hsa_version(m):
+    m["hsa_version"] = "9.9.9"
+
+
+def _edit_statistics(m):
+    family = next(iter(m["statistics"]["rows_by_family"]))
+    m["statistics"]["rows_by_family"][family] -= 1
+
+
+def _edit_licenses(m):
+    m["skill_licenses"] = dict.fromkeys(m["skill_licenses"], "apache-2.0")
+
+
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (_edit_seed, "is not its recipe's"),
+        (_edit_seed_everywhere, "(the manifest was edited)"),
+        (_edit_recipe, "(the manifest was edited)"),
+        (_edit_transform_version, "transform_versions differ"),
+        (_edit_hsa_version, "(the manifest was edited)"),
+        (_edit_statistics, "statistics.rows_by_family is not what the rows hold"),
+        (_edit_licenses, "skill_licenses are not the licences the source skills state"),
+    ],
+)
+def test_verify_checks_what_the_manifest_claims(tmp_path, edit, problem):
+    """A card prints the manifest's statistics and push refuses restricted skill licences by
+    it: an edited manifest (its hashes still right) must not pass as the version its recipe,
+    inputs and rows make."""
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:4]
+    (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+    made = generate(
+        load_recipe("hat-train"), tmp_path / "episodes.jsonl", tmp_path / "out", trust_hooks=True
+    )
+    assert audit_version(made.path, trust_hooks=True).ok
+    path = made.path / "manifest.json"
+    manifest = json.loads(path.read_text())
+    edit(manifest)
+    path.write_text(json.dumps(manifest))
+    problems = audit_version(made.path, trust_hooks=True).problems
+    assert any(p.startswith("manifest: ") and problem in p for p in problems), problems
+
+
 def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tmp_path):
     from hsa.dataset.card import card_license
 

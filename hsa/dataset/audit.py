@@ -10,25 +10,28 @@ seed and inputs make.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from hsa.augment.lineage import replay
+from hsa.augment.lineage import fired_steps, replay
+from hsa.augment.recipe import Recipe
 from hsa.augment.step import steps_from
 from hsa.augment.variant import Variant
-from hsa.dataset.fingerprint import input_fingerprint
+from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
 from hsa.dataset.harness_variants import (
     LISTING_FILE,
+    HarnessVariantTally,
     ListedLineages,
     listing_path,
     pool_of,
     unlisted,
 )
 from hsa.dataset.pipeline import harness_variant
-from hsa.dataset.rows import parse_row_id, variant_row
+from hsa.dataset.rows import parse_row_id, skill_licenses, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
 from hsa.errors import HsaError
 from hsa.files.jsonl import dumps, read_lines
@@ -235,6 +238,10 @@ def audit_version(
     listed = _listing(root, manifest, problems)
 
     sources = _source_episodes(manifest, episodes, trust_hooks, harness, harness_roots)
+    # What the manifest says of the rows (its version, statistics, licences) is checked too: a
+    # card and push read them. A rollout's version and statistics are made otherwise (by its
+    # endpoint settings and trajectories), so only generated versions are held to this.
+    claims = None if check_row is not None else _Claims(manifest, problems)
     current: Episode | None = None
     seen_ids: set[str] = set()
     for row in _rows(root, manifest):
@@ -255,6 +262,8 @@ def audit_version(
                     f"in the episodes"
                 )
                 return report
+        if claims is not None:
+            claims.add(row, current)
         name = row["hsa_harness_variant"]
         if listed is not None and name is not None and not listed.check(name, row["hsa_lineage"]):
             problems.append(
@@ -281,7 +290,100 @@ def audit_version(
         problems.append(
             f"{LISTING_FILE}: {listed.untaken()} listed harness variant(s) no row takes"
         )
+    if claims is not None and report.rows_checked == counts["rows"]:
+        claims.close(root)
     return report
+
+
+class _Claims:
+    """Checks what a generated version's manifest claims against what makes and fills it: the
+    version id against its recipe, inputs, hsa version, transform versions and split (so none
+    of them was edited), and the statistics and skill licences against the rows (as
+    hsa.dataset.generate counts them)."""
+
+    def __init__(self, manifest: dict, problems: list[str]):
+        self.manifest, self.problems = manifest, problems
+        self.by_family: Counter = Counter()
+        self.by_transform: Counter = Counter()
+        self.harness_variants = HarnessVariantTally()
+        self.licenses: dict = {}
+        self._source: Episode | None = None
+        self.unreadable = False  # a row whose lineage does not parse
+        self._version(manifest)
+
+    def _version(self, manifest: dict) -> None:
+        try:
+            recipe = Recipe.from_dict(manifest["recipe"])
+        except HsaError as exc:
+            self.problems.append(f"manifest: its recipe does not load: {exc}")
+            return
+        if manifest.get("seed") != recipe.seed:
+            self.problems.append(
+                f"manifest: seed {manifest.get('seed')} is not its recipe's ({recipe.seed})"
+            )
+        installed = recipe.transform_versions()
+        if manifest["transform_versions"] != installed:
+            differ = sorted(
+                k
+                for k in set(installed) | set(manifest["transform_versions"])
+                if installed.get(k) != manifest["transform_versions"].get(k)
+            )
+            self.problems.append(
+                f"manifest: transform_versions differ from the installed versions of its "
+                f"recipe's transforms ({', '.join(differ)})"
+            )
+        if manifest.get("assets") != shipped_assets():
+            self.problems.append("manifest: assets differ from this installation's templates")
+        # The input's fingerprint is the manifest's own: _source_episodes checked it is today's.
+        fingerprint = {
+            k: v for k, v in manifest["input"].items() if k not in ("episodes", "harness")
+        }
+        made = version_id(
+            recipe.version_dict(),
+            fingerprint,
+            manifest["hsa_version"],
+            manifest["transform_versions"],
+            manifest["split"],
+        )
+        if made != manifest["version"]:
+            self.problems.append(
+                f"manifest: its recipe, inputs, hsa version, transform versions and split make "
+                f"version {made}, not {manifest['version']} (the manifest was edited)"
+            )
+
+    def add(self, row: dict, source: Episode) -> None:
+        try:
+            steps = steps_from(row["hsa_lineage"])
+        except HsaError:  # the row's own check names it; the counts are then not comparable
+            self.unreadable = True
+            return
+        self.by_family.update(row["hsa_families"])
+        self.by_transform.update(s.transform for s in fired_steps(steps))
+        if row["hsa_harness_variant"] is not None:
+            self.harness_variants.add([row["hsa_harness_variant"]])
+        if source is not self._source:  # the first row of a source: its skills' licences
+            self._source = source
+            self.licenses.update(skill_licenses(source.harness))
+
+    def close(self, root: Path) -> None:
+        if self.unreadable:
+            return
+        stages = pq.read_table(root / self.manifest["rejects"]["path"], columns=["stage"])
+        statistics = {
+            "rows_by_family": dict(sorted(self.by_family.items())),
+            "rows_by_transform": dict(sorted(self.by_transform.items())),
+            "rejects_by_stage": dict(sorted(Counter(stages.column("stage").to_pylist()).items())),
+        }
+        if self.harness_variants.rows:
+            statistics["harness_variants"] = self.harness_variants.summary()
+        claimed = self.manifest.get("statistics")
+        for key in sorted(set(statistics) | set(claimed or {})):
+            if (claimed or {}).get(key) != statistics.get(key):
+                self.problems.append(f"manifest: statistics.{key} is not what the rows hold")
+        if self.manifest.get("skill_licenses") != dict(sorted(self.licenses.items())):
+            self.problems.append(
+                "manifest: skill_licenses are not the licences the source skills state"
+            )
 
 
 def _listing(root: Path, manifest: dict, problems: list[str]) -> ListedLineages | None:

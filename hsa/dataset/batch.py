@@ -24,7 +24,7 @@ from hsa.augment.recipe import Recipe
 from hsa.augment.variant import VariantReject
 from hsa.dataset.harness_variants import variant_lineage_end
 from hsa.dataset.pipeline import augment_episode
-from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, variant_row
+from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, skill_licenses, variant_row
 from hsa.errors import HsaError, Reject
 from hsa.files.jsonl import line_error
 from hsa.model.episode import Episode
@@ -177,9 +177,7 @@ class BatchFunction:
                 )
         first = next((row for row in out if row["hsa_reject"] is None), None)
         if first is not None and episode.harness.skills:
-            first["hsa_skill_licenses"] = orjson.dumps(
-                {f"{episode.harness.name}/{s.id}": s.license for s in episode.harness.skills}
-            ).decode()
+            first["hsa_skill_licenses"] = orjson.dumps(skill_licenses(episode.harness)).decode()
         return out
 
     def _reject(self, reject: Reject, line: int) -> dict:

@@ -208,3 +208,9 @@ def reject_row(reject: VariantReject, *, source: str, line: int | None) -> dict:
         "reason": reject.reason,
         "lineage": lineage_json(reject.lineage),
     }
+
+
+def skill_licenses(harness) -> dict:
+    """``{"<harness>/<skill id>": licence or None}`` of a harness's skills: what a version's
+    manifest lists for every source harness whose text its rows carry."""
+    return {f"{harness.name}/{s.id}": s.license for s in harness.skills}
