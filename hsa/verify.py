@@ -4,6 +4,8 @@ Checks, in order (the first failure rejects the variant, naming the check):
 
 * ``gold_preserved`` — the variant's gold, mapped back through the inverse identifier mapping, is
   the original gold (turn positions may move; what each turn expects may not);
+* ``user_data`` — every gold string value the user wrote out is still in the user's messages
+  (a value that is also a harness name must not be renamed in the user's words alone);
 * ``gold_consistent`` — the variant's gold only names tools, parameters and skills its harness has,
   at assistant turns (the same rules as loading an episode);
 * ``gold_schema`` — every acceptable value of every gold call validates against the variant's
@@ -14,7 +16,8 @@ Checks, in order (the first failure rejects the variant, naming the check):
 * ``stale_identifier`` — no renamed skill, tool or hook name survives in the variant's harness
   or messages, and no renamed parameter in its schemas, calls or gold. Mentions respect identifier
   boundaries (``get_price`` never matches ``get_price_history``). Plain-word names (``search``)
-  are ordinary words in prose, so there they count only as code (`` `search` ``); they are always
+  are ordinary words in prose, so there they count only as code (`` `search` ``, or a call
+  written out: ``search(q="x")``); they are always
   checked where they are identifiers (tool-call names, skill-loader arguments, schema keys);
 * ``meaning_taken`` — no renamed skill, tool, hook or parameter has the meaning
   (:func:`hsa.text.names.meaning`: the same words up to case, convention, abbreviation, plural and
@@ -37,7 +40,7 @@ from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.model.schema import schema_descriptions, schema_nodes
-from hsa.text.mentions import find_code_mentions, find_mentions
+from hsa.text.mentions import find_call_mentions, find_code_mentions, find_mentions
 from hsa.text.names import identifier_like, meaning
 
 
@@ -50,6 +53,8 @@ class VerificationFailed(HsaError):
 def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> None:
     """Raise :class:`VerificationFailed` unless ``variant`` preserves ``original``'s task."""
     _gold_preserved(original.gold, variant.gold, mapping)
+    if mapping:
+        _user_data_kept(original, variant)
     try:
         check_gold(variant.gold, variant.messages, variant.harness)
     except HsaError as exc:
@@ -86,6 +91,41 @@ def _gold_preserved(original: Gold, variant: Gold, mapping: Mapping) -> None:
             "the variant's gold mapped back through the "
             "inverse mapping differs from the original gold",
         )
+
+
+def _user_data_kept(original: Episode, variant: Episode) -> None:
+    """Every gold string value the user wrote out is still in the user's words: a value that is
+    also a harness name (a reference "get_balance", a reason "cancel_booking due to illness") is
+    renamed in the user's text as a mention, while the gold, which is data, keeps it; the
+    variant would ask for one thing and expect another."""
+    said = [message_text(m) for m in original.messages if m.get("role") == "user"]
+    stated = {v for v in _gold_strings(original.gold) if any(v in text for text in said)}
+    if not stated:
+        return
+    now = [message_text(m) for m in variant.messages if m.get("role") == "user"]
+    for value in sorted(stated):
+        if not any(value in text for text in now):
+            raise VerificationFailed(
+                "user_data",
+                f"the user's {value!r}, a gold value, is no longer in the user's words (a "
+                f"rename took it for a harness name)",
+            )
+
+
+def _gold_strings(gold: Gold):
+    """Every string among the gold's acceptable argument values, at any depth."""
+    stack: list = [
+        values for turn in gold.turns for call in turn.calls for values in call.arguments.values()
+    ]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if value:
+                yield value
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
 
 
 def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
@@ -181,7 +221,11 @@ _STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
 def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tuple[str, str] | None:
     """(where, name) of the first of ``prose``'s texts that mentions one of the names."""
     for where, text in prose:
-        found = find_mentions(text, prose_names) + find_code_mentions(text, code_names)
+        found = (
+            find_mentions(text, prose_names)
+            + find_code_mentions(text, code_names)
+            + find_call_mentions(text, code_names)
+        )
         if found:
             return where, found[0]
     return None

@@ -172,7 +172,8 @@ def test_plain_word_names_count_only_as_code_in_prose():
                 "tools": [
                     {
                         "name": "search",
-                        "description": "Find items. Prefer `search` over browsing.",
+                        "description": "Find items. Prefer `search` over browsing: "
+                        'search(q="shoes"), not the search(es) of old.',
                         "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
                     }
                 ],
@@ -184,8 +185,57 @@ def test_plain_word_names_count_only_as_code_in_prose():
     mapping = Mapping(tools={"search": "lookup"})
     variant = rename_episode(source, mapping)
     verify_variant(source, variant, mapping)
-    assert variant.harness.tools[0].description == "Find items. Prefer `lookup` over browsing."
+    # a call written out is code wherever it stands; "search(es)" and plain words are prose
+    assert variant.harness.tools[0].description == (
+        'Find items. Prefer `lookup` over browsing: lookup(q="shoes"), not the search(es) of old.'
+    )
     assert variant.messages[0]["content"] == "Please search for shoes."
+    stale = variant.with_harness(
+        replace(
+            variant.harness,
+            tools=(replace(variant.harness.tools[0], description='Call search(q="x").'),),
+        )
+    )
+    with pytest.raises(VerificationFailed, match="renamed 'search' survives in tool lookup"):
+        verify_variant(source, stale, mapping)
+
+
+def test_a_user_value_that_is_also_a_harness_name_must_survive_in_the_users_words():
+    """The user asks for the note "get_price" (data that happens to be a tool's name): a rename
+    moves the mention in the user's words, but the gold, which is data, keeps "get_price", so
+    the variant would ask for one note and expect another. It is rejected, naming the value."""
+    note_tool = {
+        "type": "function",
+        "function": {
+            "name": "add_note",
+            "description": "Attach a note.",
+            "parameters": {
+                "type": "object",
+                "properties": {"note": {"type": "string"}},
+                "required": ["note"],
+            },
+        },
+    }
+    source = Episode.from_dict(
+        {
+            "id": "n",
+            "harness": {"name": "h", "tools": [PRICE_TOOL, note_tool]},
+            "messages": [
+                {"role": "user", "content": 'Add the note "get_price" please.'},
+                assistant(call("add_note", {"note": "get_price"})),
+            ],
+            "gold": {"calls": [{"name": "add_note", "arguments": {"note": ["get_price"]}}]},
+        }
+    )
+    mapping = Mapping(tools={"get_price": "fetch_cost"})
+    variant = rename_episode(source, mapping)
+    assert variant.messages[0]["content"] == 'Add the note "fetch_cost" please.'
+    with pytest.raises(VerificationFailed, match="the user's 'get_price', a gold value") as info:
+        verify_variant(source, variant, mapping)
+    assert info.value.check == "user_data"
+    # A value the user states that no rename touches is no concern.
+    plain = rename_episode(source, Mapping(tools={"add_note": "attach_note"}))
+    verify_variant(source, plain, Mapping(tools={"add_note": "attach_note"}))
 
 
 def test_mentions_glued_to_chinese_text_are_found():

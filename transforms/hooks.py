@@ -77,7 +77,7 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "5"  # 5: a web address keeps a renamed hook name (hsa.text.mentions)
+    version = "5"  # 5: URLs keep names; plain-word names written as calls are renamed
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"

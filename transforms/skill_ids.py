@@ -201,7 +201,7 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "5"  # 5: a web address keeps a renamed id (hsa.text.mentions)
+    version = "5"  # 5: URLs keep names; plain-word names written as calls are renamed
 
     split: Split = "train"
     rate: Share = 0.8
@@ -226,7 +226,7 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "4"  # 4: a web address keeps a renamed id (hsa.text.mentions)
+    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
 
     split: Split = "train"
     naming: NamingMode = "variant"
@@ -270,7 +270,7 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "4"  # 4: a web address keeps a renamed id (hsa.text.mentions)
+    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
 
     split: Split = "train"
 
@@ -313,7 +313,7 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "4"  # 4: a web address keeps a renamed id (hsa.text.mentions)
+    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
 
     split: Split = "train"
     fraction: Share = 1.0

@@ -7,7 +7,8 @@ implemented once. What moves:
   ``allowed-tools``, hook names and hook configuration values equal to a renamed name;
 * prose everywhere the model reads it (tool and skill descriptions, skill content, prompt texts,
   hook descriptions, message content, tool results): identifier-like names wherever they stand as
-  a whole identifier, plain-word names only as inline code (see :mod:`hsa.text.mentions`);
+  a whole identifier, plain-word names only as code: inline code or a call written out (see
+  :mod:`hsa.text.mentions`);
 * messages: tool-call names, argument keys of renamed parameters, skill-loader arguments, and hook
   feedback messages' ``name`` (``hook.<name>``);
 * gold: calls, parameters and skills, through :meth:`Mapping.apply_to_gold`.
@@ -27,7 +28,7 @@ from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
-from hsa.text.mentions import replace_code_mentions, replace_mentions
+from hsa.text.mentions import replace_call_mentions, replace_code_mentions, replace_mentions
 from hsa.text.names import identifier_like
 
 
@@ -53,7 +54,8 @@ class _Prose:
         self.names = names
 
     def __call__(self, text: str) -> str:
-        return replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
+        text = replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
+        return replace_call_mentions(text, self.words)
 
     def value(self, value: Any) -> Any:
         """A configuration value: a string equal to a renamed name is that name, else prose."""

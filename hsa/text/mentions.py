@@ -5,8 +5,10 @@ An identifier may contain letters, digits, ``_``, ``-`` and inner dots (``math.f
 characters: ``get_price_history`` and ``get-price-x`` are other names and are neither matched nor
 rewritten, while ``get_price.`` at the end of a sentence and ``\`get_price\``` are mentions.
 
-Names that are plain words (``search``) would match ordinary prose; for them only code spans
-count (``\`search\```): see :func:`find_code_mentions` and :func:`replace_code_mentions`.
+Names that are plain words (``search``) would match ordinary prose; for them only code counts:
+inline code (``\`search\```, :func:`find_code_mentions` and :func:`replace_code_mentions`) and
+calls written out (``search(query="x")``, :func:`find_call_mentions` and
+:func:`replace_call_mentions`), in a code block or in prose alike.
 
 A web address is no mention: ``https://bank.example/help/dispute_transaction`` or
 ``...?ref=item-qa`` names a page on a server, which a renamed address would not reach; the
@@ -106,6 +108,43 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     if not names:
         return text
     return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)
+
+
+@lru_cache(maxsize=4096)
+def _call_pattern(names: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    # Glued to "(" and arguments that read as code: none, or keywords, keys or quoted strings
+    # (``refund()``, ``refund(order_id="A1")``, ``exchange("P-778")``), on one line and without
+    # nested parentheses; ``refund(s)`` and ``the refund (full)`` are prose.
+    return re.compile(
+        rf"(?<![A-Za-z0-9_.\-])({alternatives})(?=\((?:\)|[^()\n]*[=:\"'][^()\n]*\)))"
+    )
+
+
+def find_call_mentions(text: str, names) -> list[str]:
+    """Names (from ``names``) written as calls (``refund(order_id="A1")``) in ``text``, outside
+    web addresses: the form in which a plain-word name is code wherever it stands."""
+    if not text or "(" not in text:
+        return []
+    present = tuple(sorted(n for n in set(names) if f"{n}(" in text))
+    if not present:
+        return []
+    addresses = [m.span() for m in URL.finditer(text)] if "://" in text else []
+    return [
+        m.group(1)
+        for m in _call_pattern(present).finditer(text)
+        if not _inside(m.start(), addresses)
+    ]
+
+
+def replace_call_mentions(text: str, mapping: Mapping[str, str]) -> str:
+    """Rewrite the keys of ``mapping`` written as calls (``refund(...)`` -> ``reimburse(...)``)."""
+    if not mapping or not text or "(" not in text:
+        return text
+    present = tuple(sorted(k for k, v in mapping.items() if k != v and f"{k}(" in text))
+    if not present:
+        return text
+    return sub_outside_urls(_call_pattern(present), lambda m: mapping[m.group(1)], text)
 
 
 # A call written out in prose, glued to its parenthesised arguments (``get_info(topic="x")``):

@@ -69,7 +69,7 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "4"  # 4: a web address keeps a renamed name (hsa.text.mentions)
+    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools whose names are masked
@@ -190,7 +190,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "5"  # 5: a web address keeps a renamed name (hsa.text.mentions)
+    version = "5"  # 5: URLs keep names; plain-word names written as calls are renamed
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
