@@ -664,6 +664,20 @@ def test_verify_checks_what_the_manifest_claims(tmp_path, edit, problem):
     assert any(p.startswith("manifest: ") and problem in p for p in problems), problems
 
 
+def test_a_license_that_is_no_hub_licence_id_is_refused_before_any_work(version, tmp_path, capsys):
+    """The card's front matter takes a Hub licence id; any other text is refused, by generate
+    before it reads a line and by card before it writes."""
+    before = (version.path / "README.md").read_bytes()
+    assert main(["card", str(version.path), "--license", "not a licence!"]) == 2
+    assert "must be a Hub licence id" in capsys.readouterr().err
+    assert (version.path / "README.md").read_bytes() == before
+    args = ["generate", "--recipe", RECIPE, "--episodes", str(EPISODES_PATH)]
+    args += ["--out", str(tmp_path / "out")]
+    assert main([*args, "--license", "Apache 2.0"]) == 2
+    assert "must be a Hub licence id" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tmp_path):
     from hsa.dataset.card import card_license
 

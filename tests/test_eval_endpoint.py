@@ -186,3 +186,53 @@ def test_score_refuses_an_id_on_two_lines(tmp_path, capsys):
     )
     assert main(["score", "--episodes", str(episodes), "--predictions", str(predictions)]) == 2
     assert "episode id 'q1' is on lines 1, 3" in capsys.readouterr().err
+
+
+def test_a_damaged_version_and_a_zero_limit_are_refused_before_any_work(tmp_path, capsys):
+    from hsa.augment.recipe import load_recipe
+    from hsa.dataset.generate import generate
+
+    episodes = episodes_file(tmp_path)
+    made = generate(load_recipe("hat-heldout"), episodes, tmp_path / "versions")
+    shard = next((made.path / "data").iterdir())
+    shard.write_bytes(shard.read_bytes()[:-8])
+    with ScriptedServer(lambda rid, body: text("fine"), model=MODEL) as server:
+        args = ["eval", "--dataset", str(made.path), "--base-url", server.base_url]
+        args += ["--model", MODEL, "--out", str(tmp_path / "report")]
+        assert main(args) == 2
+        assert server.seen == []
+    assert "files do not match its manifest" in capsys.readouterr().err
+    limited = eval_args(episodes, tmp_path / "limited", "http://127.0.0.1:9/v1") + ["--limit", "0"]
+    assert main(limited) == 2
+    assert not (tmp_path / "datasets").exists()  # no variants generated first
+
+
+def test_ctrl_c_says_what_is_kept_and_exits_130(tmp_path):
+    """typer turns Ctrl-C into a silent exit 130; the user is told what survives and how to go
+    on (a real SIGINT to a real process)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    episodes = episodes_file(tmp_path)
+    with ScriptedServer(lambda rid, body: text("slow", delay_s=30), model=MODEL) as server:
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hsa.cli",
+                *eval_args(episodes, tmp_path / "r", server.base_url),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while not server.seen and time.monotonic() < deadline:  # asking: variants are made
+            time.sleep(0.1)
+        assert server.seen
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert "interrupted: nothing half-written is published" in err
+    assert "the same command resumes" in err

@@ -198,6 +198,12 @@ def test_skills_are_judged_through_the_loader():
     assert judge(assistant(price), skills=["price-reply"], calls=gold).rule == "wrong_skills"
     assert judge(assistant(load), skills=["price-reply"]).correct
     assert judge(assistant(load, price), calls=gold).rule == "wrong_skills"
+    # The loader takes one skill id, as its schema says: an extra or a missing key is wrong.
+    for args in ({"name": "price-reply", "extra": 1}, {}, {"name": 3}):
+        verdict = judge(
+            assistant(call("load_skill", args, "s"), price), skills=["price-reply"], calls=gold
+        )
+        assert verdict.rule == "wrong_skills" and "exactly a skill id" in verdict.detail
 
 
 @pytest.mark.parametrize(

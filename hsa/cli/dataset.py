@@ -451,7 +451,8 @@ def push(
         ),
     ] = False,
 ) -> None:
-    """Publish a version to the Hugging Face Hub in one commit (shards, card, manifest, rejects).
+    """Publish a version to the Hugging Face Hub in one commit: every file it lists (shards,
+    card, manifest, rejects, and a pooled recipe's harness_variants.parquet).
 
     The token comes from HF_TOKEN or `hf auth login` and is never written anywhere. A version
     whose rows carry a skill under a licence that is not open (its card lists every skill's

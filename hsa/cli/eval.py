@@ -90,8 +90,9 @@ def evaluate(
     limit: Annotated[
         int | None,
         typer.Option(
+            min=1,
             help="Evaluate this many episodes, picked by a hash of (seed, id): a fixed spread over "
-            "the file."
+            "the file.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Episode pick and per-request sampling seeds.")] = 0,

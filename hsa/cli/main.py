@@ -147,6 +147,18 @@ def _command() -> click.Command:
     return root
 
 
+_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+def _say_interrupted() -> None:
+    err.print(
+        "interrupted: nothing half-written is published (a version appears whole or not at "
+        "all); eval and rollout keep the answers they journaled, and the same command resumes",
+        markup=False,
+        highlight=False,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; an HsaError becomes one line on stderr and exit status 2, and
     nothing else reaches the user as a traceback either."""
@@ -158,10 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"error: {exc}", markup=False, highlight=False)
         return 2
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == _INTERRUPTED:  # typer turns Ctrl-C into exit 130 without a word
+            _say_interrupted()
+        return code
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False, highlight=False)
-        return 130
+        _say_interrupted()
+        return _INTERRUPTED
     except OSError as exc:  # the machine, not the input: a full disk, a missing permission
         where = f"{exc.filename}: " if exc.filename else ""
         err.print(f"error: {where}{exc.strerror or exc}", markup=False, highlight=False)

@@ -18,7 +18,7 @@ import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from hsa.dataset.harness_variants import listing_path
-from hsa.dataset.licenses import is_open
+from hsa.dataset.licenses import card_license_id, is_open
 from hsa.dataset.outcome import REASON_CHARS
 from hsa.dataset.row_shape import RowShape, distribution
 from hsa.dataset.writer import read_manifest
@@ -179,7 +179,7 @@ def write_card(
     shape: RowShape | None = None,
 ) -> Path:
     path = Path(version_dir) / "README.md"
-    text = card_text(version_dir, license=license, manifest=manifest, shape=shape)
+    text = card_text(version_dir, license=card_license_id(license), manifest=manifest, shape=shape)
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return path

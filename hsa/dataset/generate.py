@@ -39,6 +39,7 @@ from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
 from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
 from hsa.dataset.harness_variants import HarnessVariantListing, HarnessVariantTally, unlisted
+from hsa.dataset.licenses import card_license_id
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
 from hsa.dataset.row_shape import RowShape, tally
 from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
@@ -156,6 +157,7 @@ def generate(
         raise HsaError(f"workers must be from 1 to {MAX_WORKERS}, got {workers}")
     if not 1 <= batch_size <= MAX_BATCH:
         raise HsaError(f"batch size must be from 1 to {MAX_BATCH}, got {batch_size}")
+    card_license_id(license)  # before the work: the card is written last
     if not _SPLIT.fullmatch(split):
         raise HsaError(
             f"split must be a name like train or validation (letters, digits, _ "

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from hsa.errors import HsaError
+
 # SPDX identifiers of licences that allow copying and redistribution (OSI-approved open source
 # licences and the open Creative Commons and data licences), lower-cased.
 OPEN_LICENSES = frozenset(
@@ -69,6 +71,21 @@ _SPELLINGS = {
     "gplv3": "gpl-3.0",
     "gplv2": "gpl-2.0",
 }
+
+
+# A Hub licence id, as a card's front matter takes it: apache-2.0, cc-by-nc-4.0, llama3, other.
+_CARD_LICENSE = re.compile(r"[a-z0-9][a-z0-9.+\-]*")
+
+
+def card_license_id(license: str) -> str:
+    """``license`` when it reads as a Hub licence id (lower-case letters, digits, ``.``, ``+``,
+    ``-``), else an HsaError: the card's front matter would carry any text."""
+    if not _CARD_LICENSE.fullmatch(license):
+        raise HsaError(
+            f"--license must be a Hub licence id such as apache-2.0, cc-by-4.0 or other "
+            f"(lower-case letters, digits, '.', '+' and '-'), got {license!r}"
+        )
+    return license
 
 
 def spdx_id(license: str) -> str:

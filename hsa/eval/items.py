@@ -34,7 +34,7 @@ from hsa.augment.registry import families as transform_families
 from hsa.augment.rng import derive_seed
 from hsa.augment.step import steps_from
 from hsa.dataset.audit import checked_input
-from hsa.dataset.writer import read_manifest
+from hsa.dataset.writer import read_manifest, version_problems
 from hsa.errors import HsaError
 from hsa.files.jsonl import input_file
 from hsa.model.episode import Episode, read_episodes
@@ -220,6 +220,14 @@ def dataset_sets(version_dirs: Iterable[str | os.PathLike]) -> list[VariantSet]:
     sets, names = [], set()
     for folder in version_dirs:
         manifest = read_manifest(Path(folder))
+        # Its rows are rebuilt from their lineage, but a version whose files are not the ones
+        # its manifest lists is damaged: say so rather than report on it.
+        damaged = version_problems(Path(folder), manifest)
+        if damaged:
+            raise HsaError(
+                f"this version's files do not match its manifest ({damaged[0]}); run hsa verify",
+                file=str(folder),
+            )
         name = manifest["name"]
         if name in names or name == ORIGINAL:
             name = f"{name}-{manifest['version']}"

@@ -4,7 +4,8 @@ Rules, in the order they are checked (the first that fails is the verdict's reas
 
 * ``arguments_not_json`` — every tool call's arguments parse to a JSON object;
 * ``unexpected_call`` — a ``no_call`` turn (irrelevance, final reply) passes only with no call;
-* ``wrong_skills`` — the skills loaded through the harness's skill loader are exactly the gold's;
+* ``wrong_skills`` — the skills loaded through the harness's skill loader are exactly the gold's,
+  each loader call passing exactly a skill id as ``name``;
 * ``wrong_call_count`` — as many (non-loader) calls as gold expects;
 * per call (parallel calls matched in any order unless gold is ``ordered``):
   ``wrong_name`` (exact match), ``missing_required`` (schema's required present),
@@ -183,6 +184,16 @@ def _verdict(
                 "arguments_not_json",
                 f"call {i} ({name!r}) has arguments that are not a "
                 f"JSON object: {str(original)[:80]!r}",
+            )
+    loader = harness.skill_loader if harness.skills else None
+    for i, (name, args) in enumerate(decoded):
+        # The loader's schema has one parameter, a skill id: an extra or missing key is wrong
+        # as it would be for any tool (BFCL's unexpected and missing parameters).
+        if name == loader and (set(args) != {"name"} or not isinstance(args["name"], str)):
+            return _fail(
+                "wrong_skills",
+                f"call {i} to the skill loader {loader!r} must pass exactly a skill id as "
+                f"'name', got {orjson.dumps(args).decode()[:80]}",
             )
     if turn.no_call:
         if decoded:

@@ -55,6 +55,7 @@ from hsa.dataset.harness_variants import (
     pool_of,
     variant_lineage_end,
 )
+from hsa.dataset.licenses import card_license_id
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.row_shape import RowShape
 from hsa.dataset.rows import JSON, REJECT_SCHEMA, ROW_SCHEMA, row_id, variant_row
@@ -348,6 +349,7 @@ def rollout(
     trajectory. A rerun finds the version (rebuilt if its files are damaged), or resumes from
     the journal. Harness folders that episodes reference must lie beside the episodes file or
     under ``harness_roots``."""
+    card_license_id(license)  # before the work: the card is written last
     episodes, out = input_file(episodes, "episodes file"), Path(out)
     if out.exists() and not out.is_dir():
         raise HsaError("output path exists and is a file, expected a directory", file=str(out))
