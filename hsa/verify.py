@@ -4,8 +4,9 @@ Checks, in order (the first failure rejects the variant, naming the check):
 
 * ``gold_preserved`` — the variant's gold, mapped back through the inverse identifier mapping, is
   the original gold (turn positions may move; what each turn expects may not);
-* ``user_data`` — every gold string value the user wrote out is still in the user's messages
-  (a value that is also a harness name must not be renamed in the user's words alone);
+* ``user_data`` — every gold string value the user wrote out is still in the user's messages, as
+  many times (a value that is also a harness name must not be renamed in the user's words
+  alone);
 * ``gold_consistent`` — the variant's gold only names tools, parameters and skills its harness has,
   at assistant turns (the same rules as loading an episode);
 * ``gold_schema`` — every acceptable value of every gold call validates against the variant's
@@ -37,9 +38,10 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
-from hsa.model.schema import schema_descriptions, schema_nodes
+from hsa.model.schema import schema_nodes
 from hsa.text.mentions import find_call_mentions, find_code_mentions, find_mentions
 from hsa.text.names import identifier_like, meaning
 
@@ -98,18 +100,41 @@ def _user_data_kept(original: Episode, variant: Episode) -> None:
     also a harness name (a reference "get_balance", a reason "cancel_booking due to illness") is
     renamed in the user's text as a mention, while the gold, which is data, keeps it; the
     variant would ask for one thing and expect another."""
-    said = [message_text(m) for m in original.messages if m.get("role") == "user"]
-    stated = {v for v in _gold_strings(original.gold) if any(v in text for text in said)}
+    stated = _STATED.get(id(original), lambda: (original, _stated(original)))[1]
     if not stated:
         return
-    now = [message_text(m) for m in variant.messages if m.get("role") == "user"]
-    for value in sorted(stated):
-        if not any(value in text for text in now):
+    now = _user_words(variant)
+    for value, times in stated:
+        # Counted, not found: "get_price" inside "get_price_history" must not stand in for the
+        # user's own "get_price" that a rename moved.
+        if sum(text.count(value) for text in now) < times:
             raise VerificationFailed(
                 "user_data",
                 f"the user's {value!r}, a gold value, is no longer in the user's words (a "
                 f"rename took it for a harness name)",
             )
+
+
+def _user_words(episode: Episode) -> list[str]:
+    """The texts of the user's own messages (hook feedback, which retry policies may cut, is
+    the harness's words, not the user's)."""
+    return [
+        message_text(m)
+        for m in episode.messages
+        if m.get("role") == "user" and not str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)
+    ]
+
+
+def _stated(original: Episode) -> tuple[tuple[str, int], ...]:
+    """(value, times the user writes it) for every gold string value the user writes out."""
+    said = _user_words(original)
+    counts = {v: sum(text.count(v) for text in said) for v in set(_gold_strings(original.gold))}
+    return tuple(sorted((v, n) for v, n in counts.items() if n))
+
+
+# What the user states of each source episode, by the episode object (held by the entry, so its
+# id is no other's while remembered): every variant of an episode asks it of the same original.
+_STATED: BoundedMemo[tuple[Episode, tuple[tuple[str, int], ...]]] = BoundedMemo(1024)
 
 
 def _gold_strings(gold: Gold):
@@ -206,7 +231,7 @@ def _stale_in_harness(
     still_named = sorted(names & structural)  # sorted: the same reason in every process
     if still_named:
         return f"renamed {still_named[0]!r} is still a name in the variant's harness"
-    stale = _first_mention(_harness_prose(harness), prose_names, code_names)
+    stale = _first_mention(harness.prose(), prose_names, code_names)
     return None if stale is None else f"renamed {stale[1]!r} survives in {stale[0]}"
 
 
@@ -229,20 +254,6 @@ def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tupl
         if found:
             return where, found[0]
     return None
-
-
-def _harness_prose(harness: Harness):
-    """(where, text) for every free text of the harness the model reads."""
-    for name, text in harness.prompt.text.items():
-        yield f"prompt.text.{name}", text
-    for skill in harness.skills:
-        yield f"skill {skill.id}", skill.description + "\n" + skill.content
-    for tool in harness.tools:
-        yield f"tool {tool.name}", tool.description
-        for text in schema_descriptions(tool.parameters):
-            yield f"tool {tool.name} parameters", text
-    for hook in harness.hooks:
-        yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
 
 
 def _message_prose(episode: Episode):

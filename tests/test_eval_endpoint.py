@@ -164,6 +164,44 @@ def test_a_reply_that_is_no_chat_completion_is_one_clear_error(tmp_path, capsys,
     assert "bug in hsa" not in err
 
 
+@pytest.mark.parametrize(
+    "body, kind, says",
+    [
+        (b"[1, 2]", "application/json", "not a chat completion"),
+        (b"null", "application/json", "not a chat completion"),
+        (b'{"choices": "x"}', "application/json", "not a chat completion"),
+        (b'{"choices": [{"message": null}]}', "application/json", "its choice has no message"),
+        (b"<html>proxy</html>", "application/json", "not JSON"),
+    ],
+)
+def test_a_reply_of_another_shape_is_one_clear_error(body, kind, says):
+    """Whatever a 200 reply holds, the client either reads a chat completion from it or says
+    why it cannot (an EndpointError, never an AttributeError from the answer's insides)."""
+    import asyncio
+
+    from hsa.runtime.endpoint import ChatClient, Endpoint, EndpointError
+
+    class Reply(_NotJson):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self._reply(body, kind)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Reply)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = Endpoint(f"http://127.0.0.1:{server.server_address[1]}/v1", MODEL, max_retries=0)
+
+    async def ask():
+        async with ChatClient(endpoint) as client:
+            return await client.complete([{"role": "user", "content": "hi"}], [])
+
+    try:
+        with pytest.raises(EndpointError, match=f"unusable answer .*{says}"):
+            asyncio.run(ask())
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_nothing_to_judge_is_no_success(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")

@@ -398,6 +398,9 @@ def test_a_japanese_body_gets_no_chinese_synonyms():
     assert drawn == set()
     chinese = "- 交换商品前请确认订单。\n"
     assert "产品" in rewrite_body(chinese, plan, [])
+    # The body is the document: a line of kanji alone, or one cut at a name, is Japanese too.
+    mixed = "返品の手順です。\n\n1. 商品確認\n2. 返金\n3. get_order → 商品確認\n"
+    assert rewrite_body(mixed, plan, ["get_order"]) == mixed
 
 
 def test_loaded_bodies_follow_the_rewrite(example):

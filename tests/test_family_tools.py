@@ -25,6 +25,8 @@ from hsa.dataset.pipeline import augment, augment_episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes
 from hsa.model.episode import Episode
+from hsa.model.gold import Gold
+from hsa.model.harness import Harness
 from hsa.model.schema import pointer, schema_nodes
 from hsa.model.tool import Tool
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
@@ -38,6 +40,7 @@ from hsa.transforms._names import (
     slots,
 )
 from hsa.transforms.tool_schema import options as ts
+from hsa.transforms.tool_schema.descriptions import ToolDescriptionParaphrase
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES
 from tests.strategies import harnesses, rich_episode_dicts
@@ -574,11 +577,44 @@ def test_japanese_descriptions_get_no_chinese_synonyms():
     }
     assert {out.rsplit("。", 1)[0] for out in outs} == {"商品を交換する。注文情報を取得する"}
     assert any("Get the" not in out for out in outs)
-    # the same phrases in Chinese text are reworded
+    # the same phrases in Chinese text are reworded, katakana names in it notwithstanding
     assert any(
-        "商品" not in ts.DESCRIPTIONS.paraphrase("交换商品。", "train", random.Random(seed))
+        "商品"
+        not in ts.DESCRIPTIONS.paraphrase(
+            "交换优衣库（ユニクロ）的商品。", "train", random.Random(seed)
+        )
         for seed in range(20)
     )
+
+
+def test_a_japanese_harness_is_the_document_for_its_short_descriptions():
+    """対象商品 and 商品名 hold no kana; in a harness whose other texts are Japanese they are
+    Japanese too, and keep their words."""
+    harness = Harness.from_dict(
+        {
+            "name": "jp",
+            "tools": [
+                {
+                    "name": "exchange",
+                    "description": "商品を交換する。",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"item": {"type": "string", "description": "対象商品"}},
+                    },
+                },
+                {"name": "lookup", "description": "商品名", "parameters": {"type": "object"}},
+            ],
+        }
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for seed in range(20):
+        params = ToolDescriptionParaphrase().sample_params(episode, random.Random(seed))
+        assert "产品" not in str(params) and "宝贝" not in str(params), params
 
 
 def test_paraphrase_rewords_english_and_chinese_and_keeps_what_matters():

@@ -116,3 +116,11 @@ def test_a_repeated_id_is_rejected_where_it_repeats(tmp_path):
     ]
     assert "line 1 has it" in result.rejects[0].reason
     assert "line 3 has it" in result.rejects[1].reason
+
+
+def test_a_rejected_line_does_not_take_its_id(tmp_path):
+    """A line that became no episode stands for nothing: the next line of its id is imported."""
+    rows = [chat(id="a", messages="not a list"), chat(id="a")]
+    result = import_openai(write(tmp_path / "chats.jsonl", rows))
+    assert [e.id for e in result.episodes] == ["a"]
+    assert [(r.line, r.field) for r in result.rejects] == [(1, "messages")]

@@ -236,6 +236,26 @@ def test_a_user_value_that_is_also_a_harness_name_must_survive_in_the_users_word
     # A value the user states that no rename touches is no concern.
     plain = rename_episode(source, Mapping(tools={"add_note": "attach_note"}))
     verify_variant(source, plain, Mapping(tools={"add_note": "attach_note"}))
+    # Counted, not found: "get_price" inside "get_price_history" does not stand in for it.
+    longer = replace(
+        source,
+        messages=(
+            {
+                "role": "user",
+                "content": 'Add the note "get_price" to the get_price_history ticket.',
+            },
+            *source.messages[1:],
+        ),
+    )
+    with pytest.raises(VerificationFailed, match="the user's 'get_price'"):
+        verify_variant(longer, rename_episode(longer, mapping), mapping)
+    # Hook feedback is the harness's words, not the user's: a retry policy may cut it.
+    from hsa.verify import _user_data_kept
+
+    feedback = {"role": "user", "name": "hook.check", "content": "note must be get_price"}
+    with_feedback = replace(plain, messages=(*plain.messages, feedback))
+    _user_data_kept(replace(source, messages=(*source.messages, feedback)), plain)
+    _user_data_kept(source, with_feedback)
 
 
 def test_mentions_glued_to_chinese_text_are_found():

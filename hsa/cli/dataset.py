@@ -402,7 +402,8 @@ def replay(
         )
     if check is not None:
         if differing:
-            err.print(f"{row}: the rollout row does not check out: " + "; ".join(differing))
+            problems = "; ".join(p.removeprefix(f"{row}: ") for p in differing)
+            err.print(f"{row}: the rollout row does not check out: {problems}")
             raise typer.Exit(1)
         out.print(
             f"{row}: harness rebuilt from its source + {len(lineage)} lineage steps, and its "

@@ -312,6 +312,11 @@ class _Claims:
         self._version(manifest)
 
     def _version(self, manifest: dict) -> None:
+        kinds = {"transform_versions": dict, "hsa_version": str, "split": str, "input": dict}
+        wrong = [key for key, kind in kinds.items() if not isinstance(manifest.get(key), kind)]
+        if wrong:
+            self.problems.append(f"manifest: {', '.join(wrong)} missing or of the wrong type")
+            return
         try:
             recipe = Recipe.from_dict(manifest["recipe"])
         except HsaError as exc:
@@ -319,7 +324,7 @@ class _Claims:
             return
         if manifest.get("seed") != recipe.seed:
             self.problems.append(
-                f"manifest: seed {manifest.get('seed')} is not its recipe's ({recipe.seed})"
+                f"manifest: seed {manifest.get('seed')!r} is not its recipe's ({recipe.seed!r})"
             )
         installed = recipe.transform_versions()
         if manifest["transform_versions"] != installed:
@@ -377,13 +382,31 @@ class _Claims:
         if self.harness_variants.rows:
             statistics["harness_variants"] = self.harness_variants.summary()
         claimed = self.manifest.get("statistics")
-        for key in sorted(set(statistics) | set(claimed or {})):
-            if (claimed or {}).get(key) != statistics.get(key):
-                self.problems.append(f"manifest: statistics.{key} is not what the rows hold")
-        if self.manifest.get("skill_licenses") != dict(sorted(self.licenses.items())):
+        claimed = claimed if isinstance(claimed, dict) else {}
+        for key in sorted(set(statistics) | set(claimed)):
+            if claimed.get(key) != statistics.get(key):
+                self.problems.append(
+                    f"manifest: statistics.{key} is not what the rows hold: "
+                    f"{_first_difference(claimed.get(key), statistics.get(key))}"
+                )
+        licenses = dict(sorted(self.licenses.items()))
+        if self.manifest.get("skill_licenses") != licenses:
             self.problems.append(
-                "manifest: skill_licenses are not the licences the source skills state"
+                f"manifest: skill_licenses are not the licences the source skills state: "
+                f"{_first_difference(self.manifest.get('skill_licenses'), licenses)}"
             )
+
+
+def _first_difference(claimed, counted) -> str:
+    """Where a claimed mapping first differs from the counted one, as a short phrase."""
+    if isinstance(claimed, dict) and isinstance(counted, dict):
+        for key in sorted(set(claimed) | set(counted), key=str):
+            if claimed.get(key) != counted.get(key):
+                return (
+                    f"{key!r} claimed {claimed.get(key, 'absent')!r}, "
+                    f"counted {counted.get(key, 'absent')!r}"
+                )
+    return f"claimed {str(claimed)[:60]}, counted {str(counted)[:60]}"
 
 
 def _listing(root: Path, manifest: dict, problems: list[str]) -> ListedLineages | None:

@@ -25,15 +25,21 @@ class ImportResult:
     rejects: list[Reject] = field(default_factory=list)
     # Lines that became episodes with something of theirs dropped, and what (shown in the summary).
     notices: list[Notice] = field(default_factory=list)
-    # id -> the line that had it first (repeats_id)
+    # episode id -> the line it came from (keep, repeats_id)
     first_lines: dict[str, int] = field(default_factory=dict, repr=False)
 
+    def keep(self, episode: Episode, line: int) -> None:
+        """Add the episode of input line ``line``."""
+        self.episodes.append(episode)
+        self.first_lines.setdefault(episode.id, line)
+
     def repeats_id(self, row_id: str, line: int, *, what: str = "episode id") -> bool:
-        """Whether an earlier line had ``row_id``; then this line is rejected here. Episodes
-        are identified (their variants drawn, their answers matched, their predictions scored)
-        by id, so a second line of one id would stand for the first."""
-        first = self.first_lines.setdefault(row_id, line)
-        if first == line:
+        """Whether an earlier line became an episode of id ``row_id``; then this line is rejected
+        here. Episodes are identified (their variants drawn, their answers matched, their
+        predictions scored) by id, so a second line of one id would stand for the first; a line
+        that was rejected stands for nothing."""
+        first = self.first_lines.get(row_id)
+        if first is None:
             return False
         self.rejects.append(
             Reject(

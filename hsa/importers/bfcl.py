@@ -218,7 +218,7 @@ def import_bfcl(
             row = _episode_row(line.value, answers_by_id, answers_path, broken)
             dropped = drop_undefined_omittable(row["gold"], row["harness"]["tools"])
             accept_empty_values(row["gold"], row["harness"]["tools"])
-            result.episodes.append(Episode.from_dict(row))
+            result.keep(Episode.from_dict(row), line.number)
             result.notices.extend(
                 Notice(str(questions), line.number, row["id"], field, reason)
                 for field, reason in dropped

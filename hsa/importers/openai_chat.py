@@ -61,7 +61,7 @@ def import_openai(
         if result.repeats_id(row_id, line.number):
             continue
         try:
-            result.episodes.append(Episode.from_dict(_episode_row(value, row_id, path.name)))
+            result.keep(Episode.from_dict(_episode_row(value, row_id, path.name)), line.number)
         except HsaError as exc:
             # The row's tools become the episode's inline harness; name the field as the user
             # wrote it ("tools[2]...", not "harness.tools[2]...").

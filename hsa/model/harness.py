@@ -32,7 +32,7 @@ from hsa.errors import HarnessError
 from hsa.files.textfile import dump_yaml, read_bytes, write_text
 from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
-from hsa.model.schema import property_names
+from hsa.model.schema import property_names, schema_descriptions
 from hsa.model.skill import Skill, allowed_tool_name
 from hsa.model.tool import Tool
 
@@ -167,6 +167,21 @@ class Harness:
         return self.names | frozenset(
             name for tool in self.tools for name in property_names(tool.parameters)
         )
+
+    def prose(self):
+        """(where, text) for every free text of the harness the model reads: prompt texts, skill
+        descriptions and contents, tool and parameter descriptions, hook descriptions and
+        configuration."""
+        for name, text in self.prompt.text.items():
+            yield f"prompt.text.{name}", text
+        for skill in self.skills:
+            yield f"skill {skill.id}", skill.description + "\n" + skill.content
+        for tool in self.tools:
+            yield f"tool {tool.name}", tool.description
+            for text in schema_descriptions(tool.parameters):
+                yield f"tool {tool.name} parameters", text
+        for hook in self.hooks:
+            yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
 
     @cached_property
     def _tools_by_name(self) -> dict[str, Tool]:

@@ -268,19 +268,24 @@ class ChatClient:
 
     async def _whole(self, params: dict, headers: dict) -> tuple[dict, dict]:
         start = time.perf_counter()
-        response = await self._client.chat.completions.create(**params, extra_headers=headers)
+        try:
+            response = await self._client.chat.completions.create(**params, extra_headers=headers)
+        except ValueError as exc:  # a body announced as JSON that is none (a proxy's page)
+            raise self._unusable(f"not JSON ({exc})") from None
         latency = time.perf_counter() - start
-        if isinstance(response, str | bytes):  # the client hands back a body that is no JSON
-            raise EndpointError(
-                f"unusable answer from {self.endpoint.base_url}: not a chat completion but "
-                f"{str(response)[:80]!r}",
-                retryable=False,
-            )
-        if not response.choices:
+        # The client hands back what it parsed, whatever its shape: a text body as a str, a
+        # JSON list or null as such, an object without the fields as a model with them unset.
+        choices = getattr(response, "choices", None)
+        kind = self._openai.types.chat.ChatCompletion
+        if not isinstance(response, kind) or not isinstance(choices, list):
+            raise self._unusable(f"not a chat completion but {str(response)[:80]!r}")
+        if not choices:
             raise EndpointError(
                 f"{self.endpoint.base_url} answered without a choice", retryable=False
             )
-        choice = response.choices[0]
+        choice = choices[0]
+        if getattr(choice, "message", None) is None:
+            raise self._unusable("its choice has no message")
         calls = [
             _call(c.id, c.function.name, c.function.arguments)
             for c in choice.message.tool_calls or []
@@ -293,6 +298,11 @@ class ChatClient:
             "prompt_tokens": getattr(usage, "prompt_tokens", None),
             "completion_tokens": getattr(usage, "completion_tokens", None),
         }
+
+    def _unusable(self, what: str) -> EndpointError:
+        return EndpointError(
+            f"unusable answer from {self.endpoint.base_url}: {what}", retryable=False
+        )
 
     async def _streamed(self, params: dict, headers: dict) -> tuple[dict, dict]:
         start = time.perf_counter()

@@ -3,14 +3,16 @@
 Chinese writes no spaces between words, so a phrase of a synonym table found as a substring may be
 the end of one word and the start of the next (``然后`` in ``虽然后来``: 虽然 + 后来), or part of a
 longer word (``解释`` in ``最终解释权``); replacing it there mangles the text (``虽接着来``).
-:func:`not_a_chinese_word` says whether a match is such a piece, by the word boundaries of jieba's
+:func:`skip_chinese_match` says whether a match is such a piece, by the word boundaries of jieba's
 segmentation (its own dictionary, shipped in its wheel: nothing is downloaded). The segmenter is a
 tokenizer of hsa's own, so a dictionary a user loads into jieba's default one never changes hsa's
 output; jieba is pinned, so the same text always splits the same way.
 
 Han characters are Japanese words too (``商品を交換する``), and a Chinese synonym put into Japanese
-text (``产品を交換する``) is wrong in both languages: a text that holds kana is Japanese, and no
-match in it is a Chinese word.
+text (``产品を交換する``) is wrong in both languages. Whether text is Japanese is decided for a whole
+document (a skill body, a harness's descriptions: :func:`japanese`), since one of its lines or
+descriptions may hold kanji alone (``対象商品``); and by hiragana, which Chinese never writes,
+while katakana turns up in Chinese for foreign names (``优衣库（ユニクロ）``, ``・``).
 """
 
 from __future__ import annotations
@@ -22,8 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-# Hiragana, katakana (with its phonetic extensions) and half-width katakana: Chinese uses none.
-_KANA = re.compile("[\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HIRAGANA = re.compile("[\u3041-\u309f]")
 _tokenizer: Any = None
 _lock = threading.Lock()
 
@@ -60,13 +61,19 @@ def word_boundaries(text: str) -> frozenset[int]:
     return frozenset(bounds)
 
 
-def not_a_chinese_word(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]``, a match holding Han characters, is no Chinese word of
-    ``text``: it starts or ends inside a word, or ``text`` is Japanese (holds kana). Matches
-    without a Han character are always words (their own patterns keep to word boundaries)."""
+def japanese(*texts: str) -> bool:
+    """Whether a document of ``texts`` is Japanese: any of them holds hiragana."""
+    return any(_HIRAGANA.search(text) for text in texts if text)
+
+
+def skip_chinese_match(text: str, start: int, end: int, *, in_japanese: bool) -> bool:
+    """Whether ``text[start:end]``, a match of a Chinese phrase, must be left alone: it holds Han
+    characters and ``text`` belongs to a Japanese document (``in_japanese``: :func:`japanese`),
+    or it starts or ends inside a word of ``text``. Matches without a Han character are never
+    left (their own patterns keep to word boundaries)."""
     if not _HAN.search(text, start, end):
         return False
-    if _KANA.search(text):
+    if in_japanese:
         return True
     bounds = word_boundaries(text)
     return start not in bounds or end not in bounds

@@ -30,9 +30,12 @@ from hsa.text.names import identifier_like
 _ID = "A-Za-z0-9_"
 _BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
 _AFTER = rf"(?![{_ID}\-])(?!\.[{_ID}])"
-# A web address, up to a space or a closing bracket; hsa.text.paraphrase keeps the same addresses
-# (and more: link targets, tags, e-mail) out of a rewording.
-URL = re.compile(r"https?://[^\s)>\]]+")
+# A web address: ASCII URL characters only (Chinese and Japanese text and compact JSON put no
+# space after one: "请看https://x.example/help，然后调用get_price", {"page":"https://...","next":...}),
+# without quotes, brackets, commas or semicolons (which close an address in prose far more often
+# than they belong to one), and not ending in ".", ":" or "?" (the sentence's). hsa.text.paraphrase
+# keeps the same addresses (and link targets, tags, e-mail) out of a rewording.
+URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#@$&+=%]*[A-Za-z0-9\-_~/#@$&+=%]")
 
 
 def sub_outside_urls(pattern: re.Pattern, replace: Callable[[re.Match], str], text: str) -> str:
@@ -110,15 +113,22 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)
 
 
+# Arguments written as code: none, a first argument that is a string, object or list literal, or
+# a keyword argument somewhere (``name=``, not ``==``); nested calls one level deep; over several
+# lines (a call split in a code block), never across inline code. ``refund(s)``, ``refund(note:
+# once)``, ``refund(customer's choice)`` and ``refund(10:00-17:00)`` are prose. The one rule of
+# "a call written out", for names (below) and for parameter keywords (parameter_mentions).
+_ARGS = (
+    r"""\((?=\s*\)|\s*["'{\[]|[^()`]*?\b[A-Za-z_][A-Za-z0-9_]*\s*=(?!=))"""
+    r"(?:[^()`]|\([^()`]*\))*\)"
+)
+_BEFORE_CALL = r"(?<![A-Za-z0-9_.\-])"
+
+
 @lru_cache(maxsize=4096)
 def _call_pattern(names: tuple[str, ...]) -> re.Pattern:
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    # Glued to "(" and arguments that read as code: none, or keywords, keys or quoted strings
-    # (``refund()``, ``refund(order_id="A1")``, ``exchange("P-778")``), on one line and without
-    # nested parentheses; ``refund(s)`` and ``the refund (full)`` are prose.
-    return re.compile(
-        rf"(?<![A-Za-z0-9_.\-])({alternatives})(?=\((?:\)|[^()\n]*[=:\"'][^()\n]*\)))"
-    )
+    return re.compile(rf"{_BEFORE_CALL}({alternatives})(?={_ARGS})")
 
 
 def find_call_mentions(text: str, names) -> list[str]:
@@ -149,7 +159,7 @@ def replace_call_mentions(text: str, mapping: Mapping[str, str]) -> str:
 
 # A call written out in prose, glued to its parenthesised arguments (``get_info(topic="x")``):
 # code whether or not it stands between backticks.
-_CALL = r"(?<![A-Za-z0-9_.\-])[A-Za-z_][A-Za-z0-9_.\-]*\([^()`\n]*\)"
+_CALL = rf"{_BEFORE_CALL}[A-Za-z_][A-Za-z0-9_.\-]*{_ARGS}"
 _CODE_OR_CALL = re.compile(rf"`[^`]+`|{_CALL}")
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hsa.errors import HsaError
-from hsa.text.chinese import not_a_chinese_word
+from hsa.text.chinese import japanese, skip_chinese_match
 from hsa.text.paraphrase import invariant_spans
 
 
@@ -146,15 +146,24 @@ class PhraseTable:
         return (masked, kept, *self._patterns(masked))
 
     def paraphrase(
-        self, text: str, split: str, rng: random.Random, names: Iterable[str] = ()
+        self,
+        text: str,
+        split: str,
+        rng: random.Random,
+        names: Iterable[str] = (),
+        *,
+        in_japanese: bool = False,
     ) -> str:
         """``text`` with every phrase of the table replaced by another of the split's part;
-        every invariant (:mod:`hsa.text.paraphrase`) and every one of ``names`` is kept."""
+        every invariant (:mod:`hsa.text.paraphrase`) and every one of ``names`` is kept. In
+        Japanese (``text`` itself, or the document it belongs to: ``in_japanese``, see
+        :func:`hsa.text.chinese.japanese`) no Chinese phrase is replaced."""
         if not text or _PLACEHOLDER.search(text):
             return text  # text already using the placeholders' code points is left as it is
         masked, kept, en, zh = self._prepared(text, tuple(sorted(n for n in names if n in text)))
         if en is None and zh is None:
             return text
+        in_japanese = in_japanese or (zh is not None and japanese(text))
 
         def swap(match: re.Match) -> str:
             phrase = match.group("phrase")
@@ -177,7 +186,9 @@ class PhraseTable:
             # a Chinese phrase that is part of longer words is none (hsa.text.chinese)
             masked = zh.sub(
                 lambda m: (
-                    m.group(0) if not_a_chinese_word(m.string, m.start(), m.end()) else swap(m)
+                    m.group(0)
+                    if skip_chinese_match(m.string, m.start(), m.end(), in_japanese=in_japanese)
+                    else swap(m)
                 ),
                 masked,
             )

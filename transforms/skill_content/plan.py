@@ -12,7 +12,7 @@ import random
 from functools import lru_cache
 
 from hsa.errors import HsaError
-from hsa.text.chinese import not_a_chinese_word
+from hsa.text.chinese import japanese, skip_chinese_match
 from hsa.text.markdown import block_text, parse
 from hsa.transforms.skill_content.options import PHRASES, RESTYLES, SKILL_PHRASES
 from hsa.transforms.skill_content.rewrite import rewrite_body
@@ -24,7 +24,7 @@ from hsa.transforms.skill_content.structure import (
 )
 
 
-def _found_phrases(blocks, structure, names) -> list[str]:
+def _found_phrases(blocks, structure, names, in_japanese: bool) -> list[str]:
     found = set()
     for k in inline_blocks(blocks, structure):
         text = block_text(blocks[k])
@@ -33,12 +33,13 @@ def _found_phrases(blocks, structure, names) -> list[str]:
             continue
         for start, end in free_segments(text, names):
             # Per segment, as the rewrite reads it (rewrite._rephrase): a Chinese phrase counts
-            # where it is a word of its segment (hsa.text.chinese).
+            # where it is a word of its segment, in a body that is not Japanese
+            # (hsa.text.chinese).
             segment = text[start:end]
             found.update(
                 m.group(0).lower()
                 for m in pattern.finditer(segment)
-                if not not_a_chinese_word(segment, m.start(), m.end())
+                if not skip_chinese_match(segment, m.start(), m.end(), in_japanese=in_japanese)
             )
     return sorted(found)
 
@@ -49,7 +50,8 @@ def _analysis(body: str, names: tuple[str, ...]):
     same skill bodies recur in every episode of a harness)."""
     blocks, _ = parse(body)
     structure = structure_of(blocks)
-    return blocks, structure, _found_phrases(blocks, structure, names)
+    # The body is the document: a line of kanji alone in a Japanese body is Japanese too.
+    return blocks, structure, _found_phrases(blocks, structure, names, japanese(body))
 
 
 def draw_plan(

@@ -21,7 +21,7 @@ import orjson
 
 from hsa.errors import HsaError
 from hsa.model.frozen import replace
-from hsa.text.chinese import not_a_chinese_word
+from hsa.text.chinese import japanese, skip_chinese_match
 from hsa.text.markdown import (
     ITEM,
     Block,
@@ -131,7 +131,8 @@ def _apply_plan(body: str, plan: dict, names) -> str:
     blocks = _rearrange(blocks, structure, plan)
     structure = structure_of(blocks)
     if replacements or emphasis:
-        _reword(blocks, structure, names, replacements, emphasis)
+        # The body is the document: a line of kanji alone in a Japanese body is Japanese too.
+        _reword(blocks, structure, names, replacements, emphasis, japanese(body))
     if headings:
         _restyle_headings(blocks, structure, headings)
     if list_style:
@@ -338,21 +339,25 @@ def _emphasise(text: str, start: int, end: int, style: str) -> str:
     return _NEGATION_WORDS.sub(mark, segment)
 
 
-def _rephrase(segment: str, replacements: dict[str, str]) -> str:
+def _rephrase(segment: str, replacements: dict[str, str], in_japanese: bool) -> str:
     pattern = phrases_in(segment, replacements)
     if pattern is None:
         return segment
 
     def swap(match: re.Match) -> str:
         new = replacements.get(match.group(0).lower())
-        if new is None or not_a_chinese_word(segment, match.start(), match.end()):
+        if new is None or skip_chinese_match(
+            segment, match.start(), match.end(), in_japanese=in_japanese
+        ):
             return match.group(0)
         return new[:1].upper() + new[1:] if match.group(0)[:1].isupper() else new
 
     return pattern.sub(swap, segment)
 
 
-def _reword(blocks: list[Block], structure: Structure, names, replacements, emphasis) -> None:
+def _reword(
+    blocks: list[Block], structure: Structure, names, replacements, emphasis, in_japanese: bool
+) -> None:
     for k in inline_blocks(blocks, structure):
         block = blocks[k]
         parts = block.items if block.kind == "list" else [block]
@@ -363,7 +368,7 @@ def _reword(blocks: list[Block], structure: Structure, names, replacements, emph
                 out.append(text[last:start])
                 segment = text[start:end]
                 if replacements:
-                    segment = _rephrase(segment, replacements)
+                    segment = _rephrase(segment, replacements, in_japanese)
                 if emphasis:
                     segment = _emphasise(
                         text[:start] + segment, start, start + len(segment), emphasis

@@ -232,7 +232,7 @@ def free_segments(text: str, names) -> list[tuple[int, int]]:
 @lru_cache(maxsize=1024)
 def _phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern:
     """Mentions of ``phrases``: English ones as whole words, Chinese ones anywhere (a caller
-    keeps those that are words of their text: hsa.text.chinese.not_a_chinese_word)."""
+    keeps those that are words of their text: hsa.text.chinese.skip_chinese_match)."""
     alternatives = []
     for phrase in sorted(phrases, key=len, reverse=True):
         if phrase.isascii():

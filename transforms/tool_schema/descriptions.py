@@ -14,6 +14,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.schema import edit_schema, pointer, schema_nodes
+from hsa.text.chinese import japanese
 from hsa.transforms.tool_schema.common import tool_named, with_tools
 from hsa.transforms.tool_schema.options import DESCRIPTIONS
 
@@ -28,7 +29,7 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "4"  # 4: Japanese text (it holds kana) gets no Chinese phrase (hsa.text.chinese)
+    version = "4"  # 4: a Japanese harness (hiragana) gets no Chinese phrase (hsa.text.chinese)
     family = "tool_schema"
 
     split: Literal["train", "heldout"] = "train"
@@ -36,17 +37,24 @@ class ToolDescriptionParaphrase(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         names = harness.identifiers  # every name a rewording keeps
+        # The harness is the document: a description of kanji alone (対象商品) in a Japanese
+        # harness is Japanese too.
+        in_japanese = japanese(*(text for _, text in harness.prose()))
         tools: dict[str, dict] = {}
         for tool in harness.tools:
             entry: dict[str, Any] = {}
-            description = DESCRIPTIONS.paraphrase(tool.description, self.split, rng, names)
+            description = DESCRIPTIONS.paraphrase(
+                tool.description, self.split, rng, names, in_japanese=in_japanese
+            )
             if description != tool.description:
                 entry["description"] = description
             schema: dict[str, str] = {}
             for parts, node in schema_nodes(tool.parameters):
                 text = node.get("description")
                 if isinstance(text, str):
-                    new = DESCRIPTIONS.paraphrase(text, self.split, rng, names)
+                    new = DESCRIPTIONS.paraphrase(
+                        text, self.split, rng, names, in_japanese=in_japanese
+                    )
                     if new != text:
                         schema[pointer(parts)] = new
             if schema:
