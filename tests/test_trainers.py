@@ -231,6 +231,67 @@ def test_a_tampered_version_is_refused(example_version, tmp_path, capsys):
     assert not (tmp_path / "never").exists()  # nothing written for a refused run
 
 
+def test_an_output_inside_the_dataset_version_is_refused(example_version, tmp_path, capsys):
+    """A model written into a version becomes files its manifest does not list: the version
+    would no longer verify. Refused before anything is read or written."""
+    before = sorted(p.relative_to(example_version) for p in example_version.rglob("*"))
+    inside = example_version / "data" / "model"
+    args = ["train", "sft", "--dataset", str(example_version), "--model", "unused"]
+    assert main([*args, "--recipe", "sft-tiny-cpu", "--out", str(inside)]) == 2
+    assert "--out lies inside --dataset" in capsys.readouterr().err
+    args = ["train", "tiny-model", "--dataset", str(example_version), "--out", str(inside)]
+    assert main(args) == 2
+    assert "lies inside --dataset" in capsys.readouterr().err
+    assert sorted(p.relative_to(example_version) for p in example_version.rglob("*")) == before
+    assert main(["train", "tiny-model", "--out", str(tmp_path / "t"), "--vocab-size", "10"]) == 2
+    capsys.readouterr()
+    args = ["train", "sft", "--dataset", str(example_version), "--model", "/no/such/model"]
+    assert main([*args, "--recipe", "sft-tiny-cpu", "--out", str(tmp_path / "m")]) == 2
+    assert "model folder does not exist" in capsys.readouterr().err
+
+
+def test_a_version_without_rows_is_refused_with_what_to_read(tmp_path, capsys):
+    """A run whose every input was rejected keeps its version folder (to show the rejects); a
+    trainer given it says so instead of failing inside datasets."""
+    write_harness(tmp_path / "tiny-shop")
+    bad = {**_shop_episode(1, 19), "gold": {"calls": [{"name": "no_such_tool"}]}}
+    (tmp_path / "episodes.jsonl").write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    recipe = (recipes_dir() / "tools-basic.yaml").read_text(encoding="utf-8")
+    (tmp_path / "recipe.yaml").write_text(recipe, encoding="utf-8")
+    made = generate(
+        load_generation_recipe(tmp_path / "recipe.yaml"),
+        tmp_path / "episodes.jsonl",
+        tmp_path / "out",
+        trust_hooks=True,
+    )
+    assert made.manifest["counts"]["rows"] == 0
+    for stage in ("sft", "rl"):
+        args = ["train", stage, "--dataset", str(made.path), "--model", "unused"]
+        args += ["--recipe", f"{stage}-tiny-cpu", "--out", str(tmp_path / stage)]
+        assert main(args) == 2
+        assert "has no rows to train on" in capsys.readouterr().err
+        assert not (tmp_path / stage).exists()
+
+
+def test_a_later_stage_evaluates_on_what_the_earlier_one_held_out(shop_version):
+    """Whatever a later stage's seed and eval_turns, it holds out and evaluates the episodes the
+    stage that trained its model held out; with no such record it draws its own split."""
+    from hsa.trainers.stage import split_eval
+
+    turns = _turns(shop_version)
+    sources = sorted({t.source_id for t in turns.turns})
+    for seed in range(4):
+        recipe = load_recipe("rl-tiny-cpu", stage="rl", overrides=[f"seed={seed}", "eval_turns=3"])
+        notes: list[str] = []
+        earlier = {"stage": "sft", "held_out_sources": sources[:1]}
+        picked, held_out = split_eval(turns, recipe, earlier, notes.append)
+        assert held_out == set(sources[:1]) and {t.source_id for t in picked} == held_out
+        assert "the 1 source episode(s) the sft run held out" in notes[0]
+    fresh, held_out = split_eval(turns, recipe, {"stage": "sft"}, notes.append)
+    assert len(fresh) == 3 and held_out == {t.source_id for t in fresh}
+    assert "drawn afresh" in notes[-1]
+
+
 # ---- tokenizer, vocabulary and recipe checks ---------------------------------------------------
 
 
@@ -348,6 +409,9 @@ def test_token_lengths_are_measured_and_a_max_length_that_drops_every_turn_is_re
     assert capped.max_length == longest - 1 and capped.notes
     with pytest.raises(HsaError, match=f"drops every assistant turn.*above {first}"):
         choose_max_length(measure(tokenizer, rows), first, None)
+    prompts = rows.map(lambda row: {"messages": row["messages"][:2]})  # system + user only
+    with pytest.raises(HsaError, match="no row has an assistant message to learn"):
+        choose_max_length(measure(tokenizer, prompts), "auto", None)
 
 
 def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
@@ -422,6 +486,67 @@ def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
         "hook.reply_compliance",
     }
     assert hook["name"] not in original  # the variant renamed its hooks
+
+
+def test_turns_a_hook_rejected_are_seen_but_not_learned(example_version, tokenizer, tmp_path):
+    """A blocked tool call and a rejected reply are the mistakes of fail -> hook -> recover
+    lessons: after masking, no token of them is trained, every other assistant message is, and
+    the hook's feedback stays context."""
+    from trl import SFTConfig, SFTTrainer
+
+    from hsa.model.hook import hook_rejected
+    from hsa.trainers.sft import mask_hook_rejected
+
+    rows = load_rows(example_version, check_provenance(example_version))
+    picked = [i for i, r in enumerate(rows) if hook_rejected(r["messages"])]
+    assert len(picked) >= 4  # both hook episodes, original and variants
+    rows = rows.select(picked)
+    report = choose_max_length(
+        measure(tokenizer, rows.select_columns(["messages", "tools"])), "auto", None
+    )
+    args = SFTConfig(
+        output_dir=str(tmp_path),
+        max_length=report.max_length,
+        assistant_only_loss=True,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+    )
+    trainer = SFTTrainer(
+        model=build_model(tokenizer),
+        args=args,
+        processing_class=tokenizer,
+        train_dataset=rows.select_columns(["messages", "tools"]),
+    )
+    kept = mask_hook_rejected(trainer, rows, report)
+    assert kept.rows == list(range(len(rows))) and kept.emptied == 0
+    assert kept.masked == sum(len(hook_rejected(r["messages"])) for r in rows) >= len(rows)
+    for k, i in enumerate(kept.rows):
+        labels = trainer.train_dataset[k]["labels"]
+        messages = rows[i]["messages"]
+        rejected = set(hook_rejected(messages))
+        turns = [j for j, m in enumerate(messages) if m["role"] == "assistant"]
+        for (start, end), j in zip(report.lengths[i].spans, turns, strict=True):
+            trained = [t != -100 for t in labels[start:end]]
+            assert not any(trained) if j in rejected else all(trained), (rows[i]["id"], j)
+
+
+def test_which_assistant_messages_a_hook_rejected():
+    from hsa.model.hook import hook_rejected
+
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},  # blocked
+        {"role": "tool", "tool_call_id": "a", "name": "hook.args", "content": "no"},
+        {"role": "assistant", "content": "too long a reply"},  # rejected reply
+        {"role": "user", "name": "hook.length", "content": "shorter"},
+        {"role": "assistant", "content": "ok", "tool_calls": [{**call, "id": "b"}]},
+        {"role": "tool", "tool_call_id": "b", "content": "42"},  # a result, not feedback
+        {"role": "user", "name": "hook.result_check", "content": "about the tool result"},
+        {"role": "assistant", "content": "42"},
+    ]
+    assert hook_rejected(messages) == [1, 3]
 
 
 # ---- rewards on hand-written completions -------------------------------------------------------
@@ -597,6 +722,13 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     card = (sft_out / "README.md").read_text()
     assert card.startswith("---\nbase_model: ") and "hsa_version" in card
     assert "⟦" in (sft_out / "loss_mask.txt").read_text()
+    # shop-3's rejected reply (and its variant's) is seen but not learned; the loss mask shows it
+    assert sft["hook_rejected_turns_masked"] >= 1
+    shown = (sft_out / "loss_mask.txt").read_text()
+    assert shown.startswith("row shop-3#") and "too long" in shown  # the hook's feedback
+    trained = [part.split("⟧", 1)[0] for part in shown.split("⟦")[1:]]
+    assert any("Link 3: 39 yuan." in t for t in trained)  # the recovery is learned
+    assert not any("buy!" in t for t in trained)  # the rejected reply is not
     _reloads(sft_out)
 
     opd_out = tmp_path / "opd"
@@ -608,6 +740,7 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
         log=lambda _: None,
     )
     assert opd["teacher"] == str(tiny_dir)  # the base model, from the SFT record
+    assert sft["held_out_sources"] and opd["held_out_sources"] == sft["held_out_sources"]
     _finite(opd)
     _reloads(opd_out)
 
@@ -636,6 +769,7 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
         rl["evaluation"]["before"]["turns"] == 2 and "exact" in rl["evaluation"]["after"]["means"]
     )
     assert {"rewards/exact/mean", "rewards/partial/mean"} <= set(rl["reward_history"][0])
+    assert rl["held_out_sources"] == sft["held_out_sources"]  # never trained on by any stage
     _reloads(rl_out)
 
 

@@ -240,7 +240,8 @@ def tiny_model(
         ),
     ] = None,
     vocab_size: Annotated[
-        int, typer.Option(help="BPE vocabulary size; larger means shorter rows in tokens.")
+        int,
+        typer.Option(min=512, help="BPE vocabulary size; larger means shorter rows in tokens."),
     ] = 8192,
     seed: Annotated[int, typer.Option(help="Seed of the model's random weights.")] = 0,
 ) -> None:
@@ -252,12 +253,14 @@ def tiny_model(
     import orjson
 
     from hsa.example import EPISODES_PATH
+    from hsa.files.overlap import refuse_inside
     from hsa.trainers.prompts import SHIPPED_PROMPTS, read_prompts
     from hsa.trainers.tiny import save_tiny_model
     from hsa.trainers.version import check_provenance, load_rows
 
     if out.exists() and any(out.iterdir()):
         raise HsaError("output folder exists and is not empty", file=str(out))
+    refuse_inside(("--out", out), {f"--dataset {v}": v for v in dataset or []})
     corpus: list[str] = []
     for version in dataset or []:
         rows = load_rows(version, check_provenance(version))
@@ -270,4 +273,9 @@ def tiny_model(
     for path in [SHIPPED_PROMPTS, *(prompts or [])]:
         corpus += [orjson.dumps(p.messages).decode() for p in read_prompts(path)]
     path = save_tiny_model(out, corpus, vocab_size=vocab_size, seed=seed)
-    typer.echo(f"tiny model and tokenizer ({vocab_size} tokens, {len(corpus)} texts) in {path}")
+    from transformers import AutoTokenizer
+
+    # The trained vocabulary, special and added tokens included: it may differ from the size
+    # asked (a small corpus yields fewer merges; special tokens come on top).
+    size = len(AutoTokenizer.from_pretrained(path))
+    typer.echo(f"tiny model and tokenizer ({size} tokens, {len(corpus)} texts) in {path}")

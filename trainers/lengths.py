@@ -121,6 +121,12 @@ def choose_max_length(
     and count what it truncates; refuse one that leaves no row anything to learn."""
     if not report.lengths:
         raise HsaError("no rows to train on")
+    if all(r.first_trained is None for r in report.lengths):
+        raise HsaError(
+            "no row has an assistant message to learn: the rows are prompts without answers "
+            "(a BFCL import's episodes end before the call). SFT needs trajectories: make "
+            "them with hsa rollout, or train on these prompts with hsa train rl"
+        )
     longest = max(r.tokens for r in report.lengths)
     if wanted == "auto":
         max_length = min(longest, model_limit) if model_limit else longest

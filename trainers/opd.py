@@ -66,7 +66,12 @@ def run_opd(
     from datasets import Dataset
     from trl import DistillationTrainer
 
-    run = Run(recipe, out, log)
+    run = Run(
+        recipe,
+        out,
+        log,
+        {"--model": student_path, "--teacher": teacher_path, "--dataset": version_dir},
+    )
     try:
         teacher_path = teacher_path or teacher_of(student_path)
         student_tokenizer = load_tokenizer(student_path)
@@ -100,6 +105,11 @@ def run_opd(
             f"teacher {teacher_path}"
         )
 
+        # OPD trains on general prompts, none of the version's episodes: what the student's
+        # stage held out stays held out for the stage after this one.
+        run.record["held_out_sources"] = sorted(
+            (student_record or {}).get("held_out_sources") or ()
+        )
         eval_turns = []
         if version_dir is not None and recipe.get("eval_turns", 0):
             manifest = check_provenance(version_dir)
@@ -110,7 +120,8 @@ def run_opd(
                 episodes=episodes,
                 trust_hooks=trust_hooks,
             )
-            eval_turns, _ = split_eval(turns, recipe)
+            eval_turns, held_out = split_eval(turns, recipe, student_record, log)
+            run.record["held_out_sources"] = sorted(held_out)
             ensure_response_parser(student_tokenizer)
             rewards = RewardSet(turns, student_tokenizer, trust_hooks=trust_hooks)
             run.record["datasets"] = [dataset_entry(version_dir, manifest)]

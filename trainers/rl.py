@@ -19,7 +19,7 @@ from hsa.trainers.chat import (
     render_prompt,
 )
 from hsa.trainers.evaluate import evaluate
-from hsa.trainers.output import dataset_entry, rank
+from hsa.trainers.output import dataset_entry, rank, read_record
 from hsa.trainers.recipe import Recipe
 from hsa.trainers.rewards import RewardSet
 from hsa.trainers.stage import (
@@ -102,7 +102,7 @@ def run_rl(
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    run = Run(recipe, out, log)
+    run = Run(recipe, out, log, {"--dataset": version_dir, "--model": model_path})
     try:
         num_generations, batch = check_generation_batch(recipe, rank()[1])
         weights = recipe.reward_weights()
@@ -123,7 +123,8 @@ def run_rl(
             rewards=weights,
         )
 
-        eval_turns, held_out = split_eval(turns, recipe)
+        eval_turns, held_out = split_eval(turns, recipe, read_record(model_path), log)
+        run.record["held_out_sources"] = sorted(held_out)
         pool = [t for t in turns.turns if t.source_id not in held_out]
         pool = [pool[i] for i in sample_indices(len(pool), recipe.get("rows"), recipe.seed)]
         if not pool:
@@ -210,7 +211,5 @@ def run_rl(
 
 
 def _base_model(model_path: str) -> str:
-    from hsa.trainers.output import read_record
-
     record = read_record(model_path)
     return (record or {}).get("base_model") or model_ref(model_path)

@@ -4,18 +4,24 @@ variants), with the loss on assistant tokens only.
 Before any step: the version's shard hashes are checked, the tokenizer must render tools, the
 model must embed every token (embeddings are never resized), and every row is measured under the
 tokenizer so that ``max_length`` is chosen or checked and the rows it truncates are reported.
-``loss_mask.txt`` in the output shows one variant row with the trained text in ⟦...⟧.
+Assistant messages a hook rejected (the mistake of a fail -> hook -> recover lesson) stay out of
+the loss: the model sees them, and the hook's feedback and the recovery after them, but does not
+learn to say them. ``loss_mask.txt`` in the output shows one variant row with the trained text in
+⟦...⟧ (one with a rejected turn, when there is one).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from hsa.errors import HsaError
+from hsa.model.hook import hook_rejected
 from hsa.trainers.chat import check_chat_template, check_embeddings, ensure_response_parser
 from hsa.trainers.evaluate import evaluate
 from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask
-from hsa.trainers.output import dataset_entry
+from hsa.trainers.output import dataset_entry, read_record
 from hsa.trainers.recipe import Recipe
 from hsa.trainers.rewards import RewardSet
 from hsa.trainers.stage import (
@@ -47,7 +53,7 @@ def run_sft(
     """Train, save to ``out`` with card and record, and return the record."""
     from trl import SFTTrainer
 
-    run = Run(recipe, out, log)
+    run = Run(recipe, out, log, {"--dataset": version_dir, "--model": model_path})
     try:
         manifest = check_provenance(version_dir)
         rows = load_rows(version_dir, manifest)
@@ -66,7 +72,8 @@ def run_sft(
             turns = JudgedTurns(
                 version_dir, manifest, rows, episodes=episodes, trust_hooks=trust_hooks
             )
-            eval_turns, held_out = split_eval(turns, recipe)
+            eval_turns, held_out = split_eval(turns, recipe, read_record(model_path), log)
+            run.record["held_out_sources"] = sorted(held_out)
             ensure_response_parser(tokenizer)
             rewards = RewardSet(turns, tokenizer, trust_hooks=trust_hooks)
         keep = [i for i, source in enumerate(rows["hsa_source_id"]) if source not in held_out]
@@ -118,7 +125,19 @@ def run_sft(
             processing_class=tokenizer,
             peft_config=lora_config(recipe),
         )
-        _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer)
+        kept = mask_hook_rejected(trainer, train_rows, report)
+        run.record["hook_rejected_turns_masked"] = kept.masked
+        if kept.masked:
+            log(
+                f"sft: {kept.masked} assistant turn(s) a hook rejected kept out of the loss "
+                f"(seen as context, not learned)"
+                + (
+                    f"; {kept.emptied} row(s) left with nothing else to learn dropped"
+                    if kept.emptied
+                    else ""
+                )
+            )
+        _write_loss_mask(run.staging, trainer, train_rows, kept, tokenizer)
         with run.timed("train"):
             result = trainer.train()
         run.record.update(global_step=result.global_step, losses=losses(trainer))
@@ -143,21 +162,83 @@ def run_sft(
     return run.record
 
 
-def _write_loss_mask(folder: Path, trainer, rows, report, tokenizer) -> None:
-    """Show what the loss covers on the first variant row TRL kept (index maps past dropped rows)."""
+@dataclass
+class Kept:
+    """The trainer's rows after masking: ``rows[k]`` is the row (of ``train_rows``) behind
+    prepared example ``k``; ``masked`` turns a hook rejected; ``emptied`` rows dropped."""
+
+    rows: list[int]
+    masked: int = 0
+    emptied: int = 0
+    shown: int | None = None  # a prepared example with a masked turn, for loss_mask.txt
+
+
+def mask_hook_rejected(trainer, rows, report) -> Kept:
+    """Keep the assistant messages a hook rejected (hsa.model.hook.hook_rejected) out of the
+    loss, in the trainer's prepared dataset. TRL trains on every assistant message; a rejected
+    one is the recorded mistake of a fail -> hook -> recover lesson, which the model should see
+    (what the hook said, and the recovery, follow it) but not learn to say. A row left with
+    nothing to learn is dropped, as TRL drops rows that truncation empties."""
+    # Prepared example k is row kept[k]: TRL dropped the rows truncation left without a label.
     kept = [
         i
         for i, r in enumerate(report.lengths)
         if r.first_trained is not None and r.first_trained < report.max_length
     ]
-    variants = [k for k, i in enumerate(kept) if rows[i]["hsa_variant"] > 0] or list(
-        range(len(kept))
+    cuts: dict[int, list[tuple[int, int]]] = {}
+    for k, i in enumerate(kept):
+        messages = rows[i]["messages"]
+        rejected = set(hook_rejected(messages))
+        if not rejected:
+            continue
+        turns = [j for j, m in enumerate(messages) if m.get("role") == "assistant"]
+        spans = report.lengths[i].spans
+        if len(spans) != len(turns):
+            raise HsaError(
+                f"row {rows[i]['id']}: the chat template trains {len(spans)} span(s) for its "
+                f"{len(turns)} assistant message(s), so the turns a hook rejected cannot be "
+                f"told apart to keep them out of the loss"
+            )
+        cuts[k] = [span for span, j in zip(spans, turns, strict=True) if j in rejected]
+    if not cuts:
+        return Kept(kept)
+    if getattr(trainer.args, "packing", False):
+        raise HsaError(
+            "packing joins rows, so the turns a hook rejected cannot be kept out of the loss: "
+            "train without packing"
+        )
+
+    def mask(example: dict, k: int) -> dict:
+        labels = list(example["labels"])
+        for start, end in cuts.get(k, ()):
+            labels[start:end] = [-100] * len(labels[start:end])
+        return {"labels": labels}
+
+    dataset = trainer.train_dataset.map(mask, with_indices=True)
+    alive = [k for k, labels in enumerate(dataset["labels"]) if any(t != -100 for t in labels)]
+    trainer.train_dataset = dataset.select(alive)
+    shown = next((n for n, k in enumerate(alive) if k in cuts), None)
+    return Kept(
+        [kept[k] for k in alive],
+        masked=sum(len(v) for v in cuts.values()),
+        emptied=len(kept) - len(alive),
+        shown=shown,
     )
+
+
+def _write_loss_mask(folder: Path, trainer, rows, kept: Kept, tokenizer) -> None:
+    """Show what the loss covers on one variant row of the trainer's: one with a turn a hook
+    rejected when there is one, else the first variant row (index maps past dropped rows)."""
+    variants = [k for k, i in enumerate(kept.rows) if rows[i]["hsa_variant"] > 0] or list(
+        range(len(kept.rows))
+    )
+    if kept.shown is not None:
+        variants.insert(0, kept.shown)
     if not variants:
         return
     k = variants[0]
     example = trainer.train_dataset[k]
     text = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
     (folder / "loss_mask.txt").write_text(
-        f"row {rows[kept[k]]['id']}: trained text in ⟦...⟧\n\n{text}\n", encoding="utf-8"
+        f"row {rows[kept.rows[k]]['id']}: trained text in ⟦...⟧\n\n{text}\n", encoding="utf-8"
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hsa.errors import HsaError
+from hsa.files.overlap import refuse_inside
 from hsa.trainers import output
 from hsa.trainers.recipe import Recipe, check_machine, trl_config_class
 from hsa.trainers.version import JudgedTurn, JudgedTurns, sample_indices
@@ -30,15 +31,26 @@ def model_ref(path: str) -> str:
     return str(local.resolve()) if local.exists() else path
 
 
+def _why(exc: BaseException) -> str:
+    """An exception's message, its lines joined (transformers puts the cause on later lines)."""
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())[:400]
+
+
+def _check_local(path: str) -> None:
+    """A path that can only be local must exist (else transformers reads it as a Hub id and
+    says the id is malformed)."""
+    if path.startswith(("/", "./", "../", "~")) and not Path(path).expanduser().exists():
+        raise HsaError("model folder does not exist", file=path)
+
+
 def load_tokenizer(path: str):
     from transformers import AutoTokenizer
 
+    _check_local(path)
     try:
         return AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as exc:
-        raise HsaError(
-            f"cannot load a tokenizer from {path!r}: {str(exc).splitlines()[0]}"
-        ) from None
+        raise HsaError(f"cannot load a tokenizer from {path!r}: {_why(exc)}") from None
 
 
 def load_model(path: str, recipe: Recipe):
@@ -46,14 +58,13 @@ def load_model(path: str, recipe: Recipe):
     from transformers import AutoModelForCausalLM
 
     dtype = recipe.get("dtype", "auto")
+    _check_local(path)
     try:
         return AutoModelForCausalLM.from_pretrained(
             path, dtype="auto" if dtype == "auto" else getattr(torch, dtype)
         )
     except (OSError, ValueError) as exc:
-        raise HsaError(
-            f"cannot load a causal LM from {path!r}: {str(exc).splitlines()[0]}"
-        ) from None
+        raise HsaError(f"cannot load a causal LM from {path!r}: {_why(exc)}") from None
 
 
 def lora_config(recipe: Recipe):
@@ -88,12 +99,34 @@ def trl_config(recipe: Recipe, output_dir: Path, **fixed: Any):
         raise HsaError(f"{cls.__name__} refuses this recipe: {exc}", file=recipe.source) from None
 
 
-def split_eval(turns: JudgedTurns, recipe: Recipe) -> tuple[list[JudgedTurn], set[str]]:
+def split_eval(
+    turns: JudgedTurns, recipe: Recipe, earlier: dict | None = None, log: Log = print
+) -> tuple[list[JudgedTurn], set[str]]:
     """A seeded sample of ``eval_turns`` judged turns, and their source ids: rows of those sources
-    (every variant of them) stay out of training, so "after" is measured on unseen episodes."""
+    (every variant of them) stay out of training, so "after" is measured on unseen episodes.
+
+    ``earlier`` is the record of the stage that trained the model (hsa_training.json): its
+    held-out sources stay held out and are the ones evaluated, so that a chain sft -> opd -> rl
+    never measures "after" on an episode an earlier stage trained on, whatever each stage's seed
+    and ``eval_turns``."""
     count = recipe.get("eval_turns", 0)
     if not count:
         return [], set()
+    inherited = set((earlier or {}).get("held_out_sources") or ())
+    candidates = [t for t in turns.turns if t.source_id in inherited]
+    if candidates:
+        picked = [candidates[i] for i in sample_indices(len(candidates), count, recipe.seed)]
+        log(
+            f"{recipe.stage}: evaluating on the {len(inherited)} source episode(s) the "
+            f"{earlier['stage']} run held out (they stay out of training here too)"
+        )
+        return picked, inherited
+    if earlier is not None:
+        log(
+            f"{recipe.stage}: the model's {earlier.get('stage')} record holds out no episode "
+            f"of this version, so the evaluation split is drawn afresh and may hold episodes "
+            f"that stage trained on"
+        )
     picked = [turns.turns[i] for i in sample_indices(len(turns.turns), count, recipe.seed)]
     return picked, {t.source_id for t in picked}
 
@@ -119,7 +152,16 @@ def loss_line(entries: list[dict]) -> str:
 class Run:
     """One stage's run: its staging folder, clock and record, published only when complete."""
 
-    def __init__(self, recipe: Recipe, out: str | os.PathLike, log: Log):
+    def __init__(
+        self,
+        recipe: Recipe,
+        out: str | os.PathLike,
+        log: Log,
+        inputs: dict[str, str | os.PathLike | None] | None = None,
+    ):
+        # ``inputs``: option -> the folders the run reads (a dataset version, a model); the
+        # output may not lie inside one.
+        refuse_inside(("--out", Path(out)), dict(inputs or {}))
         check_machine(recipe)
         quiet_hub()
         self.recipe, self.log = recipe, log

@@ -63,6 +63,13 @@ def load_rows(version_dir: str | os.PathLike, manifest: dict):
     import datasets
 
     root = Path(version_dir)
+    if not manifest["counts"].get("rows"):
+        # datasets cannot even build a split from empty shards ("DatasetGenerationError").
+        raise HsaError(
+            f"version {manifest.get('version')} has no rows to train on: every input was "
+            f"rejected (see its rejects.parquet and README.md)",
+            file=str(root),
+        )
     files = [str(root / shard["path"]) for shard in manifest["shards"]]
     rows = datasets.load_dataset("parquet", data_files={"train": files}, split="train")
     if len(rows) and not isinstance(rows[0]["messages"], list):

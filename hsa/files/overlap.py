@@ -35,3 +35,19 @@ def refuse_overlap(reads: dict[str, Path | None], writes: dict[str, Path | None]
                     f"{name} and {other} are the same file ({path}): writing {name} would "
                     f"replace {other}; give {name} another path"
                 )
+
+
+def refuse_inside(output: tuple[str, Path], folders: dict[str, Path | str | None]) -> None:
+    """Raise :class:`HsaError` when the output folder (option, path) is one of ``folders``
+    (option -> an input folder) or lies inside one: a model written into a dataset version
+    becomes files its manifest does not list, and the version no longer verifies."""
+    name, path = output[0], Path(output[1]).resolve()
+    for other, folder in folders.items():
+        if folder is None or not Path(folder).is_dir():
+            continue  # a Hub id or nothing: no folder of ours to spoil
+        root = Path(folder).resolve()
+        if path == root or root in path.parents:
+            raise HsaError(
+                f"{name} lies inside {other} ({folder}): what it writes would become part of "
+                f"that folder; give {name} a path outside it"
+            )

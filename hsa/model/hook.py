@@ -28,6 +28,38 @@ HOOK_EVENTS = ("user_message", "tool_call", "tool_result", "reply")
 HOOK_MESSAGE_PREFIX = "hook."
 
 
+def hook_feedback(message: dict) -> bool:
+    """Whether ``message`` carries a hook's feedback (it is named ``hook.<hook name>``)."""
+    name = message.get("name")
+    return isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX)
+
+
+def hook_rejected(messages) -> list[int]:
+    """Indexes of the assistant messages a hook rejected: one whose tool call is answered by
+    hook feedback (a ``tool`` message named ``hook.<name>``), or a reply that hook feedback from
+    the user side follows at once (a ``user`` message named ``hook.<name>``, after it or after
+    its rejected calls' feedback). They are the recorded mistakes of fail -> hook -> recover
+    lessons: the context of the recovery, not something to learn to say."""
+    rejected: set[int] = set()
+    caller: dict[str, int] = {}  # tool call id -> its assistant message
+    anchor = None  # the assistant message hook feedback right now would be about
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role == "assistant":
+            anchor = i
+            for call in message.get("tool_calls") or ():
+                if isinstance(call, dict) and isinstance(call.get("id"), str):
+                    caller[call["id"]] = i
+        elif hook_feedback(message):
+            if role == "tool" and message.get("tool_call_id") in caller:
+                rejected.add(caller[message["tool_call_id"]])
+            elif role == "user" and anchor is not None:
+                rejected.add(anchor)
+        else:  # a tool's own result, or the user speaking: feedback after it is about that
+            anchor = None
+    return sorted(rejected)
+
+
 @dataclass(frozen=True, slots=True)
 class Hook:
     """One check in the agent loop: where it runs, what implements it, and how it is configured."""
