@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hsa.cli import main
-from tests.conftest import write_harness
+from tests.conftest import HOOKS_PY, write_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,6 +104,20 @@ def test_harness_validate_warns_of_names_that_hook_code_hard_codes(capsys):
     example = Path(__file__).parent.parent / "hsa" / "example" / "harness"  # reads its config
     assert main(["harness", "validate", str(example)]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_a_name_of_two_kinds_in_hook_code_is_named_with_both(tmp_path, capsys):
+    """A hook named like a tool parameter (reply_length): code reading the parameter by that
+    name is not necessarily about the hook, and the warning says it may be either."""
+    from tests.conftest import PRICE_TOOL
+
+    tool = json.loads(json.dumps(PRICE_TOOL))
+    tool["function"]["parameters"]["properties"]["reply_length"] = {"type": "integer"}
+    hooks = HOOKS_PY + '\n\ndef limit(payload, config):\n    return payload.get("reply_length")\n'
+    harness = write_harness(tmp_path / "h", tools={"a_price.json": tool}, hooks=hooks)
+    assert main(["harness", "validate", str(harness)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "names hook or parameter 'reply_length'" in warnings[0]
 
 
 def test_transforms_json_lists_each_transform_with_its_scope(capsys):

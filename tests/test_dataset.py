@@ -269,6 +269,42 @@ def test_unreadable_harness_is_refused(tmp_path):
         generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, harness=tmp_path / "nope")
 
 
+def test_a_terminated_run_cleans_up_and_says_so(tmp_path):
+    """SIGTERM (a scheduler's kill, a container stop) is handled like Ctrl-C: the staging folder
+    is removed and the exit status is 143. By default Python died at once and left it behind.
+    A real process and a real signal, sent once the run is writing."""
+    import signal
+    import subprocess
+    import time
+
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()
+    many = []
+    for copy in range(4):  # long enough to be caught while writing
+        for line in lines:
+            row = json.loads(line)
+            row["id"] = f"{row['id']}-{copy}"
+            many.append(json.dumps(row, ensure_ascii=False))
+    (tmp_path / "episodes.jsonl").write_text("\n".join(many) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "hsa.cli", "generate", "--recipe", "hat-train"]
+        + ["--episodes", str(tmp_path / "episodes.jsonl"), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((out / "hat-train").glob(".*.partial-*")):
+        time.sleep(0.05)
+    assert list((out / "hat-train").glob(".*.partial-*")), "the run never started writing"
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 143, err
+    assert "terminated: nothing half-written is published" in err
+    assert list((out / "hat-train").iterdir()) == []
+
+
 def test_interrupted_run_leaves_nothing_and_a_rerun_completes(tmp_path, monkeypatch):
     import hsa.dataset.writer
 

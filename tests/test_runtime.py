@@ -245,6 +245,15 @@ def test_unknown_skill_unknown_tool_and_bad_arguments_are_error_results(shop):
     assert outcomes["get_price"].content == "arguments must be an object"
 
 
+def test_a_skill_load_with_other_arguments_says_what_the_loader_takes(shop):
+    harness = load_harness(shop, trust_hooks=True)
+    plan = Script([calls(("load_skill", {"skill": "price-reply"})), text("ok")])
+    _, records, _ = converse(harness, plan, [user("hi")], tools=ToolBelt())
+    (outcome,) = [r for r in records if isinstance(r, ToolOutcome)]
+    assert outcome.error and "takes exactly one argument, name" in outcome.content
+    assert "price-reply" in outcome.content  # the ids it takes
+
+
 def test_step_limit_ends_the_conversation(shop):
     harness = load_harness(shop, trust_hooks=True)
     plan = Script([text("x" * 100)] * 3)
@@ -468,6 +477,12 @@ def get_price(link, currency="CNY"):
 def slow(**kwargs):
     time.sleep(0.3)
 
+def leave(**kwargs):
+    raise SystemExit(3)
+
+def hang(**kwargs):
+    time.sleep(600)
+
 TOOLS = {"math.factorial": lambda n: 1 if n <= 1 else n * TOOLS["math.factorial"](n - 1)}
 """
 
@@ -484,11 +499,35 @@ def test_code_tools_run_under_a_variants_names_and_report_failures(tmp_path):
     assert failed.error and "ValueError: negative link" in failed.content
     late = run(code, "slow", {})
     assert late.error and '"timeout"' in late.content
+    left = run(code, "leave", {})  # sys.exit() in tool code is its error, not the process's
+    assert left.error and "raised SystemExit(3)" in left.content
     assert run(code, "unknown", {}) is None
     variant = code.for_variant(
         Mapping(tools={"get_price": "price_of"}, parameters={"get_price": {"link": "item"}})
     )
     assert json.loads(run(variant, "price_of", {"item": 4}).content)["price"] == 104
+
+
+def test_a_tool_that_hangs_does_not_keep_the_process_alive(tmp_path):
+    """The hung call's thread cannot be stopped; it must not hold the run open once it is over
+    (a real process, which must exit long before the tool would return)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "tools.py"
+    path.write_text(TOOLS_PY)
+    script = (
+        "import asyncio, sys\n"
+        "from hsa.runtime import CallContext, CodeTools\n"
+        f"code = CodeTools.load({str(path)!r}, trust=True, timeout_s=0.05)\n"
+        "result = asyncio.run(code('hang', {}, CallContext('c', 0)))\n"
+        "print(result.error, result.content)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("True") and "timeout" in done.stdout
 
 
 def test_faults_are_reproducible_per_conversation_and_call():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -88,6 +89,30 @@ def test_transformers_serve_has_no_adapters_and_no_parser():
         command(ServeSpec(model="m", engine="transformers", lora=(("a", "b"),)))
     with pytest.raises(HsaError, match="unknown engine"):
         command(ServeSpec(model="m", engine="tgi"))
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        (dict(port=0), "--port must be from 1 to 65535"),
+        (dict(port=70000), "--port must be from 1 to 65535"),
+        (dict(host="bad host"), "--host must be a host name"),
+        (dict(extra=("--port", "9000")), "--port after --: give it as hsa serve's own"),
+        (dict(extra=("--served-model-name=x",)), "--served-model-name after --"),
+        (dict(served_model_name=" "), "--served-model-name must not be empty"),
+        (dict(lora=(("a", "x/y"), ("a", "x/z"))), "'a' names two models"),
+        (dict(served_model_name="a", lora=(("a", "x/y"),)), "'a' names two models"),
+        (dict(lora=(("a", "/no/such/adapter"),)), "the adapter folder does not exist"),
+    ],
+)
+def test_what_would_serve_elsewhere_than_printed_is_refused(spec, says):
+    """The printed base URL and model names are what clients use: nothing may change them
+    behind hsa serve's back, and two models may not share a name."""
+    with pytest.raises(HsaError, match=re.escape(says)):
+        command(ServeSpec(model="Qwen/Qwen3-4B", **spec))
+    # an adapter id that is not a local path may be the Hub's
+    spec = ServeSpec(model="Qwen/Qwen3-4B", lora=(("a", "org/adapter"),))
+    assert "a=org/adapter" in command(spec)
 
 
 def test_serve_dry_run_prints_the_command_and_what_clients_send(capsys):

@@ -56,10 +56,14 @@ def _warn_of_names_in_hook_code(harness, folder: Path) -> None:
 
     by_kind = identifiers_by_kind(harness, EMPTY)
     # Parameters only when identifier-like (``link_number``): a plain word (``path``, ``ok``) is
-    # as likely a key of the hook's own payload or reply. A tool, skill or hook name wins over a
-    # parameter of the same name.
-    names = {p: "parameter" for p in by_kind.pop("parameter") if identifier_like(p)}
-    names.update({name: kind for kind, found in by_kind.items() for name in found})
+    # as likely a key of the hook's own payload or reply. A name of several kinds (a hook and a
+    # parameter both called ``party_size``) is named with all of them: the code may mean either.
+    by_kind["parameter"] = {p for p in by_kind["parameter"] if identifier_like(p)}
+    kinds: dict[str, list[str]] = {}
+    for kind, found in by_kind.items():
+        for name in found:
+            kinds.setdefault(name, []).append(kind)
+    names = {name: " or ".join(sorted(found)) for name, found in kinds.items()}
     file = folder / "hooks.py"
     for line, kind, name in names_in_code(harness.hooks_source or "", names, file=str(file)):
         out.print(

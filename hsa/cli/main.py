@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import threading
 from typing import Annotated
 
 import click
@@ -148,15 +150,33 @@ def _command() -> click.Command:
 
 
 _INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+_TERMINATED = 143  # 128 + SIGTERM
 
 
-def _say_interrupted() -> None:
+def _say_interrupted(how: str = "interrupted") -> None:
     err.print(
-        "interrupted: nothing half-written is published (a version appears whole or not at "
-        "all); eval and rollout keep the answers they journaled, and the same command resumes",
+        f"{how}: nothing half-written is published (a version or model appears whole or not "
+        f"at all); eval and rollout keep the answers they journaled, and the same command "
+        f"resumes",
         markup=False,
         highlight=False,
     )
+
+
+def _on_sigterm(main_pid: int):
+    """SIGTERM (a scheduler's kill, ``timeout``, a container stop) as an exception in the
+    command's process, so that what it was writing is cleaned up as on Ctrl-C; by default
+    Python dies at once and leaves its staging folder behind. A worker forked from it inherits
+    the handler and dies as it would have."""
+
+    def handler(signum, frame) -> None:
+        if os.getpid() != main_pid:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise SystemExit(_TERMINATED)
+
+    return handler
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,6 +184,16 @@ def main(argv: list[str] | None = None) -> int:
     nothing else reaches the user as a traceback either."""
     # Click handles its own usage errors (exit 2 with a hint) and exits through SystemExit;
     # only our own user errors reach the except clause.
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm(os.getpid())) if in_main_thread else None
+    try:
+        return _run(argv)
+    finally:
+        if in_main_thread and previous is not None:  # None: not set from Python, left alone
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         _command()(args=argv, prog_name="hsa")
     except HsaError as exc:
@@ -173,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code == _INTERRUPTED:  # typer turns Ctrl-C into exit 130 without a word
             _say_interrupted()
+        elif code == _TERMINATED:
+            _say_interrupted("terminated")
         return code
     except KeyboardInterrupt:
         _say_interrupted()

@@ -26,6 +26,8 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 
+import orjson
+
 from hsa.augment.rng import derive_seed
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
@@ -291,7 +293,15 @@ class Conversation:
         return outcome(result, seconds)
 
     def _load_skill(self, arguments: dict) -> ToolResult:
-        skill = self.harness.skill(arguments.get("name"))
+        if set(arguments) != {"name"} or not isinstance(arguments["name"], str):
+            # as the scorer judges it (wrong_skills): the loader takes one skill id
+            return error_result(
+                "bad_arguments",
+                f"{self.harness.skill_loader} takes exactly one argument, name (a skill id: "
+                f"{', '.join(self.harness.skill_ids)}), got {orjson.dumps(arguments).decode()[:80]}",
+                "skill",
+            )
+        skill = self.harness.skill(arguments["name"])
         if skill is None:
             return error_result(
                 "unknown_skill",

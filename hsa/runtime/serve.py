@@ -24,6 +24,7 @@ import ctypes
 import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -142,19 +143,19 @@ def command(spec: ServeSpec, *, display: bool = False) -> list[str]:
     """The command line that starts ``spec``; ``display`` names the engine plainly (dry runs)."""
     if spec.engine not in ENGINES:
         raise HsaError(f"unknown engine {spec.engine!r}; choose one of {', '.join(ENGINES)}")
+    _check(spec)
     if spec.engine == "transformers":
-        for what, value in (
-            ("LoRA adapters", spec.lora),
-            ("--tool-call-parser", spec.tool_call_parser),
-            ("--chat-template", spec.chat_template),
-            ("--served-model-name", spec.served_model_name),
+        for what, value, instead in (
+            ("LoRA adapters", spec.lora, ", or merge the adapter into the model first"),
+            ("--tool-call-parser", spec.tool_call_parser, ""),
+            ("--chat-template", spec.chat_template, ""),
+            ("--served-model-name", spec.served_model_name, ""),
         ):
-            if value:
+            if value is not None and value != ():
                 raise HsaError(
                     f"{what}: transformers serve has no such option (it parses tool "
                     f"calls with the tokenizer's response template and serves the "
-                    f"model under the name given); use --engine vllm, or merge the "
-                    f"adapter into the model first"
+                    f"model under the name given); use --engine vllm{instead}"
                 )
         head = (
             ["transformers"]
@@ -196,6 +197,49 @@ def command(spec: ServeSpec, *, display: bool = False) -> list[str]:
         if ranks and max(ranks) > VLLM_DEFAULT_MAX_LORA_RANK:
             argv += ["--max-lora-rank", str(max(ranks))]
     return argv + list(spec.extra)
+
+
+# Options hsa serve sets itself and prints (the base URL, the names clients send): passed through
+# after "--" they would be silently overridden, or override what was printed.
+_OWN_OPTIONS = {
+    "--host": "--host",
+    "--port": "--port",
+    "--served-model-name": "--served-model-name",
+    "--lora-modules": "--lora",
+    "--tool-call-parser": "--tool-call-parser",
+    "--chat-template": "--chat-template",
+}
+_HOST = re.compile(r"[A-Za-z0-9.\-]+|\[?[0-9A-Fa-f:.]+\]?")
+
+
+def _check(spec: ServeSpec) -> None:
+    """Refuse what would serve somewhere or under names other than those printed."""
+    if not 1 <= spec.port <= 65535:
+        raise HsaError(f"--port must be from 1 to 65535, got {spec.port}")
+    if not _HOST.fullmatch(spec.host):
+        raise HsaError(f"--host must be a host name or an IP address, got {spec.host!r}")
+    for arg in spec.extra:
+        option = arg.split("=", 1)[0]
+        if option in _OWN_OPTIONS:
+            raise HsaError(
+                f"{option} after --: give it as hsa serve's own {_OWN_OPTIONS[option]}, so "
+                f"that the base URL and the model names it prints are the ones served"
+            )
+    if spec.served_model_name is not None and not spec.served_model_name.strip():
+        raise HsaError("--served-model-name must not be empty")
+    names = spec.client_models
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise HsaError(
+            f"the names clients send must differ: {', '.join(map(repr, repeated))} names two "
+            f"models (the model's served name and LoRA adapters)"
+        )
+    for name, path in spec.lora:
+        # A path that can only be local must exist; any other may be a Hub adapter id.
+        if (path.startswith(("/", "./", "../", "~")) or Path(path).exists()) and not Path(
+            path
+        ).expanduser().exists():
+            raise HsaError(f"--lora {name}: the adapter folder does not exist", file=path)
 
 
 def parse_lora(values: list[str]) -> tuple[tuple[str, str], ...]:

@@ -14,7 +14,9 @@ The skill loader is not a tool executor: the conversation answers it from the ha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,42 @@ from hsa.augment.mapping import EMPTY, Mapping
 from hsa.errors import HsaError
 from hsa.files.textfile import read_text
 from hsa.model.hook import import_module
+
+
+def _in_own_thread(function: Callable[..., Any], kwargs: dict) -> asyncio.Future:
+    """``function(**kwargs)`` in a daemon thread of its own, as a future of this loop. Not
+    ``asyncio.to_thread``: the default executor's threads are joined when the loop and the
+    interpreter close, so a tool that hangs would keep ``hsa chat`` from ever exiting. What the
+    tool raises, ``SystemExit`` included, is the future's exception (a result the model sees),
+    never the process's."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future = loop.create_future()
+
+    def settle(value: Any = None, error: BaseException | None = None) -> None:
+        if future.done():  # timed out meanwhile: the late answer is dropped
+            return
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
+
+    def answer(*outcome: Any) -> None:
+        # RuntimeError: the run ended (its loop closed) before this late answer.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    def run() -> None:
+        try:
+            value = function(**kwargs)
+        except BaseException as exc:  # sys.exit() in tool code is the tool's error too
+            if not isinstance(exc, Exception):
+                exc = RuntimeError(f"raised {type(exc).__name__}({exc})")
+            answer(None, exc)
+            return
+        answer(value)
+
+    threading.Thread(target=run, name="hsa-tool", daemon=True).start()
+    return future
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +174,10 @@ class CodeTools:
             return None
         kwargs = {self.back.parameter(name, key): value for key, value in arguments.items()}
         try:
-            value = await asyncio.wait_for(asyncio.to_thread(function, **kwargs), self.timeout_s)
+            value = await asyncio.wait_for(_in_own_thread(function, kwargs), self.timeout_s)
         except TimeoutError:
-            # The thread cannot be stopped; its late answer is dropped.
+            # The thread cannot be stopped; its late answer is dropped, and as a daemon thread
+            # it does not hold the process open when the run ends.
             return error_result(
                 "timeout", f"{name} did not answer within {self.timeout_s:g} s", "code"
             )
