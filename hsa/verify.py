@@ -30,6 +30,9 @@ Checks, in order (the first failure rejects the variant, naming the check):
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 import orjson
 
 from hsa.augment.mapping import Mapping
@@ -38,7 +41,7 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook import hook_feedback
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.model.schema import schema_nodes
@@ -107,12 +110,28 @@ def _user_data_kept(original: Episode, variant: Episode) -> None:
     for value, times in stated:
         # Counted, not found: "get_price" inside "get_price_history" must not stand in for the
         # user's own "get_price" that a rename moved.
-        if sum(text.count(value) for text in now) < times:
+        if sum(_occurrences(value, text) for text in now) < times:
             raise VerificationFailed(
                 "user_data",
                 f"the user's {value!r}, a gold value, is no longer in the user's words (a "
                 f"rename took it for a harness name)",
             )
+
+
+def _occurrences(value: str, text: str) -> int:
+    """How often ``value`` stands in ``text`` on its own: not glued to identifier characters
+    where it begins or ends with one (``price`` in ``get_price``, ``get_price`` in
+    ``get_price_history``, are parts of other words, which a rename may move)."""
+    if value not in text:
+        return 0
+    return len(_standalone(value).findall(text))
+
+
+@lru_cache(maxsize=4096)
+def _standalone(value: str) -> re.Pattern:
+    before = r"(?<![A-Za-z0-9_])" if re.match(r"[A-Za-z0-9_]", value) else ""
+    after = r"(?![A-Za-z0-9_])" if re.search(r"[A-Za-z0-9_]$", value) else ""
+    return re.compile(before + re.escape(value) + after)
 
 
 def _user_words(episode: Episode) -> list[str]:
@@ -121,14 +140,16 @@ def _user_words(episode: Episode) -> list[str]:
     return [
         message_text(m)
         for m in episode.messages
-        if m.get("role") == "user" and not str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)
+        if m.get("role") == "user" and not hook_feedback(m)
     ]
 
 
 def _stated(original: Episode) -> tuple[tuple[str, int], ...]:
     """(value, times the user writes it) for every gold string value the user writes out."""
     said = _user_words(original)
-    counts = {v: sum(text.count(v) for text in said) for v in set(_gold_strings(original.gold))}
+    counts = {
+        v: sum(_occurrences(v, text) for text in said) for v in set(_gold_strings(original.gold))
+    }
     return tuple(sorted((v, n) for v, n in counts.items() if n))
 
 

@@ -714,6 +714,26 @@ def test_a_license_that_is_no_hub_licence_id_is_refused_before_any_work(version,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m["shards"][0].pop("rows"),
+        lambda m: m["input"].update(episodes=5),
+        lambda m: m.update(transform_versions=[]),
+    ],
+)
+def test_verify_names_a_malformed_manifest_instead_of_failing_itself(
+    version, tmp_path, edit, capsys
+):
+    copy = tmp_path / "copy"
+    shutil.copytree(version.path, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    edit(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["verify", str(copy), "--trust-hooks"]) in (1, 2)
+    assert "a bug in hsa" not in capsys.readouterr().err
+
+
 def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tmp_path):
     from hsa.dataset.card import card_license
 

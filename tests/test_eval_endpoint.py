@@ -172,6 +172,13 @@ def test_a_reply_that_is_no_chat_completion_is_one_clear_error(tmp_path, capsys,
         (b'{"choices": "x"}', "application/json", "not a chat completion"),
         (b'{"choices": [{"message": null}]}', "application/json", "its choice has no message"),
         (b"<html>proxy</html>", "application/json", "not JSON"),
+        (b'{"choices": [{"message": "hi"}]}', "application/json", "its message is no message"),
+        (b'{"choices": [{"message": {"content": 5}}]}', "application/json", "content is no text"),
+        (
+            b'{"choices": [{"message": {"content": "x", "tool_calls": "bad"}}]}',
+            "application/json",
+            "tool_calls are no list",
+        ),
     ],
 )
 def test_a_reply_of_another_shape_is_one_clear_error(body, kind, says):

@@ -577,6 +577,14 @@ def test_japanese_descriptions_get_no_chinese_synonyms():
     }
     assert {out.rsplit("。", 1)[0] for out in outs} == {"商品を交換する。注文情報を取得する"}
     assert any("Get the" not in out for out in outs)
+    # a Chinese text quoting a Japanese brand name (山の茶) is still Chinese
+    assert any(
+        "获取"
+        not in ts.DESCRIPTIONS.paraphrase(
+            "获取商品的价格。品牌：山の茶", "train", random.Random(seed)
+        )
+        for seed in range(20)
+    )
     # the same phrases in Chinese text are reworded, katakana names in it notwithstanding
     assert any(
         "商品"

@@ -668,3 +668,40 @@ def test_chat_shows_a_skill_load_a_tool_call_and_a_hook_retry_as_they_happen(cap
         "hook reply_compliance (reply): FAILED" in line and "全网最低" in line for line in lines
     )
     assert lines[-1] == "-- done"
+
+
+def test_chat_waiting_for_the_user_ends_on_one_sigterm(shop, tmp_path):
+    """The line reader blocked on stdin is a daemon thread: a SIGTERM ends the chat at once,
+    with the "terminated" word, instead of a process that waits on stdin for ever (a real
+    process, a real signal, stdin left open)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    with ScriptedServer(Script([text("Hello!")] * 2), model=MODEL) as server:
+        chat = subprocess.Popen(
+            [sys.executable, "-m", "hsa.cli", "chat", "--harness", str(shop), "--trust-hooks"]
+            + ["--base-url", server.base_url, "--model", MODEL],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        chat.stdin.write("hi\n")
+        chat.stdin.flush()
+        for line in chat.stdout:  # the reply is shown: the next line is being waited for
+            if "Hello!" in line:
+                break
+        time.sleep(0.5)  # let the reader block on stdin (it is the case under test)
+        chat.send_signal(signal.SIGTERM)
+        try:
+            code = chat.wait(timeout=30)  # stdin stays open: no end of input to stop at
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            chat.kill()
+            chat.stdin.close()
+        err = chat.stderr.read()
+    assert code == 143, err
+    assert "terminated:" in err

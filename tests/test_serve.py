@@ -97,6 +97,9 @@ def test_transformers_serve_has_no_adapters_and_no_parser():
         (dict(port=0), "--port must be from 1 to 65535"),
         (dict(port=70000), "--port must be from 1 to 65535"),
         (dict(host="bad host"), "--host must be a host name"),
+        (dict(host="[::1"), "--host must be a host name"),
+        (dict(host="..."), "--host must be a host name"),
+        (dict(extra=("--served_model_name", "x")), "--served-model-name after --"),
         (dict(extra=("--port", "9000")), "--port after --: give it as hsa serve's own"),
         (dict(extra=("--served-model-name=x",)), "--served-model-name after --"),
         (dict(served_model_name=" "), "--served-model-name must not be empty"),
@@ -113,6 +116,9 @@ def test_what_would_serve_elsewhere_than_printed_is_refused(spec, says):
     # an adapter id that is not a local path may be the Hub's
     spec = ServeSpec(model="Qwen/Qwen3-4B", lora=(("a", "org/adapter"),))
     assert "a=org/adapter" in command(spec)
+    # IPv6 addresses are bracketed in the URL, and the wildcard one is reached on the loopback
+    assert ServeSpec(model="m", host="::").base_url == "http://[::1]:8000/v1"
+    assert ServeSpec(model="m", host="fe80::1").base_url == "http://[fe80::1]:8000/v1"
 
 
 def test_serve_dry_run_prints_the_command_and_what_clients_send(capsys):

@@ -31,7 +31,7 @@ from hsa.trainers.chat import (
     ensure_response_parser,
     render_prompt,
 )
-from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask
+from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask, trained_spans
 from hsa.trainers.prompts import SHIPPED_PROMPTS, read_prompts
 from hsa.trainers.recipe import load_recipe
 from hsa.trainers.rewards import RewardSet
@@ -286,10 +286,16 @@ def test_a_later_stage_evaluates_on_what_the_earlier_one_held_out(shop_version):
         earlier = {"stage": "sft", "held_out_sources": sources[:1]}
         picked, held_out = split_eval(turns, recipe, earlier, notes.append)
         assert held_out == set(sources[:1]) and {t.source_id for t in picked} == held_out
-        assert "the 1 source episode(s) the sft run held out" in notes[0]
+        assert "the 1 source episode(s) of this version the sft run held out" in notes[0]
     fresh, held_out = split_eval(turns, recipe, {"stage": "sft"}, notes.append)
     assert len(fresh) == 3 and held_out == {t.source_id for t in fresh}
     assert "drawn afresh" in notes[-1]
+    # A stage that evaluates nothing still keeps out what the earlier one held out.
+    quiet = load_recipe("rl-tiny-cpu", stage="rl", overrides=["eval_turns=0"])
+    assert split_eval(None, quiet, {"stage": "sft", "held_out_sources": sources[:2]}) == (
+        [],
+        set(sources[:2]),
+    )
 
 
 # ---- tokenizer, vocabulary and recipe checks ---------------------------------------------------
@@ -414,13 +420,37 @@ def test_token_lengths_are_measured_and_a_max_length_that_drops_every_turn_is_re
         choose_max_length(measure(tokenizer, prompts), "auto", None)
 
 
+def _sft_trainer(tokenizer, rows, out: Path, *, max_length: int | None = None, **options):
+    """TRL's SFTTrainer on ``rows`` (conversations, or rows already tokenized with labels) with
+    the assistant-only loss, on the CPU, as hsa runs it."""
+    from trl import SFTConfig, SFTTrainer
+
+    tokenized = "input_ids" in rows.column_names  # labels built already, assistant-only
+    args = SFTConfig(
+        output_dir=str(out),
+        max_length=max_length,
+        assistant_only_loss=not tokenized,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        **options,
+    )
+    if not tokenized:
+        rows = rows.select_columns(["messages", "tools"])
+    return SFTTrainer(
+        model=build_model(tokenizer),
+        args=args,
+        processing_class=tokenizer,
+        train_dataset=rows,
+    )
+
+
 def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
     example_version, tokenizer, tmp_path
 ):
     """SFTTrainer's own labels on a variant row with hook feedback: the trained text is exactly
     each assistant message as the template writes it, and nothing of the system prompt, user,
     tool or hook messages."""
-    from trl import SFTConfig, SFTTrainer
 
     rows = load_rows(example_version, check_provenance(example_version))
     index = next(
@@ -430,20 +460,7 @@ def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
         and any(str(m.get("name") or "").startswith("hook.") for m in r["messages"])
     )
     row = rows[index]
-    args = SFTConfig(
-        output_dir=str(tmp_path),
-        max_length=None,
-        assistant_only_loss=True,
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-    )
-    trainer = SFTTrainer(
-        model=build_model(tokenizer),
-        args=args,
-        processing_class=tokenizer,
-        train_dataset=rows.select([index]).select_columns(["messages", "tools"]),
-    )
+    trainer = _sft_trainer(tokenizer, rows.select([index]), tmp_path)
     example = trainer.train_dataset[0]
     rendering = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
     print(f"\nloss mask of row {row['id']} (trained text in ⟦...⟧):\n{rendering}\n")
@@ -488,47 +505,51 @@ def test_the_loss_mask_covers_exactly_the_assistant_turns_of_a_variant_row(
     assert hook["name"] not in original  # the variant renamed its hooks
 
 
-def test_turns_a_hook_rejected_are_seen_but_not_learned(example_version, tokenizer, tmp_path):
+@pytest.mark.parametrize(
+    "trl_options", [{}, {"shuffle_dataset": True}, {"truncation_mode": "keep_end", "cut": 3}]
+)
+def test_turns_a_hook_rejected_are_seen_but_not_learned(
+    example_version, tokenizer, tmp_path, trl_options
+):
     """A blocked tool call and a rejected reply are the mistakes of fail -> hook -> recover
-    lessons: after masking, no token of them is trained, every other assistant message is, and
-    the hook's feedback stays context."""
-    from trl import SFTConfig, SFTTrainer
-
+    lessons. The labels hsa builds are TRL's own (same tokens, same trained tokens) except that
+    no token of a rejected message is trained; and they stay each row's own whatever TRL does
+    after: shuffle, or cut rows from the end."""
     from hsa.model.hook import hook_rejected
-    from hsa.trainers.sft import mask_hook_rejected
+    from hsa.trainers.recipe import load_recipe as load_trainer_recipe
+    from hsa.trainers.sft import hook_rejections_masked
 
     rows = load_rows(example_version, check_provenance(example_version))
-    picked = [i for i, r in enumerate(rows) if hook_rejected(r["messages"])]
-    assert len(picked) >= 4  # both hook episodes, original and variants
-    rows = rows.select(picked)
-    report = choose_max_length(
-        measure(tokenizer, rows.select_columns(["messages", "tools"])), "auto", None
-    )
-    args = SFTConfig(
-        output_dir=str(tmp_path),
-        max_length=report.max_length,
-        assistant_only_loss=True,
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-    )
-    trainer = SFTTrainer(
-        model=build_model(tokenizer),
-        args=args,
-        processing_class=tokenizer,
-        train_dataset=rows.select_columns(["messages", "tools"]),
-    )
-    kept = mask_hook_rejected(trainer, rows, report)
-    assert kept.rows == list(range(len(rows))) and kept.emptied == 0
-    assert kept.masked == sum(len(hook_rejected(r["messages"])) for r in rows) >= len(rows)
-    for k, i in enumerate(kept.rows):
-        labels = trainer.train_dataset[k]["labels"]
+    assert sum(bool(hook_rejected(r["messages"])) for r in rows) >= 4  # both hook episodes
+    recipe = load_trainer_recipe("sft-tiny-cpu", stage="sft")
+    prepared, masked = hook_rejections_masked(rows, tokenizer, recipe)
+    assert masked == sum(len(hook_rejected(r["messages"])) for r in rows) >= 4
+    options = dict(trl_options)
+    cut = options.pop("cut", 0)
+    longest = max(len(ids) for ids in prepared["input_ids"])
+    ours = _sft_trainer(
+        tokenizer, prepared, tmp_path / "ours", max_length=longest - cut, **options
+    ).train_dataset
+    theirs = _sft_trainer(tokenizer, rows, tmp_path / "trl", max_length=longest - cut)
+    own = {i: (e["input_ids"], e["labels"]) for i, e in enumerate(theirs.train_dataset)}
+    assert sorted(ours["hsa_row"]) == list(range(len(rows)))
+    for example in ours:
+        i = example["hsa_row"]
+        ids, labels = own[i]
         messages = rows[i]["messages"]
         rejected = set(hook_rejected(messages))
+        if options.get("truncation_mode") == "keep_end":
+            # TRL's own example i was cut from the start: compare with ours cut the same way
+            assert example["input_ids"] == prepared[i]["input_ids"][-(longest - cut) :]
+            continue
+        assert example["input_ids"] == ids  # the tokenization TRL itself makes
+        spans = trained_spans([t != -100 for t in labels])
         turns = [j for j, m in enumerate(messages) if m["role"] == "assistant"]
-        for (start, end), j in zip(report.lengths[i].spans, turns, strict=True):
-            trained = [t != -100 for t in labels[start:end]]
+        for (start, end), j in zip(spans, turns, strict=True):
+            trained = [t != -100 for t in example["labels"][start:end]]
             assert not any(trained) if j in rejected else all(trained), (rows[i]["id"], j)
+        outside = [k for k in range(len(ids)) if not any(a <= k < b for a, b in spans)]
+        assert all(example["labels"][k] == -100 for k in outside)
 
 
 def test_which_assistant_messages_a_hook_rejected():

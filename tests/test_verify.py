@@ -9,6 +9,7 @@ import pytest
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import rename_episode
 from hsa.model.episode import Episode
+from hsa.model.gold import Gold
 from hsa.text.mentions import find_mentions, parameter_mentions, replace_mentions
 from hsa.verify import VerificationFailed, verify_variant
 from tests.conftest import HISTORY_TOOL, PRICE_TOOL, assistant, call
@@ -249,6 +250,19 @@ def test_a_user_value_that_is_also_a_harness_name_must_survive_in_the_users_word
     )
     with pytest.raises(VerificationFailed, match="the user's 'get_price'"):
         verify_variant(longer, rename_episode(longer, mapping), mapping)
+    # A value inside another word the rename moves is not the user's value: "price" in
+    # "get_price" stays "price" for the note, and the variant keeps it.
+    inside = replace(
+        source,
+        messages=(
+            {"role": "user", "content": 'get_price gave nothing. Add the note "price" please.'},
+            assistant(call("add_note", {"note": "price"})),
+        ),
+        gold=Gold.from_dict(
+            {"calls": [{"name": "add_note", "arguments": {"note": ["price"]}}]}, n_messages=2
+        ),
+    )
+    verify_variant(inside, rename_episode(inside, mapping), mapping)
     # Hook feedback is the harness's words, not the user's: a retry policy may cut it.
     from hsa.verify import _user_data_kept
 

@@ -103,15 +103,21 @@ def measure(tokenizer, rows) -> LengthReport:
     lengths = []
     for row in rows:
         ids, mask = tokenize_row(tokenizer, row, template)
-        spans, start = [], None
-        for i, bit in enumerate([*mask, 0]):
-            if bit and start is None:
-                start = i
-            elif not bit and start is not None:
-                spans.append((start, i))
-                start = None
-        lengths.append(RowLength(len(ids), tuple(spans)))
+        lengths.append(RowLength(len(ids), tuple(trained_spans(mask))))
     return LengthReport(lengths)
+
+
+def trained_spans(mask: list[int]) -> list[tuple[int, int]]:
+    """[start, end) of each run of trained tokens in an assistant mask: one per assistant message
+    under a template that marks each of them whole."""
+    spans, start = [], None
+    for i, bit in enumerate([*mask, 0]):
+        if bit and start is None:
+            start = i
+        elif not bit and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans
 
 
 def choose_max_length(

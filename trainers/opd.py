@@ -120,8 +120,7 @@ def run_opd(
                 episodes=episodes,
                 trust_hooks=trust_hooks,
             )
-            eval_turns, held_out = split_eval(turns, recipe, student_record, log)
-            run.record["held_out_sources"] = sorted(held_out)
+            eval_turns, _ = split_eval(turns, recipe, student_record, log)
             ensure_response_parser(student_tokenizer)
             rewards = RewardSet(turns, student_tokenizer, trust_hooks=trust_hooks)
             run.record["datasets"] = [dataset_entry(version_dir, manifest)]

@@ -13,14 +13,21 @@ learn to say them. ``loss_mask.txt`` in the output shows one variant row with th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hsa.errors import HsaError
 from hsa.model.hook import hook_rejected
 from hsa.trainers.chat import check_chat_template, check_embeddings, ensure_response_parser
 from hsa.trainers.evaluate import evaluate
-from hsa.trainers.lengths import choose_max_length, measure, render_loss_mask
+from hsa.trainers.lengths import (
+    choose_max_length,
+    measure,
+    render_loss_mask,
+    tokenize_row,
+    trained_spans,
+    training_template,
+)
 from hsa.trainers.output import dataset_entry, read_record
 from hsa.trainers.recipe import Recipe
 from hsa.trainers.rewards import RewardSet
@@ -67,13 +74,14 @@ def run_sft(
             datasets=[dataset_entry(version_dir, manifest)],
         )
 
-        eval_turns, held_out = [], set()
+        turns = None
         if recipe.get("eval_turns", 0):
             turns = JudgedTurns(
                 version_dir, manifest, rows, episodes=episodes, trust_hooks=trust_hooks
             )
-            eval_turns, held_out = split_eval(turns, recipe, read_record(model_path), log)
-            run.record["held_out_sources"] = sorted(held_out)
+        eval_turns, held_out = split_eval(turns, recipe, read_record(model_path), log)
+        run.record["held_out_sources"] = sorted(held_out)
+        if eval_turns:
             ensure_response_parser(tokenizer)
             rewards = RewardSet(turns, tokenizer, trust_hooks=trust_hooks)
         keep = [i for i, source in enumerate(rows["hsa_source_id"]) if source not in held_out]
@@ -112,32 +120,31 @@ def run_sft(
             run.record.setdefault("evaluation", {})["before"] = before
             log(f"sft: rewards before: {means_line(before)}")
 
+        prepared, masked = hook_rejections_masked(train_rows, tokenizer, recipe)
+        run.record["hook_rejected_turns_masked"] = masked
+        if masked:
+            log(
+                f"sft: {masked} assistant turn(s) a hook rejected kept out of the loss (seen as "
+                f"context, not learned)"
+            )
         args = trl_config(
             recipe,
             run.staging,
             max_length=report.max_length,
-            assistant_only_loss=recipe.loss == "assistant",
+            # Rows tokenized here carry their labels, assistant-only already (TRL refuses the
+            # option on rows that are not conversations).
+            assistant_only_loss=recipe.loss == "assistant" and prepared is None,
         )
         trainer = SFTTrainer(
             model=model,
             args=args,
-            train_dataset=train_rows.select_columns(["messages", "tools"]),
+            train_dataset=prepared
+            if prepared is not None
+            else train_rows.select_columns(["messages", "tools"]),
             processing_class=tokenizer,
             peft_config=lora_config(recipe),
         )
-        kept = mask_hook_rejected(trainer, train_rows, report)
-        run.record["hook_rejected_turns_masked"] = kept.masked
-        if kept.masked:
-            log(
-                f"sft: {kept.masked} assistant turn(s) a hook rejected kept out of the loss "
-                f"(seen as context, not learned)"
-                + (
-                    f"; {kept.emptied} row(s) left with nothing else to learn dropped"
-                    if kept.emptied
-                    else ""
-                )
-            )
-        _write_loss_mask(run.staging, trainer, train_rows, kept, tokenizer)
+        _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer)
         with run.timed("train"):
             result = trainer.train()
         run.record.update(global_step=result.global_step, losses=losses(trainer))
@@ -162,83 +169,71 @@ def run_sft(
     return run.record
 
 
-@dataclass
-class Kept:
-    """The trainer's rows after masking: ``rows[k]`` is the row (of ``train_rows``) behind
-    prepared example ``k``; ``masked`` turns a hook rejected; ``emptied`` rows dropped."""
+def hook_rejections_masked(rows, tokenizer, recipe) -> tuple[Any, int]:
+    """The rows tokenized with their labels, the assistant messages a hook rejected
+    (hsa.model.hook.hook_rejected) kept out of the loss, and how many were; (None, 0) when no
+    row has one (TRL then tokenizes the rows itself) or the loss is on every token.
 
-    rows: list[int]
-    masked: int = 0
-    emptied: int = 0
-    shown: int | None = None  # a prepared example with a masked turn, for loss_mask.txt
+    TRL trains on every assistant message; a rejected one is the recorded mistake of a fail ->
+    hook -> recover lesson, which the model should see (the hook's feedback and the recovery
+    follow it) but not learn to say. The labels are built here, before TRL, from the tokenization
+    TRL itself would make (hsa.trainers.lengths.tokenize_row), so whatever TRL does after (cut at
+    max_length from either end, drop rows left with nothing to learn, shuffle) carries each row's
+    own labels with it. ``hsa_row`` names each example's row (for loss_mask.txt)."""
+    if recipe.loss != "assistant":
+        return None, 0
+    rejected = [hook_rejected(messages) for messages in rows["messages"]]
+    if not any(rejected):
+        return None, 0
+    template = training_template(tokenizer)
 
+    def labelled(row: dict, i: int) -> dict:
+        ids, mask = tokenize_row(tokenizer, row, template)
+        if rejected[i]:
+            turns = [j for j, m in enumerate(row["messages"]) if m.get("role") == "assistant"]
+            spans = trained_spans(mask)
+            if len(spans) != len(turns):
+                raise HsaError(
+                    f"row {row['id']}: the chat template trains {len(spans)} span(s) for its "
+                    f"{len(turns)} assistant message(s), so the turns a hook rejected cannot "
+                    f"be told apart to keep them out of the loss"
+                )
+            for (start, end), j in zip(spans, turns, strict=True):
+                if j in rejected[i]:
+                    mask[start:end] = [0] * (end - start)
+        labels = [token if bit else -100 for token, bit in zip(ids, mask, strict=True)]
+        return {"input_ids": ids, "labels": labels, "hsa_row": i}
 
-def mask_hook_rejected(trainer, rows, report) -> Kept:
-    """Keep the assistant messages a hook rejected (hsa.model.hook.hook_rejected) out of the
-    loss, in the trainer's prepared dataset. TRL trains on every assistant message; a rejected
-    one is the recorded mistake of a fail -> hook -> recover lesson, which the model should see
-    (what the hook said, and the recovery, follow it) but not learn to say. A row left with
-    nothing to learn is dropped, as TRL drops rows that truncation empties."""
-    # Prepared example k is row kept[k]: TRL dropped the rows truncation left without a label.
-    kept = [
-        i
-        for i, r in enumerate(report.lengths)
-        if r.first_trained is not None and r.first_trained < report.max_length
-    ]
-    cuts: dict[int, list[tuple[int, int]]] = {}
-    for k, i in enumerate(kept):
-        messages = rows[i]["messages"]
-        rejected = set(hook_rejected(messages))
-        if not rejected:
-            continue
-        turns = [j for j, m in enumerate(messages) if m.get("role") == "assistant"]
-        spans = report.lengths[i].spans
-        if len(spans) != len(turns):
-            raise HsaError(
-                f"row {rows[i]['id']}: the chat template trains {len(spans)} span(s) for its "
-                f"{len(turns)} assistant message(s), so the turns a hook rejected cannot be "
-                f"told apart to keep them out of the loss"
-            )
-        cuts[k] = [span for span, j in zip(spans, turns, strict=True) if j in rejected]
-    if not cuts:
-        return Kept(kept)
-    if getattr(trainer.args, "packing", False):
-        raise HsaError(
-            "packing joins rows, so the turns a hook rejected cannot be kept out of the loss: "
-            "train without packing"
-        )
-
-    def mask(example: dict, k: int) -> dict:
-        labels = list(example["labels"])
-        for start, end in cuts.get(k, ()):
-            labels[start:end] = [-100] * len(labels[start:end])
-        return {"labels": labels}
-
-    dataset = trainer.train_dataset.map(mask, with_indices=True)
-    alive = [k for k, labels in enumerate(dataset["labels"]) if any(t != -100 for t in labels)]
-    trainer.train_dataset = dataset.select(alive)
-    shown = next((n for n, k in enumerate(alive) if k in cuts), None)
-    return Kept(
-        [kept[k] for k in alive],
-        masked=sum(len(v) for v in cuts.values()),
-        emptied=len(kept) - len(alive),
-        shown=shown,
-    )
+    columns = ["id", "messages", "tools"]
+    prepared = rows.select_columns(columns).map(labelled, with_indices=True, remove_columns=columns)
+    return prepared, sum(len(r) for r in rejected)
 
 
-def _write_loss_mask(folder: Path, trainer, rows, kept: Kept, tokenizer) -> None:
-    """Show what the loss covers on one variant row of the trainer's: one with a turn a hook
-    rejected when there is one, else the first variant row (index maps past dropped rows)."""
-    variants = [k for k, i in enumerate(kept.rows) if rows[i]["hsa_variant"] > 0] or list(
-        range(len(kept.rows))
-    )
-    if kept.shown is not None:
-        variants.insert(0, kept.shown)
-    if not variants:
+def _write_loss_mask(folder: Path, trainer, rows, report, tokenizer) -> None:
+    """Show what the loss covers on one variant row of the trainer's prepared examples: one
+    with a turn a hook rejected when there is one, else the first variant row."""
+    dataset = trainer.train_dataset
+    if "hsa_row" in dataset.column_names:  # labels built by hook_rejections_masked
+        behind = dataset["hsa_row"]
+    else:  # TRL's own: example k is the k-th row that truncation left something to learn
+        behind = [
+            i
+            for i, r in enumerate(report.lengths)
+            if r.first_trained is not None and r.first_trained < report.max_length
+        ]
+    if not behind:
         return
-    k = variants[0]
-    example = trainer.train_dataset[k]
+    order = sorted(
+        range(len(behind)),
+        key=lambda k: (
+            not hook_rejected(rows[behind[k]]["messages"]),
+            rows[behind[k]]["hsa_variant"] == 0,
+            k,
+        ),
+    )
+    k = order[0]
+    example = dataset[k]
     text = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
     (folder / "loss_mask.txt").write_text(
-        f"row {rows[kept.rows[k]]['id']}: trained text in ⟦...⟧\n\n{text}\n", encoding="utf-8"
+        f"row {rows[behind[k]]['id']}: trained text in ⟦...⟧\n\n{text}\n", encoding="utf-8"
     )

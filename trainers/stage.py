@@ -100,32 +100,40 @@ def trl_config(recipe: Recipe, output_dir: Path, **fixed: Any):
 
 
 def split_eval(
-    turns: JudgedTurns, recipe: Recipe, earlier: dict | None = None, log: Log = print
+    turns: JudgedTurns | None, recipe: Recipe, earlier: dict | None = None, log: Log = print
 ) -> tuple[list[JudgedTurn], set[str]]:
     """A seeded sample of ``eval_turns`` judged turns, and their source ids: rows of those sources
     (every variant of them) stay out of training, so "after" is measured on unseen episodes.
+    ``turns`` may be None when ``eval_turns`` is 0 (nothing is evaluated).
 
     ``earlier`` is the record of the stage that trained the model (hsa_training.json): its
-    held-out sources stay held out and are the ones evaluated, so that a chain sft -> opd -> rl
-    never measures "after" on an episode an earlier stage trained on, whatever each stage's seed
-    and ``eval_turns``."""
+    held-out sources stay held out (evaluated or not) and are the ones evaluated, so that a
+    chain sft -> opd -> rl never measures "after" on an episode an earlier stage trained on,
+    whatever each stage's seed and ``eval_turns``."""
     count = recipe.get("eval_turns", 0)
-    if not count:
-        return [], set()
     inherited = set((earlier or {}).get("held_out_sources") or ())
+    stage = (earlier or {}).get("stage") or "earlier"
+    if not count:
+        if inherited:
+            log(
+                f"{recipe.stage}: the {len(inherited)} source episode(s) the {stage} run held "
+                f"out stay out of training (not evaluated: eval_turns is 0)"
+            )
+        return [], inherited
+    assert turns is not None, "eval_turns needs the judged turns"
     candidates = [t for t in turns.turns if t.source_id in inherited]
     if candidates:
         picked = [candidates[i] for i in sample_indices(len(candidates), count, recipe.seed)]
         log(
-            f"{recipe.stage}: evaluating on the {len(inherited)} source episode(s) the "
-            f"{earlier['stage']} run held out (they stay out of training here too)"
+            f"{recipe.stage}: evaluating on the {len({t.source_id for t in candidates})} source "
+            f"episode(s) of this version the {stage} run held out (they stay out of training "
+            f"here too)"
         )
         return picked, inherited
     if earlier is not None:
         log(
-            f"{recipe.stage}: the model's {earlier.get('stage')} record holds out no episode "
-            f"of this version, so the evaluation split is drawn afresh and may hold episodes "
-            f"that stage trained on"
+            f"{recipe.stage}: the model's {stage} record holds out no episode of this version, "
+            f"so the evaluation split is drawn afresh and may hold episodes that stage trained on"
         )
     picked = [turns.turns[i] for i in sample_indices(len(turns.turns), count, recipe.seed)]
     return picked, {t.source_id for t in picked}

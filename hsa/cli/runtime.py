@@ -437,6 +437,7 @@ def chat(
         ToolBelt,
     )
     from hsa.runtime.records import DONE
+    from hsa.runtime.tools import in_daemon_thread
     from hsa.runtime.transcript import Transcript
 
     loaded = load_harness(harness, trust_hooks=trust_hooks)
@@ -465,7 +466,9 @@ def chat(
                 yield {"role": "user", "content": text}
             return
         while True:
-            text = await asyncio.to_thread(_read_line)
+            # A daemon thread: one blocked on stdin must not hold the process open after a
+            # SIGTERM or the end of the run (the default executor's threads are joined).
+            text = await in_daemon_thread(_read_line, {})
             if not text:
                 return
             yield {"role": "user", "content": text}

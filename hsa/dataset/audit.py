@@ -75,7 +75,7 @@ def _located(given: str | os.PathLike | None, noted: str | None, option: str, wh
     absolute path: see hsa.dataset.writer.read_manifest); a bare name means nothing was noted here."""
     if given is not None:
         return Path(given)
-    if noted is None or not Path(noted).is_absolute():
+    if not isinstance(noted, str) or not Path(noted).is_absolute():
         raise HsaError(
             f"{what} ({noted}) are needed, and no run on this machine noted where "
             f"they are (the version was made elsewhere or moved); pass {option}"
@@ -229,7 +229,11 @@ def audit_version(
         problems.append(
             f"counts: {counts['input_lines']} input lines but {accounted} accounted for"
         )
-    if sum(s["rows"] for s in manifest["shards"]) != counts["rows"]:
+    shards = manifest["shards"]
+    if not all(isinstance(s, dict) and isinstance(s.get("rows"), int) for s in shards):
+        problems.append("manifest: a shard entry lacks its row count (rows)")
+        return report
+    if sum(s["rows"] for s in shards) != counts["rows"]:
         problems.append("counts: shard rows do not add up to the manifest's rows")
     if manifest["rejects"]["rows"] != counts["load_rejects"] + counts["variant_rejects"]:
         problems.append("counts: rejects.parquet rows differ from load + variant rejects")

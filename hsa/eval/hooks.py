@@ -12,7 +12,7 @@ tools, not the model, and are not run. Hooks are code: this runs only for truste
 from __future__ import annotations
 
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook import hook_feedback
 from hsa.model.message import message_text
 from hsa.runtime.hooks import HookRunner, hook_arguments
 
@@ -20,9 +20,7 @@ from hsa.runtime.hooks import HookRunner, hook_arguments
 def _blocked(conversation: tuple[dict, ...]) -> set[str | None]:
     """Ids of calls whose answer was a hook's feedback (the call never ran)."""
     return {
-        m.get("tool_call_id")
-        for m in conversation
-        if m.get("role") == "tool" and str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)
+        m.get("tool_call_id") for m in conversation if m.get("role") == "tool" and hook_feedback(m)
     }
 
 
@@ -34,7 +32,7 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
     user = ""
     for message in conversation:
         role = message.get("role")
-        if role == "user" and not str(message.get("name", "")).startswith(HOOK_MESSAGE_PREFIX):
+        if role == "user" and not hook_feedback(message):
             user, called = message_text(message), []
         for call in message.get("tool_calls") or [] if role == "assistant" else []:
             if call.get("id") in blocked:

@@ -41,7 +41,7 @@ from hsa.files.jsonl import read_lines
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
-from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook import hook_feedback
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
@@ -399,10 +399,7 @@ def _hook_blocked_calls(messages: tuple[dict, ...]) -> set[str]:
     return {
         m["tool_call_id"]
         for m in messages
-        if m.get("role") == "tool"
-        and isinstance(m.get("tool_call_id"), str)
-        and isinstance(m.get("name"), str)
-        and m["name"].startswith(HOOK_MESSAGE_PREFIX)
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str) and hook_feedback(m)
     }
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
-from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook import hook_feedback
 
 Place = tuple[int, int]  # (user turn, position among the accepted steps of that turn)
 
@@ -47,8 +47,7 @@ class Script:
         )
 
 
-def is_hook_message(message: dict) -> bool:
-    return str(message.get("name") or "").startswith(HOOK_MESSAGE_PREFIX)
+is_hook_message = hook_feedback  # the one rule (hsa.model.hook)
 
 
 def is_user_message(message: dict) -> bool:

@@ -13,6 +13,7 @@ the hooks and the scorer judge it).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import time
@@ -284,15 +285,31 @@ class ChatClient:
                 f"{self.endpoint.base_url} answered without a choice", retryable=False
             )
         choice = choices[0]
-        if getattr(choice, "message", None) is None:
+        message = getattr(choice, "message", None)
+        if message is None:
             raise self._unusable("its choice has no message")
-        calls = [
-            _call(c.id, c.function.name, c.function.arguments)
-            for c in choice.message.tool_calls or []
-            if getattr(c, "function", None)
-        ]
+        if not isinstance(message, self._openai.types.chat.ChatCompletionMessage):
+            raise self._unusable(f"its message is no message but {str(message)[:80]!r}")
+        content, raw_calls = message.content, message.tool_calls
+        if content is not None and not isinstance(content, str):
+            raise self._unusable(f"its content is no text but {str(content)[:80]!r}")
+        if raw_calls is not None and not isinstance(raw_calls, list):
+            raise self._unusable(f"its tool_calls are no list but {str(raw_calls)[:80]!r}")
+        calls = []
+        for c in raw_calls or []:
+            function = getattr(c, "function", None)
+            if function is None:
+                continue
+            name, arguments = function.name, function.arguments
+            if isinstance(arguments, dict):  # some servers send the object, not its JSON text
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            if not isinstance(name, str) or not isinstance(arguments, str | None):
+                raise self._unusable(
+                    f"a tool call's name or arguments are no text: {str(function)[:80]!r}"
+                )
+            calls.append(_call(c.id, name, arguments))
         usage = response.usage
-        return _message(choice.message.content, calls), {
+        return _message(content, calls), {
             "latency_s": latency,
             "finish_reason": choice.finish_reason,
             "prompt_tokens": getattr(usage, "prompt_tokens", None),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import ipaddress
 import json
 import os
 import re
@@ -83,7 +84,11 @@ class ServeSpec:
 
     @property
     def base_url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        """Where a client on this machine reaches the server (a wildcard address listens on
+        every interface, the loopback one included)."""
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        if ":" in host:  # an IPv6 address is bracketed in a URL
+            host = f"[{host}]"
         return f"http://{host}:{self.port}/v1"
 
     @property
@@ -209,17 +214,30 @@ _OWN_OPTIONS = {
     "--tool-call-parser": "--tool-call-parser",
     "--chat-template": "--chat-template",
 }
-_HOST = re.compile(r"[A-Za-z0-9.\-]+|\[?[0-9A-Fa-f:.]+\]?")
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+)
+
+
+def _is_host(host: str) -> bool:
+    """A host name or an IP address (IPv6 unbracketed, as ``--host`` takes it)."""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return bool(_HOST_NAME.fullmatch(host))
 
 
 def _check(spec: ServeSpec) -> None:
     """Refuse what would serve somewhere or under names other than those printed."""
     if not 1 <= spec.port <= 65535:
         raise HsaError(f"--port must be from 1 to 65535, got {spec.port}")
-    if not _HOST.fullmatch(spec.host):
+    if not _is_host(spec.host):
         raise HsaError(f"--host must be a host name or an IP address, got {spec.host!r}")
     for arg in spec.extra:
         option = arg.split("=", 1)[0]
+        if option.startswith("--"):  # argparse takes --served_model_name for the dash spelling
+            option = "--" + option[2:].replace("_", "-")
         if option in _OWN_OPTIONS:
             raise HsaError(
                 f"{option} after --: give it as hsa serve's own {_OWN_OPTIONS[option]}, so "

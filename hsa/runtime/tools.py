@@ -30,7 +30,7 @@ from hsa.files.textfile import read_text
 from hsa.model.hook import import_module
 
 
-def _in_own_thread(function: Callable[..., Any], kwargs: dict) -> asyncio.Future:
+def in_daemon_thread(function: Callable[..., Any], kwargs: dict) -> asyncio.Future:
     """``function(**kwargs)`` in a daemon thread of its own, as a future of this loop. Not
     ``asyncio.to_thread``: the default executor's threads are joined when the loop and the
     interpreter close, so a tool that hangs would keep ``hsa chat`` from ever exiting. What the
@@ -174,7 +174,7 @@ class CodeTools:
             return None
         kwargs = {self.back.parameter(name, key): value for key, value in arguments.items()}
         try:
-            value = await asyncio.wait_for(_in_own_thread(function, kwargs), self.timeout_s)
+            value = await asyncio.wait_for(in_daemon_thread(function, kwargs), self.timeout_s)
         except TimeoutError:
             # The thread cannot be stopped; its late answer is dropped, and as a daemon thread
             # it does not hold the process open when the run ends.

@@ -11,8 +11,9 @@ output; jieba is pinned, so the same text always splits the same way.
 Han characters are Japanese words too (``商品を交換する``), and a Chinese synonym put into Japanese
 text (``产品を交換する``) is wrong in both languages. Whether text is Japanese is decided for a whole
 document (a skill body, a harness's descriptions: :func:`japanese`), since one of its lines or
-descriptions may hold kanji alone (``対象商品``); and by hiragana, which Chinese never writes,
-while katakana turns up in Chinese for foreign names (``优衣库（ユニクロ）``, ``・``).
+descriptions may hold kanji alone (``対象商品``); and by the share of hiragana, which Japanese
+writes throughout and Chinese only in a quoted name (``山の茶``), while katakana turns up in Chinese
+for foreign names (``优衣库（ユニクロ）``, ``・``).
 """
 
 from __future__ import annotations
@@ -61,9 +62,20 @@ def word_boundaries(text: str) -> frozenset[int]:
     return frozenset(bounds)
 
 
+# Japanese writes a large share of its CJK characters in hiragana (particles, endings: 商品を交換
+# する has 3 of 7), Chinese none; a Chinese text that quotes a Japanese name (山の茶) has a few.
+JAPANESE_HIRAGANA_SHARE = 0.1
+_KANA_OR_HAN = re.compile("[\u3041-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
 def japanese(*texts: str) -> bool:
-    """Whether a document of ``texts`` is Japanese: any of them holds hiragana."""
-    return any(_HIRAGANA.search(text) for text in texts if text)
+    """Whether a document of ``texts`` is Japanese: hiragana make up at least
+    :data:`JAPANESE_HIRAGANA_SHARE` of its Han and kana characters."""
+    hiragana = sum(len(_HIRAGANA.findall(text)) for text in texts if text)
+    if not hiragana:
+        return False
+    cjk = sum(len(_KANA_OR_HAN.findall(text)) for text in texts if text)
+    return hiragana >= JAPANESE_HIRAGANA_SHARE * cjk
 
 
 def skip_chinese_match(text: str, start: int, end: int, *, in_japanese: bool) -> bool:
