@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,20 @@ def assistant(*calls: dict, content: str | None = None) -> dict:
 # "ci" draws the same examples on every run (derandomize: seeded from each test), so a clean
 # clone's `make test` here is what CI runs, and CI never goes red on a draw no one has seen;
 # "deep" draws new examples each run to find such cases, and a case found becomes an @example.
+@contextmanager
+def served(handler):
+    """``handler`` (a BaseHTTPRequestHandler class) on 127.0.0.1 in a thread: its /v1 base URL."""
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile(

@@ -10,12 +10,11 @@ planned, so which requests fail is known in advance); the real-model path is in 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from conftest import PRICE_TOOL, assistant, call, write_harness
+from conftest import PRICE_TOOL, assistant, call, served, write_harness
 from openai_stub import ScriptedServer, status, text
 
 from hsa.cli import main
@@ -148,12 +147,8 @@ class _NotJson(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def not_json_url():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotJson)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with served(_NotJson) as url:
+        yield url
 
 
 def test_a_reply_that_is_no_chat_completion_is_one_clear_error(tmp_path, capsys, not_json_url):
@@ -193,20 +188,12 @@ def test_a_reply_of_another_shape_is_one_clear_error(body, kind, says):
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             self._reply(body, kind)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Reply)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    endpoint = Endpoint(f"http://127.0.0.1:{server.server_address[1]}/v1", MODEL, max_retries=0)
-
-    async def ask():
-        async with ChatClient(endpoint) as client:
+    async def ask(url: str):
+        async with ChatClient(Endpoint(url, MODEL, max_retries=0)) as client:
             return await client.complete([{"role": "user", "content": "hi"}], [])
 
-    try:
-        with pytest.raises(EndpointError, match=f"unusable answer .*{says}"):
-            asyncio.run(ask())
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served(Reply) as url, pytest.raises(EndpointError, match=f"unusable answer .*{says}"):
+        asyncio.run(ask(url))
 
 
 def test_nothing_to_judge_is_no_success(tmp_path, capsys):

@@ -7,10 +7,9 @@ import json
 import random
 import re
 import sys
-import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import orjson
@@ -51,6 +50,7 @@ from hsa.transforms.skill_content import (
 )
 from hsa.transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
 from hsa.verify import verify_variant
+from tests.conftest import served
 from tests.strategies import rich_episode_dicts
 
 ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
@@ -752,12 +752,8 @@ class _Endpoint(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with served(_Endpoint) as url:
+        yield url
 
 
 def paraphrase(endpoint, tmp_path, model, **options):
