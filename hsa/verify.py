@@ -41,7 +41,7 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import hook_feedback
+from hsa.model.hook import from_user
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.model.schema import schema_nodes
@@ -137,11 +137,7 @@ def _standalone(value: str) -> re.Pattern:
 def _user_words(episode: Episode) -> list[str]:
     """The texts of the user's own messages (hook feedback, which retry policies may cut, is
     the harness's words, not the user's)."""
-    return [
-        message_text(m)
-        for m in episode.messages
-        if m.get("role") == "user" and not hook_feedback(m)
-    ]
+    return [message_text(m) for m in episode.messages if from_user(m)]
 
 
 def _stated(original: Episode) -> tuple[tuple[str, int], ...]:

@@ -522,7 +522,8 @@ def test_turns_a_hook_rejected_are_seen_but_not_learned(
     rows = load_rows(example_version, check_provenance(example_version))
     assert sum(bool(hook_rejected(r["messages"])) for r in rows) >= 4  # both hook episodes
     recipe = load_trainer_recipe("sft-tiny-cpu", stage="sft")
-    prepared, masked = hook_rejections_masked(rows, tokenizer, recipe)
+    prepared, rejected = hook_rejections_masked(rows, tokenizer, recipe)
+    masked = sum(map(len, rejected))
     assert masked == sum(len(hook_rejected(r["messages"])) for r in rows) >= 4
     options = dict(trl_options)
     cut = options.pop("cut", 0)

@@ -120,7 +120,8 @@ def run_sft(
             run.record.setdefault("evaluation", {})["before"] = before
             log(f"sft: rewards before: {means_line(before)}")
 
-        prepared, masked = hook_rejections_masked(train_rows, tokenizer, recipe)
+        prepared, rejected = hook_rejections_masked(train_rows, tokenizer, recipe)
+        masked = sum(map(len, rejected)) if prepared is not None else 0
         run.record["hook_rejected_turns_masked"] = masked
         if masked:
             log(
@@ -144,7 +145,7 @@ def run_sft(
             processing_class=tokenizer,
             peft_config=lora_config(recipe),
         )
-        _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer)
+        _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer, rejected)
         with run.timed("train"):
             result = trainer.train()
         run.record.update(global_step=result.global_step, losses=losses(trainer))
@@ -169,10 +170,11 @@ def run_sft(
     return run.record
 
 
-def hook_rejections_masked(rows, tokenizer, recipe) -> tuple[Any, int]:
+def hook_rejections_masked(rows, tokenizer, recipe) -> tuple[Any, list[list[int]]]:
     """The rows tokenized with their labels, the assistant messages a hook rejected
-    (hsa.model.hook.hook_rejected) kept out of the loss, and how many were; (None, 0) when no
-    row has one (TRL then tokenizes the rows itself) or the loss is on every token.
+    (hsa.model.hook.hook_rejected) kept out of the loss; and those messages, per row. None for
+    the rows when no row has one (TRL then tokenizes the rows itself); (None, []) when the loss
+    is on every token.
 
     TRL trains on every assistant message; a rejected one is the recorded mistake of a fail ->
     hook -> recover lesson, which the model should see (the hook's feedback and the recovery
@@ -181,10 +183,10 @@ def hook_rejections_masked(rows, tokenizer, recipe) -> tuple[Any, int]:
     max_length from either end, drop rows left with nothing to learn, shuffle) carries each row's
     own labels with it. ``hsa_row`` names each example's row (for loss_mask.txt)."""
     if recipe.loss != "assistant":
-        return None, 0
+        return None, []
     rejected = [hook_rejected(messages) for messages in rows["messages"]]
     if not any(rejected):
-        return None, 0
+        return None, rejected
     template = training_template(tokenizer)
 
     def labelled(row: dict, i: int) -> dict:
@@ -206,12 +208,15 @@ def hook_rejections_masked(rows, tokenizer, recipe) -> tuple[Any, int]:
 
     columns = ["id", "messages", "tools"]
     prepared = rows.select_columns(columns).map(labelled, with_indices=True, remove_columns=columns)
-    return prepared, sum(len(r) for r in rejected)
+    return prepared, rejected
 
 
-def _write_loss_mask(folder: Path, trainer, rows, report, tokenizer) -> None:
+def _write_loss_mask(
+    folder: Path, trainer, rows, report, tokenizer, rejected: list[list[int]]
+) -> None:
     """Show what the loss covers on one variant row of the trainer's prepared examples: one
-    with a turn a hook rejected when there is one, else the first variant row."""
+    with a turn a hook rejected (``rejected``, per row) when there is one, else the first
+    variant row."""
     dataset = trainer.train_dataset
     if "hsa_row" in dataset.column_names:  # labels built by hook_rejections_masked
         behind = dataset["hsa_row"]
@@ -223,15 +228,11 @@ def _write_loss_mask(folder: Path, trainer, rows, report, tokenizer) -> None:
         ]
     if not behind:
         return
-    order = sorted(
+    variants = rows["hsa_variant"]  # one column read, not a row decoded per example
+    k = min(
         range(len(behind)),
-        key=lambda k: (
-            not hook_rejected(rows[behind[k]]["messages"]),
-            rows[behind[k]]["hsa_variant"] == 0,
-            k,
-        ),
+        key=lambda k: (not (rejected and rejected[behind[k]]), variants[behind[k]] == 0, k),
     )
-    k = order[0]
     example = dataset[k]
     text = render_loss_mask(tokenizer, example["input_ids"], example["labels"])
     (folder / "loss_mask.txt").write_text(

@@ -12,6 +12,7 @@ from typing import Any
 
 from hsa.errors import HsaError
 from hsa.files.overlap import refuse_inside
+from hsa.files.paths import missing_local
 from hsa.trainers import output
 from hsa.trainers.recipe import Recipe, check_machine, trl_config_class
 from hsa.trainers.version import JudgedTurn, JudgedTurns, sample_indices
@@ -39,7 +40,7 @@ def _why(exc: BaseException) -> str:
 def _check_local(path: str) -> None:
     """A path that can only be local must exist (else transformers reads it as a Hub id and
     says the id is malformed)."""
-    if path.startswith(("/", "./", "../", "~")) and not Path(path).expanduser().exists():
+    if missing_local(path):
         raise HsaError("model folder does not exist", file=path)
 
 

@@ -12,7 +12,7 @@ tools, not the model, and are not run. Hooks are code: this runs only for truste
 from __future__ import annotations
 
 from hsa.model.harness import Harness
-from hsa.model.hook import hook_feedback
+from hsa.model.hook import from_user, hook_feedback
 from hsa.model.message import message_text
 from hsa.runtime.hooks import HookRunner, hook_arguments
 
@@ -32,7 +32,7 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
     user = ""
     for message in conversation:
         role = message.get("role")
-        if role == "user" and not hook_feedback(message):
+        if from_user(message):
             user, called = message_text(message), []
         for call in message.get("tool_calls") or [] if role == "assistant" else []:
             if call.get("id") in blocked:

@@ -98,6 +98,16 @@ class PromptSpec:
         return cls(layout=layout, sections=tuple(sections), text=dict(text), options=dict(options))
 
 
+def loaded_skill(arguments: Any) -> str | None:
+    """The skill id a call of the skill loader asks for: its one argument ``name``, a string
+    (the loader's schema, :meth:`Harness.loader_tool`, takes exactly that); None for any other
+    arguments. The scorer judges loader calls by it and the runtime answers them by it."""
+    if isinstance(arguments, dict) and set(arguments) == {"name"}:
+        name = arguments["name"]
+        return name if isinstance(name, str) else None
+    return None
+
+
 @dataclass(frozen=True)
 class Harness:
     """A complete harness. Frozen: transforms return new harnesses, they never edit one."""

@@ -34,6 +34,12 @@ def hook_feedback(message: dict) -> bool:
     return isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX)
 
 
+def from_user(message: dict) -> bool:
+    """Whether ``message`` is the user's own: a ``user`` message that is no hook's feedback
+    (which also comes as a user message)."""
+    return message.get("role") == "user" and not hook_feedback(message)
+
+
 def hook_rejected(messages) -> list[int]:
     """Indexes of the assistant messages a hook rejected: one whose tool call is answered by
     hook feedback (a ``tool`` message named ``hook.<name>``), or a reply that hook feedback from

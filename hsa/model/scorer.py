@@ -41,7 +41,7 @@ import orjson
 
 from hsa.files.jsonl import read_lines
 from hsa.model.gold import GoldCall, TurnGold, is_pattern
-from hsa.model.harness import Harness
+from hsa.model.harness import Harness, loaded_skill
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
 
@@ -189,7 +189,7 @@ def _verdict(
     for i, (name, args) in enumerate(decoded):
         # The loader's schema has one parameter, a skill id: an extra or missing key is wrong
         # as it would be for any tool (BFCL's unexpected and missing parameters).
-        if name == loader and (set(args) != {"name"} or not isinstance(args["name"], str)):
+        if name == loader and loaded_skill(args) is None:
             return _fail(
                 "wrong_skills",
                 f"call {i} to the skill loader {loader!r} must pass exactly a skill id as "

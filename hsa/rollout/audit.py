@@ -31,9 +31,10 @@ from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
 from hsa.model.episode import Episode, parse_messages
 from hsa.model.gold import Gold
+from hsa.model.hook import from_user
 from hsa.model.scorer import judge
 from hsa.render import render_conversation
-from hsa.rollout.script import ScriptError, is_user_message, script_of
+from hsa.rollout.script import ScriptError, script_of
 from hsa.verify import VerificationFailed
 
 _HARNESS_COLUMNS = (
@@ -109,7 +110,7 @@ class RowCheck:
             return problems + [f"{name}: its trajectory is not a valid episode: {exc}"]
         if (ours.prefix, ours.users) != (
             theirs.prefix,
-            tuple(m for m in parsed if is_user_message(m)),
+            tuple(m for m in parsed if from_user(m)),
         ):
             problems.append(f"{name}: its user messages are not the episode's")
         places = {k: place for place, (k, _) in theirs.judged.items()}

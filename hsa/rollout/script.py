@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
-from hsa.model.hook import hook_feedback
+from hsa.model.hook import from_user, hook_rejected
 
 Place = tuple[int, int]  # (user turn, position among the accepted steps of that turn)
 
@@ -47,47 +47,25 @@ class Script:
         )
 
 
-is_hook_message = hook_feedback  # the one rule (hsa.model.hook)
-
-
-def is_user_message(message: dict) -> bool:
-    """A message from the user (not a hook's feedback, which also comes as a user message)."""
-    return message.get("role") == "user" and not is_hook_message(message)
-
-
-def sent_back(messages: tuple[dict, ...], i: int) -> bool:
-    """Did a hook send the recorded assistant message ``i`` back?"""
-    ids = {c.get("id") for c in messages[i].get("tool_calls") or []}
-    for message in messages[i + 1 :]:
-        role = message.get("role")
-        if ids and role == "tool":
-            if message.get("tool_call_id") in ids and is_hook_message(message):
-                return True
-            continue
-        if not ids and role == "user" and is_hook_message(message):
-            return True
-        break
-    return False
-
-
 def script_of(episode: Episode) -> Script:
     """The script of ``episode``; :class:`ScriptError` when it cannot be played."""
     messages = episode.messages
     start = 0
     while start < len(messages) and messages[start].get("role") in ("system", "developer"):
         start += 1
-    users = tuple(m for m in messages[start:] if is_user_message(m))
+    users = tuple(m for m in messages[start:] if from_user(m))
     if not users:
         raise ScriptError("the episode has no user message to play", field="messages")
     places: dict[int, Place] = {}
     turn, position = -1, 0
+    sent_back = set(hook_rejected(messages))  # a step a hook sent back takes no place of its own
     for i in range(start, len(messages)):
         message = messages[i]
-        if is_user_message(message):
+        if from_user(message):
             turn, position = turn + 1, 0
         elif message.get("role") == "assistant":
             places[i] = (turn, position)
-            position += not sent_back(messages, i)
+            position += i not in sent_back
     places[len(messages)] = (turn, position)  # the message the episode awaits, when at == len
     judged = {}
     for k, gold_turn in enumerate(episode.gold.turns):

@@ -29,7 +29,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable
 import orjson
 
 from hsa.augment.rng import derive_seed
-from hsa.model.harness import Harness
+from hsa.model.harness import Harness, loaded_skill
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
 from hsa.model.message import message_text
 from hsa.render import render_conversation
@@ -293,20 +293,19 @@ class Conversation:
         return outcome(result, seconds)
 
     def _load_skill(self, arguments: dict) -> ToolResult:
-        if set(arguments) != {"name"} or not isinstance(arguments["name"], str):
-            # as the scorer judges it (wrong_skills): the loader takes one skill id
+        skill_id = loaded_skill(arguments)
+        if skill_id is None:  # as the scorer judges it (wrong_skills)
             return error_result(
                 "bad_arguments",
                 f"{self.harness.skill_loader} takes exactly one argument, name (a skill id: "
                 f"{', '.join(self.harness.skill_ids)}), got {orjson.dumps(arguments).decode()[:80]}",
                 "skill",
             )
-        skill = self.harness.skill(arguments["name"])
+        skill = self.harness.skill(skill_id)
         if skill is None:
             return error_result(
                 "unknown_skill",
-                f"no skill {arguments.get('name')!r}; the skills "
-                f"are: {', '.join(self.harness.skill_ids)}",
+                f"no skill {skill_id!r}; the skills are: {', '.join(self.harness.skill_ids)}",
                 "skill",
             )
         self._loaded.append(skill.id)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hsa.errors import HsaError
+from hsa.files.paths import missing_local
 
 ENGINES = ("vllm", "transformers")
 ENGINE_LIMITS = {
@@ -253,10 +254,7 @@ def _check(spec: ServeSpec) -> None:
             f"models (the model's served name and LoRA adapters)"
         )
     for name, path in spec.lora:
-        # A path that can only be local must exist; any other may be a Hub adapter id.
-        if (path.startswith(("/", "./", "../", "~")) or Path(path).exists()) and not Path(
-            path
-        ).expanduser().exists():
+        if missing_local(path):  # any other path may be a Hub adapter id
             raise HsaError(f"--lora {name}: the adapter folder does not exist", file=path)
 
 

@@ -40,16 +40,31 @@ URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#@$&+=%]*[A-Za-z0-9\-_~/#@$&+=%]")
 
 def sub_outside_urls(pattern: re.Pattern, replace: Callable[[re.Match], str], text: str) -> str:
     """``pattern.sub(replace, text)``, leaving matches that start inside a web address."""
-    if "://" not in text:
-        return pattern.sub(replace, text)
-    addresses = [m.span() for m in URL.finditer(text)]
+    addresses = _addresses(text)
     if not addresses:
         return pattern.sub(replace, text)
     return pattern.sub(lambda m: m.group(0) if _inside(m.start(), addresses) else replace(m), text)
 
 
+def _addresses(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s web addresses stand (none without "://", the common case, at once)."""
+    return [m.span() for m in URL.finditer(text)] if "://" in text else []
+
+
+def _outside_urls(pattern: re.Pattern, text: str) -> list[re.Match]:
+    """``pattern``'s matches in ``text`` that start outside every web address."""
+    addresses = _addresses(text)
+    return [m for m in pattern.finditer(text) if not _inside(m.start(), addresses)]
+
+
 def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= offset < end for start, end in spans)
+
+
+def _alternation(names) -> str:
+    """``names`` as one regex alternation, longest first (so that "a.b" wins over "a" where
+    both could start at one place)."""
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
 
 
 @lru_cache(maxsize=4096)
@@ -57,9 +72,7 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern:
     """Mentions of ``names``, as one alternation with the boundaries above. Callers pass only the
     names a cheap substring test found in the text, so the sets are small and recur; scanning in
     the regex engine is several times faster than tokenising every word in Python."""
-    # Longest first, so that "a.b" wins over "a" where both could start at one place.
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(f"{_BEFORE}(?:{alternatives}){_AFTER}")
+    return re.compile(f"{_BEFORE}(?:{_alternation(names)}){_AFTER}")
 
 
 def find_mentions(text: str, names) -> list[str]:
@@ -69,11 +82,7 @@ def find_mentions(text: str, names) -> list[str]:
     present = {n for n in names if n in text}  # a cheap substring test rules most texts out
     if not present:
         return []
-    pattern = _pattern(tuple(sorted(present)))
-    if "://" not in text:
-        return pattern.findall(text)
-    addresses = [m.span() for m in URL.finditer(text)]
-    return [m.group(0) for m in pattern.finditer(text) if not _inside(m.start(), addresses)]
+    return [m.group(0) for m in _outside_urls(_pattern(tuple(sorted(present))), text)]
 
 
 def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
@@ -87,30 +96,45 @@ def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return sub_outside_urls(_pattern(tuple(sorted(present))), lambda m: present[m.group(0)], text)
 
 
+# How a plain-word name stands as code: written between backticks, or as a call (below). Each
+# form is a format of the name, whose first character is also a quick test of the text.
+_INLINE_CODE = "`{}`"
+_WRITTEN_CALL = "{}("
+
+
+def _written(names, text: str, form: str) -> tuple[str, ...]:
+    """Of ``names``, those ``text`` holds written in ``form``: a substring test before any
+    pattern (most texts hold none)."""
+    if not text or form.replace("{}", "")[0] not in text:
+        return ()
+    return tuple(sorted({n for n in names if form.format(n) in text}))
+
+
+def _find_written(text: str, names, form: str, pattern_of) -> list[str]:
+    present = _written(names, text, form)
+    return [m.group(1) for m in _outside_urls(pattern_of(present), text)] if present else []
+
+
+def _replace_written(text: str, mapping: Mapping[str, str], form: str, pattern_of, new: str):
+    present = _written((k for k, v in mapping.items() if k != v), text, form)
+    if not present:
+        return text
+    return sub_outside_urls(pattern_of(present), lambda m: new.format(mapping[m.group(1)]), text)
+
+
 @lru_cache(maxsize=4096)
 def _code_pattern(names: tuple[str, ...]) -> re.Pattern:
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(f"`({alternatives})`")
+    return re.compile(f"`({_alternation(names)})`")
 
 
 def find_code_mentions(text: str, names) -> list[str]:
     """Names mentioned as inline code (between backticks) in ``text``."""
-    if not text or "`" not in text:
-        return []
-    names = tuple(sorted(n for n in set(names) if f"`{n}`" in text))
-    if not names:
-        return []
-    return _code_pattern(names).findall(text)
+    return _find_written(text, names, _INLINE_CODE, _code_pattern)
 
 
 def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     """Rewrite inline-code mentions (`` `old` `` -> `` `new` ``) of the keys of ``mapping``."""
-    if not mapping or not text or "`" not in text:
-        return text
-    names = tuple(sorted(k for k, v in mapping.items() if k != v and f"`{k}`" in text))
-    if not names:
-        return text
-    return _code_pattern(names).sub(lambda m: f"`{mapping[m.group(1)]}`", text)
+    return _replace_written(text, mapping, _INLINE_CODE, _code_pattern, _INLINE_CODE)
 
 
 # Arguments written as code: none, a first argument that is a string, object or list literal, or
@@ -127,34 +151,18 @@ _BEFORE_CALL = r"(?<![A-Za-z0-9_.\-])"
 
 @lru_cache(maxsize=4096)
 def _call_pattern(names: tuple[str, ...]) -> re.Pattern:
-    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"{_BEFORE_CALL}({alternatives})(?={_ARGS})")
+    return re.compile(rf"{_BEFORE_CALL}({_alternation(names)})(?={_ARGS})")
 
 
 def find_call_mentions(text: str, names) -> list[str]:
     """Names (from ``names``) written as calls (``refund(order_id="A1")``) in ``text``, outside
     web addresses: the form in which a plain-word name is code wherever it stands."""
-    if not text or "(" not in text:
-        return []
-    present = tuple(sorted(n for n in set(names) if f"{n}(" in text))
-    if not present:
-        return []
-    addresses = [m.span() for m in URL.finditer(text)] if "://" in text else []
-    return [
-        m.group(1)
-        for m in _call_pattern(present).finditer(text)
-        if not _inside(m.start(), addresses)
-    ]
+    return _find_written(text, names, _WRITTEN_CALL, _call_pattern)
 
 
 def replace_call_mentions(text: str, mapping: Mapping[str, str]) -> str:
     """Rewrite the keys of ``mapping`` written as calls (``refund(...)`` -> ``reimburse(...)``)."""
-    if not mapping or not text or "(" not in text:
-        return text
-    present = tuple(sorted(k for k, v in mapping.items() if k != v and f"{k}(" in text))
-    if not present:
-        return text
-    return sub_outside_urls(_call_pattern(present), lambda m: mapping[m.group(1)], text)
+    return _replace_written(text, mapping, _WRITTEN_CALL, _call_pattern, "{}")
 
 
 # A call written out in prose, glued to its parenthesised arguments (``get_info(topic="x")``):
@@ -171,7 +179,7 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     (``check_stock(size="M")``), since as plain words they are ordinary prose."""
     identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
     words = {k: v for k, v in renames.items() if not identifier_like(k)}
-    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    alternatives = _alternation(words)
     # A keyword: the name quoted (``"size": "M"``, ``'size'=``) or bare before "=" in a call,
     # and in inline code also bare right before ":" (``size: M``), but not a port or a scheme
     # (``host:8080``, ``http://``) nor a name inside a string or a path (``q="size=M"``,
