@@ -204,6 +204,13 @@ def test_rows_load_as_conversations_and_judged_turns_point_at_assistant_messages
         assert judged["role"] == "assistant" and turn.prompt[-1]["role"] != "assistant"
 
 
+def test_a_shard_given_for_its_version_names_the_folder(example_version):
+    shard = next((example_version / "data").glob("*.parquet"))
+    with pytest.raises(HsaError, match="this is a file; a dataset version is the folder") as err:
+        check_provenance(shard)
+    assert repr(str(shard.parent)) in str(err.value)
+
+
 def test_a_tampered_version_is_refused(example_version, tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(example_version, copy)

@@ -36,6 +36,13 @@ _LEADING = ("system", "developer")
 def check_provenance(version_dir: str | os.PathLike) -> dict:
     """The version's manifest, after checking every shard exists with the sha256 it records."""
     root = Path(version_dir)
+    if root.is_file():
+        # A shard or manifest given instead of its folder: say which folder holds the version.
+        raise HsaError(
+            "this is a file; a dataset version is the folder holding manifest.json and its "
+            f"shards (the folder {str(root.parent)!r}, if this file is one of them)",
+            file=str(root),
+        )
     if not root.is_dir():
         raise HsaError("no such dataset version folder", file=str(root))
     manifest = read_manifest(root)
