@@ -454,6 +454,18 @@ def test_mask_lengths_must_be_positive(options):
         ('get_news(query="topic=sports")', None),
         # a swap renames each name once
         ("`f(size=1, topic=2)` and g(topic=3)", "`f(dimension=1, subject=2)` and g(subject=3)"),
+        # a fenced block is one code span: its backticks pair with each other, not with the
+        # inline code after it (which is still code, while the prose between stays prose)
+        (
+            "Pick the size: large.\n\n```bash\nmake build\n```\n\n| 1 | `size`, `topic` |",
+            "Pick the size: large.\n\n```bash\nmake build\n```\n\n| 1 | `dimension`, `subject` |",
+        ),
+        (
+            "```yaml\nchannel: sms\n```\nthe channel: any; then `topic`",
+            "```yaml\nmedium: sms\n```\nthe channel: any; then `subject`",
+        ),
+        # a longer backtick run closes only at a run of its own length
+        ("``a `size` b`` and size: x", "``a `dimension` b`` and size: x"),
     ],
 )
 def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
@@ -463,6 +475,17 @@ def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
     assert rewrite(text) == (text if expected is None else expected)
     swap = parameter_mentions({"size": "topic", "topic": "size"})
     assert swap("`f(size=1, topic=2)` and g(topic=3)") == "`f(topic=1, size=2)` and g(size=3)"
+
+
+def test_a_hyphenated_word_parameter_is_renamed_only_as_code():
+    """``follow-up`` is a JSON key and an English word: the user's "a follow-up call" is theirs."""
+    from hsa.text.mentions import parameter_mentions
+
+    rewrite = parameter_mentions({"follow-up": "recall", "drugCode": "medicationCode"})
+    text = "A follow-up call, please. Set `follow-up`: `book(follow-up=true)`; drugCode is known."
+    assert rewrite(text) == (
+        "A follow-up call, please. Set `recall`: `book(recall=true)`; medicationCode is known."
+    )
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])

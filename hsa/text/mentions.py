@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-from hsa.text.names import identifier_like
+from hsa.text.names import parameter_identifier_like
 
 # Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
 # not followed by an identifier character, nor by ".<identifier char>". Identifier characters are
@@ -165,20 +165,27 @@ def replace_call_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return _replace_written(text, mapping, _WRITTEN_CALL, _call_pattern, "{}")
 
 
+# Code between backticks, as Markdown pairs them: a run of backticks closes at the next run of the
+# same length, so a fenced block (```yaml ... ```) is one span and ``a `b` c`` another. Pairing
+# single backticks instead would match a fence's third backtick with the next inline code and
+# read everything between as code (and the code after it as prose). hsa.text.paraphrase keeps
+# these spans as written.
+CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 # A call written out in prose, glued to its parenthesised arguments (``get_info(topic="x")``):
 # code whether or not it stands between backticks.
 _CALL = rf"{_BEFORE_CALL}[A-Za-z_][A-Za-z0-9_.\-]*{_ARGS}"
-_CODE_OR_CALL = re.compile(rf"`[^`]+`|{_CALL}")
+_CODE_OR_CALL = re.compile(rf"(?s:{CODE_SPAN.pattern})|(?P<call>{_CALL})")
 
 
 def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
-    they stand as a whole identifier; plain-word names (``size``) only where they are code: as
+    they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
+    ``follow-up``: :func:`hsa.text.names.parameter_identifier_like`) only where they are code: as
     inline code (`` `size` ``), as a keyword inside inline code (`` `check_stock(size="M")` ``,
     `` `size: M` ``, `` `{"size": "M"}` ``) or inside a call written out in prose
     (``check_stock(size="M")``), since as plain words they are ordinary prose."""
-    identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
-    words = {k: v for k, v in renames.items() if not identifier_like(k)}
+    identifiers = {k: v for k, v in renames.items() if parameter_identifier_like(k)}
+    words = {k: v for k, v in renames.items() if not parameter_identifier_like(k)}
     alternatives = _alternation(words)
     # A keyword: the name quoted (``"size": "M"``, ``'size'=``) or bare before "=" in a call,
     # and in inline code also bare right before ":" (``size: M``), but not a port or a scheme
@@ -196,7 +203,7 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
 
     def keywords(span: re.Match) -> str:
         text = span.group(0)
-        if text.startswith("`"):
+        if span.group("call") is None:
             whole = replace_code_mentions(text, words)  # the span is the name (`size`)
             if whole != text:
                 return whole

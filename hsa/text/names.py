@@ -82,6 +82,20 @@ def identifier_like(name: str) -> bool:
     return bool(_IDENTIFIER_LIKE.search(name))
 
 
+# Lowercase words joined by hyphens: English compounds as often as names (follow-up, check-in,
+# e-mail, drop-off).
+_HYPHENATED_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
+def parameter_identifier_like(name: str) -> bool:
+    """:func:`identifier_like` for a parameter name, except lowercase words joined by hyphens
+    (``follow-up``): as a JSON key that shape is rare, and prose (the user's "a follow-up call")
+    writes it as an ordinary compound, so it is treated as a plain word, moved only where it
+    stands as code. Skill ids keep the hyphen as their mark (Agent Skills names are written
+    ``pdf-processing`` and mentioned by name in prose), and tool names with them."""
+    return identifier_like(name) and not _HYPHENATED_WORDS.fullmatch(name)
+
+
 def name_words(name: str) -> list[str]:
     """The words of a name, as written: split on any character that is not a letter or digit,
     on camelCase humps, after acronyms and where letters and digits meet (``getHTTPStatus2`` ->

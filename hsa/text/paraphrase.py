@@ -42,12 +42,12 @@ from pathlib import Path
 
 from hsa.errors import HsaError
 from hsa.files.jsonl import atomic_path
-from hsa.text.mentions import URL, find_mentions
+from hsa.text.mentions import CODE_SPAN, URL, find_mentions
 from hsa.text.names import identifier_like
 
 # ---- invariants -----------------------------------------------------------------------------
 
-_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_CODE = CODE_SPAN
 # Quote pairs never span a blank line, so one stray quote cannot swallow a whole document. A
 # single quote opens and closes only away from letters, so apostrophes (don't, users') are none.
 _NO_BLANK_LINE = r"(?!\n[ \t]*\n)"

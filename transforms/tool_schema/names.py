@@ -276,7 +276,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "5"  # 5: a web address keeps a renamed name (hsa.text.mentions)
+    version = "6"  # 6: fenced code is one code span; hyphenated words (follow-up) are words
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -321,7 +321,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "5"  # 5: a web address keeps a renamed name (hsa.text.mentions)
+    version = "6"  # 6: fenced code is one code span; hyphenated words (follow-up) are words
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
