@@ -94,6 +94,15 @@ def test_untrusted_hooks_are_parsed_not_run(tmp_path):
     assert not marker.exists()
 
 
+def test_hook_code_that_exits_at_import_is_a_harness_error(tmp_path):
+    hooks = (
+        "import sys\nsys.exit(0)\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"
+    )
+    harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
+    with pytest.raises(HarnessError, match="hooks.py failed to import: SystemExit"):
+        harness.hook_functions()
+
+
 def test_system_prompt_renders_sections_in_order(harness_dir):
     prompt = render_system_prompt(load_harness(harness_dir))
     assert (
@@ -342,6 +351,15 @@ def test_symlinks_out_of_the_harness_are_refused(tmp_path, part):
     with pytest.raises(HarnessError, match="symbolic link that leads outside the harness") as info:
         load_harness(root)
     assert str(root) in info.value.file
+
+
+def test_a_loop_of_symlinks_is_named(tmp_path):
+    root = write_harness(tmp_path / "h")
+    (root / "tools" / "loop1.json").symlink_to(root / "tools" / "loop2.json")
+    (root / "tools" / "loop2.json").symlink_to(root / "tools" / "loop1.json")
+    with pytest.raises(HarnessError, match="cannot follow its symbolic links") as info:
+        load_harness(root)
+    assert info.value.file.endswith(("loop1.json", "loop2.json"))
 
 
 def test_symlinks_inside_the_harness_are_followed(tmp_path):

@@ -53,6 +53,7 @@ def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path
         {"jsonrpc": "2.0", "id": 1, "result": {"tools": [SEARCH, BAD_SCHEMA], "nextCursor": "p2"}},
     )
     page2 = write_json(tmp_path / "page2.json", {"tools": [REFUND, dict(SEARCH)]})
+    page2.write_bytes(b"\xef\xbb\xbf" + page2.read_bytes())  # a byte order mark is ignored
     tools = tmp_path / "h" / "tools"
     assert main(["import", "mcp", str(page1), str(page2), "--out", str(tools)]) == 0
     assert sorted(p.name for p in tools.iterdir()) == ["billing_refund.json", "search_orders.json"]
@@ -148,6 +149,10 @@ def skills_folder(root: Path) -> Path:
     (root / "pdf-forms" / "scripts" / "fill.py").write_text("print('fill')\n")
     (root / "pdf-forms" / "LICENSE.txt").write_text("All rights reserved.\n")
     (root / "pdf-forms" / "outside").symlink_to(root.parent)
+    (root / "latin-1").mkdir()
+    (root / "latin-1" / "SKILL.md").write_bytes(
+        OPEN_SKILL.replace("order", "caf\xe9").encode("latin-1")
+    )
     return root
 
 
@@ -156,7 +161,8 @@ def test_skill_folders_become_a_harness_skeleton(tmp_path, capsys):
     out = tmp_path / "support-desk"
     assert main(["import", "skills", str(source), "--out", str(out)]) == 0
     printed = capsys.readouterr()
-    assert "3 skill folders -> 2 skills, 1 rejected" in printed.out
+    assert "4 skill folders -> 2 skills, 2 rejected" in printed.out
+    assert f"{source / 'latin-1' / 'SKILL.md'} id=latin-1: not UTF-8 text" in printed.err
     assert (
         f"{source / 'misnamed' / 'SKILL.md'} id=misnamed name: name 'other-name' differs"
         in printed.err

@@ -79,16 +79,22 @@ def test_bad_lines_are_rejected_and_counted(tmp_path):
         {"messages": [{"role": "user", "content": "hi"}], "tools": []},
         chat(tools=[HISTORY_TOOL]),
         chat(),
+        chat(meta="hello"),  # one line's meta is that line's reject, not the run's end
+        chat(meta=[1, 2]),
+        chat(meta={"split": "dev"}),
     ]
     path = write(tmp_path / "c.jsonl", rows)
     result = import_openai(path)
-    assert (result.lines, len(result.episodes), len(result.rejects)) == (7, 2, 5)
+    assert (result.lines, len(result.episodes), len(result.rejects)) == (10, 3, 7)
     reasons = {r.line: (r.field, r.reason) for r in result.rejects}
     assert "not valid JSON" in reasons[2][1]
     assert reasons[3][0].startswith("tools[0].function.parameters")
     assert reasons[4][0] == "messages[2].tool_calls[0].function.arguments"
     assert "no assistant message" in reasons[5][1]
     assert "unknown tool 'get_price'" in reasons[6][1]
+    assert reasons[8] == ("meta", "meta must be an object, got str")
+    assert reasons[9] == ("meta", "meta must be an object, got list")
+    assert result.episodes[-1].meta["split"] == "dev"
 
 
 def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
@@ -102,6 +108,18 @@ def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
         json.loads(x) for x in (tmp_path / "episodes.rejects.jsonl").read_text().splitlines()
     ]
     assert reject["line"] == 2 and reject["source"] == str(path)
+    kept = (out.read_bytes(), (tmp_path / "episodes.rejects.jsonl").read_bytes())
+    # an import that keeps nothing fails and leaves the earlier files as they were
+    broken = write(tmp_path / "broken.jsonl", ["{broken"])
+    assert main(["import", "openai", str(broken), "--out", str(out)]) == 1
+    assert "wrote nothing: no episode was kept" in capsys.readouterr().out
+    assert (out.read_bytes(), (tmp_path / "episodes.rejects.jsonl").read_bytes()) == kept
+    # both paths are checked before either is written
+    other = tmp_path / "other.jsonl"
+    (tmp_path / "adir").mkdir()
+    args = ["import", "openai", str(path), "--out", str(other), "--rejects", str(tmp_path / "adir")]
+    assert main(args) == 2
+    assert not other.exists()
 
 
 def test_a_repeated_id_is_rejected_where_it_repeats(tmp_path):

@@ -95,6 +95,7 @@ def episode(row_id="e1") -> Episode:
         ({"name": "x" * 101}, "name must be 1-100 letters"),
         ({"pipeline": [{"identity": {}, "tool_name_mask": {}}]}, "one-key mapping"),
         ({"extra": 1}, r"unknown keys \['extra'\]"),
+        ({"seed": 2**64}, r"seed must fit in 64 bits"),
     ],
 )
 def test_bad_recipe_is_refused_before_work(change, message):
@@ -108,7 +109,10 @@ def test_a_recipe_file_may_start_with_a_byte_order_mark(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + load_recipe("tools-basic").to_yaml().encode())
     assert load_recipe(path) == load_recipe("tools-basic")
     path.write_bytes(b"name: caf\xe9\n")  # Latin-1, not UTF-8: a clear error, not a traceback
-    with pytest.raises(RecipeError, match="cannot read the recipe: 'utf-8' codec"):
+    with pytest.raises(
+        RecipeError,
+        match="cannot read the recipe: not UTF-8 text: invalid continuation byte at byte 9",
+    ):
         load_recipe(path)
 
 

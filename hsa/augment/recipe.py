@@ -138,6 +138,12 @@ class Recipe:
         seed = data.get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise RecipeError(f"seed must be an integer, got {seed!r}", file=source, field="seed")
+        if not -(2**63) <= seed < 2**64:  # what a version's JSON records (orjson: 64 bits)
+            raise RecipeError(
+                f"seed must fit in 64 bits (-2**63 to 2**64 - 1), got {seed}",
+                file=source,
+                field="seed",
+            )
         name = data.get("name")
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise RecipeError(
@@ -310,8 +316,10 @@ def load_recipe(name_or_path: str | os.PathLike) -> Recipe:
         path = shipped
     try:
         data = yaml.safe_load(read_text(path))
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise RecipeError(f"cannot read the recipe: {exc}", file=str(path)) from None
+    except HsaError as exc:  # not UTF-8
+        raise RecipeError(f"cannot read the recipe: {exc.reason}", file=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RecipeError(

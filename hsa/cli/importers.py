@@ -35,7 +35,10 @@ def _report_import(result, out_path: Path, rejects_path: Path) -> None:
         err.print(f"{len(result.notices)} episode(s) kept with a change:")
         for notice in result.notices:
             err.print(f"  {notice}", markup=False, highlight=False)
-    out.print(f"wrote {out_path} and {rejects_path}")
+    if result.episodes:
+        out.print(f"wrote {out_path} and {rejects_path}")
+    else:
+        out.print(f"wrote nothing: no episode was kept ({out_path} is left as it was)")
     # Only an import that keeps nothing fails: dropping lines of a foreign format is its job.
     fail_unless_healthy(
         Tally(len(result.episodes), [(r.stage, r.reason) for r in result.rejects]),

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from hsa.errors import HsaError
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -26,8 +28,16 @@ def read_bytes(path: Path) -> bytes:
     return strip_bom(Path(path).read_bytes())
 
 
+def decode_utf8(data: bytes, *, file: str, error: type[HsaError] = HsaError) -> str:
+    """``data`` as UTF-8 text, or ``error`` naming ``file`` and the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=file) from None
+
+
 def read_text(path: Path) -> str:
-    return read_bytes(path).decode("utf-8")
+    return decode_utf8(read_bytes(path), file=str(path))
 
 
 def write_text(path: Path, text: str) -> None:

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.errors import Notice, Reject
+from hsa.errors import HsaError, Notice, Reject
 from hsa.files.jsonl import write_jsonl
 from hsa.model.episode import Episode
 
@@ -61,12 +61,18 @@ class ImportResult:
     def write(
         self, out: str | os.PathLike, rejects_out: str | os.PathLike | None = None
     ) -> tuple[Path, Path]:
-        """Write episodes to ``out`` and rejects beside it (``<out>.rejects.jsonl``), atomically."""
+        """Write episodes to ``out`` and rejects beside it (``<out>.rejects.jsonl``), atomically;
+        both paths are checked before either is written. An import that kept no episode writes
+        nothing: it fails, and an earlier import's files there stay as they were."""
         self.check_counts()
         out = Path(out)
         rejects_path = Path(rejects_out) if rejects_out else rejects_path_for(out)
-        write_jsonl(out, (e.to_dict() for e in self.episodes))
-        write_jsonl(rejects_path, (r.to_dict() for r in self.rejects))
+        for path in (out, rejects_path):
+            if path.is_dir():
+                raise HsaError("output path is a directory, expected a file", file=str(path))
+        if self.episodes:
+            write_jsonl(out, (e.to_dict() for e in self.episodes))
+            write_jsonl(rejects_path, (r.to_dict() for r in self.rejects))
         return out, rejects_path
 
 

@@ -23,6 +23,7 @@ import orjson
 
 from hsa.errors import HarnessError, HsaError, Reject
 from hsa.files.jsonl import write_jsonl
+from hsa.files.textfile import read_bytes
 from hsa.model.tool import Tool
 
 
@@ -42,7 +43,7 @@ class McpImport:
 def _listed_tools(path: Path) -> list:
     """The ``tools`` array of a ``tools/list`` result or response file."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_bytes(path))
     except OSError as exc:
         raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except orjson.JSONDecodeError as exc:

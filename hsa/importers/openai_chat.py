@@ -88,7 +88,10 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
     tools = value.get("tools") or []
     if not isinstance(tools, list):
         raise EpisodeError("tools must be a list of tool objects", field="tools")
-    meta = dict(value.get("meta") or {})
+    meta = value.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise EpisodeError(f"meta must be an object, got {type(meta).__name__}", field="meta")
+    meta = {**meta}
     meta.setdefault("source", source)
     return {
         "id": row_id,

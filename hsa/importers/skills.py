@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.errors import HarnessError, HsaError, Notice, Reject
+from hsa.errors import HsaError, Notice, Reject
 from hsa.files.jsonl import plain_permissions
 from hsa.files.textfile import dump_yaml, read_text
 from hsa.model.harness import DEFAULT_SKILL_LOADER, load_harness
@@ -62,7 +62,7 @@ def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
             skill = Skill.from_markdown(
                 read_text(skill_file), folder=folder.name, file=str(skill_file)
             )
-        except HarnessError as exc:
+        except HsaError as exc:  # not a skill, or not UTF-8 text
             out.rejects.append(
                 Reject(exc.file or str(skill_file), exc.line, folder.name, exc.field, exc.reason)
             )

@@ -29,7 +29,7 @@ import orjson
 import yaml
 
 from hsa.errors import HarnessError
-from hsa.files.textfile import dump_yaml, read_bytes, write_text
+from hsa.files.textfile import decode_utf8, dump_yaml, read_bytes, write_text
 from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
 from hsa.model.schema import property_names, schema_descriptions
@@ -474,7 +474,11 @@ class _FolderReader:
         self.root = root.resolve()
 
     def bytes(self, path: Path) -> bytes:
-        if not inside(self.root, path):
+        try:
+            within = inside(self.root, path)
+        except (OSError, RuntimeError) as exc:  # a loop of links (RuntimeError before 3.13)
+            raise HarnessError(f"cannot follow its symbolic links: {exc}", file=str(path)) from None
+        if not within:
             raise HarnessError(
                 "is a symbolic link that leads outside the harness folder; copy "
                 "the file into the folder instead",
@@ -486,12 +490,7 @@ class _FolderReader:
             raise HarnessError(f"cannot read: {exc.strerror}", file=str(path)) from None
 
     def text(self, path: Path) -> str:
-        try:
-            return self.bytes(path).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise HarnessError(
-                f"not UTF-8 text: {exc.reason} at byte {exc.start}", file=str(path)
-            ) from None
+        return decode_utf8(self.bytes(path), file=str(path), error=HarnessError)
 
 
 def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Harness:

@@ -181,7 +181,7 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
         module.__file__ = file
         try:
             exec(compile(source, file, "exec"), module.__dict__)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in harness code ends no hsa command
             raise HarnessError(
                 f"{file.rsplit('/', 1)[-1]} failed to import: {type(exc).__name__}: {exc}",
                 file=file,
