@@ -96,6 +96,28 @@ def test_a_harness_own_layout_changes_the_version(small_example):
     assert _version(recipe, episodes, harness) != before
 
 
+@pytest.mark.parametrize(
+    "break_it",
+    [
+        lambda h: (h / "skills" / "new-skill").mkdir(),  # a skill folder with no SKILL.md
+        lambda h: (h / "tools" / "gone.json").symlink_to(h / "no-such.json"),  # leads nowhere
+        lambda h: (
+            (h / "tools" / "a.json").symlink_to(h / "tools" / "b.json"),
+            (h / "tools" / "b.json").symlink_to(h / "tools" / "a.json"),
+        ),
+    ],
+    ids=["empty-skill-folder", "dangling-link", "link-loop"],
+)
+def test_a_harness_that_no_longer_loads_is_another_version(small_example, break_it):
+    """Only files were hashed: a harness broken by an empty folder or a bad link kept the id of
+    the version made before, so generate reported that version as already made."""
+    episodes, harness = small_example
+    recipe = load_recipe("hat-train")
+    before = _version(recipe, episodes, harness)
+    break_it(harness)
+    assert _version(recipe, episodes, harness) != before
+
+
 def test_generate_names_its_version_by_the_same_rule_and_records_the_assets(
     small_example, tmp_path
 ):

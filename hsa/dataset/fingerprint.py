@@ -29,20 +29,36 @@ _CHUNK = 1 << 22
 
 
 def folder_sha256(folder: str | os.PathLike) -> str:
-    """sha256 over every file of a folder: relative path and bytes, in path order. A symbolic
-    link that leads out of the folder counts by its target's name, never its bytes: nothing
-    outside is read (loading such a harness fails anyway)."""
+    """sha256 over a folder: each file's relative path and bytes, in path order, and every entry
+    that is no file to read (an empty folder, a link that leads nowhere or in a loop) by its
+    path and kind, so that a folder that no longer loads never shares its version with the one
+    that did. A symbolic link that leads out of the folder counts by its target's name, never
+    its bytes: nothing outside is read (loading such a harness fails anyway)."""
     root = Path(folder)
     real = root.resolve()
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        if inside(real, path):
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        else:
-            digest.update(
-                b"link\0" + os.fsencode(os.readlink(path)) if path.is_symlink() else b"outside\0"
-            )
+    entries = sorted(p for p in root.rglob("*") if "__pycache__" not in p.parts)
+    parents = {parent for p in entries if p.is_file() for parent in p.parents}
+    for path in entries:
+        name = path.relative_to(root).as_posix().encode() + b"\0"
+        if path.is_file():
+            digest.update(name)
+            try:
+                within = inside(real, path)
+            except (OSError, RuntimeError):  # a loop of links
+                within = False
+            if within:
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            else:
+                digest.update(
+                    b"link\0" + os.fsencode(os.readlink(path))
+                    if path.is_symlink()
+                    else b"outside\0"
+                )
+        elif path.is_symlink():  # to nothing, to a folder, or in a loop
+            digest.update(name + b"link\0" + os.fsencode(os.readlink(path)))
+        elif path not in parents:  # a folder with no file below: the files name the others
+            digest.update(name + (b"folder\0" if path.is_dir() else b"other\0"))
     return digest.hexdigest()
 
 
