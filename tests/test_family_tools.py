@@ -477,6 +477,29 @@ def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
     assert swap("`f(size=1, topic=2)` and g(topic=3)") == "`f(topic=1, size=2)` and g(size=3)"
 
 
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("parameter_name_paraphrase", {}),
+        ("parameter_name_paraphrase", {"naming": "mixed"}),
+        ("parameter_name_mask", {}),
+    ],
+)
+def test_parameters_are_never_kebab_case_where_calls_pass_them_as_keywords(example, name, options):
+    """A variant written in kebab case (its skill ids, its tools) writes parameters in snake
+    case: skills write calls out (``get_price_after_coupon(link_number=5)``), and
+    ``link-number=5`` is no keyword in any language."""
+    episode = by_scenario(example, "swapped_args").with_prompt_options(naming="kebab")
+    news = set()
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, **options)
+        news |= {new for renames in variant.mapping.parameters.values() for new in renames.values()}
+        written = "\n".join(s.content for s in variant.episode.harness.skills)
+        assert not re.search(r"\b[a-z]+(?:-[a-z]+)+=", written), written
+    assert news and not any("-" in new for new in news)
+    assert any("_" in new for new in news)
+
+
 def test_a_hyphenated_word_parameter_is_renamed_only_as_code():
     """``follow-up`` is a JSON key and an English word: the user's "a follow-up call" is theirs."""
     from hsa.text.mentions import parameter_mentions

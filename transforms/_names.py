@@ -269,6 +269,16 @@ def variant_convention(
     return chosen, chosen
 
 
+def keyword_convention(convention: str | None, names: Iterable[str]) -> str | None:
+    """The convention parameter names are written in under ``convention``: a parameter is
+    passed as a keyword in every call a skill writes out (``get_price(link_number=6)``), which a
+    hyphen cannot be, so kebab case is written as snake case, unless the harness's own
+    parameters have hyphens."""
+    if convention == "kebab" and not any("-" in n for n in names):
+        return "snake"
+    return convention
+
+
 def declared_or_shared(episode: Episode, names: Iterable[str]) -> str | None:
     """The variant's convention if one is recorded, else the one ``names`` share (None: they
     mix conventions or there are none)."""

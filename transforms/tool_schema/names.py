@@ -18,10 +18,12 @@ from hsa.model.harness import Harness
 from hsa.model.tool import Tool
 from hsa.text.names import name_words
 from hsa.transforms._names import (
+    CONVENTION_SPLITS,
     NamingMode,
     OpaqueAlphabet,
     Renamer,
     declared_or_shared,
+    keyword_convention,
     opaque_word,
     record_convention,
     variant_convention,
@@ -266,7 +268,8 @@ class _ParameterRename(Transform):
 class ParameterNameParaphrase(_ParameterRename):
     """Renames tool parameters to equivalent names (link_number -> itemNo): words from the
     general English lexicon and the abbreviation table (a suffix or a mask where no table knows a
-    word), one new name per old name across all tools, in the variant's one naming convention;
+    word), one new name per old name across all tools, in the variant's one naming convention
+    (snake case for kebab: a parameter is a keyword in calls written out, ``link_number=6``);
     argument keys in calls, schemas, gold, prose mentions, hook configuration that names them
     (``link_params``) and tool results echoing them move along. Types, argument values and what
     the gold expects are kept; no new name says what another parameter's name says.
@@ -276,7 +279,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "6"  # 6: fenced code is one code span; hyphenated words (follow-up) are words
+    version = "7"  # 7: kebab case is written as snake (keywords); 6: code spans, follow-up
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -291,7 +294,10 @@ class ParameterNameParaphrase(_ParameterRename):
             self._taken(episode),
             self.split,
             rng,
-            convention=convention,
+            convention=keyword_convention(convention, names),
+            mixed=tuple(
+                dict.fromkeys(keyword_convention(c, names) for c in CONVENTION_SPLITS[self.split])
+            ),
             suffixes=PARAMETER_NAME_SUFFIXES[self.split],
             mask_prefixes=PARAMETER_MASK_PREFIXES[self.split],
             verbs=False,
@@ -321,7 +327,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "6"  # 6: fenced code is one code span; hyphenated words (follow-up) are words
+    version = "7"  # 7: kebab case is written as snake (keywords); 6: code spans, follow-up
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
@@ -335,7 +341,7 @@ class ParameterNameMask(_ParameterRename):
             self._taken(episode),
             self.split,
             rng,
-            convention=declared_or_shared(episode, names),
+            convention=keyword_convention(declared_or_shared(episode, names), names),
             mask_prefixes=(word,),
         )
         return {
