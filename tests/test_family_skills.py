@@ -444,6 +444,50 @@ def test_dependent_lists_and_step_sections_keep_their_order(example):
     assert len(moved) > 1  # while the rules list does move
 
 
+def test_an_example_section_keeps_its_rules_tables_and_captions():
+    """Under an "Example" heading: rule bullets are rules (never dropped), a table is
+    reference (kept), and a caption ("The deploy file it writes:") keeps the block it introduces
+    right after it; the examples themselves still move and go."""
+    body = (
+        "# Deploy\n\nA deploy is a build, then a promote.\n\n## Example call\n\n"
+        '```json\n{"name": "build"}\n```\n\nThe second call, once the build passed.\n\n'
+        '```json\n{"name": "promote"}\n```\n\nWhat the pipeline runs for you:\n\n'
+        "```bash\nmake build\n```\n\nThe deploy file it writes:\n\n```yaml\nto: staging\n```\n\n"
+        "| step | tool |\n|---|---|\n| 1 | `build` |\n\n"
+        "- Do not build from a branch the user did not name.\n"
+        '- Only promote when it is "passed".\n- build, then promote\n- a second example\n'
+    )
+    dropped, moved = 0, 0
+    for seed in range(40):
+        plan = content.draw_plan(body, [], random.Random(seed), "train", rephrase=False)
+        new = rewrite_body(body, plan)
+        for kept in (
+            "Do not build from a branch the user did not name.",
+            'promote when it is "passed".',
+            "| 1 | `build` |",
+        ):
+            assert kept in new, (seed, new)
+        assert re.search(r"runs for you:\n\n```bash\nmake build\n```", new), new
+        assert re.search(r"file it writes:\n\n```yaml\nto: staging\n```", new), new
+        dropped += "a second example" not in new or "The second call" not in new
+        moved += new.find('"build"') > new.find('"promote"') >= 0
+    assert dropped and moved  # the examples themselves still go and move
+
+
+@pytest.mark.parametrize("width", range(40, 101, 3))
+def test_rewrapping_never_breaks_inline_code_or_a_quoted_string(width):
+    from hsa.text.markdown import rewrap
+
+    line = (
+        'When the user says "run the tests", call `run` with `type` set to `test`. For "lint" '
+        'use `type: lint`; for end-to-end checks say "no known interactions" or use ``a ` b``.'
+    )
+    lines = rewrap([line], "", width)
+    assert lines is not None and " ".join(lines) == line
+    for wrapped in lines:
+        assert wrapped.count('"') % 2 == 0 and re.sub(r"``.*?``", "", wrapped).count("`") % 2 == 0
+
+
 def test_tampered_plans_are_refused(example):
     episode = next(iter(example.values()))
     strategy = episode.harness.skill("coupon-price-strategy").content

@@ -288,10 +288,17 @@ def _join(lines: list[str]) -> str:
     return text
 
 
+# What a line is never broken inside: inline code (`type: lint`, whose spaces are code) and a
+# quoted string ("no known interactions", which a model should read whole).
+_UNBROKEN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)|\"[^\"]*\"")
+
+
 def _wrap(head: str, text: str, prefix: str, width: int) -> list[str]:
     """``head`` (a list marker, or nothing) and ``text`` (one line) broken at spaces into lines
-    of at most ``width`` where possible; never before a word that would start a new block."""
-    words = text.split(" ")
+    of at most ``width`` where possible; never before a word that would start a new block, nor
+    inside inline code or a quoted string."""
+    glued = _UNBROKEN.sub(lambda m: m.group(0).replace(" ", "\0"), text)
+    words = [word.replace("\0", " ") for word in glued.split(" ")]
     lines, current = [], head + words[0]
     for word in words[1:]:
         if (

@@ -33,7 +33,7 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "4"  # 4: its fallback plan gives a Japanese body no Chinese phrase
+    version = "5"  # 5: its fallback plan keeps example sections' rules, tables, captions
     family = "skill_content"
     # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint
     # that fails or times out is a fallback recorded in params, like any outage).

@@ -32,7 +32,7 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "5"  # 5: a Japanese body (hiragana) gets no Chinese phrase (hsa.text.chinese)
+    version = "6"  # 6: example sections keep rule bullets, tables, captions with their block
     family = "skill_content"
 
     split: Literal["train", "heldout"] = "train"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hsa.text.markdown import Block, block_text, item_text, parse
-from hsa.text.paraphrase import invariant_spans, normalise_space
+from hsa.text.paraphrase import invariant_spans, negations, normalise_space
 
 _EXAMPLE_HEADING = re.compile(
     r"(?<![A-Za-z])(examples?|samples?|e\.g\.)(?![A-Za-z])|示例|例子|样例"
@@ -52,6 +52,37 @@ _EXAMPLE_START = re.compile(
     r"|例如|比如|譬如|举例|示例[:：]",
     re.IGNORECASE,
 )
+
+
+# A bullet that states a rule (a negation, or "only", "must", 必须...) is no example to drop,
+# even under an "Example" heading: example sections hold rules about their examples too.
+_RULE_WORD = re.compile(
+    r"(?<![A-Za-z])(only|must|always|never|should|required?|make sure|ensure)(?![A-Za-z])"
+    r"|必须|务必|只能|只有|仅|一定|确保|不得|不要|禁止",
+    re.IGNORECASE,
+)
+
+
+def _states_rule(text: str) -> bool:
+    return bool(_RULE_WORD.search(text) or negations(text))
+
+
+def _introduces(block: Block) -> bool:
+    """A paragraph ending in a colon ("The deploy file it writes:") introduces the next block."""
+    return block.kind == "paragraph" and block_text(block).rstrip().endswith((":", "："))
+
+
+def _movable_example(blocks: list[Block], k: int, first: int) -> bool:
+    """Whether block ``k`` of an example section (its blocks from ``first``) is an example that
+    may move or go: a paragraph, fenced code or quote, not a caption nor the block a caption
+    introduces (they go together or not at all: both stay), nor a table (reference, not an
+    example)."""
+    block = blocks[k]
+    if block.kind not in ("paragraph", "fence", "opaque") or _introduces(block):
+        return False
+    if k > first and _introduces(blocks[k - 1]):
+        return False
+    return not (block.kind == "opaque" and block.lines and block.lines[0].lstrip().startswith("|"))
 
 
 @dataclass
@@ -115,12 +146,7 @@ def structure_of(blocks: list[Block]) -> Structure:
             bool(_ORDER_HEADING.search(heading)),
         )
         if section.examples and not any(blocks[k].kind == "heading" for k in range(a + 1, b)):
-            section.units = [
-                k
-                for k in range(a + 1, b)
-                if blocks[k].kind in ("paragraph", "fence", "opaque")
-                and not block_text(blocks[k]).rstrip().endswith((":", "："))
-            ]
+            section.units = [k for k in range(a + 1, b) if _movable_example(blocks, k, a + 1)]
         sections.append(section)
     refers = any(
         _refers_to_position(block_text(blocks[k]))
@@ -151,7 +177,7 @@ def structure_of(blocks: list[Block]) -> Structure:
             if block.ordered:
                 droppable = []
             elif section.examples:
-                droppable = list(range(len(block.items)))
+                droppable = [i for i, t in enumerate(texts) if not _states_rule(t)]
             else:
                 droppable = [i for i, t in enumerate(texts) if _starts(_EXAMPLE_START, t)]
             lists.append(ListInfo(k, shuffle, droppable))
