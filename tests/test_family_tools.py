@@ -500,6 +500,54 @@ def test_parameters_are_never_kebab_case_where_calls_pass_them_as_keywords(examp
     assert any("_" in new for new in news)
 
 
+def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
+    """`name` (also the skill loader's argument) and `id` (also a nested property) are mentioned
+    as code in a skill: their mentions cannot be told to be the parameter's, so renaming them
+    would leave every one stale. `ref` is unambiguous and moves; `qty` is nested-only."""
+    item = {"type": "object", "properties": {"id": {"type": "string"}, "qty": {"type": "integer"}}}
+    harness = Harness.from_dict(
+        {
+            "name": "ci",
+            "skills": [
+                {
+                    "id": "deploy",
+                    "description": "Deploys.",
+                    "content": "# Deploy\n\nCall `build` with the service `name`, the `ref` and "
+                    "the build `id`.\n",
+                }
+            ],
+            "tools": [
+                {
+                    "name": "build",
+                    "description": "Builds.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "ref": {"type": "string"},
+                            "id": {"type": "string"},
+                            "items": {"type": "array", "items": item},
+                        },
+                    },
+                }
+            ],
+        }
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for name in ("parameter_name_paraphrase", "parameter_name_mask"):
+        for seed in range(6):
+            variant = variant_of(name, episode, seed=seed, split="heldout")
+            renames = variant.mapping.parameters.get("build", {})
+            assert "ref" in renames and not {"name", "id"} & set(renames), renames
+            content = variant.episode.harness.skill("deploy").content
+            assert "`name`" in content and "`id`" in content and "`ref`" not in content
+
+
 def test_a_hyphenated_word_parameter_is_renamed_only_as_code():
     """``follow-up`` is a JSON key and an English word: the user's "a follow-up call" is theirs."""
     from hsa.text.mentions import parameter_mentions

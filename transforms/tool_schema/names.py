@@ -37,6 +37,7 @@ from hsa.transforms.tool_schema.options import (
 from hsa.transforms.tool_schema.parameters import (
     check_parameter_names,
     parameter_mapping,
+    renamable_parameters,
     rename_parameters,
     rename_parameters_in_conversation,
 )
@@ -256,7 +257,7 @@ class _ParameterRename(Transform):
 
     @staticmethod
     def _names(episode: Episode) -> list[str]:
-        return list(dict.fromkeys(p for t in episode.harness.tools for p in t.properties))
+        return list(renamable_parameters(episode.harness))
 
     @staticmethod
     def _taken(episode: Episode) -> set[str]:
@@ -279,7 +280,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "7"  # 7: kebab case is written as snake (keywords); 6: code spans, follow-up
+    version = "8"  # 8: ambiguous names mentioned as code keep theirs; 7: no kebab keywords
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -327,7 +328,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "7"  # 7: kebab case is written as snake (keywords); 6: code spans, follow-up
+    version = "8"  # 8: ambiguous names mentioned as code keep theirs; 7: no kebab keywords
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked

@@ -151,16 +151,44 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
         for t in harness.tools
     }
     per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
-    # Prose mentions are only rewritten where they are unambiguous: never for a name that is
-    # also a tool, skill or hook name, a nested property, or the skill loader's own argument.
+    ambiguous = _ambiguous(harness)
+    return per_tool, parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+
+
+def _ambiguous(harness: Harness) -> set[str]:
+    """Names whose prose mentions cannot be told to be a top-level parameter's, so they are
+    never rewritten: a tool, skill or hook name, a nested property, the skill loader's own
+    argument (``name``)."""
     nested = {
         name
         for t in harness.tools
         for parts, _ in schema_nodes(t.parameters)
         if len(parts) > 2 and (name := property_name(parts)) is not None
     }
-    ambiguous = harness.names | nested | ({"name"} if harness.skills else set())
-    return per_tool, parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+    return set(harness.names) | nested | ({"name"} if harness.skills else set())
+
+
+# The parameters of a harness a rename may take, by harness fingerprint: every draw of a
+# harness's pool asks it of the same harness. Pure: it reads the harness alone.
+_RENAMABLE: BoundedMemo[tuple[str, ...]] = BoundedMemo(1024)
+
+
+def renamable_parameters(harness: Harness) -> tuple[str, ...]:
+    """The harness's top-level parameter names, in order, less those whose mentions in the
+    harness's texts could not move with them: an ambiguous name (see :func:`_ambiguous`) that
+    those texts mention where a rename would reach (`` `name` ``, ``build(name="x")``). Renamed,
+    it would be stale in every such mention while the schema says otherwise."""
+    return _RENAMABLE.get(harness.fingerprint, lambda: _renamable(harness))
+
+
+def _renamable(harness: Harness) -> tuple[str, ...]:
+    names = list(dict.fromkeys(p for t in harness.tools for p in t.properties))
+    ambiguous = _ambiguous(harness) & set(names)
+    if not ambiguous:
+        return tuple(names)
+    text = "\n".join(t for _, t in harness.prose())
+    mentioned = {n for n in ambiguous if parameter_mentions({n: "\0"})(text) != text}
+    return tuple(n for n in names if n not in mentioned)
 
 
 def _renamed_conversation(episode: Episode, per_tool: dict, prose, harness: Harness) -> Episode:
