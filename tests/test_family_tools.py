@@ -500,6 +500,52 @@ def test_parameters_are_never_kebab_case_where_calls_pass_them_as_keywords(examp
     assert any("_" in new for new in news)
 
 
+def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
+    """`build` is a tool and a `type` the `run` tool takes; the skill's `build` may be either,
+    and renamed it teaches a value no schema accepts. `run`, `status` still move."""
+    run_tool = {
+        "name": "run",
+        "description": "Runs a job.",
+        "parameters": {
+            "type": "object",
+            "properties": {"type": {"type": "string", "enum": ["test", "lint", "build"]}},
+        },
+    }
+    plain = {"type": "object", "properties": {"ref": {"type": "string"}}}
+    harness = Harness.from_dict(
+        {
+            "name": "ci",
+            "skills": [
+                {
+                    "id": "test-run",
+                    "description": "Runs checks.",
+                    "content": "# Run\n\n| `build` | a build job (prefer the `build` tool) |\n\n"
+                    "Call `run`, then `status`.\n",
+                }
+            ],
+            "tools": [
+                run_tool,
+                {"name": "build", "description": "Builds.", "parameters": plain},
+                {"name": "status", "description": "A status.", "parameters": plain},
+            ],
+        }
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for name in ("tool_name_paraphrase", "tool_name_mask"):
+        moved = set()
+        for seed in range(6):
+            variant = variant_of(name, episode, seed=seed)
+            assert "build" not in variant.mapping.tools
+            assert variant.episode.harness.skill("test-run").content.count("`build`") == 2
+            moved |= set(variant.mapping.tools)
+        assert {"run", "status"} <= moved, moved
+
+
 def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
     """`name` (also the skill loader's argument) and `id` (also a nested property) are mentioned
     as code in a skill: their mentions cannot be told to be the parameter's, so renaming them

@@ -1,5 +1,6 @@
 """What the tool_schema transforms share: finding a tool by name, replacing the tools list, the
-calls of an episode, and a shuffle that always changes the order."""
+calls of an episode, a shuffle that always changes the order, and the tool names no rename
+may take."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
+from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
+from hsa.text.mentions import find_call_mentions, find_code_mentions
+from hsa.text.names import identifier_like
 
 
 def tool_named(harness: Harness, name: str) -> Tool:
@@ -47,3 +52,43 @@ def shuffled(items: list, rng: random.Random) -> list:
     while out == items:
         rng.shuffle(out)
     return out
+
+
+def _schema_values(harness: Harness) -> set[str]:
+    """Every string a tool's schema names as a value: enum members, consts and defaults."""
+    values: set[str] = set()
+    for tool in harness.tools:
+        for _, node in schema_nodes(tool.parameters):
+            if not isinstance(node, dict):
+                continue
+            members = node.get("enum") if isinstance(node.get("enum"), list) else []
+            values.update(
+                v for v in [*members, node.get("const"), node.get("default")] if isinstance(v, str)
+            )
+    return values
+
+
+# The tool names a rename leaves, by harness fingerprint (every draw of a pool asks it of the
+# same harness). Pure: it reads the harness alone.
+_FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
+
+
+def fixed_tool_names(harness: Harness) -> frozenset[str]:
+    """Plain-word tool names that are also a value the tools take (``build``, a tool, and
+    ``"build"``, a ``type`` the ``run`` tool accepts) and that the harness's texts write as code
+    (`` `build` ``): such a mention may be either, and renamed it would teach a value no schema
+    accepts, so the tool keeps its name."""
+    return _FIXED.get(harness.fingerprint, lambda: _fixed(harness))
+
+
+def _fixed(harness: Harness) -> frozenset[str]:
+    words = [n for n in harness.tool_names if not identifier_like(n)]
+    clashing = set(words) & _schema_values(harness) if words else set()
+    if not clashing:
+        return frozenset()
+    texts = [t for _, t in harness.prose()]
+    return frozenset(
+        n
+        for n in clashing
+        if any(find_code_mentions(t, [n]) or find_call_mentions(t, [n]) for t in texts)
+    )

@@ -28,6 +28,7 @@ from hsa.transforms._names import (
     record_convention,
     variant_convention,
 )
+from hsa.transforms.tool_schema.common import fixed_tool_names
 from hsa.transforms.tool_schema.options import (
     PARAMETER_MASK_PREFIXES,
     PARAMETER_NAME_SUFFIXES,
@@ -72,7 +73,7 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
+    version = "5"  # 5: a tool named like a value its skills write as code keeps its name
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools whose names are masked
@@ -133,8 +134,9 @@ class ToolNameMask(Transform):
             mask_word=self._opaque_word,
         )
         renames = {}
+        fixed = fixed_tool_names(harness)
         for tool in harness.tools:
-            if rng.random() >= self.fraction:
+            if rng.random() >= self.fraction or tool.name in fixed:
                 continue
             if self.prefix is None:
                 renames[tool.name] = renamer.mask(tool.name)
@@ -193,7 +195,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "5"  # 5: URLs keep names; plain-word names written as calls are renamed
+    version = "6"  # 6: a tool named like a value its skills write as code keeps its name
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
@@ -212,10 +214,15 @@ class ToolNameParaphrase(Transform):
             suffixes=TOOL_NAME_SUFFIXES[self.split],
             mask_prefixes=TOOL_MASK_PREFIXES[self.split],
         )
-        chosen = [t for t in harness.tools if rng.random() < self.fraction]
+        fixed = fixed_tool_names(harness)
+        chosen = [t for t in harness.tools if rng.random() < self.fraction and t.name not in fixed]
         renames = {t.name: renamer.paraphrase(t.name, _context_words(t)) for t in chosen}
         for tool in harness.tools:  # one convention for the whole tool list
-            if tool.name not in renames and (new := renamer.restyle(tool.name)) is not None:
+            if (
+                tool.name not in renames
+                and tool.name not in fixed
+                and (new := renamer.restyle(tool.name)) is not None
+            ):
                 renames[tool.name] = new
         return {"renames": renames, "naming": record}
 
