@@ -97,6 +97,25 @@ def test_bad_lines_are_rejected_and_counted(tmp_path):
     assert result.episodes[-1].meta["split"] == "dev"
 
 
+def test_messages_as_the_openai_sdk_dumps_them_are_read(tmp_path):
+    """``ChatCompletionMessage.model_dump()`` writes refusal, annotations, audio, function_call
+    and tool_calls even when they carry nothing; a refusal's text is still refused."""
+    empty = {"refusal": None, "annotations": [], "audio": None, "function_call": None}
+    dumped = chat(parallel_tool_calls=True)
+    dumped["messages"] = [
+        {**m, **empty, "tool_calls": m.get("tool_calls")} if m["role"] == "assistant" else m
+        for m in dumped["messages"]
+    ]
+    refused = chat()
+    refused["messages"][-1] = {**refused["messages"][-1], "refusal": "I can't help with that."}
+    result = import_openai(write(tmp_path / "sdk.jsonl", [dumped, refused]))
+    assert [e.messages for e in result.episodes] == [
+        import_openai(write(tmp_path / "plain.jsonl", [chat()])).episodes[0].messages
+    ]
+    ((reject),) = result.rejects
+    assert reject.line == 2 and "unknown keys ['refusal']" in reject.reason
+
+
 def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
     path = write(tmp_path / "c.jsonl", [chat(), "{broken"])
     out = tmp_path / "episodes.jsonl"

@@ -3,7 +3,9 @@
 The gold is taken from the conversation itself: the last assistant message that makes tool calls
 becomes the judged turn, each argument's value its only acceptable value (parallel calls in any
 order). A conversation whose assistant never calls a tool gets a ``no_call`` gold on its last
-assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``.
+assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``. Messages as the
+OpenAI SDK dumps them are read too: its fields that carry nothing (``refusal: null``,
+``annotations: []``, ``audio``, ``function_call`` and ``tool_calls`` null) count as absent.
 """
 
 from __future__ import annotations
@@ -19,6 +21,24 @@ from hsa.importers import ImportResult
 from hsa.model.episode import Episode, parse_arguments
 
 _KEYS = {"id", "messages", "tools", "meta"}
+# What the OpenAI SDK's message objects write when they carry nothing (``model_dump()`` of a
+# chat completion message), and the fine-tuning format's per-line switch: read as absent. A
+# value that carries something (a refusal's text, annotations) is still an unknown key.
+_EMPTY_SDK_FIELDS = ("refusal", "annotations", "audio", "function_call", "tool_calls")
+_IGNORED_KEYS = {"parallel_tool_calls"}
+
+
+def _without_empty_sdk_fields(messages: list) -> list:
+    out = []
+    for message in messages:
+        if isinstance(message, dict) and any(
+            k in message and message[k] in (None, []) for k in _EMPTY_SDK_FIELDS
+        ):
+            message = {
+                k: v for k, v in message.items() if not (k in _EMPTY_SDK_FIELDS and v in (None, []))
+            }
+        out.append(message)
+    return out
 
 
 def gold_from_messages(messages: list) -> dict:
@@ -79,12 +99,13 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         raise EpisodeError(
             f"expected a JSON object with messages and tools, got {type(value).__name__}"
         )
-    unknown = set(value) - _KEYS
+    unknown = set(value) - _KEYS - _IGNORED_KEYS
     if unknown:
         raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}")
     messages = value.get("messages")
     if not isinstance(messages, list):
         raise EpisodeError("messages must be a list", field="messages")
+    messages = _without_empty_sdk_fields(messages)
     tools = value.get("tools") or []
     if not isinstance(tools, list):
         raise EpisodeError("tools must be a list of tool objects", field="tools")
