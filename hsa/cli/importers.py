@@ -108,7 +108,9 @@ def import_openai_cmd(
         typer.Option(help="Rejects JSONL; default: beside --out, .jsonl -> .rejects.jsonl."),
     ] = None,
 ) -> None:
-    """Import conversations; the gold is the last assistant message's tool calls (or no call).
+    """Import conversations; the gold is the tool calls of the last assistant message that
+    makes any (replies after it are not judged), or no call on the last assistant message of a
+    conversation without calls.
 
     hsa import openai chats.jsonl --out episodes.jsonl
     """
