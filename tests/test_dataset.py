@@ -1033,8 +1033,8 @@ def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
     assert "2  load: not valid JSON" in printed.err
     assert "FAILED: no rows written; 3 reject(s)" in printed.err
     assert Path(printed.out.strip().splitlines()[-1]).is_dir()  # the version is still there
-    # One good episode (4 rows) and two broken lines: 2 of 6 outputs rejected.
-    mixed = small_source(tmp_path / "mixed", 1, ("{not json", "{not json either"))
+    # One good episode (4 rows) and one broken line: 1 of 5 outputs, 1 of 2 lines rejected.
+    mixed = small_source(tmp_path / "mixed", 1, ("{not json",))
     args = [
         "generate",
         "--recipe",
@@ -1047,10 +1047,18 @@ def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
     ]
     assert main(args) == 0
     capsys.readouterr()
-    assert main(args + ["--max-reject-share", "0.25"]) == 1  # reused: the same verdict
+    assert main(args + ["--max-reject-share", "0.15"]) == 1  # reused: the same verdict
     assert (
-        "33.3% of the run was rejected (2 rejects, 4 rows), more than --max-reject-share "
-        "0.25" in capsys.readouterr().err
+        "20.0% of the run was rejected (1 rejects, 4 rows), more than --max-reject-share "
+        "0.15" in capsys.readouterr().err
+    )
+    # Two broken lines of three: the rows outnumber the rejects, the lost lines do not.
+    most = small_source(tmp_path / "most", 1, ("{not json", "{not json either"))
+    args[args.index(str(mixed))] = str(most)
+    assert main(args) == 1
+    assert (
+        "FAILED: 66.7% of the input lines were rejected on load (2 of 3), more than "
+        "--max-reject-share 0.5" in capsys.readouterr().err
     )
 
 

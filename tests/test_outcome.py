@@ -22,6 +22,18 @@ def test_rejects_fail_a_run_only_above_the_share():
     assert failure(1, 99, what="episodes", max_reject_share=1.0) is None
 
 
+def test_lines_rejected_on_load_count_against_the_lines():
+    """16 of 21 input lines rejected on load, 20 rows from the other 5: the rows outnumber the
+    rejects, but three quarters of the input is gone."""
+    assert failure(20, 16, what="rows") is None
+    assert failure(20, 16, what="rows", lines=(16, 21)) == (
+        "76.2% of the input lines were rejected on load (16 of 21), more than "
+        "--max-reject-share 0.5"
+    )
+    assert failure(20, 16, what="rows", lines=(16, 21), max_reject_share=0.8) is None
+    assert failure(20, 2, what="rows", lines=(2, 6)) is None
+
+
 @given(st.integers(0, 50), st.integers(0, 50), st.floats(0, 1))
 def test_the_verdict_is_the_share_rule(kept, rejected, share):
     verdict = failure(kept, rejected, what="rows", max_reject_share=share)

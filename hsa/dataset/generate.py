@@ -86,11 +86,13 @@ class Result:
 
     def failure(self, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE) -> str | None:
         """Why the run does not count as a success (see hsa.dataset.outcome), or None."""
+        counts = self.manifest["counts"]
         return failure(
-            self.manifest["counts"]["rows"],
+            counts["rows"],
             self.rejected,
             what="rows",
             max_reject_share=max_reject_share,
+            lines=(counts["load_rejects"], counts["input_lines"]),
         )
 
 

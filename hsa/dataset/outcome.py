@@ -2,8 +2,10 @@
 status of ``hsa generate``, ``hsa augment`` and the importers.
 
 A run that keeps nothing failed, whatever it wrote; so did one whose rejects are more than a share
-of what it made (rows + rejects): by default more rejects than rows. The outputs stay on disk
-either way, for inspection.
+of what it made (rows + rejects): by default more rejects than rows; and one that rejected more
+than that share of its input lines before any variant was made (a line rejected on load stands
+for all the rows it would have made, so it is counted against the lines, not the rows). The
+outputs stay on disk either way, for inspection.
 """
 
 from __future__ import annotations
@@ -20,10 +22,16 @@ REASON_CHARS = 120
 
 
 def failure(
-    kept: int, rejected: int, *, what: str, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE
+    kept: int,
+    rejected: int,
+    *,
+    what: str,
+    max_reject_share: float = DEFAULT_MAX_REJECT_SHARE,
+    lines: tuple[int, int] | None = None,
 ) -> str | None:
     """Why a run that kept ``kept`` outputs (``what``: rows, variants, episodes) and rejected
-    ``rejected`` is no success, or None when it is one."""
+    ``rejected`` is no success, or None when it is one. ``lines``: (input lines rejected on
+    load, input lines), for a run whose outputs are not its lines."""
     if kept == 0:
         return (
             f"no {what} written; {rejected} reject(s)"
@@ -35,6 +43,11 @@ def failure(
         return (
             f"{share:.1%} of the run was rejected ({rejected} rejects, {kept} {what}), more "
             f"than --max-reject-share {max_reject_share:g}"
+        )
+    if lines is not None and lines[1] and lines[0] / lines[1] > max_reject_share:
+        return (
+            f"{lines[0] / lines[1]:.1%} of the input lines were rejected on load ({lines[0]} "
+            f"of {lines[1]}), more than --max-reject-share {max_reject_share:g}"
         )
     return None
 
