@@ -477,121 +477,44 @@ def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
     assert swap("`f(size=1, topic=2)` and g(topic=3)") == "`f(topic=1, size=2)` and g(size=3)"
 
 
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [
-        ("parameter_name_paraphrase", {}),
-        ("parameter_name_paraphrase", {"naming": "mixed"}),
-        ("parameter_name_mask", {}),
-    ],
-)
-def test_parameters_are_never_kebab_case_where_calls_pass_them_as_keywords(example, name, options):
-    """A variant written in kebab case (its skill ids, its tools) writes parameters in snake
-    case: skills write calls out (``get_price_after_coupon(link_number=5)``), and
-    ``link-number=5`` is no keyword in any language."""
-    episode = by_scenario(example, "swapped_args").with_prompt_options(naming="kebab")
+@pytest.mark.parametrize("naming", ["variant", "mixed"])
+def test_a_harness_that_writes_keyword_calls_is_never_renamed_into_kebab_case(example, naming):
+    """The example's skills write calls out (``get_price_after_coupon(link_number=5)``); one
+    convention names a variant's tools and parameters, and ``get-price(link-number=5)`` is no
+    call in any language. A harness without such calls still meets kebab case."""
+    names = ("tool_name_paraphrase", "parameter_name_paraphrase")
+    pipeline = [{n: {"split": "train", "naming": naming}} for n in names]
+    chained = Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": "names",
+            "seed": 3,
+            "variants_per_episode": 12,
+            "keep_original": False,
+            "pipeline": pipeline,
+        }
+    )
+    episode = by_scenario(example, "swapped_args")
     news = set()
-    for seed in range(8):
-        variant = variant_of(name, episode, seed=seed, **options)
-        news |= {new for renames in variant.mapping.parameters.values() for new in renames.values()}
+    for variant in augment_episode(chained, episode):
+        assert isinstance(variant, Variant), str(variant)
+        news |= {n for kind in variant.mapping.renamed().values() for n in kind.values()}
         written = "\n".join(s.content for s in variant.episode.harness.skills)
-        assert not re.search(r"\b[a-z]+(?:-[a-z]+)+=", written), written
-    assert news and not any("-" in new for new in news)
-    assert any("_" in new for new in news)
-
-
-def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
-    """`build` is a tool and a `type` the `run` tool takes; the skill's `build` may be either,
-    and renamed it teaches a value no schema accepts. `run`, `status` still move."""
-    run_tool = {
-        "name": "run",
-        "description": "Runs a job.",
-        "parameters": {
-            "type": "object",
-            "properties": {"type": {"type": "string", "enum": ["test", "lint", "build"]}},
-        },
-    }
-    plain = {"type": "object", "properties": {"ref": {"type": "string"}}}
-    harness = Harness.from_dict(
-        {
-            "name": "ci",
-            "skills": [
-                {
-                    "id": "test-run",
-                    "description": "Runs checks.",
-                    "content": "# Run\n\n| `build` | a build job (prefer the `build` tool) |\n\n"
-                    "Call `run`, then `status`.\n",
-                }
-            ],
-            "tools": [
-                run_tool,
-                {"name": "build", "description": "Builds.", "parameters": plain},
-                {"name": "status", "description": "A status.", "parameters": plain},
-            ],
-        }
+        assert not re.search(r"\b[a-z]+(?:-[a-z]+)+\(|\b[a-z]+(?:-[a-z]+)+=", written), written
+    assert news and not any("-" in n for n in news), news
+    quiet = episode.with_harness(
+        replace(
+            episode.harness,
+            skills=tuple(
+                replace(s, content="# Skill\n\nAsk first.\n") for s in episode.harness.skills
+            ),
+        )
     )
-    episode = Episode(
-        "e",
-        harness,
-        ({"role": "user", "content": "hi"},),
-        Gold.from_dict({"no_call": True}, n_messages=1),
-    )
-    for name in ("tool_name_paraphrase", "tool_name_mask"):
-        moved = set()
-        for seed in range(6):
-            variant = variant_of(name, episode, seed=seed)
-            assert "build" not in variant.mapping.tools
-            assert variant.episode.harness.skill("test-run").content.count("`build`") == 2
-            moved |= set(variant.mapping.tools)
-        assert {"run", "status"} <= moved, moved
-
-
-def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
-    """`name` (also the skill loader's argument) and `id` (also a nested property) are mentioned
-    as code in a skill: their mentions cannot be told to be the parameter's, so renaming them
-    would leave every one stale. `ref` is unambiguous and moves; `qty` is nested-only."""
-    item = {"type": "object", "properties": {"id": {"type": "string"}, "qty": {"type": "integer"}}}
-    harness = Harness.from_dict(
-        {
-            "name": "ci",
-            "skills": [
-                {
-                    "id": "deploy",
-                    "description": "Deploys.",
-                    "content": "# Deploy\n\nCall `build` with the service `name`, the `ref` and "
-                    "the build `id`.\n",
-                }
-            ],
-            "tools": [
-                {
-                    "name": "build",
-                    "description": "Builds.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {
-                            "name": {"type": "string"},
-                            "ref": {"type": "string"},
-                            "id": {"type": "string"},
-                            "items": {"type": "array", "items": item},
-                        },
-                    },
-                }
-            ],
-        }
-    )
-    episode = Episode(
-        "e",
-        harness,
-        ({"role": "user", "content": "hi"},),
-        Gold.from_dict({"no_call": True}, n_messages=1),
-    )
-    for name in ("parameter_name_paraphrase", "parameter_name_mask"):
-        for seed in range(6):
-            variant = variant_of(name, episode, seed=seed, split="heldout")
-            renames = variant.mapping.parameters.get("build", {})
-            assert "ref" in renames and not {"name", "id"} & set(renames), renames
-            content = variant.episode.harness.skill("deploy").content
-            assert "`name`" in content and "`id`" in content and "`ref`" not in content
+    kebab = set()
+    for variant in augment_episode(chained, quiet):
+        assert isinstance(variant, Variant), str(variant)
+        kebab |= {n for n in variant.mapping.tools.values() if "-" in n}
+    assert kebab
 
 
 def test_a_hyphenated_word_parameter_is_renamed_only_as_code():

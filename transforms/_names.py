@@ -22,6 +22,7 @@ declare its own there. Transforms offer ``naming: mixed`` to draw a convention p
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +34,8 @@ import yaml
 
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
 from hsa.text.names import (
     CONVENTIONS,
     abbreviation_groups,
@@ -248,6 +251,30 @@ def leading_verb(words: list[str]) -> bool:
     return bool(words) and words[0].lower() in lexicon().verbs
 
 
+# A call written out with a keyword argument (``get_price(link_number=5)``), anywhere in a text.
+_KEYWORD_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.\-])[A-Za-z_][A-Za-z0-9_.\-]*\([^()`]*?\b[A-Za-z_][A-Za-z0-9_\-]*\s*=(?!=)"
+)
+# Whether a harness writes such calls, by fingerprint: every draw of a pool asks it of the same
+# harness. Pure: it reads the harness's texts alone.
+_WRITES_KEYWORD_CALLS: BoundedMemo[bool] = BoundedMemo(1024)
+
+
+def split_conventions(split: str, harness: Harness | None) -> tuple[str, ...]:
+    """The conventions a variant of ``harness`` may be written in: its split's, less kebab case
+    when the harness's texts write calls with keyword arguments. One convention names a
+    variant's tools and parameters alike, and ``get-price(link-number=5)`` is no call in any
+    language; without such calls kebab case is as good a name as any."""
+    conventions = CONVENTION_SPLITS[split]
+    if harness is None or "kebab" not in conventions:
+        return conventions
+    writes = _WRITES_KEYWORD_CALLS.get(
+        harness.fingerprint,
+        lambda: any(_KEYWORD_CALL.search(text) for _, text in harness.prose()),
+    )
+    return tuple(c for c in conventions if c != "kebab") if writes else conventions
+
+
 def variant_convention(
     episode: Episode, split: str, rng: random.Random, mode: NamingMode, avoid: str | None = None
 ) -> tuple[str | None, str | None]:
@@ -264,19 +291,10 @@ def variant_convention(
                 f"{', '.join(CONVENTIONS)}"
             )
         return declared, None
-    choices = [c for c in CONVENTION_SPLITS[split] if c != avoid] or list(CONVENTION_SPLITS[split])
+    conventions = split_conventions(split, episode.harness)
+    choices = [c for c in conventions if c != avoid] or list(conventions)
     chosen = rng.choice(choices)
     return chosen, chosen
-
-
-def keyword_convention(convention: str | None, names: Iterable[str]) -> str | None:
-    """The convention parameter names are written in under ``convention``: a parameter is
-    passed as a keyword in every call a skill writes out (``get_price(link_number=6)``), which a
-    hyphen cannot be, so kebab case is written as snake case, unless the harness's own
-    parameters have hyphens."""
-    if convention == "kebab" and not any("-" in n for n in names):
-        return "snake"
-    return convention
 
 
 def declared_or_shared(episode: Episode, names: Iterable[str]) -> str | None:
@@ -304,7 +322,9 @@ class Renamer:
 
     ``names``: every identifier of the kind (what a new name may not mean); ``taken``: names a
     new name may not be (updated as names are handed out); ``accept``: the caller's own test;
-    ``verbs``: whether names of the kind lead with a verb (see :func:`slots`)."""
+    ``verbs``: whether names of the kind lead with a verb (see :func:`slots`); ``harness``: the
+    harness the names are of, for the conventions ``naming: mixed`` draws from
+    (:func:`split_conventions`)."""
 
     def __init__(
         self,
@@ -321,9 +341,11 @@ class Renamer:
         accept: Callable[[str], bool] = lambda name: True,
         rate: float = 1.0,
         verbs: bool = True,
+        harness: Harness | None = None,
     ):
         self.taken, self.split, self.rng, self.verbs = taken, split, rng, verbs
-        self.convention, self.mixed = convention, mixed or CONVENTION_SPLITS[split]
+        self.convention = convention
+        self.mixed = mixed or split_conventions(split, harness)
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
         self.mask_word = mask_word
         self.accept, self.rate = accept, rate

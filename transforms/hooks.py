@@ -77,7 +77,7 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "5"  # 5: URLs keep names; plain-word names written as calls are renamed
+    version = "6"  # 6: no kebab case for a harness that writes keyword calls
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"
@@ -96,6 +96,7 @@ class HookImplementationSwap(Transform):
             self.split,
             rng,
             convention=convention,
+            harness=harness,
             mask_prefixes=("hook",),
         )
         renames = {}

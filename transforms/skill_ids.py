@@ -42,13 +42,13 @@ from hsa.model.message import message_text
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import convention_of, identifier_like, name_words, write_segments
 from hsa.transforms._names import (
-    CONVENTION_SPLITS,
     NAMING_OPTION,
     NamingMode,
     Renamer,
     declared_or_shared,
     lexicon,
     record_convention,
+    split_conventions,
     variant_convention,
 )
 
@@ -175,6 +175,7 @@ class _SkillRename(Transform):
             split,
             rng,
             convention=convention,
+            harness=episode.harness,
             suffixes=SKILL_SUFFIXES[split],
             mask_prefixes=OPAQUE_PREFIXES[split],
             accept=namer.free,
@@ -201,7 +202,7 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "5"  # 5: URLs keep names; plain-word names written as calls are renamed
+    version = "6"  # 6: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
     rate: Share = 0.8
@@ -226,7 +227,7 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
+    version = "5"  # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
     naming: NamingMode = "variant"
@@ -241,8 +242,9 @@ class SkillIdCase(_SkillRename):
         if convention is not None and record is None:  # the variant's, already chosen
             candidates = [convention]
         else:  # drawn here: of the split's conventions, the one that renames the most ids
-            first = convention or rng.choice(CONVENTION_SPLITS[self.split])
-            rest = [c for c in CONVENTION_SPLITS[self.split] if c != first]
+            conventions = split_conventions(self.split, episode.harness)
+            first = convention or rng.choice(conventions)
+            rest = [c for c in conventions if c != first]
             rng.shuffle(rest)
             candidates = [first] + rest
         best, best_convention = {}, candidates[0]
@@ -270,7 +272,7 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
+    version = "5"  # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
 

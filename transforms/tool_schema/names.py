@@ -18,12 +18,10 @@ from hsa.model.harness import Harness
 from hsa.model.tool import Tool
 from hsa.text.names import name_words
 from hsa.transforms._names import (
-    CONVENTION_SPLITS,
     NamingMode,
     OpaqueAlphabet,
     Renamer,
     declared_or_shared,
-    keyword_convention,
     opaque_word,
     record_convention,
     variant_convention,
@@ -195,7 +193,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "6"  # 6: a tool named like a value its skills write as code keeps its name
+    version = "7"  # 7: no kebab case for a harness that writes keyword calls; 6: value-like names
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
@@ -211,6 +209,7 @@ class ToolNameParaphrase(Transform):
             self.split,
             rng,
             convention=convention,
+            harness=harness,
             suffixes=TOOL_NAME_SUFFIXES[self.split],
             mask_prefixes=TOOL_MASK_PREFIXES[self.split],
         )
@@ -276,8 +275,7 @@ class _ParameterRename(Transform):
 class ParameterNameParaphrase(_ParameterRename):
     """Renames tool parameters to equivalent names (link_number -> itemNo): words from the
     general English lexicon and the abbreviation table (a suffix or a mask where no table knows a
-    word), one new name per old name across all tools, in the variant's one naming convention
-    (snake case for kebab: a parameter is a keyword in calls written out, ``link_number=6``);
+    word), one new name per old name across all tools, in the variant's one naming convention;
     argument keys in calls, schemas, gold, prose mentions, hook configuration that names them
     (``link_params``) and tool results echoing them move along. Types, argument values and what
     the gold expects are kept; no new name says what another parameter's name says.
@@ -287,7 +285,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "8"  # 8: ambiguous names mentioned as code keep theirs; 7: no kebab keywords
+    version = "9"  # 9: no kebab case for a harness that writes keyword calls; 8: ambiguous names
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -302,10 +300,8 @@ class ParameterNameParaphrase(_ParameterRename):
             self._taken(episode),
             self.split,
             rng,
-            convention=keyword_convention(convention, names),
-            mixed=tuple(
-                dict.fromkeys(keyword_convention(c, names) for c in CONVENTION_SPLITS[self.split])
-            ),
+            convention=convention,
+            harness=episode.harness,
             suffixes=PARAMETER_NAME_SUFFIXES[self.split],
             mask_prefixes=PARAMETER_MASK_PREFIXES[self.split],
             verbs=False,
@@ -335,7 +331,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "8"  # 8: ambiguous names mentioned as code keep theirs; 7: no kebab keywords
+    version = "9"  # 9: no kebab case for a harness that writes keyword calls; 8: ambiguous names
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked
@@ -349,7 +345,7 @@ class ParameterNameMask(_ParameterRename):
             self._taken(episode),
             self.split,
             rng,
-            convention=keyword_convention(declared_or_shared(episode, names), names),
+            convention=declared_or_shared(episode, names),
             mask_prefixes=(word,),
         )
         return {
