@@ -94,6 +94,14 @@ def test_untrusted_hooks_are_parsed_not_run(tmp_path):
     assert not marker.exists()
 
 
+def test_a_harness_key_written_twice_is_refused(tmp_path):
+    root = write_harness(tmp_path / "h")
+    manifest = root / "harness.yaml"
+    manifest.write_text(manifest.read_text() + "name: other\n", encoding="utf-8")
+    with pytest.raises(HarnessError, match="key 'name' is written twice"):
+        load_harness(root)
+
+
 def test_hook_code_that_exits_at_import_is_a_harness_error(tmp_path):
     hooks = (
         "import sys\nsys.exit(0)\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"

@@ -104,6 +104,17 @@ def test_bad_recipe_is_refused_before_work(change, message):
         Recipe.from_dict(data)
 
 
+def test_a_key_written_twice_is_refused_not_overwritten(tmp_path):
+    """PyYAML keeps the last of two equal keys in silence: a recipe's seed would be its second."""
+    path = tmp_path / "r.yaml"
+    text = load_recipe("tools-basic").to_yaml()
+    path.write_text(text.replace("seed:", "seed: 1\nseed:", 1), encoding="utf-8")
+    line = text[: text.index("seed:")].count("\n") + 2
+    with pytest.raises(RecipeError, match="key 'seed' is written twice") as info:
+        load_recipe(path)
+    assert info.value.line == line
+
+
 def test_a_recipe_file_may_start_with_a_byte_order_mark(tmp_path):
     path = tmp_path / "r.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + load_recipe("tools-basic").to_yaml().encode())

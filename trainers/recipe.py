@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from hsa.errors import HsaError
+from hsa.files.textfile import load_yaml
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 STAGES = ("sft", "opd", "rl")
@@ -110,7 +111,7 @@ def load_recipe(name_or_path: str, *, stage: str, overrides: list[str] = ()) -> 
                 f"{', '.join(shipped_recipes())} (or give a path to a YAML file)"
             )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise HsaError(f"cannot read recipe: {exc.strerror}", file=str(path)) from None
     except yaml.YAMLError as exc:

@@ -37,7 +37,7 @@ import yaml
 from hsa.augment.compose import COMPOSITIONS, Maybe, Node, OneOf, Sequence, SomeOf, TransformNode
 from hsa.augment.registry import registered
 from hsa.errors import HsaError
-from hsa.files.textfile import read_text
+from hsa.files.textfile import load_yaml, read_text
 
 RECIPE_VERSION = 1
 # Variants made of each episode, all held in memory while it is augmented.
@@ -315,7 +315,7 @@ def load_recipe(name_or_path: str | os.PathLike) -> Recipe:
             )
         path = shipped
     try:
-        data = yaml.safe_load(read_text(path))
+        data = load_yaml(read_text(path))
     except OSError as exc:
         raise RecipeError(f"cannot read the recipe: {exc}", file=str(path)) from None
     except HsaError as exc:  # not UTF-8

@@ -53,3 +53,33 @@ def dump_yaml(data: Any) -> str:
     if yaml.safe_load(text) != data:
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=False, width=100)
     return text
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key written twice in one mapping is an error: by
+    default the last one wins in silence (``seed: 1`` ... ``seed: 2``)."""
+
+
+def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            repeated = key in seen
+        except TypeError:  # an unhashable key: the mapping constructor names it
+            break
+        if repeated:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} is written twice in one mapping", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def load_yaml(text: str) -> Any:
+    """YAML a user wrote (a harness, a skill's front matter, a recipe), read safely; a key
+    written twice in one mapping is a ``yaml.YAMLError`` naming the key and its line."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)

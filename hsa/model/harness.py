@@ -29,7 +29,7 @@ import orjson
 import yaml
 
 from hsa.errors import HarnessError
-from hsa.files.textfile import decode_utf8, dump_yaml, read_bytes, write_text
+from hsa.files.textfile import decode_utf8, dump_yaml, load_yaml, read_bytes, write_text
 from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
 from hsa.model.schema import property_names, schema_descriptions
@@ -505,7 +505,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         raise HarnessError("harness folder has no harness.yaml", file=str(root))
     read = _FolderReader(root)
     try:
-        data = yaml.safe_load(read.text(manifest)) or {}
+        data = load_yaml(read.text(manifest)) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise HarnessError(

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from hsa.errors import HarnessError
-from hsa.files.textfile import dump_yaml
+from hsa.files.textfile import dump_yaml, load_yaml
 
 # Agent Skills naming rule: lowercase letters, digits and single hyphens, at most 64 characters.
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -162,7 +162,7 @@ class Skill:
                 line=1,
             )
         try:
-            front = yaml.safe_load(match.group(1)) or {}
+            front = load_yaml(match.group(1)) or {}
         except yaml.YAMLError as exc:
             line = getattr(getattr(exc, "problem_mark", None), "line", None)
             raise HarnessError(
