@@ -94,6 +94,14 @@ def test_untrusted_hooks_are_parsed_not_run(tmp_path):
     assert not marker.exists()
 
 
+def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
+    root = write_harness(tmp_path / "h")
+    (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")
+    with pytest.raises(HarnessError, match="ends in .json, lowercase") as info:
+        load_harness(root)
+    assert info.value.file.endswith("a_price.JSON")
+
+
 def test_a_harness_key_written_twice_is_refused(tmp_path):
     root = write_harness(tmp_path / "h")
     manifest = root / "harness.yaml"

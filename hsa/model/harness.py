@@ -554,6 +554,12 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     tools = []
     tools_dir = root / "tools"
     if tools_dir.is_dir():
+        for path in sorted(tools_dir.iterdir()):
+            if path.suffix.lower() == ".json" and path.suffix != ".json":
+                # Read as no tool, it would surface later as an unknown allowed tool.
+                raise HarnessError(
+                    "a tool file's name ends in .json, lowercase; rename it", file=str(path)
+                )
         for path in sorted(tools_dir.glob("*.json")):
             try:
                 raw = orjson.loads(read.bytes(path))
