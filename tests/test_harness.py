@@ -162,6 +162,11 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
         ),
         (dict(skills={"other-name": SKILL_MD}), "SKILL.md", "differs from its folder 'other-name'"),
         (
+            dict(skills={"price-reply": SKILL_MD.replace("name: price-reply\n", "")}),
+            "SKILL.md",
+            "front matter has no name .the skill's id: its folder's name, 'price-reply'.",
+        ),
+        (
             dict(skills={"Bad_Name": SKILL_MD.replace("price-reply", "Bad_Name")}),
             "SKILL.md",
             "lowercase letters",

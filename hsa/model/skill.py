@@ -173,6 +173,12 @@ class Skill:
         if not isinstance(front, dict):
             raise HarnessError("front matter must be a YAML mapping", file=file, line=2)
         name = front.get("name")
+        if name is None:
+            raise HarnessError(
+                f"front matter has no name (the skill's id: its folder's name, {folder!r})",
+                file=file,
+                field="name",
+            )
         if not isinstance(name, str) or not SKILL_NAME.match(name) or len(name) > MAX_NAME:
             raise HarnessError(
                 f"name {name!r} must be lowercase letters, digits and single "
