@@ -1082,6 +1082,11 @@ def test_augment_and_import_that_keep_nothing_exit_1(tmp_path, capsys):
     assert "FAILED: no variants written" in capsys.readouterr().err
     assert main(["import", "openai", str(broken), "--out", str(tmp_path / "e.jsonl")]) == 1
     assert "FAILED: no episodes written" in capsys.readouterr().err
+    # augment counts lines rejected on load against the lines, as generate does
+    most = small_source(tmp_path / "most", 1, ("{not json", "{not json either"))
+    args = ["augment", "--recipe", RECIPE, "--episodes", str(most), "--out", str(tmp_path / "m")]
+    assert main([*args, "--trust-hooks"]) == 1
+    assert "66.7% of the input lines were rejected on load (2 of 3)" in capsys.readouterr().err
 
 
 def test_a_damaged_version_is_rebuilt_instead_of_reused(tmp_path, capsys):

@@ -66,6 +66,10 @@ class Tally:
 
     kept: int = 0
     rejects: list[tuple[str, str]] = field(default_factory=list)
+    # For a run whose outputs are not its input lines (variants of episodes): the lines read and
+    # those rejected on load, which :func:`failure` counts against the lines.
+    lines: int = 0
+    lines_rejected: int = 0
 
     def keep(self) -> None:
         self.kept += 1
@@ -84,4 +88,10 @@ class Tally:
         self, *, what: str, max_reject_share: float = DEFAULT_MAX_REJECT_SHARE
     ) -> str | None:
         """Why this run is no success, or None (see :func:`failure`)."""
-        return failure(self.kept, len(self.rejects), what=what, max_reject_share=max_reject_share)
+        return failure(
+            self.kept,
+            len(self.rejects),
+            what=what,
+            max_reject_share=max_reject_share,
+            lines=(self.lines_rejected, self.lines) if self.lines else None,
+        )

@@ -145,8 +145,14 @@ def write_variants(
     tally = Tally()
     reject_rows: list[dict] = []
 
+    def counted() -> Iterator[Episode | Reject]:
+        for item in items:
+            tally.lines += 1
+            tally.lines_rejected += isinstance(item, Reject)
+            yield item
+
     def variants() -> Iterator[dict]:
-        for item in augment(recipe, items, batch_size=batch_size):
+        for item in augment(recipe, counted(), batch_size=batch_size):
             if isinstance(item, Variant):
                 tally.keep()
                 yield item.to_dict()
