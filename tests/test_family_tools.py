@@ -42,7 +42,7 @@ from hsa.transforms._names import (
 from hsa.transforms.tool_schema import options as ts
 from hsa.transforms.tool_schema.descriptions import ToolDescriptionParaphrase
 from hsa.verify import verify_variant
-from tests.conftest import BFCL_DIR, BFCL_FILES
+from tests.conftest import BFCL_DIR, BFCL_FILES, assistant, call
 from tests.strategies import harnesses, rich_episode_dicts
 
 FAMILY = sorted(n for n, cls in registered().items() if cls.family == "tool_schema")
@@ -583,6 +583,60 @@ def test_tool_results_echoing_plain_word_arguments_are_renamed(example):
     )
     assert orjson.loads(result)[aspects] == ["material"]
     assert result == orjson.dumps(orjson.loads(result)).decode()  # the original compact style
+
+
+def test_a_json_tool_result_keeps_its_own_keys_and_moves_mentions_in_its_text():
+    """A JSON result is the backend's data: a key named like a parameter (not echoing the
+    call's argument) is its own field; an echoed argument moves with the call; its strings are
+    text, where an identifier-like mention moves. A plain-text result is prose."""
+    from hsa.transforms.tool_schema.parameters import rename_parameters
+
+    tool = {
+        "name": "book",
+        "description": "Books a flight.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "flight_number": {"type": "string"},
+                "fare": {"type": "string"},
+            },
+        },
+    }
+    booked = {
+        "fare": "Classic",
+        "flights": [{"flight_number": "SW214"}],
+        "note": "check flight_number before paying",
+    }
+    row = {
+        "id": "e",
+        "harness": {"name": "air", "tools": [tool]},
+        "messages": [
+            {"role": "user", "content": "Book SW214, Classic."},
+            assistant(call("book", {"flight_number": "SW214", "fare": "Classic"}, "a")),
+            {"role": "tool", "tool_call_id": "a", "content": json.dumps(booked, indent=2)},
+            assistant(call("book", {"flight_number": "SW215", "fare": "Classic"}, "b")),
+            {"role": "tool", "tool_call_id": "b", "content": "error: flight_number SW215 is full"},
+            {"role": "assistant", "content": "Done."},
+        ],
+        "gold": {
+            "at": 1,
+            "calls": [
+                {"name": "book", "arguments": {"flight_number": ["SW214"], "fare": ["Classic"]}}
+            ],
+        },
+    }
+    episode = Episode.from_dict(row)
+    out = rename_parameters(episode, {"flight_number": "flightNo", "fare": "fare_class"})
+    first, second = (m["content"] for m in out.messages if m.get("role") == "tool")
+    assert first == json.dumps(
+        {
+            "fare_class": "Classic",  # echoes the call's argument
+            "flights": [{"flight_number": "SW214"}],  # the backend's own field
+            "note": "check flightNo before paying",
+        },
+        indent=2,
+    )
+    assert second == "error: flightNo SW215 is full"
 
 
 @given(

@@ -285,7 +285,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "9"  # 9: no kebab case for a harness that writes keyword calls; 8: ambiguous names
+    version = "10"  # 10: JSON result keys are data; 9: no kebab with keyword calls
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -331,7 +331,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "9"  # 9: no kebab case for a harness that writes keyword calls; 8: ambiguous names
+    version = "10"  # 10: JSON result keys are data; 9: no kebab with keyword calls
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked

@@ -62,35 +62,54 @@ def _config_values(value: Any, renames: dict[str, str]) -> Any:
 
 
 def _dump_like(original: str, value: Any) -> str | None:
-    """``value`` serialised the way ``original`` was (compact, or ``json.dumps`` style), or None
-    when the original's style is not one of those (its text is then left alone)."""
+    """``value`` serialised the way ``original`` was (compact, ``json.dumps`` style, or indented
+    by 2 or 4), or None when the original's style is not one of those."""
     parsed = orjson.loads(original)
     for dump in (
         lambda v: orjson.dumps(v).decode(),
         lambda v: json.dumps(v, ensure_ascii=False),
         lambda v: json.dumps(v),
+        lambda v: json.dumps(v, ensure_ascii=False, indent=2),
+        lambda v: json.dumps(v, ensure_ascii=False, indent=4),
     ):
         if dump(parsed) == original:
             return dump(value)
     return None
 
 
-def _echoed_keys(content: str, args: dict, renames: dict[str, str]) -> str:
-    """A JSON tool result whose top-level keys echo the call's renamed arguments (same key,
-    same value), with those keys renamed."""
+def _text_values(value: Any, prose) -> Any:
+    """``value`` with every string in it rewritten by ``prose``; keys as they are."""
+    if isinstance(value, str):
+        return prose(value)
+    if isinstance(value, list):
+        return [_text_values(v, prose) for v in value]
+    if isinstance(value, dict):
+        return {k: _text_values(v, prose) for k, v in value.items()}
+    return value
+
+
+def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> str:
+    """A tool result under renamed parameters. A JSON result is the backend's data: its keys
+    are its own fields, which no harness rename reaches, except a top-level key that echoes a
+    renamed argument of the call (same key, same value); its strings are text, where mentions
+    move as in any prose. Any other result is prose. A JSON result written in a style this
+    cannot reproduce is left as it is."""
     try:
         result = orjson.loads(content)
     except orjson.JSONDecodeError:
+        return prose(content)
+    if not isinstance(result, dict | list):
+        return prose(content)
+    new = _text_values(result, prose)
+    renames = per_tool.get(call[0], {}) if call is not None else {}
+    if isinstance(new, dict) and renames:
+        args = call[1]
+        echoed = {k for k in new if k in renames and k in args and args[k] == result[k]}
+        if echoed and not any(renames[k] in new for k in echoed):
+            new = {renames[k] if k in echoed else k: v for k, v in new.items()}
+    if new == result and (not isinstance(new, dict) or list(new) == list(result)):
         return content
-    if not isinstance(result, dict):
-        return content
-    echoed = {k for k in result if k in renames and k in args and args[k] == result[k]}
-    if not echoed or any(renames[k] in result for k in echoed):
-        return content
-    renamed = _dump_like(
-        content, {renames.get(k, k) if k in echoed else k: v for k, v in result.items()}
-    )
-    return content if renamed is None else renamed
+    return _dump_like(content, new) or content
 
 
 def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
@@ -193,8 +212,7 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
 
 def _renamed_conversation(episode: Episode, per_tool: dict, prose, harness: Harness) -> Episode:
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
-    prose mentions in its messages and the keys of tool results that echo renamed arguments
-    renamed too."""
+    prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
     out = rename_conversation(episode, Mapping(parameters=per_tool), harness)
     by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
     messages = []
@@ -202,15 +220,14 @@ def _renamed_conversation(episode: Episode, per_tool: dict, prose, harness: Harn
         content = message.get("content")
         new = message
         if isinstance(content, str) and content:
-            text = prose(content)
-            call = by_id.get(message.get("tool_call_id"))
-            if (
-                message.get("role") == "tool"
-                and call is not None
-                and call[0] in per_tool
-                and not str(message.get("name", "")).startswith(HOOK_MESSAGE_PREFIX)
+            if message.get("role") == "tool" and not str(message.get("name", "")).startswith(
+                HOOK_MESSAGE_PREFIX
             ):
-                text = _echoed_keys(text, call[1], per_tool[call[0]])
+                text = _renamed_result(
+                    content, prose, by_id.get(message.get("tool_call_id")), per_tool
+                )
+            else:
+                text = prose(content)
             if text != content:
                 new = {**message, "content": text}
         elif isinstance(content, list):
