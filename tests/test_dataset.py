@@ -753,6 +753,13 @@ def test_a_rerun_with_another_license_keeps_the_version_and_rewrites_its_card(tm
     )
     assert again.reused and again.path == first.path
     assert card_license(first.path) == "apache-2.0"
+    # a card that is not UTF-8 is no readable card: rewritten on reuse, not a crash
+    (first.path / "README.md").write_bytes(b"---\nlicense: caf\xe9\n---\n")
+    assert card_license(first.path) is None
+    third = generate(
+        load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out", trust_hooks=True
+    )
+    assert third.path == first.path and card_license(first.path) == "other"
 
 
 def test_replay_rebuilds_a_stored_row(version, capsys):

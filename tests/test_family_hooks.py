@@ -96,6 +96,9 @@ def test_format_and_naming_splits_are_disjoint_and_non_trivial():
 def test_hook_names_in_each_convention():
     assert hook_name_in("{words} check", "tool_arguments") == "tool_arguments_check"
     assert hook_name_in("{words} guard", "tool_arguments", "camel") == "toolArgumentsGuard"
+    # a pattern word the name already has at that end is said once
+    assert hook_name_in("{words} guard", "refund_guard") == "refund_guard"
+    assert hook_name_in("guard {words}", "guardRefund", "camel") == "guardRefund"
     assert hook_name_in("{words} check", "replySkillLoaded", "kebab") == "reply-skill-loaded-check"
     assert hook_name_in("validate {words}", "math.check2") == "validate_math_check_2"
     assert hook_name_in("enforce {words}", "tool_arguments", "pascal") == "EnforceToolArguments"

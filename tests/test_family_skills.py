@@ -454,6 +454,7 @@ def test_an_example_section_keeps_its_rules_tables_and_captions():
         '```json\n{"name": "promote"}\n```\n\nWhat the pipeline runs for you:\n\n'
         "```bash\nmake build\n```\n\nThe deploy file it writes:\n\n```yaml\nto: staging\n```\n\n"
         "| step | tool |\n|---|---|\n| 1 | `build` |\n\n"
+        "step | when\n--- | ---\n2 | after the build\n\nNever promote a build that failed.\n\n"
         "- Do not build from a branch the user did not name.\n"
         '- Only promote when it is "passed".\n- build, then promote\n- a second example\n'
     )
@@ -465,6 +466,8 @@ def test_an_example_section_keeps_its_rules_tables_and_captions():
             "Do not build from a branch the user did not name.",
             'promote when it is "passed".',
             "| 1 | `build` |",
+            "2 | after the build",
+            "Never promote a build that failed.",
         ):
             assert kept in new, (seed, new)
         assert re.search(r"runs for you:\n\n```bash\nmake build\n```", new), new
@@ -486,6 +489,13 @@ def test_rewrapping_never_breaks_inline_code_or_a_quoted_string(width):
     assert lines is not None and " ".join(lines) == line
     for wrapped in lines:
         assert wrapped.count('"') % 2 == 0 and re.sub(r"``.*?``", "", wrapped).count("`") % 2 == 0
+    # a stray inch mark pairs with no quote inside code; curly quotes hold together too
+    code = '`check_fit(note="fits a 5 inch bag")`'
+    stray = f'A 5" screen fits; to check it call {code} and then say “no known interactions”.'
+    lines = rewrap([stray], "", width // 2)
+    assert lines is not None and " ".join(lines) == stray
+    assert any(code in wrapped for wrapped in lines)
+    assert any("“no known interactions”" in wrapped for wrapped in lines)
 
 
 def test_tampered_plans_are_refused(example):

@@ -464,8 +464,13 @@ def test_mask_lengths_must_be_positive(options):
             "```yaml\nchannel: sms\n```\nthe channel: any; then `topic`",
             "```yaml\nmedium: sms\n```\nthe channel: any; then `subject`",
         ),
-        # a longer backtick run closes only at a run of its own length
+        # a longer backtick run closes only at a run of its own length, and one that closes
+        # nowhere opens nothing (not even from its own inner backticks)
         ("``a `size` b`` and size: x", "``a `dimension` b`` and size: x"),
+        (
+            "Put it in a ```diff block, then pass `size`.",
+            "Put it in a ```diff block, then pass `dimension`.",
+        ),
     ],
 )
 def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
@@ -517,15 +522,154 @@ def test_a_harness_that_writes_keyword_calls_is_never_renamed_into_kebab_case(ex
     assert kebab
 
 
+def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
+    """`build` is a tool and a `type` the `run` tool takes; the skill's `build` may be either,
+    and renamed it teaches a value no schema accepts. `run`, `status` still move."""
+    run_tool = {
+        "name": "run",
+        "description": "Runs a job.",
+        "parameters": {
+            "type": "object",
+            "properties": {"type": {"type": "string", "enum": ["test", "lint", "build"]}},
+        },
+    }
+    plain = {"type": "object", "properties": {"ref": {"type": "string"}}}
+    harness = Harness.from_dict(
+        {
+            "name": "ci",
+            "skills": [
+                {
+                    "id": "test-run",
+                    "description": "Runs checks.",
+                    "content": "# Run\n\n| `build` | a build job (prefer the `build` tool) |\n\n"
+                    "Call `run`, then `status`.\n",
+                }
+            ],
+            "tools": [
+                run_tool,
+                {"name": "build", "description": "Builds.", "parameters": plain},
+                {"name": "status", "description": "A status.", "parameters": plain},
+            ],
+        }
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for name in ("tool_name_paraphrase", "tool_name_mask"):
+        moved = set()
+        for seed in range(6):
+            variant = variant_of(name, episode, seed=seed)
+            assert "build" not in variant.mapping.tools
+            assert variant.episode.harness.skill("test-run").content.count("`build`") == 2
+            moved |= set(variant.mapping.tools)
+        assert {"run", "status"} <= moved, moved
+    # an identifier-like name is mentioned wherever it stands
+    from hsa.transforms.tool_schema.common import fixed_tool_names
+
+    data = episode.harness.to_dict()
+    data["tools"][0]["function"]["parameters"]["properties"]["type"]["enum"].append("run_checks")
+    data["tools"].append({"name": "run_checks", "description": "Runs checks.", "parameters": plain})
+    data["skills"][0]["content"] += "\nFor a quick look, the type run_checks.\n"
+    assert fixed_tool_names(Harness.from_dict(data)) == {"build", "run_checks"}
+
+
+def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
+    """`name` (also the skill loader's argument) and `id` (also a nested property) are mentioned
+    as code in a skill: their mentions cannot be told to be the parameter's, so renaming them
+    would leave every one stale. `ref` is unambiguous and moves; `qty` is nested-only."""
+    item = {"type": "object", "properties": {"id": {"type": "string"}, "qty": {"type": "integer"}}}
+    harness = Harness.from_dict(
+        {
+            "name": "ci",
+            "skills": [
+                {
+                    "id": "deploy",
+                    "description": "Deploys.",
+                    "content": "# Deploy\n\nCall `build` with the service `name`, the `ref` and "
+                    "the build `id`.\n",
+                }
+            ],
+            "tools": [
+                {
+                    "name": "build",
+                    "description": "Builds.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "ref": {"type": "string"},
+                            "id": {"type": "string"},
+                            "items": {"type": "array", "items": item},
+                        },
+                    },
+                }
+            ],
+        }
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for name in ("parameter_name_paraphrase", "parameter_name_mask"):
+        for seed in range(6):
+            variant = variant_of(name, episode, seed=seed, split="heldout")
+            renames = variant.mapping.parameters.get("build", {})
+            assert "ref" in renames and not {"name", "id"} & set(renames), renames
+            content = variant.episode.harness.skill("deploy").content
+            assert "`name`" in content and "`id`" in content and "`ref`" not in content
+
+
+def test_renamable_parameters_follow_each_harness_order_and_read_each_text_alone():
+    """Memoised by the exact fingerprint: two harnesses that differ only in the order of a
+    tool's properties (tool_property_order) draw in their own order, whichever came first. A
+    stray backtick in one skill pairs with nothing in another."""
+    from hsa.transforms.tool_schema.parameters import renamable_parameters
+
+    def harness(order, contents):
+        properties = {p: {"type": "string"} for p in order}
+        return Harness.from_dict(
+            {
+                "name": "h",
+                "skills": [
+                    {"id": f"s{i}", "description": "A skill.", "content": text}
+                    for i, text in enumerate(contents)
+                ],
+                "tools": [
+                    {
+                        "name": "check_stock",
+                        "description": "Checks.",
+                        "parameters": {"type": "object", "properties": properties},
+                    }
+                ],
+            }
+        )
+
+    texts = ("# A\n\nPress the ` key to open the console.\n", "# B\n\nGive the buyer's `name`.\n")
+    forward = harness(["size", "color", "name"], texts)
+    backward = harness(["color", "size", "name"], texts)
+    assert forward.fingerprint == backward.fingerprint
+    assert renamable_parameters(backward) == ("color", "size")
+    assert renamable_parameters(forward) == ("size", "color")
+
+
 def test_a_hyphenated_word_parameter_is_renamed_only_as_code():
-    """``follow-up`` is a JSON key and an English word: the user's "a follow-up call" is theirs."""
+    """``follow-up`` is a JSON key and an English word: the user's "a follow-up call" is theirs.
+    ``link-number`` is a kebab-case name like any identifier, moved wherever it stands."""
     from hsa.text.mentions import parameter_mentions
 
-    rewrite = parameter_mentions({"follow-up": "recall", "drugCode": "medicationCode"})
+    rewrite = parameter_mentions(
+        {"follow-up": "recall", "drugCode": "medicationCode", "link-number": "item-no"}
+    )
     text = "A follow-up call, please. Set `follow-up`: `book(follow-up=true)`; drugCode is known."
     assert rewrite(text) == (
         "A follow-up call, please. Set `recall`: `book(recall=true)`; medicationCode is known."
     )
+    assert rewrite("Give the link-number first.") == "Give the item-no first."
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])

@@ -374,13 +374,15 @@ def test_symlinks_out_of_the_harness_are_refused(tmp_path, part):
     assert str(root) in info.value.file
 
 
-def test_a_loop_of_symlinks_is_named(tmp_path):
+@pytest.mark.parametrize("where", ["tools/loop.json", "hooks.py", "skills/price-reply/SKILL.md"])
+def test_a_loop_of_symlinks_is_named(tmp_path, where):
     root = write_harness(tmp_path / "h")
-    (root / "tools" / "loop1.json").symlink_to(root / "tools" / "loop2.json")
-    (root / "tools" / "loop2.json").symlink_to(root / "tools" / "loop1.json")
-    with pytest.raises(HarnessError, match="cannot follow its symbolic links") as info:
+    (root / where).unlink(missing_ok=True)
+    (root / where).symlink_to(root / "other")
+    (root / "other").symlink_to(root / where)
+    with pytest.raises(HarnessError, match="is a loop of symbolic links") as info:
         load_harness(root)
-    assert info.value.file.endswith(("loop1.json", "loop2.json"))
+    assert info.value.file.endswith((where, "other"))
 
 
 def test_symlinks_inside_the_harness_are_followed(tmp_path):

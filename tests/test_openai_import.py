@@ -139,6 +139,10 @@ def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
     args = ["import", "openai", str(path), "--out", str(other), "--rejects", str(tmp_path / "adir")]
     assert main(args) == 2
     assert not other.exists()
+    (tmp_path / "afile").write_text("x")
+    args[-1] = str(tmp_path / "afile" / "r.jsonl")  # below a file
+    assert main(args) == 2
+    assert "it is a file" in capsys.readouterr().err and not other.exists()
 
 
 def test_a_repeated_id_is_rejected_where_it_repeats(tmp_path):

@@ -113,6 +113,11 @@ def test_a_key_written_twice_is_refused_not_overwritten(tmp_path):
     with pytest.raises(RecipeError, match="key 'seed' is written twice") as info:
         load_recipe(path)
     assert info.value.line == line
+    # a merge key is no key written twice, and a key over a merged one overrides it
+    from hsa.files.textfile import load_yaml
+
+    merged = load_yaml("base: &b {seed: 1, x: 2}\nother:\n  <<: *b\n  seed: 3\n")
+    assert merged["other"] == {"seed": 3, "x": 2}
 
 
 def test_a_recipe_file_may_start_with_a_byte_order_mark(tmp_path):

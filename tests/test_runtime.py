@@ -76,6 +76,12 @@ def short_reply(payload, config):
 
 def broken(payload, config):
     raise RuntimeError("boom")
+
+
+def leaves(payload, config):
+    import sys
+
+    sys.exit(0)
 """
 HARNESS = """name: shop
 version: "1"
@@ -277,6 +283,19 @@ def test_a_hook_that_raises_ends_the_conversation_with_its_name(shop, tmp_path):
     conversation, records, _ = converse(harness, Script([text("hello")]), [user("hi")])
     assert records[-1].status == HOOK_ERROR and "reply_check" in records[-1].reason
     assert "RuntimeError: boom" in conversation.trajectory.reason
+    # sys.exit() in a hook is its error too, not the end of the process
+    yaml_text = HARNESS.replace("function: short_reply", "function: leaves")
+    harness = load_harness(
+        write_harness(
+            tmp_path / "leaves",
+            harness_yaml=yaml_text,
+            hooks=HOOKS,
+            tools={"a_price.json": PRICE_TOOL},
+        ),
+        trust_hooks=True,
+    )
+    conversation, records, _ = converse(harness, Script([text("hello")]), [user("hi")])
+    assert records[-1].status == HOOK_ERROR and "SystemExit" in conversation.trajectory.reason
 
 
 def test_hooks_are_code_and_need_trust(shop):

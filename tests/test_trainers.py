@@ -208,7 +208,8 @@ def test_a_shard_given_for_its_version_names_the_folder(example_version):
     shard = next((example_version / "data").glob("*.parquet"))
     with pytest.raises(HsaError, match="this is a file; a dataset version is the folder") as err:
         check_provenance(shard)
-    assert repr(str(shard.parent)) in str(err.value)
+    assert f"(this file is in version folder {str(example_version)!r})" in str(err.value)
+    assert shard.parent != example_version  # data/: the folder named is the version's
 
 
 def test_a_tampered_version_is_refused(example_version, tmp_path, capsys):

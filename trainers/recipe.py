@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from hsa.errors import HsaError
-from hsa.files.textfile import load_yaml
+from hsa.files.textfile import load_yaml, read_text
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 STAGES = ("sft", "opd", "rl")
@@ -111,7 +111,7 @@ def load_recipe(name_or_path: str, *, stage: str, overrides: list[str] = ()) -> 
                 f"{', '.join(shipped_recipes())} (or give a path to a YAML file)"
             )
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_text(path))
     except OSError as exc:
         raise HsaError(f"cannot read recipe: {exc.strerror}", file=str(path)) from None
     except yaml.YAMLError as exc:

@@ -38,9 +38,11 @@ def check_provenance(version_dir: str | os.PathLike) -> dict:
     root = Path(version_dir)
     if root.is_file():
         # A shard or manifest given instead of its folder: say which folder holds the version.
+        holder = next((p for p in root.parents if (p / "manifest.json").is_file()), None)
         raise HsaError(
             "this is a file; a dataset version is the folder holding manifest.json and its "
-            f"shards (the folder {str(root.parent)!r}, if this file is one of them)",
+            "shards"
+            + ("" if holder is None else f" (this file is in version folder {str(holder)!r})"),
             file=str(root),
         )
     if not root.is_dir():

@@ -57,7 +57,9 @@ def hook_name_in(pattern: str, old: str, convention: str = "snake") -> str:
     """``old`` (any hook name) named by ``pattern`` (``"{words} check"``), in ``convention``."""
     words = [w.lower() for w in name_words(old)] or ["hook"]
     out = [part for token in pattern.split() for part in (words if token == "{words}" else [token])]
-    return write_name(out, convention)
+    # A pattern word the name already ends or starts with is said once (refund_guard + "guard"
+    # is refund_guard, not refund_guard_guard).
+    return write_name([w for i, w in enumerate(out) if i == 0 or w != out[i - 1]], convention)
 
 
 def _hook_of(message: dict) -> str | None:
@@ -77,7 +79,7 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "6"  # 6: no kebab case for a harness that writes keyword calls
+    version = "7"  # 7: a pattern word is not repeated; 6: no kebab case with keyword calls
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"

@@ -51,14 +51,14 @@ def _warn_of_names_in_hook_code(harness, folder: Path) -> None:
     :func:`hsa.model.hook.names_in_code`): the harness is valid, its variants may not be."""
     from hsa.augment.mapping import EMPTY
     from hsa.model.hook import names_in_code
-    from hsa.text.names import parameter_identifier_like
+    from hsa.text.names import identifier_like
     from hsa.verify import identifiers_by_kind
 
     by_kind = identifiers_by_kind(harness, EMPTY)
     # Parameters only when identifier-like (``link_number``): a plain word (``path``, ``ok``) is
     # as likely a key of the hook's own payload or reply. A name of several kinds (a hook and a
     # parameter both called ``party_size``) is named with all of them: the code may mean either.
-    by_kind["parameter"] = {p for p in by_kind["parameter"] if parameter_identifier_like(p)}
+    by_kind["parameter"] = {p for p in by_kind["parameter"] if identifier_like(p)}
     kinds: dict[str, list[str]] = {}
     for kind, found in by_kind.items():
         for name in found:

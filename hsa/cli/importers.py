@@ -30,7 +30,11 @@ def _report_import(result, out_path: Path, rejects_path: Path) -> None:
     for reject in result.rejects[:5]:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
     if len(result.rejects) > 5:
-        err.print(f"  ... {len(result.rejects) - 5} more in {rejects_path}")
+        err.print(
+            f"  ... {len(result.rejects) - 5} more in {rejects_path}"
+            if result.episodes
+            else f"  ... {len(result.rejects) - 5} more (not written: the import kept nothing)"
+        )
     if result.notices:
         err.print(f"{len(result.notices)} episode(s) kept with a change:")
         for notice in result.notices:

@@ -166,7 +166,7 @@ def card_license(version_dir: str | os.PathLike) -> str | None:
         text = read_text(Path(version_dir) / "README.md")
         _, front, _ = text.split("---\n", 2)
         meta = yaml.safe_load(front)
-    except (OSError, ValueError, yaml.YAMLError):
+    except (OSError, ValueError, HsaError, yaml.YAMLError):  # HsaError: not UTF-8
         return None
     return meta.get("license") if isinstance(meta, dict) else None
 

@@ -121,12 +121,22 @@ def plain_permissions(path: str | os.PathLike, *, folder: bool = False) -> None:
     os.chmod(path, (0o777 if folder else 0o666) & ~_UMASK)
 
 
+def check_output_file(path: str | os.PathLike) -> None:
+    """Refuse, before anything is written, a file path that cannot be written: a folder, or one
+    below a file."""
+    path = Path(path)
+    if path.is_dir():
+        raise HsaError("output path is a directory, expected a file", file=str(path))
+    above = next((p for p in path.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise HsaError(f"cannot write below {str(above)!r}: it is a file", file=str(path))
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
     path = Path(path)
-    if path.is_dir():
-        raise HsaError("output path is a directory, expected a file", file=str(path))
+    check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)

@@ -63,6 +63,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
     seen: set = set()
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *base": keys merged, not written
+            continue
         key = loader.construct_object(key_node, deep=deep)
         try:
             repeated = key in seen

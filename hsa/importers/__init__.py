@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hsa.errors import HsaError, Notice, Reject
-from hsa.files.jsonl import write_jsonl
+from hsa.errors import Notice, Reject
+from hsa.files.jsonl import check_output_file, write_jsonl
 from hsa.model.episode import Episode
 
 
@@ -68,8 +68,7 @@ class ImportResult:
         out = Path(out)
         rejects_path = Path(rejects_out) if rejects_out else rejects_path_for(out)
         for path in (out, rejects_path):
-            if path.is_dir():
-                raise HsaError("output path is a directory, expected a file", file=str(path))
+            check_output_file(path)
         if self.episodes:
             write_jsonl(out, (e.to_dict() for e in self.episodes))
             write_jsonl(rejects_path, (r.to_dict() for r in self.rejects))

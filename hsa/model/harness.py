@@ -16,6 +16,7 @@ error names the file and field at fault.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -472,13 +473,17 @@ class _FolderReader:
 
     def __init__(self, root: Path):
         self.root = root.resolve()
+        # A loop of links reads as no file at all ("has no SKILL.md"): name it first.
+        for path in sorted(root.rglob("*")):
+            if path.is_symlink():
+                try:
+                    os.stat(path)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        raise HarnessError("is a loop of symbolic links", file=str(path)) from None
 
     def bytes(self, path: Path) -> bytes:
-        try:
-            within = inside(self.root, path)
-        except (OSError, RuntimeError) as exc:  # a loop of links (RuntimeError before 3.13)
-            raise HarnessError(f"cannot follow its symbolic links: {exc}", file=str(path)) from None
-        if not within:
+        if not inside(self.root, path):
             raise HarnessError(
                 "is a symbolic link that leads outside the harness folder; copy "
                 "the file into the folder instead",

@@ -66,7 +66,7 @@ class HookRunner:
         for hook in self.by_event[event]:
             try:
                 result = self.functions[hook.name]({"event": event, **payload}, dict(hook.config))
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # sys.exit() in a hook ends no hsa command
                 raise HookError(
                     f"hook {hook.name!r} (function {hook.function}) raised "
                     f"{type(exc).__name__}: {exc}"

@@ -15,6 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hsa.text.mentions import CODE_SPAN
+from hsa.text.paraphrase import QUOTES
+
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ATX = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)[ \t]*(.*?)(?:[ \t]+#+)?[ \t]*$")
 ITEM = re.compile(r"^( {0,3})([-*+]|[0-9]{1,9}[.)])([ \t]+|$)")
@@ -288,17 +291,31 @@ def _join(lines: list[str]) -> str:
     return text
 
 
-# What a line is never broken inside: inline code (`type: lint`, whose spaces are code) and a
-# quoted string ("no known interactions", which a model should read whole).
-_UNBROKEN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)|\"[^\"]*\"")
+def _unbroken(text: str) -> list[bool]:
+    """For each character of ``text``, whether a line may not break there: inside inline code
+    (`type: lint`, whose spaces are code) or a quoted string ("no known interactions", which a
+    model should read whole), found as the paraphrase invariants find them: code first, then
+    quotes in what is left, so that a quote inside code pairs with nothing outside it."""
+    inside = [False] * len(text)
+    masked = CODE_SPAN.sub(lambda m: "\0" * len(m.group(0)), text)
+    spans = [m.span() for m in CODE_SPAN.finditer(text)]
+    spans += [m.span() for pattern in QUOTES for m in pattern.finditer(masked)]
+    for start, end in spans:
+        inside[start:end] = [True] * (end - start)
+    return inside
 
 
 def _wrap(head: str, text: str, prefix: str, width: int) -> list[str]:
     """``head`` (a list marker, or nothing) and ``text`` (one line) broken at spaces into lines
     of at most ``width`` where possible; never before a word that would start a new block, nor
     inside inline code or a quoted string."""
-    glued = _UNBROKEN.sub(lambda m: m.group(0).replace(" ", "\0"), text)
-    words = [word.replace("\0", " ") for word in glued.split(" ")]
+    inside = _unbroken(text)
+    words, start = [], 0
+    for i, ch in enumerate(text):
+        if ch == " " and not inside[i]:
+            words.append(text[start:i])
+            start = i + 1
+    words.append(text[start:])
     lines, current = [], head + words[0]
     for word in words[1:]:
         if (

@@ -165,12 +165,13 @@ def replace_call_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return _replace_written(text, mapping, _WRITTEN_CALL, _call_pattern, "{}")
 
 
-# Code between backticks, as Markdown pairs them: a run of backticks closes at the next run of the
-# same length, so a fenced block (```yaml ... ```) is one span and ``a `b` c`` another. Pairing
+# Code between backticks, as Markdown pairs them: a whole run of backticks closes at the next run
+# of the same length (a run without one opens nothing, and no backtick inside it opens anything),
+# so a fenced block (```yaml ... ```) is one span and ``a `b` c`` another. Pairing
 # single backticks instead would match a fence's third backtick with the next inline code and
 # read everything between as code (and the code after it as prose). hsa.text.paraphrase keeps
 # these spans as written.
-CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 # A call written out in prose, glued to its parenthesised arguments (``get_info(topic="x")``):
 # code whether or not it stands between backticks.
 _CALL = rf"{_BEFORE_CALL}[A-Za-z_][A-Za-z0-9_.\-]*{_ARGS}"

@@ -82,18 +82,21 @@ def identifier_like(name: str) -> bool:
     return bool(_IDENTIFIER_LIKE.search(name))
 
 
-# Lowercase words joined by hyphens: English compounds as often as names (follow-up, check-in,
-# e-mail, drop-off).
-_HYPHENATED_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)+")
+# An English compound written with a hyphen, as prose writes it: a verb and its particle
+# (follow-up, check-in, drop-off, opt-out) or a prefix and a word (e-mail, co-pay, re-order,
+# self-service). Kebab-case names (link-number, x-api-key, order-id) are none of these.
+_PARTICLES = "up|in|out|off|on|down|over|back|away|through|by"
+_PREFIXES = "e|co|re|pre|non|self|multi|anti|ex|sub|post|mid|semi|inter|over|under"
+_ENGLISH_COMPOUND = re.compile(rf"(?:[a-z]+-(?:{_PARTICLES})|(?:{_PREFIXES})-[a-z]+)")
 
 
 def parameter_identifier_like(name: str) -> bool:
-    """:func:`identifier_like` for a parameter name, except lowercase words joined by hyphens
-    (``follow-up``): as a JSON key that shape is rare, and prose (the user's "a follow-up call")
-    writes it as an ordinary compound, so it is treated as a plain word, moved only where it
-    stands as code. Skill ids keep the hyphen as their mark (Agent Skills names are written
-    ``pdf-processing`` and mentioned by name in prose), and tool names with them."""
-    return identifier_like(name) and not _HYPHENATED_WORDS.fullmatch(name)
+    """:func:`identifier_like` for a parameter name, except an English compound written with a
+    hyphen (``follow-up``, ``check-in``, ``e-mail``): as a JSON key that shape is rare, and
+    prose (the user's "a follow-up call") writes it as an ordinary word, so it is treated as a
+    plain word, moved only where it stands as code. Other kebab-case names (``link-number``)
+    are identifiers, and skill ids and tool names keep every hyphen as an identifier's mark."""
+    return identifier_like(name) and not _ENGLISH_COMPOUND.fullmatch(name)
 
 
 def name_words(name: str) -> list[str]:

@@ -51,7 +51,7 @@ _CODE = CODE_SPAN
 # Quote pairs never span a blank line, so one stray quote cannot swallow a whole document. A
 # single quote opens and closes only away from letters, so apostrophes (don't, users') are none.
 _NO_BLANK_LINE = r"(?!\n[ \t]*\n)"
-_QUOTES = (
+QUOTES = (
     re.compile(rf'"((?:{_NO_BLANK_LINE}[^"])*)"'),
     re.compile(rf"(?<![A-Za-z])'((?:{_NO_BLANK_LINE}[^']){{0,80}})'(?![A-Za-z])"),
     re.compile(rf"“((?:{_NO_BLANK_LINE}[^”])*)”"),
@@ -153,7 +153,7 @@ def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     for match in _CODE.finditer(text):
         found[f"`{normalise_space(match.group(2))}`"] += 1
     prose = _CODE.sub(" ", text)
-    for pattern in _QUOTES:
+    for pattern in QUOTES:
         for match in pattern.finditer(prose):
             found[f"“{normalise_space(match.group(1))}”"] += 1
     found.update(_NUMBER.findall(text))
@@ -182,7 +182,7 @@ def invariant_spans(text: str, names: Iterable[str] = ()) -> list[tuple[int, int
     may be restyled in place (``**not**``, ``NOT``) as long as it is kept."""
     spans = [m.span() for m in _CODE.finditer(text)]
     masked = _CODE.sub(lambda m: " " * len(m.group(0)), text)
-    for pattern in _QUOTES:
+    for pattern in QUOTES:
         spans += [m.span() for m in pattern.finditer(masked)]
     spans += [m.span() for m in _TOKEN.finditer(text)]
     spans += [m.span() for m in _URL.finditer(text)]

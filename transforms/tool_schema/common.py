@@ -17,7 +17,7 @@ from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
-from hsa.text.mentions import find_call_mentions, find_code_mentions
+from hsa.text.mentions import find_call_mentions, find_code_mentions, find_mentions
 from hsa.text.names import identifier_like
 
 
@@ -74,21 +74,23 @@ _FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 
 
 def fixed_tool_names(harness: Harness) -> frozenset[str]:
-    """Plain-word tool names that are also a value the tools take (``build``, a tool, and
-    ``"build"``, a ``type`` the ``run`` tool accepts) and that the harness's texts write as code
-    (`` `build` ``): such a mention may be either, and renamed it would teach a value no schema
-    accepts, so the tool keeps its name."""
+    """Tool names that are also a value the tools take (``build``, a tool, and ``"build"``, a
+    ``type`` the ``run`` tool accepts) and that the harness's texts mention where a rename would
+    reach (a plain word as code, `` `build` ``; an identifier-like name anywhere): such a
+    mention may be either, and renamed it would teach a value no schema accepts, so the tool
+    keeps its name."""
     return _FIXED.get(harness.fingerprint, lambda: _fixed(harness))
 
 
 def _fixed(harness: Harness) -> frozenset[str]:
-    words = [n for n in harness.tool_names if not identifier_like(n)]
-    clashing = set(words) & _schema_values(harness) if words else set()
+    clashing = set(harness.tool_names) & _schema_values(harness)
     if not clashing:
         return frozenset()
     texts = [t for _, t in harness.prose()]
-    return frozenset(
-        n
-        for n in clashing
-        if any(find_code_mentions(t, [n]) or find_call_mentions(t, [n]) for t in texts)
-    )
+
+    def mentioned(name: str, text: str) -> bool:
+        if identifier_like(name):
+            return bool(find_mentions(text, [name]))
+        return bool(find_code_mentions(text, [name]) or find_call_mentions(text, [name]))
+
+    return frozenset(n for n in clashing if any(mentioned(n, t) for t in texts))

@@ -29,7 +29,7 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "4"  # 4: a Japanese harness (hiragana) gets no Chinese phrase (hsa.text.chinese)
+    version = "5"  # 5: a backtick run that closes nowhere opens no code span (invariants)
     family = "tool_schema"
 
     split: Literal["train", "heldout"] = "train"

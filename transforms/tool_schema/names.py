@@ -71,7 +71,7 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "5"  # 5: a tool named like a value its skills write as code keeps its name
+    version = "6"  # 6: identifier-like names too; 5: a tool named like a value keeps its name
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools whose names are masked
@@ -193,7 +193,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "7"  # 7: no kebab case for a harness that writes keyword calls; 6: value-like names
+    version = "8"  # 8: lexicon senses (when); 7: no kebab case with keyword calls
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
@@ -285,7 +285,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "10"  # 10: JSON result keys are data; 9: no kebab with keyword calls
+    version = "11"  # 11: lexicon senses, memo by exact order; 10: JSON result keys are data
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -331,7 +331,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "10"  # 10: JSON result keys are data; 9: no kebab with keyword calls
+    version = "11"  # 11: lexicon senses, memo by exact order; 10: JSON result keys are data
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked

@@ -187,8 +187,9 @@ def _ambiguous(harness: Harness) -> set[str]:
     return set(harness.names) | nested | ({"name"} if harness.skills else set())
 
 
-# The parameters of a harness a rename may take, by harness fingerprint: every draw of a
-# harness's pool asks it of the same harness. Pure: it reads the harness alone.
+# The parameters of a harness a rename may take, by exact harness fingerprint (the order of a
+# tool's properties is the order of the draws): every draw of a harness's pool asks it of the
+# same harness. Pure: it reads the harness alone.
 _RENAMABLE: BoundedMemo[tuple[str, ...]] = BoundedMemo(1024)
 
 
@@ -197,7 +198,7 @@ def renamable_parameters(harness: Harness) -> tuple[str, ...]:
     harness's texts could not move with them: an ambiguous name (see :func:`_ambiguous`) that
     those texts mention where a rename would reach (`` `name` ``, ``build(name="x")``). Renamed,
     it would be stale in every such mention while the schema says otherwise."""
-    return _RENAMABLE.get(harness.fingerprint, lambda: _renamable(harness))
+    return _RENAMABLE.get(harness.exact_fingerprint, lambda: _renamable(harness))
 
 
 def _renamable(harness: Harness) -> tuple[str, ...]:
@@ -205,8 +206,10 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     ambiguous = _ambiguous(harness) & set(names)
     if not ambiguous:
         return tuple(names)
-    text = "\n".join(t for _, t in harness.prose())
-    mentioned = {n for n in ambiguous if parameter_mentions({n: "\0"})(text) != text}
+    texts = [t for _, t in harness.prose()]
+    mentioned = {  # text by text, as the rename reads them
+        n for n in ambiguous if any(parameter_mentions({n: "\0"})(t) != t for t in texts)
+    }
     return tuple(n for n in names if n not in mentioned)
 
 
