@@ -125,6 +125,12 @@ def test_transforms_json_lists_each_transform_with_its_scope(capsys):
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["tool_name_mask"]["scope"] == "harness"
     assert rows["hook_retry_policy"]["scope"] == "episode"
+    # piped (no terminal): one block per transform, whole names, not a table cut to 80 columns
+    assert main(["transforms"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    heads = [line for line in lines if not line.startswith("  ")]
+    assert [h.split()[0] for h in heads] == list(rows)
+    assert f"tool_name_mask {rows['tool_name_mask']['version']} (tool_schema, scope harness)" in heads
 
 
 def _shipped(folder: Path, prefix: str) -> set[str]:

@@ -1096,6 +1096,22 @@ def test_augment_and_import_that_keep_nothing_exit_1(tmp_path, capsys):
     assert "66.7% of the input lines were rejected on load (2 of 3)" in capsys.readouterr().err
 
 
+def test_a_run_that_publishes_nothing_leaves_no_folder(tmp_path, capsys):
+    gzipped = tmp_path / "episodes.jsonl.gz"
+    gzipped.write_bytes(b"\x1f\x8b\x08\x00 not read")
+    out = tmp_path / "out"
+    assert (
+        main(["generate", "--recipe", RECIPE, "--episodes", str(gzipped), "--out", str(out)]) == 2
+    )
+    assert "gzip-compressed" in capsys.readouterr().err
+    assert not out.exists()
+    (out / "other").mkdir(parents=True)  # a folder that was there stays
+    assert (
+        main(["generate", "--recipe", RECIPE, "--episodes", str(gzipped), "--out", str(out)]) == 2
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["other"]
+
+
 def test_a_damaged_version_is_rebuilt_instead_of_reused(tmp_path, capsys):
     source = small_source(tmp_path)
     first = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)

@@ -95,6 +95,9 @@ def _mutations():
     def orphan_result(row):
         row["messages"][3]["tool_call_id"] = "c9"
 
+    def second_result(row):
+        row["messages"][3]["tool_call_id"] = "c0"
+
     def gold_unknown_tool(row):
         row["gold"]["turns"][0]["calls"][0]["name"] = "get_cost"
 
@@ -126,6 +129,7 @@ def _mutations():
         (unknown_tool, "messages[1].tool_calls[1].function.name", "unknown tool 'get_cost'"),
         (unknown_skill, "messages[1].tool_calls[0].function.arguments.name", "skill 'nope'"),
         (orphan_result, "messages[3].tool_call_id", "answers no earlier tool call"),
+        (second_result, "messages[3].tool_call_id", "answers a call messages[2] already answered"),
         (gold_unknown_tool, "gold.turns[0].calls[0].name", "unknown tool 'get_cost'"),
         (gold_unknown_param, "gold.turns[0].calls[0].arguments", "parameter 'colour'"),
         (gold_unknown_skill, "gold.turns[0].skills", "skill 'nope'"),
@@ -204,6 +208,14 @@ def test_a_file_in_another_format_is_one_error_not_a_reject_per_line(tmp_path, s
     path = tmp_path / "episodes.jsonl"
     path.write_bytes(start + b"\n{}\n")
     with pytest.raises(HsaError, match=f"not UTF-8 JSON Lines: the file is {says}"):
+        list(read_episodes(path))
+
+
+@pytest.mark.parametrize("text", ['[\n  {"id": "a"},\n  {"id": "b"}\n]\n', '{\n  "id": "a"\n}\n'])
+def test_a_json_document_over_many_lines_is_one_error_not_a_reject_per_line(tmp_path, text):
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(HsaError, match="one JSON value written over many lines.*jq -c"):
         list(read_episodes(path))
 
 

@@ -82,10 +82,11 @@ def test_bad_lines_are_rejected_and_counted(tmp_path):
         chat(meta="hello"),  # one line's meta is that line's reject, not the run's end
         chat(meta=[1, 2]),
         chat(meta={"split": "dev"}),
+        chat(id={"a": 1}),  # an id must be a string or an integer
     ]
     path = write(tmp_path / "c.jsonl", rows)
     result = import_openai(path)
-    assert (result.lines, len(result.episodes), len(result.rejects)) == (10, 3, 7)
+    assert (result.lines, len(result.episodes), len(result.rejects)) == (11, 3, 8)
     reasons = {r.line: (r.field, r.reason) for r in result.rejects}
     assert "not valid JSON" in reasons[2][1]
     assert reasons[3][0].startswith("tools[0].function.parameters")
@@ -95,6 +96,7 @@ def test_bad_lines_are_rejected_and_counted(tmp_path):
     assert reasons[8] == ("meta", "meta must be an object, got str")
     assert reasons[9] == ("meta", "meta must be an object, got list")
     assert result.episodes[-1].meta["split"] == "dev"
+    assert reasons[11] == ("id", "id must be a string or an integer, got dict")
 
 
 def test_messages_as_the_openai_sdk_dumps_them_are_read(tmp_path):

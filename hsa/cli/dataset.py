@@ -574,8 +574,18 @@ def transforms(
     if not rows:
         out.print("no transforms registered yet")
         return
+    if not out.is_terminal:
+        # Piped or logged: a table cut to 80 columns wraps every cell to a word a line and cuts
+        # names; one block per transform keeps each greppable.
+        for row in rows:
+            options = ", ".join(f"{k}={v!r}" for k, v in row["options"].items())
+            print(f"{row['name']} {row['version']} ({row['family']}, scope {row['scope']})")
+            print(f"  options: {options or 'none'}")
+            print(f"  {row['promise']}")
+        return
     table = Table()
-    for column in ("name", "version", "family", "scope", "options", "promise"):
+    table.add_column("name", no_wrap=True)
+    for column in ("version", "family", "scope", "options", "promise"):
         table.add_column(column)
     for row in rows:
         options = ", ".join(f"{k}={v!r}" for k, v in row["options"].items())

@@ -242,6 +242,8 @@ def stage_version(
     ``hsa generate`` and rollouts."""
     from hsa.dataset.card import write_card  # the card reads the writer's files (rejects)
 
+    # The folders above the version this run makes: a run that publishes nothing leaves none.
+    made = [p for p in (final.parent, final.parent.parent) if not p.exists()]
     staging = staging_dir(final)
     try:
         manifest, shape = write(staging)
@@ -249,6 +251,7 @@ def stage_version(
         published = publish(staging, final, replace=replace)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        _remove_empty(made)
         if exc.errno == errno.ENOSPC:
             raise HsaError(
                 f"disk full while writing version {final.name}; nothing was published{kept}",
@@ -257,8 +260,18 @@ def stage_version(
         raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        _remove_empty(made)
         raise
     return manifest, published
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (innermost first) that is still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (another run's version), or already gone
+            return
 
 
 def _write(

@@ -90,6 +90,12 @@ def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int,
                     if raw.startswith(start):
                         raise HsaError(f"not UTF-8 JSON Lines: the file is {why}", file=str(path))
                 raw = strip_bom(raw)  # an encoding mark, not part of the first row
+                if raw.strip() in (b"[", b"{"):  # no JSON Lines row is a lone bracket
+                    raise HsaError(
+                        "not JSON Lines: the file is one JSON value written over many lines; "
+                        "write one object per line (for an array: jq -c '.[]' FILE)",
+                        file=str(path),
+                    )
             if raw.strip():
                 yield number, raw
 

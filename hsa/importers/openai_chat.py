@@ -77,6 +77,17 @@ def import_openai(
             continue
         value = line.value
         row_id = value.get("id") if isinstance(value, dict) else None
+        if row_id is not None and (not isinstance(row_id, str | int) or isinstance(row_id, bool)):
+            result.rejects.append(
+                Reject(
+                    str(path),
+                    line.number,
+                    None,
+                    "id",
+                    f"id must be a string or an integer, got {type(row_id).__name__}",
+                )
+            )
+            continue
         row_id = str(row_id) if row_id is not None else f"{path.stem}-{line.number}"
         if result.repeats_id(row_id, line.number):
             continue

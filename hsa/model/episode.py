@@ -257,6 +257,7 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
         raise EpisodeError("messages must be a non-empty list", field="messages")
     out = []
     open_calls: set[str] = set()
+    answered: dict[str, int] = {}  # call id -> the message that answered it
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -290,10 +291,14 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             if call_id is not None:
                 if call_id not in open_calls:
                     raise EpisodeError(
-                        f"tool_call_id {call_id!r} answers no earlier tool call",
+                        f"tool_call_id {call_id!r} answers a call messages[{answered[call_id]}] "
+                        f"already answered"
+                        if call_id in answered
+                        else f"tool_call_id {call_id!r} answers no earlier tool call",
                         field=f"{where}.tool_call_id",
                     )
                 open_calls.discard(call_id)
+                answered[call_id] = i
             if not isinstance(content, str):
                 raise EpisodeError(
                     "a tool result's content must be a string", field=f"{where}.content"
