@@ -130,7 +130,9 @@ def test_transforms_json_lists_each_transform_with_its_scope(capsys):
     lines = capsys.readouterr().out.splitlines()
     heads = [line for line in lines if not line.startswith("  ")]
     assert [h.split()[0] for h in heads] == list(rows)
-    assert f"tool_name_mask {rows['tool_name_mask']['version']} (tool_schema, scope harness)" in heads
+    assert (
+        f"tool_name_mask {rows['tool_name_mask']['version']} (tool_schema, scope harness)" in heads
+    )
 
 
 def _shipped(folder: Path, prefix: str) -> set[str]:
