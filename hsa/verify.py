@@ -45,7 +45,7 @@ from hsa.model.hook import from_user
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.model.schema import schema_nodes
-from hsa.text.mentions import find_call_mentions, find_code_mentions, find_mentions
+from hsa.text.mentions import find_name_mentions
 from hsa.text.names import identifier_like, meaning
 
 
@@ -263,11 +263,7 @@ _STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
 def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tuple[str, str] | None:
     """(where, name) of the first of ``prose``'s texts that mentions one of the names."""
     for where, text in prose:
-        found = (
-            find_mentions(text, prose_names)
-            + find_code_mentions(text, code_names)
-            + find_call_mentions(text, code_names)
-        )
+        found = find_name_mentions(text, prose_names, code_names)
         if found:
             return where, found[0]
     return None

@@ -1100,11 +1100,12 @@ def test_a_run_that_publishes_nothing_leaves_no_folder(tmp_path, capsys):
     gzipped = tmp_path / "episodes.jsonl.gz"
     gzipped.write_bytes(b"\x1f\x8b\x08\x00 not read")
     out = tmp_path / "out"
-    assert (
-        main(["generate", "--recipe", RECIPE, "--episodes", str(gzipped), "--out", str(out)]) == 2
-    )
-    assert "gzip-compressed" in capsys.readouterr().err
-    assert not out.exists()
+    deep = tmp_path / "new1" / "new2" / "out"
+    for where in (out, deep):
+        args = ["generate", "--recipe", RECIPE, "--episodes", str(gzipped), "--out", str(where)]
+        assert main(args) == 2
+        assert "gzip-compressed" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["episodes.jsonl.gz"]
     (out / "other").mkdir(parents=True)  # a folder that was there stays
     assert (
         main(["generate", "--recipe", RECIPE, "--episodes", str(gzipped), "--out", str(out)]) == 2

@@ -98,6 +98,9 @@ def _mutations():
     def second_result(row):
         row["messages"][3]["tool_call_id"] = "c0"
 
+    def unhashable_result(row):
+        row["messages"][3]["tool_call_id"] = ["c1"]
+
     def gold_unknown_tool(row):
         row["gold"]["turns"][0]["calls"][0]["name"] = "get_cost"
 
@@ -130,6 +133,7 @@ def _mutations():
         (unknown_skill, "messages[1].tool_calls[0].function.arguments.name", "skill 'nope'"),
         (orphan_result, "messages[3].tool_call_id", "answers no earlier tool call"),
         (second_result, "messages[3].tool_call_id", "answers a call messages[2] already answered"),
+        (unhashable_result, "messages[3].tool_call_id", "must be a string, got list"),
         (gold_unknown_tool, "gold.turns[0].calls[0].name", "unknown tool 'get_cost'"),
         (gold_unknown_param, "gold.turns[0].calls[0].arguments", "parameter 'colour'"),
         (gold_unknown_skill, "gold.turns[0].skills", "skill 'nope'"),
@@ -211,7 +215,15 @@ def test_a_file_in_another_format_is_one_error_not_a_reject_per_line(tmp_path, s
         list(read_episodes(path))
 
 
-@pytest.mark.parametrize("text", ['[\n  {"id": "a"},\n  {"id": "b"}\n]\n', '{\n  "id": "a"\n}\n'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[\n  {"id": "a"},\n  {"id": "b"}\n]\n',
+        '{\n  "id": "a"\n}\n',
+        '\n\n[\n  {"id": "a"}\n]\n',
+        '[{"id": "a"},\n {"id": "b"}]\n',
+    ],
+)
 def test_a_json_document_over_many_lines_is_one_error_not_a_reject_per_line(tmp_path, text):
     path = tmp_path / "episodes.jsonl"
     path.write_text(text, encoding="utf-8")

@@ -455,6 +455,7 @@ def test_an_example_section_keeps_its_rules_tables_and_captions():
         "```bash\nmake build\n```\n\nThe deploy file it writes:\n\n```yaml\nto: staging\n```\n\n"
         "| step | tool |\n|---|---|\n| 1 | `build` |\n\n"
         "step | when\n--- | ---\n2 | after the build\n\nNever promote a build that failed.\n\n"
+        "| Name |\n| --- |\n| checkout-api |\n\n> Do not deploy on Friday.\n\n"
         "- Do not build from a branch the user did not name.\n"
         '- Only promote when it is "passed".\n- build, then promote\n- a second example\n'
     )
@@ -468,6 +469,8 @@ def test_an_example_section_keeps_its_rules_tables_and_captions():
             "| 1 | `build` |",
             "2 | after the build",
             "Never promote a build that failed.",
+            "| checkout-api |",
+            "> Do not deploy on Friday.",
         ):
             assert kept in new, (seed, new)
         assert re.search(r"runs for you:\n\n```bash\nmake build\n```", new), new

@@ -73,6 +73,17 @@ def example() -> list[Episode]:
     return load_example_episodes()
 
 
+def greeting(harness: Harness) -> Episode:
+    """An episode of one user greeting under ``harness`` (no call expected): what a
+    harness-scoped draw reads is the harness alone."""
+    return Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+
+
 def by_scenario(episodes: list[Episode], scenario: str) -> Episode:
     return next(e for e in episodes if e.meta.get("scenario") == scenario)
 
@@ -552,12 +563,7 @@ def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
             ],
         }
     )
-    episode = Episode(
-        "e",
-        harness,
-        ({"role": "user", "content": "hi"},),
-        Gold.from_dict({"no_call": True}, n_messages=1),
-    )
+    episode = greeting(harness)
     for name in ("tool_name_paraphrase", "tool_name_mask"):
         moved = set()
         for seed in range(6):
@@ -609,12 +615,7 @@ def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
             ],
         }
     )
-    episode = Episode(
-        "e",
-        harness,
-        ({"role": "user", "content": "hi"},),
-        Gold.from_dict({"no_call": True}, n_messages=1),
-    )
+    episode = greeting(harness)
     for name in ("parameter_name_paraphrase", "parameter_name_mask"):
         for seed in range(6):
             variant = variant_of(name, episode, seed=seed, split="heldout")
@@ -670,6 +671,12 @@ def test_a_hyphenated_word_parameter_is_renamed_only_as_code():
         "A follow-up call, please. Set `recall`: `book(recall=true)`; medicationCode is known."
     )
     assert rewrite("Give the link-number first.") == "Give the item-no first."
+    from hsa.text.names import parameter_identifier_like
+
+    words = ["follow-up", "check-in", "opt-out", "drop-off", "e-mail", "co-pay", "self-service"]
+    names = ["link-number", "x-api-key", "created-by", "sort-by", "depends-on", "post-id"]
+    assert not any(map(parameter_identifier_like, words))
+    assert all(map(parameter_identifier_like, names + ["sub-id", "mid-price", "size_limit"]))
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
@@ -781,6 +788,18 @@ def test_a_json_tool_result_keeps_its_own_keys_and_moves_mentions_in_its_text():
         indent=2,
     )
     assert second == "error: flightNo SW215 is full"
+    # rewritten in place, whatever the result's layout: a trailing newline, mixed spacing,
+    # \u escapes
+    from hsa.text.mentions import parameter_mentions
+    from hsa.transforms.tool_schema.parameters import _renamed_result
+
+    prose = parameter_mentions({"flight_number": "flightNo"})
+    for raw, renamed in (
+        ('{"error": "flight_number is required"}\n', '{"error": "flightNo is required"}\n'),
+        ('{"error":"flight_number x", "n":1}', '{"error":"flightNo x", "n":1}'),
+        ('[{"a": "caf\\u00e9 flight_number"}]', '[{"a": "caf\\u00e9 flightNo"}]'),
+    ):
+        assert _renamed_result(raw, prose, None, {}) == renamed
 
 
 @given(
@@ -875,12 +894,7 @@ def test_a_japanese_harness_is_the_document_for_its_short_descriptions():
             ],
         }
     )
-    episode = Episode(
-        "e",
-        harness,
-        ({"role": "user", "content": "hi"},),
-        Gold.from_dict({"no_call": True}, n_messages=1),
-    )
+    episode = greeting(harness)
     for seed in range(20):
         params = ToolDescriptionParaphrase().sample_params(episode, random.Random(seed))
         assert "产品" not in str(params) and "宝贝" not in str(params), params

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -383,6 +384,20 @@ def test_a_loop_of_symlinks_is_named(tmp_path, where):
     with pytest.raises(HarnessError, match="is a loop of symbolic links") as info:
         load_harness(root)
     assert info.value.file.endswith((where, "other"))
+
+
+@pytest.mark.parametrize(
+    "folder, file", [("tools", "loop.json"), ("skills/price-reply", "SKILL.md")]
+)
+def test_a_loop_behind_a_linked_folder_is_named(tmp_path, folder, file):
+    root = write_harness(tmp_path / "h")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / file).symlink_to(outside / file)  # a link to itself
+    shutil.rmtree(root / folder)
+    (root / folder).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(HarnessError, match="is a loop of symbolic links"):
+        load_harness(root)
 
 
 def test_symlinks_inside_the_harness_are_followed(tmp_path):

@@ -118,6 +118,8 @@ def test_a_key_written_twice_is_refused_not_overwritten(tmp_path):
 
     merged = load_yaml("base: &b {seed: 1, x: 2}\nother:\n  <<: *b\n  seed: 3\n")
     assert merged["other"] == {"seed": 3, "x": 2}
+    with pytest.raises(Exception, match="key '<<' is written twice"):
+        load_yaml("base: &b {seed: 1}\nother:\n  <<: *b\n  <<: *b\n")
 
 
 def test_a_recipe_file_may_start_with_a_byte_order_mark(tmp_path):

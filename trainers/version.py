@@ -38,7 +38,10 @@ def check_provenance(version_dir: str | os.PathLike) -> dict:
     root = Path(version_dir)
     if root.is_file():
         # A shard or manifest given instead of its folder: say which folder holds the version.
-        holder = next((p for p in root.parents if (p / "manifest.json").is_file()), None)
+        holder = next(
+            (p for p in root.parents if (p / "manifest.json").is_file() and (p / "data").is_dir()),
+            None,
+        )
         raise HsaError(
             "this is a file; a dataset version is the folder holding manifest.json and its "
             "shards"

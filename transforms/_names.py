@@ -106,10 +106,13 @@ class Lexicon:
         self, phrase: tuple[str, ...], context: set[str], leading: bool
     ) -> SynonymGroup | None:
         """The group of ``phrase`` in this context: a group whose ``when`` words the context
-        has, else the one without ``when``; verb groups only for a name's leading word."""
+        has (plurals read as their singular), else the one without ``when``; verb groups only
+        for a name's leading word."""
         groups = [g for g in self.by_phrase.get(phrase, ()) if leading or g.pos != "verb"]
         if leading:  # where a name puts its action, read the word as a verb first
             groups.sort(key=lambda g: g.pos != "verb")
+        if any(g.when for g in groups):  # "permissions" says what "permission" says
+            context = context | {singular(w) for w in context}
         for group in groups:
             if group.when and context & group.when:
                 return group

@@ -202,7 +202,7 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "7"  # 7: lexicon senses (when); 6: no kebab case with keyword calls
+    version = "8"  # 8: lexicon senses, plurals; 6: no kebab case with keyword calls
 
     split: Split = "train"
     rate: Share = 0.8

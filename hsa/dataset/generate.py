@@ -243,14 +243,16 @@ def stage_version(
     from hsa.dataset.card import write_card  # the card reads the writer's files (rejects)
 
     # The folders above the version this run makes: a run that publishes nothing leaves none.
-    made = [p for p in (final.parent, final.parent.parent) if not p.exists()]
-    staging = staging_dir(final)
+    made = [p for p in final.parents if not p.exists()]
+    staging = None
     try:
+        staging = staging_dir(final)
         manifest, shape = write(staging)
         write_card(staging, license=license, manifest=manifest, shape=shape)
         published = publish(staging, final, replace=replace)
     except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         _remove_empty(made)
         if exc.errno == errno.ENOSPC:
             raise HsaError(
@@ -259,7 +261,8 @@ def stage_version(
             ) from None
         raise
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
         _remove_empty(made)
         raise
     return manifest, published

@@ -84,20 +84,34 @@ def raw_lines(path: str | os.PathLike, *, what: str = "") -> Iterator[tuple[int,
             f"cannot read{' ' + what if what else ''}: {exc.strerror}", file=str(path)
         ) from exc
     with handle:
+        first = True
         for number, raw in enumerate(handle, start=1):
             if number == 1:
                 for start, why in _FOREIGN_STARTS:
                     if raw.startswith(start):
                         raise HsaError(f"not UTF-8 JSON Lines: the file is {why}", file=str(path))
                 raw = strip_bom(raw)  # an encoding mark, not part of the first row
-                if raw.strip() in (b"[", b"{"):  # no JSON Lines row is a lone bracket
-                    raise HsaError(
-                        "not JSON Lines: the file is one JSON value written over many lines; "
-                        "write one object per line (for an array: jq -c '.[]' FILE)",
-                        file=str(path),
-                    )
             if raw.strip():
+                if first:
+                    _refuse_one_document(raw.strip(), path)
+                    first = False
                 yield number, raw
+
+
+def _refuse_one_document(line: bytes, path: Path) -> None:
+    """Refuse a file whose first row opens a JSON value it does not close (a pretty-printed
+    array or object): read as JSON Lines, each of its lines would be a reject."""
+    if line[:1] not in (b"[", b"{"):
+        return
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        if line in (b"[", b"{") or (line.startswith(b"[") and line.endswith(b",")):
+            raise HsaError(
+                "not JSON Lines: the file is one JSON value written over many lines; "
+                "write one object per line (for an array: jq -c '.[]' FILE)",
+                file=str(path),
+            ) from None
 
 
 def read_lines(path: str | os.PathLike) -> Iterator[Line]:

@@ -64,8 +64,9 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
     seen: set = set()
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *base": keys merged, not written
-            continue
-        key = loader.construct_object(key_node, deep=deep)
+            key: Any = "<<"
+        else:
+            key = loader.construct_object(key_node, deep=deep)
         try:
             repeated = key in seen
         except TypeError:  # an unhashable key: the mapping constructor names it

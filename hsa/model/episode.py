@@ -288,6 +288,11 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             raise EpisodeError("an assistant message needs content or tool_calls", field=where)
         if role == "tool":
             call_id = message.get("tool_call_id")
+            if call_id is not None and not isinstance(call_id, str):
+                raise EpisodeError(
+                    f"tool_call_id must be a string, got {type(call_id).__name__}",
+                    field=f"{where}.tool_call_id",
+                )
             if call_id is not None:
                 if call_id not in open_calls:
                     raise EpisodeError(

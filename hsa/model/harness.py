@@ -483,7 +483,11 @@ class _FolderReader:
                         raise HarnessError("is a loop of symbolic links", file=str(path)) from None
 
     def bytes(self, path: Path) -> bytes:
-        if not inside(self.root, path):
+        try:
+            within = inside(self.root, path)
+        except (OSError, RuntimeError):  # a loop behind a linked folder the scan did not enter
+            raise HarnessError("is a loop of symbolic links", file=str(path)) from None
+        if not within:
             raise HarnessError(
                 "is a symbolic link that leads outside the harness folder; copy "
                 "the file into the folder instead",
@@ -535,7 +539,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     if skills_dir.is_dir():
         for sub in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
             skill_file = sub / "SKILL.md"
-            if not skill_file.is_file():
+            if not skill_file.is_file() and not skill_file.is_symlink():
                 raise HarnessError("skill folder has no SKILL.md", file=str(sub))
             skills.append(
                 Skill.from_markdown(read.text(skill_file), folder=sub.name, file=str(skill_file))

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hsa.text.mentions import CODE_SPAN
-from hsa.text.paraphrase import QUOTES
+from hsa.text.paraphrase import code_and_quote_spans
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 ATX = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)[ \t]*(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -297,10 +296,7 @@ def _unbroken(text: str) -> list[bool]:
     model should read whole), found as the paraphrase invariants find them: code first, then
     quotes in what is left, so that a quote inside code pairs with nothing outside it."""
     inside = [False] * len(text)
-    masked = CODE_SPAN.sub(lambda m: "\0" * len(m.group(0)), text)
-    spans = [m.span() for m in CODE_SPAN.finditer(text)]
-    spans += [m.span() for pattern in QUOTES for m in pattern.finditer(masked)]
-    for start, end in spans:
+    for start, end in code_and_quote_spans(text):
         inside[start:end] = [True] * (end - start)
     return inside
 

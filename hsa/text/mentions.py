@@ -137,6 +137,17 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return _replace_written(text, mapping, _INLINE_CODE, _code_pattern, _INLINE_CODE)
 
 
+def find_name_mentions(text: str, identifiers, words) -> list[str]:
+    """Mentions of harness names in ``text`` where a rename moves them: ``identifiers``
+    (identifier-like names) wherever they stand, ``words`` (plain words) only as code: inline
+    code or a call written out. The rule every stale-name check reads."""
+    return (
+        find_mentions(text, identifiers)
+        + find_code_mentions(text, words)
+        + find_call_mentions(text, words)
+    )
+
+
 # Arguments written as code: none, a first argument that is a string, object or list literal, or
 # a keyword argument somewhere (``name=``, not ``==``); nested calls one level deep; over several
 # lines (a call split in a code block), never across inline code. ``refund(s)``, ``refund(note:

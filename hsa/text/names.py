@@ -85,8 +85,10 @@ def identifier_like(name: str) -> bool:
 # An English compound written with a hyphen, as prose writes it: a verb and its particle
 # (follow-up, check-in, drop-off, opt-out) or a prefix and a word (e-mail, co-pay, re-order,
 # self-service). Kebab-case names (link-number, x-api-key, order-id) are none of these.
-_PARTICLES = "up|in|out|off|on|down|over|back|away|through|by"
-_PREFIXES = "e|co|re|pre|non|self|multi|anti|ex|sub|post|mid|semi|inter|over|under"
+# Particles and prefixes that also end or start common kebab-case names (created-by, sort-by,
+# depends-on, post-id, sub-id, mid-price) are left out: a false word leaves a name stale.
+_PARTICLES = "up|in|out|off|down|back|away|through"
+_PREFIXES = "e|co|re|pre|non|self|multi|anti|semi"
 _ENGLISH_COMPOUND = re.compile(rf"(?:[a-z]+-(?:{_PARTICLES})|(?:{_PREFIXES})-[a-z]+)")
 
 

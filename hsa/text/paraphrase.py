@@ -51,7 +51,7 @@ _CODE = CODE_SPAN
 # Quote pairs never span a blank line, so one stray quote cannot swallow a whole document. A
 # single quote opens and closes only away from letters, so apostrophes (don't, users') are none.
 _NO_BLANK_LINE = r"(?!\n[ \t]*\n)"
-QUOTES = (
+_QUOTES = (
     re.compile(rf'"((?:{_NO_BLANK_LINE}[^"])*)"'),
     re.compile(rf"(?<![A-Za-z])'((?:{_NO_BLANK_LINE}[^']){{0,80}})'(?![A-Za-z])"),
     re.compile(rf"“((?:{_NO_BLANK_LINE}[^”])*)”"),
@@ -153,7 +153,7 @@ def _invariants(text: str, names: tuple[str, ...]) -> Counter:
     for match in _CODE.finditer(text):
         found[f"`{normalise_space(match.group(2))}`"] += 1
     prose = _CODE.sub(" ", text)
-    for pattern in QUOTES:
+    for pattern in _QUOTES:
         for match in pattern.finditer(prose):
             found[f"“{normalise_space(match.group(1))}”"] += 1
     found.update(_NUMBER.findall(text))
@@ -173,6 +173,16 @@ _URL = re.compile(
 )
 
 
+def code_and_quote_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) ranges of ``text``'s code spans and quoted strings: code first, then
+    quotes in what code leaves, so a quote inside code pairs with nothing outside it."""
+    spans = [m.span() for m in _CODE.finditer(text)]
+    masked = _CODE.sub(lambda m: " " * len(m.group(0)), text)
+    for pattern in _QUOTES:
+        spans += [m.span() for m in pattern.finditer(masked)]
+    return spans
+
+
 def invariant_spans(text: str, names: Iterable[str] = ()) -> list[tuple[int, int]]:
     """The (start, end) ranges of ``text`` that hold invariants a rewording must not touch: code
     spans, quoted strings, identifiers (harness names, also plain-word ones as whole words, and
@@ -180,10 +190,7 @@ def invariant_spans(text: str, names: Iterable[str] = ()) -> list[tuple[int, int
     merged. Numbers and negations are invariants too but stand outside these spans: a rewording
     table holds neither (each family tests its tables with :func:`invariants`), and a negation
     may be restyled in place (``**not**``, ``NOT``) as long as it is kept."""
-    spans = [m.span() for m in _CODE.finditer(text)]
-    masked = _CODE.sub(lambda m: " " * len(m.group(0)), text)
-    for pattern in QUOTES:
-        spans += [m.span() for m in pattern.finditer(masked)]
+    spans = code_and_quote_spans(text)
     spans += [m.span() for m in _TOKEN.finditer(text)]
     spans += [m.span() for m in _URL.finditer(text)]
     pattern = _names_pattern(tuple(sorted({n for n in names if n})))

@@ -32,7 +32,7 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "7"  # 7: rule paragraphs, pipe-less tables; wrap keeps code/quotes; 6: examples
+    version = "8"  # 8: one-column tables, quoted rules; 7: rule paragraphs, wrap; 6: examples
     family = "skill_content"
 
     split: Literal["train", "heldout"] = "train"

@@ -73,22 +73,24 @@ def _introduces(block: Block) -> bool:
 
 
 # A table's delimiter row (GFM: "--- | ---", "|:---|---:|"), with or without outer pipes.
-_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$")
+_TABLE_DELIMITER = re.compile(r"^(?=[^|]*\|) {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 def _movable_example(blocks: list[Block], k: int, first: int) -> bool:
     """Whether block ``k`` of an example section (its blocks from ``first``) is an example that
-    may move or go: a paragraph, fenced code or quote; not a paragraph that states a rule, not a
-    caption nor the block a caption introduces (they go together or not at all: both stay), nor
+    may move or go: a paragraph, fenced code or quote; not a paragraph or quote that states a
+    rule, not a caption nor the block a caption introduces (they go together or not at all: both stay), nor
     a table (reference, not an example)."""
     block = blocks[k]
     if block.kind not in ("paragraph", "fence", "opaque") or _introduces(block):
         return False
     if k > first and _introduces(blocks[k - 1]):
         return False
-    if any(_TABLE_DELIMITER.match(line) for line in block.lines) and block.kind != "fence":
+    if block.kind == "fence":
+        return True
+    if any(_TABLE_DELIMITER.match(line) for line in block.lines):
         return False  # a table, with pipes (an opaque block) or without (read as a paragraph)
-    return not (block.kind == "paragraph" and _states_rule(block_text(block)))
+    return not _states_rule(block_text(block))  # a paragraph or a quote that states a rule
 
 
 @dataclass

@@ -17,7 +17,7 @@ from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
-from hsa.text.mentions import find_call_mentions, find_code_mentions, find_mentions
+from hsa.text.mentions import find_name_mentions
 from hsa.text.names import identifier_like
 
 
@@ -87,10 +87,6 @@ def _fixed(harness: Harness) -> frozenset[str]:
     if not clashing:
         return frozenset()
     texts = [t for _, t in harness.prose()]
-
-    def mentioned(name: str, text: str) -> bool:
-        if identifier_like(name):
-            return bool(find_mentions(text, [name]))
-        return bool(find_code_mentions(text, [name]) or find_call_mentions(text, [name]))
-
-    return frozenset(n for n in clashing if any(mentioned(n, t) for t in texts))
+    identifiers = [n for n in clashing if identifier_like(n)]
+    words = [n for n in clashing if not identifier_like(n)]
+    return frozenset(m for t in texts for m in find_name_mentions(t, identifiers, words))

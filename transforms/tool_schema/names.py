@@ -193,7 +193,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "8"  # 8: lexicon senses (when); 7: no kebab case with keyword calls
+    version = "9"  # 9: lexicon senses, plurals; 7: no kebab case with keyword calls
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
@@ -285,7 +285,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "11"  # 11: lexicon senses, memo by exact order; 10: JSON result keys are data
+    version = "12"  # 12: JSON results in place, senses; 11: memo by exact order
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -331,7 +331,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "11"  # 11: lexicon senses, memo by exact order; 10: JSON result keys are data
+    version = "12"  # 12: JSON results in place, senses; 11: memo by exact order
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked

@@ -6,6 +6,7 @@ configuration values that name a parameter and tool results that echo the rename
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -61,55 +62,52 @@ def _config_values(value: Any, renames: dict[str, str]) -> Any:
     return value
 
 
-def _dump_like(original: str, value: Any) -> str | None:
-    """``value`` serialised the way ``original`` was (compact, ``json.dumps`` style, or indented
-    by 2 or 4), or None when the original's style is not one of those."""
-    parsed = orjson.loads(original)
-    for dump in (
-        lambda v: orjson.dumps(v).decode(),
-        lambda v: json.dumps(v, ensure_ascii=False),
-        lambda v: json.dumps(v),
-        lambda v: json.dumps(v, ensure_ascii=False, indent=2),
-        lambda v: json.dumps(v, ensure_ascii=False, indent=4),
-    ):
-        if dump(parsed) == original:
-            return dump(value)
-    return None
-
-
-def _text_values(value: Any, prose) -> Any:
-    """``value`` with every string in it rewritten by ``prose``; keys as they are."""
-    if isinstance(value, str):
-        return prose(value)
-    if isinstance(value, list):
-        return [_text_values(v, prose) for v in value]
-    if isinstance(value, dict):
-        return {k: _text_values(v, prose) for k, v in value.items()}
-    return value
+# A JSON string, or a bracket that opens or closes a level; the colon after a key.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_KEY_COLON = re.compile(r"\s*:")
 
 
 def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> str:
     """A tool result under renamed parameters. A JSON result is the backend's data: its keys
     are its own fields, which no harness rename reaches, except a top-level key that echoes a
     renamed argument of the call (same key, same value); its strings are text, where mentions
-    move as in any prose. Any other result is prose. A JSON result written in a style this
-    cannot reproduce is left as it is."""
+    move as in any prose. Rewritten in place, token by token, so the result keeps its layout
+    whatever its style. Any other result is prose."""
     try:
         result = orjson.loads(content)
     except orjson.JSONDecodeError:
         return prose(content)
     if not isinstance(result, dict | list):
         return prose(content)
-    new = _text_values(result, prose)
     renames = per_tool.get(call[0], {}) if call is not None else {}
-    if isinstance(new, dict) and renames:
+    echoed: set[str] = set()
+    if isinstance(result, dict) and renames:
         args = call[1]
-        echoed = {k for k in new if k in renames and k in args and args[k] == result[k]}
-        if echoed and not any(renames[k] in new for k in echoed):
-            new = {renames[k] if k in echoed else k: v for k, v in new.items()}
-    if new == result and (not isinstance(new, dict) or list(new) == list(result)):
-        return content
-    return _dump_like(content, new) or content
+        echoed = {k for k in result if k in renames and k in args and args[k] == result[k]}
+        if any(renames[k] in result for k in echoed):
+            echoed = set()  # the new name is a field of the result already: keep both as sent
+    parts, last, depth = [], 0, 0
+    for match in _JSON_TOKEN.finditer(content):
+        token = match.group(0)
+        if token in ("{", "["):
+            depth += 1
+            continue
+        if token in ("}", "]"):
+            depth -= 1
+            continue
+        value = orjson.loads(token)
+        if _KEY_COLON.match(content, match.end()):
+            if depth != 1 or value not in echoed:
+                continue
+            new = renames[value]
+        else:
+            new = prose(value)
+            if new == value:
+                continue
+        # Written as the original writes strings: \u escapes for non-ASCII if it uses them.
+        parts += [content[last : match.start()], json.dumps(new, ensure_ascii="\\u" in token)]
+        last = match.end()
+    return "".join(parts) + content[last:] if parts else content
 
 
 def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
