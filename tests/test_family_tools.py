@@ -73,6 +73,20 @@ def example() -> list[Episode]:
     return load_example_episodes()
 
 
+def strings(*names: str) -> dict:
+    """Properties of type string, by name."""
+    return {name: {"type": "string"} for name in names}
+
+
+def tool_of(name: str, description: str, properties: dict) -> dict:
+    """A tool as a harness file holds it."""
+    return {
+        "name": name,
+        "description": description,
+        "parameters": {"type": "object", "properties": properties},
+    }
+
+
 def greeting(harness: Harness) -> Episode:
     """An episode of one user greeting under ``harness`` (no call expected): what a
     harness-scoped draw reads is the harness alone."""
@@ -599,19 +613,11 @@ def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
                 }
             ],
             "tools": [
-                {
-                    "name": "build",
-                    "description": "Builds.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {
-                            "name": {"type": "string"},
-                            "ref": {"type": "string"},
-                            "id": {"type": "string"},
-                            "items": {"type": "array", "items": item},
-                        },
-                    },
-                }
+                tool_of(
+                    "build",
+                    "Builds.",
+                    {**strings("name", "ref", "id"), "items": {"type": "array", "items": item}},
+                )
             ],
         }
     )
@@ -742,17 +748,7 @@ def test_a_json_tool_result_keeps_its_own_keys_and_moves_mentions_in_its_text():
     text, where an identifier-like mention moves. A plain-text result is prose."""
     from hsa.transforms.tool_schema.parameters import rename_parameters
 
-    tool = {
-        "name": "book",
-        "description": "Books a flight.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "flight_number": {"type": "string"},
-                "fare": {"type": "string"},
-            },
-        },
-    }
+    tool = tool_of("book", "Books a flight.", strings("flight_number", "fare"))
     booked = {
         "fare": "Classic",
         "flights": [{"flight_number": "SW214"}],
