@@ -22,7 +22,6 @@ declare its own there. Transforms offer ``naming: mixed`` to draw a convention p
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,6 +35,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
+from hsa.text.mentions import KEYWORD_CALL
 from hsa.text.names import (
     CONVENTIONS,
     abbreviation_groups,
@@ -254,10 +254,6 @@ def leading_verb(words: list[str]) -> bool:
     return bool(words) and words[0].lower() in lexicon().verbs
 
 
-# A call written out with a keyword argument (``get_price(link_number=5)``), anywhere in a text.
-_KEYWORD_CALL = re.compile(
-    r"(?<![A-Za-z0-9_.\-])[A-Za-z_][A-Za-z0-9_.\-]*\([^()`]*?\b[A-Za-z_][A-Za-z0-9_\-]*\s*=(?!=)"
-)
 # Whether a harness writes such calls, by fingerprint: every draw of a pool asks it of the same
 # harness. Pure: it reads the harness's texts alone.
 _WRITES_KEYWORD_CALLS: BoundedMemo[bool] = BoundedMemo(1024)
@@ -273,7 +269,7 @@ def split_conventions(split: str, harness: Harness | None) -> tuple[str, ...]:
         return conventions
     writes = _WRITES_KEYWORD_CALLS.get(
         harness.fingerprint,
-        lambda: any(_KEYWORD_CALL.search(text) for _, text in harness.prose()),
+        lambda: any(KEYWORD_CALL.search(text) for _, text in harness.prose()),
     )
     return tuple(c for c in conventions if c != "kebab") if writes else conventions
 

@@ -57,8 +57,8 @@ def hook_name_in(pattern: str, old: str, convention: str = "snake") -> str:
     """``old`` (any hook name) named by ``pattern`` (``"{words} check"``), in ``convention``."""
     words = [w.lower() for w in name_words(old)] or ["hook"]
     out = [part for token in pattern.split() for part in (words if token == "{words}" else [token])]
-    # A pattern word the name already ends or starts with is said once (refund_guard + "guard"
-    # is refund_guard, not refund_guard_guard).
+    # A word said twice in a row is said once: a pattern word the name already ends or starts
+    # with (refund_guard + "guard" is refund_guard, not refund_guard_guard).
     return write_name([w for i, w in enumerate(out) if i == 0 or w != out[i - 1]], convention)
 
 

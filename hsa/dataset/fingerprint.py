@@ -38,10 +38,11 @@ def folder_sha256(folder: str | os.PathLike) -> str:
     real = root.resolve()
     digest = hashlib.sha256()
     entries = sorted(p for p in root.rglob("*") if "__pycache__" not in p.parts)
-    parents = {parent for p in entries if p.is_file() for parent in p.parents}
+    files = {p for p in entries if p.is_file()}
+    parents = {parent for p in files for parent in p.parents}
     for path in entries:
         name = path.relative_to(root).as_posix().encode() + b"\0"
-        if path.is_file():
+        if path in files:
             digest.update(name)
             try:
                 within = inside(real, path)

@@ -3,9 +3,10 @@
 The gold is taken from the conversation itself: the last assistant message that makes tool calls
 becomes the judged turn, each argument's value its only acceptable value (parallel calls in any
 order). A conversation whose assistant never calls a tool gets a ``no_call`` gold on its last
-assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``. Messages as the
-OpenAI SDK dumps them are read too: its fields that carry nothing (``refusal: null``,
-``annotations: []``, ``audio``, ``function_call`` and ``tool_calls`` null) count as absent.
+assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``.
+Messages as the OpenAI SDK dumps them are read too: its fields that carry nothing
+(``refusal: null``, ``annotations: []``, ``audio``, ``function_call`` and ``tool_calls`` null)
+count as absent.
 """
 
 from __future__ import annotations

@@ -153,11 +153,12 @@ def find_name_mentions(text: str, identifiers, words) -> list[str]:
 # lines (a call split in a code block), never across inline code. ``refund(s)``, ``refund(note:
 # once)``, ``refund(customer's choice)`` and ``refund(10:00-17:00)`` are prose. The one rule of
 # "a call written out", for names (below) and for parameter keywords (parameter_mentions).
-_ARGS = (
-    r"""\((?=\s*\)|\s*["'{\[]|[^()`]*?\b[A-Za-z_][A-Za-z0-9_]*\s*=(?!=))"""
-    r"(?:[^()`]|\([^()`]*\))*\)"
-)
+_KEYWORD = r"[^()`]*?\b[A-Za-z_][A-Za-z0-9_]*\s*=(?!=)"  # ``name=`` inside the parentheses
+_ARGS = rf"""\((?=\s*\)|\s*["'{{\[]|{_KEYWORD})(?:[^()`]|\([^()`]*\))*\)"""
 _BEFORE_CALL = r"(?<![A-Za-z0-9_.\-])"
+# A call written out with a keyword argument (``get_price(link_number=5)``): code in which a
+# parameter is a keyword.
+KEYWORD_CALL = re.compile(rf"{_BEFORE_CALL}[A-Za-z_][A-Za-z0-9_.\-]*\((?={_KEYWORD})")
 
 
 @lru_cache(maxsize=4096)

@@ -54,11 +54,12 @@ _EXAMPLE_START = re.compile(
 )
 
 
-# A bullet that states a rule (a negation, or "only", "must", 必须...) is no example to drop,
-# even under an "Example" heading: example sections hold rules about their examples too.
+# A bullet that states a rule (a negation, hsa.text.paraphrase.negations, or a word of obligation
+# or restriction: "only", "must", 必须...) is no example to drop, even under an "Example" heading:
+# example sections hold rules about their examples too.
 _RULE_WORD = re.compile(
-    r"(?<![A-Za-z])(only|must|always|never|should|required?|make sure|ensure)(?![A-Za-z])"
-    r"|必须|务必|只能|只有|仅|一定|确保|不得|不要|禁止",
+    r"(?<![A-Za-z])(only|must|always|should|required?|make sure|ensure)(?![A-Za-z])"
+    r"|必须|务必|只能|只有|仅|一定|确保",
     re.IGNORECASE,
 )
 
@@ -79,8 +80,8 @@ _TABLE_DELIMITER = re.compile(r"^(?=[^|]*\|) {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*
 def _movable_example(blocks: list[Block], k: int, first: int) -> bool:
     """Whether block ``k`` of an example section (its blocks from ``first``) is an example that
     may move or go: a paragraph, fenced code or quote; not a paragraph or quote that states a
-    rule, not a caption nor the block a caption introduces (they go together or not at all: both stay), nor
-    a table (reference, not an example)."""
+    rule, not a caption nor the block a caption introduces (they go together or not at all:
+    both stay), nor a table (reference, not an example)."""
     block = blocks[k]
     if block.kind not in ("paragraph", "fence", "opaque") or _introduces(block):
         return False

@@ -13,10 +13,24 @@ from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
+from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
 from hsa.model.schema import edit_schema, pointer, schema_nodes
 from hsa.text.chinese import japanese
 from hsa.transforms.tool_schema.common import tool_named, with_tools
 from hsa.transforms.tool_schema.options import DESCRIPTIONS
+
+# Whether a harness is written in Japanese, by fingerprint: a draw per episode of a harness of
+# its own counted every character of its texts again. Pure: the share reads the texts alone.
+_JAPANESE: BoundedMemo[bool] = BoundedMemo(1024)
+
+
+def _japanese_harness(harness: Harness) -> bool:
+    """The harness is the document: a description of kanji alone (対象商品) in a Japanese
+    harness is Japanese too."""
+    return _JAPANESE.get(
+        harness.fingerprint, lambda: japanese(*(text for _, text in harness.prose()))
+    )
 
 
 @register
@@ -37,9 +51,7 @@ class ToolDescriptionParaphrase(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         names = harness.identifiers  # every name a rewording keeps
-        # The harness is the document: a description of kanji alone (対象商品) in a Japanese
-        # harness is Japanese too.
-        in_japanese = japanese(*(text for _, text in harness.prose()))
+        in_japanese = _japanese_harness(harness)
         tools: dict[str, dict] = {}
         for tool in harness.tools:
             entry: dict[str, Any] = {}

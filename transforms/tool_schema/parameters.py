@@ -136,7 +136,7 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     )
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
     harness = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
-    return _renamed_conversation(episode, per_tool, prose, harness)
+    return _renamed_conversation(episode, per_tool, prose, harness, names)
 
 
 def rename_parameters_in_conversation(
@@ -147,7 +147,7 @@ def rename_parameters_in_conversation(
     per_tool, prose = _parameter_renames(episode.harness, names)
     if not per_tool:
         return episode.with_harness(harness)
-    return _renamed_conversation(episode, per_tool, prose, harness)
+    return _renamed_conversation(episode, per_tool, prose, harness, names)
 
 
 # (renames per tool, prose rewrite) by (harness fingerprint, names): every row of a pool's
@@ -211,7 +211,9 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     return tuple(n for n in names if n not in mentioned)
 
 
-def _renamed_conversation(episode: Episode, per_tool: dict, prose, harness: Harness) -> Episode:
+def _renamed_conversation(
+    episode: Episode, per_tool: dict, prose, harness: Harness, names: dict[str, str]
+) -> Episode:
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
     prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
     out = rename_conversation(episode, Mapping(parameters=per_tool), harness)
@@ -220,7 +222,8 @@ def _renamed_conversation(episode: Episode, per_tool: dict, prose, harness: Harn
     for message in out.messages:
         content = message.get("content")
         new = message
-        if isinstance(content, str) and content:
+        # A text without an old name has nothing to move (most messages): it is left unread.
+        if isinstance(content, str) and any(old in content for old in names):
             if message.get("role") == "tool" and not str(message.get("name", "")).startswith(
                 HOOK_MESSAGE_PREFIX
             ):
