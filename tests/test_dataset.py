@@ -225,6 +225,22 @@ def test_bad_lines_become_rejects_and_every_line_is_accounted_for(tmp_path):
     assert rejects[1]["field"] == "messages[0].role" and "unknown role" in rejects[1]["reason"]
 
 
+def test_an_integer_beyond_64_bits_is_a_load_reject_not_a_float_in_the_rows(tmp_path):
+    """A JSON reader takes such an integer for a float without a word; the rows would carry
+    1.2345678901234568e+29 for the user's order number."""
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:3]
+    row = json.loads(lines[1])
+    row["meta"]["order"] = 123456789012345678901234567890
+    source = tmp_path / "episodes.jsonl"
+    source.write_text("\n".join([lines[0], json.dumps(row), lines[2]]) + "\n", encoding="utf-8")
+    shutil.copytree(EPISODES_PATH.parent / "harness", tmp_path / "harness")
+    result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    assert result.manifest["counts"]["load_rejects"] == 1
+    (reject,) = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert (reject["line"], reject["stage"]) == (2, "load")
+    assert "integer 123456789012345678901234567890 does not fit in 64 bits" in reject["reason"]
+
+
 def test_duplicate_ids_and_unusable_harness_paths_become_rejects(tmp_path):
     lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:4]
     odd = json.loads(lines[2])

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hsa.errors import EpisodeError, HsaError, Reject
+from hsa.files.jsonl import LongInteger, loads
 from hsa.model.episode import Episode, read_all_episodes, read_episodes
 from hsa.model.harness import load_harness
 from tests.conftest import assistant, call
@@ -127,7 +130,11 @@ def _mutations():
 
     return [
         (role, "messages[0].role", "unknown role 'narrator'"),
-        (args_not_json, "messages[1].tool_calls[1].function.arguments", "not JSON"),
+        (
+            args_not_json,
+            "messages[1].tool_calls[1].function.arguments",
+            "arguments: not valid JSON",
+        ),
         (args_not_object, "messages[1].tool_calls[1].function.arguments", "must be a JSON object"),
         (unknown_tool, "messages[1].tool_calls[1].function.name", "unknown tool 'get_cost'"),
         (unknown_skill, "messages[1].tool_calls[0].function.arguments.name", "skill 'nope'"),
@@ -628,3 +635,86 @@ def test_a_harness_that_does_not_load_is_named_relative_to_the_episodes(tmp_path
     path.write_text(json.dumps(good_row("x", harness="h")) + "\n")
     (reject,) = read_episodes(path)
     assert "h/harness.yaml:" in reject.reason and str(tmp_path) not in reject.reason
+
+
+LONG = 123456789012345678901234567890  # an order number beyond 64 bits
+
+
+def _with_long_integer(where: str) -> str:
+    """A good row's JSON line with ``LONG`` written as a JSON integer at ``where``."""
+    row = good_row("long")
+    if where == "gold":
+        row["gold"]["turns"][0]["calls"][0]["arguments"]["link"] = [LONG]
+    elif where == "arguments":
+        row["messages"][1]["tool_calls"][1]["function"]["arguments"] = '{"link": %d}' % LONG
+    else:
+        row["meta"]["order"] = LONG
+    return json.dumps(row)
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        ("gold", None),
+        ("meta", None),
+        ("arguments", "messages[1].tool_calls[1].function.arguments"),
+    ],
+)
+def test_an_integer_beyond_64_bits_is_a_reject_not_a_float(harness_dir, tmp_path, where, field):
+    """orjson reads such an integer as a float without a word (1.2345678901234568e+29): the
+    rows, gold and scores made from it would carry another number than the user's."""
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(json.dumps(good_row("ok")) + "\n" + _with_long_integer(where) + "\n")
+    out = list(read_episodes(path, harness=load_harness(harness_dir)))
+    assert isinstance(out[0], Episode)
+    reject = out[1]
+    assert isinstance(reject, Reject) and (reject.line, reject.field) == (2, field)
+    assert f"integer {LONG} does not fit in 64 bits" in reject.reason
+    assert "1.2345678901234568e+29" in reject.reason and "write it as a string" in reject.reason
+
+
+def test_long_digit_runs_in_text_and_64_bit_integers_load_as_written(harness_dir):
+    row = good_row("fits")
+    row["messages"][0]["content"] = f"Order {LONG}: how much is link 3?"
+    row["messages"][3]["content"] = json.dumps({"price": 199, "order": str(LONG)})
+    row["meta"]["limits"] = [2**64 - 1, -(2**63)]
+    episode = Episode.from_dict(loads(json.dumps(row)), harness=load_harness(harness_dir))
+    assert episode.meta["limits"] == [2**64 - 1, -(2**63)]
+    assert str(LONG) in episode.messages[0]["content"]
+
+
+@given(
+    st.recursive(
+        st.integers()
+        | st.text(alphabet='0123456789"\\ é', max_size=30)
+        | st.floats(allow_nan=False, allow_infinity=False),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(alphabet='ab"\\1', max_size=4), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+)
+def test_json_loads_refuses_exactly_the_integers_it_cannot_keep(value):
+    text = json.dumps(value)
+    exact = json.loads(text)  # the json module keeps integers of any size
+
+    def integers(v):
+        if isinstance(v, bool):
+            return
+        if isinstance(v, int):
+            yield v
+        elif isinstance(v, list):
+            for item in v:
+                yield from integers(item)
+        elif isinstance(v, dict):
+            for item in v.values():
+                yield from integers(item)
+
+    too_long = [i for i in integers(exact) if not -(2**63) <= i < 2**64]
+    for document in (text, text.encode()):
+        if too_long:
+            with pytest.raises(LongInteger, match=f"integer {too_long[0]} does not fit"):
+                loads(document)
+        else:
+            assert loads(document) == exact

@@ -111,6 +111,19 @@ def test_a_harness_key_written_twice_is_refused(tmp_path):
         load_harness(root)
 
 
+def test_a_harness_integer_beyond_64_bits_is_refused_with_its_line(tmp_path):
+    """It would be written as JSON (hook configs, fingerprints), which holds no such integer:
+    a crash in the middle of a run before this was refused at load."""
+    root = write_harness(tmp_path / "h")
+    manifest = root / "harness.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(text + "meta:\n  budget: 99999999999999999999\n", encoding="utf-8")
+    line = len(text.splitlines()) + 2
+    with pytest.raises(HarnessError, match="integer 99999999999999999999 does not fit") as info:
+        load_harness(root)
+    assert info.value.file.endswith("harness.yaml") and info.value.line == line
+
+
 def test_hook_code_that_exits_at_import_is_a_harness_error(tmp_path):
     hooks = (
         "import sys\nsys.exit(0)\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"
@@ -151,6 +164,17 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "must describe an object",
         ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
+        (
+            # JSON readers take it for a float: the tools column would show another bound
+            dict(
+                tools={
+                    "big.json": '{"name": "f", "parameters": {"type": "object", "properties": '
+                    '{"n": {"type": "integer", "maximum": 99999999999999999999}}}}'
+                }
+            ),
+            "big.json",
+            "integer 99999999999999999999 does not fit in 64 bits",
+        ),
         (
             dict(tools={"a.json": PRICE_TOOL, "b.json": PRICE_TOOL}),
             "harness.yaml",

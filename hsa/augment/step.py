@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 
 from hsa.errors import HsaError
+from hsa.files.jsonl import json_error, loads
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +66,9 @@ def steps_from(data: Any, *, where: str = "lineage") -> tuple[Step, ...]:
     :class:`HsaError` naming the field of the first thing that is no step."""
     if isinstance(data, str | bytes):
         try:
-            data = orjson.loads(data)
+            data = loads(data)
         except orjson.JSONDecodeError as exc:
-            raise HsaError(f"not valid JSON: {exc}", field=where) from None
+            raise HsaError(json_error(exc), field=where) from None
     if not isinstance(data, list | tuple):
         raise HsaError(f"expected a list of steps, got {type(data).__name__}", field=where)
     return tuple(Step.from_dict(step, where=f"{where}[{i}]") for i, step in enumerate(data))

@@ -26,7 +26,7 @@ from hsa.dataset.harness_variants import variant_lineage_end
 from hsa.dataset.pipeline import augment_episode
 from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, skill_licenses, variant_row
 from hsa.errors import HsaError, Reject
-from hsa.files.jsonl import line_error
+from hsa.files.jsonl import line_error, loads
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness, load_harness
 
@@ -122,7 +122,7 @@ class BatchFunction:
 
     def rows_for(self, line: int, text: bytes) -> list[dict]:
         try:
-            data = orjson.loads(text)
+            data = loads(text)
         except orjson.JSONDecodeError as exc:
             return [
                 self._reject(

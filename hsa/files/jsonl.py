@@ -7,6 +7,7 @@ orjson is the codec everywhere (it is the hot path of the dataset factory); ``du
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -25,8 +26,47 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+class LongInteger(orjson.JSONDecodeError):
+    """An integer beyond 64 bits in JSON text (see :func:`loads`)."""
+
+
+# Integers orjson reads as integers and writes back: beyond them it reads a float, silently.
+_INTEGERS = range(-(2**63), 2**64)
+# A run of 19 digits, which every integer outside _INTEGERS has: a quick test that rules out
+# nearly every text before the exact scan below.
+_LONG_RUN = re.compile(r"\d{19}")
+_LONG_RUN_BYTES = re.compile(rb"\d{19}")
+# A JSON string (skipped whole: digits in text are text) or a number.
+_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+
+
 def loads(text: str | bytes) -> Any:
-    return orjson.loads(text)
+    """JSON text as Python values, as orjson reads it, refusing an integer beyond 64 bits
+    (:class:`LongInteger`, a JSON decode error): orjson reads one as a float, silently
+    (an order number 123456789012345678901234567890 becomes 1.2345678901234568e+29, and so
+    every row, gold value and score made from it), and cannot write one. Every read of
+    JSON that users write (episode lines, tool-call arguments, tool schema files) goes
+    through here."""
+    value = orjson.loads(text)
+    if _LONG_RUN.search(text) if isinstance(text, str) else _LONG_RUN_BYTES.search(text):
+        document = text if isinstance(text, str) else bytes(text).decode("utf-8")
+        for match in _STRING_OR_NUMBER.finditer(document):
+            token = match.group(0)
+            if token[0] == '"' or "." in token or "e" in token or "E" in token:
+                continue
+            if int(token) not in _INTEGERS:
+                raise LongInteger(
+                    f"integer {token} does not fit in 64 bits, and the JSON reader takes "
+                    f"it for the float {float(token)!r}; write it as a string",
+                    document,
+                    match.start(),
+                )
+    return value
+
+
+def json_error(exc: orjson.JSONDecodeError) -> str:
+    """What is wrong with JSON text that :func:`loads` refused, in words."""
+    return str(exc) if isinstance(exc, LongInteger) else f"not valid JSON: {exc}"
 
 
 def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
@@ -36,7 +76,7 @@ def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"not valid UTF-8 at byte {bad.start} of the line (is the file in another encoding?)"
-    return f"not valid JSON: {exc}"
+    return json_error(exc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +158,7 @@ def read_lines(path: str | os.PathLike) -> Iterator[Line]:
     """Yield every non-blank line of ``path``; a line that is not JSON carries its error instead."""
     for number, raw in raw_lines(path):
         try:
-            yield Line(number, orjson.loads(raw))
+            yield Line(number, loads(raw))
         except orjson.JSONDecodeError as exc:
             yield Line(number, error=line_error(raw, exc))
 

@@ -82,7 +82,26 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
+def _int_of_64_bits(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> int:
+    """An integer that fits in 64 bits: what is read from YAML is written as JSON (tools,
+    hook configs, recipes, fingerprints), and orjson writes no integer beyond (nor does
+    hsa.files.jsonl read one)."""
+    value = loader.construct_yaml_int(node)
+    if not -(2**63) <= value < 2**64:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"integer {value} does not fit in 64 bits; write it as a string",
+            node.start_mark,
+        )
+    return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _int_of_64_bits)
+
+
 def load_yaml(text: str) -> Any:
     """YAML a user wrote (a harness, a skill's front matter, a recipe), read safely; a key
-    written twice in one mapping is a ``yaml.YAMLError`` naming the key and its line."""
+    written twice in one mapping, or an integer beyond 64 bits, is a ``yaml.YAMLError`` naming
+    it and its line."""
     return yaml.load(text, Loader=_UniqueKeyLoader)

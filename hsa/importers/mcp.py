@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 
 from hsa.errors import HarnessError, HsaError, Reject
-from hsa.files.jsonl import write_jsonl
+from hsa.files.jsonl import json_error, loads, write_jsonl
 from hsa.files.textfile import read_bytes
 from hsa.model.tool import Tool
 
@@ -43,11 +43,11 @@ class McpImport:
 def _listed_tools(path: Path) -> list:
     """The ``tools`` array of a ``tools/list`` result or response file."""
     try:
-        data = orjson.loads(read_bytes(path))
+        data = loads(read_bytes(path))
     except OSError as exc:
         raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except orjson.JSONDecodeError as exc:
-        raise HsaError(f"not valid JSON: {exc}", file=str(path)) from None
+        raise HsaError(json_error(exc), file=str(path)) from None
     if isinstance(data, dict) and "error" in data and "result" not in data:
         error = data["error"] if isinstance(data["error"], dict) else {}
         raise HsaError(

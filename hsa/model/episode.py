@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from hsa.errors import EpisodeError, HsaError, Reject, locate
-from hsa.files.jsonl import read_lines
+from hsa.files.jsonl import json_error, loads, read_lines
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
@@ -241,9 +241,9 @@ def parse_arguments(raw: Any, *, where: str) -> dict:
             f"arguments must be a JSON string, got {type(raw).__name__}", field=where
         )
     try:
-        value = orjson.loads(raw)
+        value = loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise EpisodeError(f"arguments are not JSON: {exc}", field=where) from None
+        raise EpisodeError(f"arguments: {json_error(exc)}", field=where) from None
     if not isinstance(value, dict):
         raise EpisodeError(
             f"arguments must be a JSON object, got {type(value).__name__}", field=where

@@ -30,6 +30,7 @@ import orjson
 import yaml
 
 from hsa.errors import HarnessError
+from hsa.files.jsonl import json_error, loads
 from hsa.files.textfile import decode_utf8, dump_yaml, load_yaml, read_bytes, write_text
 from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
@@ -571,9 +572,9 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
                 )
         for path in sorted(tools_dir.glob("*.json")):
             try:
-                raw = orjson.loads(read.bytes(path))
+                raw = loads(read.bytes(path))
             except orjson.JSONDecodeError as exc:
-                raise HarnessError(f"not valid JSON: {exc}", file=str(path)) from None
+                raise HarnessError(json_error(exc), file=str(path)) from None
             try:
                 tools.append(Tool.from_dict(raw, where="tool"))
             except HarnessError as exc:
