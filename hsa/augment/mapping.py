@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from hsa.model.frozen import replace
-from hsa.model.gold import Gold, GoldCall
+from hsa.model.gold import Gold, GoldCall, TurnGold
 
 KINDS = ("skills", "tools", "hooks")
 
@@ -110,8 +110,10 @@ class Mapping:
         )
 
     def apply_to_gold(self, gold: Gold) -> Gold:
-        if not self or not self._touches(gold):
+        if not self or not any(self._touches(turn) for turn in gold.turns):
             return gold  # the same gold object: nothing in it is renamed
+        # A turn the mapping does not touch is kept as it is (most turns of a rename that
+        # reaches one tool): equal either way, and no copy is made per variant.
         return Gold(
             turns=tuple(
                 replace(
@@ -119,19 +121,17 @@ class Mapping:
                     calls=tuple(self.apply_to_call(c) for c in t.calls),
                     skills=tuple(self.skill(s) for s in t.skills),
                 )
+                if self._touches(t)
+                else t
                 for t in gold.turns
             )
         )
 
-    def _touches(self, gold: Gold) -> bool:
-        """Whether this mapping renames a tool, parameter or skill that ``gold`` names."""
-        for turn in gold.turns:
-            if any(s in self.skills for s in turn.skills):
-                return True
-            for call in turn.calls:
-                if call.name in self.tools or call.name in self.parameters:
-                    return True
-        return False
+    def _touches(self, turn: TurnGold) -> bool:
+        """Whether this mapping renames a tool, parameter or skill that ``turn`` names."""
+        if any(s in self.skills for s in turn.skills):
+            return True
+        return any(c.name in self.tools or c.name in self.parameters for c in turn.calls)
 
     def renamed(self) -> dict[str, dict[str, str]]:
         """Every old -> new name, per kind; parameters as ``tool.param``."""

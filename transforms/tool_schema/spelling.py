@@ -208,10 +208,18 @@ class ToolSchemaSpelling(Transform):
         # check reads the conversation (every call and gold value must use declared keys only),
         # so that check is made again, in apply's order (edit_schema's walk, tool by tool); the
         # calls are parsed only when a draw closes something.
+        # Only tools the calls or the gold name: for any other, every closed node passed when
+        # the harness variant was made (an instance path is a property of the node alone), and
+        # with no instance to read it passes again.
+        named = {
+            call["function"]["name"]
+            for message in episode.messages
+            for call in message.get("tool_calls") or ()
+        } | {call.name for turn in episode.gold.turns for call in turn.calls}
         closed_by_tool = [
             (tool, closed)
             for tool in episode.harness.tools
-            if (closed := _closed_nodes(params, tool.name))
+            if tool.name in named and (closed := _closed_nodes(params, tool.name))
         ]
         if not closed_by_tool:
             return episode.with_harness(harness)
