@@ -197,7 +197,9 @@ def _refers(schema) -> bool:
 
 
 def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
-    names, prose_names, code_names = _STALE_NAMES.get(mapping.key, lambda: _stale_names(mapping))
+    names, prose_names, code_names, any_name = _STALE_NAMES.get(
+        mapping.key, lambda: _stale_names(mapping)
+    )
     if names:
         harness = variant.harness
         in_harness = _STALE_IN_HARNESS.get(
@@ -206,7 +208,9 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
         )
         if in_harness is not None:
             raise VerificationFailed("stale_identifier", in_harness)
-        stale = _first_mention(_message_prose(variant), prose_names, code_names)
+        stale = _first_mention(
+            (p for p in _message_prose(variant) if any_name.search(p[1])), prose_names, code_names
+        )
         if stale:
             raise VerificationFailed(
                 "stale_identifier", f"renamed {stale[1]!r} survives in {stale[0]}"
@@ -226,9 +230,10 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
     _no_stale_parameters(variant, mapping)
 
 
-def _stale_names(mapping: Mapping) -> tuple[frozenset[str], list[str], list[str]]:
-    """The old skill, tool and hook names that must not survive ``mapping``, and of them the
-    identifier-like ones (found anywhere in prose) and the plain words (found only as code)."""
+def _stale_names(mapping: Mapping) -> tuple[frozenset[str], list[str], list[str], re.Pattern]:
+    """The old skill, tool and hook names that must not survive ``mapping``, of them the
+    identifier-like ones (found anywhere in prose) and the plain words (found only as code), and
+    a search for any of them written at all (a text without one mentions none: most messages)."""
     renamed = mapping.renamed()
     # A name that is also some identifier's new name (a swap) is legitimately still there.
     names = {old for kind in ("skills", "tools", "hooks") for old in renamed[kind]} - {
@@ -236,7 +241,8 @@ def _stale_names(mapping: Mapping) -> tuple[frozenset[str], list[str], list[str]
     }
     prose_names = sorted(n for n in names if identifier_like(n))
     code_names = sorted(n for n in names if not identifier_like(n))
-    return frozenset(names), prose_names, code_names
+    any_name = re.compile("|".join(map(re.escape, sorted(names))) or "(?!)")
+    return frozenset(names), prose_names, code_names, any_name
 
 
 def _stale_in_harness(
@@ -256,7 +262,9 @@ def _stale_in_harness(
 # what it finds in a harness, by (exact harness fingerprint, mapping key): in a pool of harness
 # variants every row of a variant carries the same harness and the same renames, so both are
 # made once. Pure: the fingerprint hashes every text, the key every rename.
-_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str]]] = BoundedMemo(1024)
+_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str], re.Pattern]] = BoundedMemo(
+    1024
+)
 _STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
 
 
@@ -279,6 +287,14 @@ def _message_prose(episode: Episode):
 
 
 def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
+    if not mapping.parameters:
+        return
+    # The tools the messages call, read once: most tools with renamed parameters are not called.
+    called = {
+        call["function"]["name"]
+        for message in variant.messages
+        for call in message.get("tool_calls") or ()
+    }
     for tool_old, renames in mapping.parameters.items():
         tool = variant.harness.tool(mapping.tool(tool_old))
         if tool is None:
@@ -290,6 +306,8 @@ def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
                 "stale_identifier",
                 f"renamed parameter(s) {sorted(stale)} still in the schema of {tool.name!r}",
             )
+        if tool.name not in called:
+            continue
         for i, message in enumerate(variant.messages):
             for call in message.get("tool_calls") or ():
                 if call["function"]["name"] == tool.name:

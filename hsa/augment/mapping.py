@@ -110,7 +110,10 @@ class Mapping:
         )
 
     def apply_to_gold(self, gold: Gold) -> Gold:
-        if not self or not any(self._touches(turn) for turn in gold.turns):
+        if not self:
+            return gold
+        touched = [self._touches(turn) for turn in gold.turns]
+        if not any(touched):
             return gold  # the same gold object: nothing in it is renamed
         # A turn the mapping does not touch is kept as it is (most turns of a rename that
         # reaches one tool): equal either way, and no copy is made per variant.
@@ -121,17 +124,23 @@ class Mapping:
                     calls=tuple(self.apply_to_call(c) for c in t.calls),
                     skills=tuple(self.skill(s) for s in t.skills),
                 )
-                if self._touches(t)
+                if hit
                 else t
-                for t in gold.turns
+                for t, hit in zip(gold.turns, touched, strict=True)
             )
         )
 
     def _touches(self, turn: TurnGold) -> bool:
         """Whether this mapping renames a tool, parameter or skill that ``turn`` names."""
-        if any(s in self.skills for s in turn.skills):
+        if self.skills and any(s in self.skills for s in turn.skills):
             return True
-        return any(c.name in self.tools or c.name in self.parameters for c in turn.calls)
+        tools = self._call_names
+        return bool(tools) and any(c.name in tools for c in turn.calls)
+
+    @cached_property
+    def _call_names(self) -> frozenset[str]:
+        """The input-side tool names whose gold calls this mapping rewrites."""
+        return frozenset(self.tools) | frozenset(self.parameters)
 
     def renamed(self) -> dict[str, dict[str, str]]:
         """Every old -> new name, per kind; parameters as ``tool.param``."""

@@ -113,10 +113,10 @@ def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> 
 def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     """``episode`` with top-level parameters renamed (``old -> new``, the same in every tool that
     has ``old``) and every mention of them (see the module doc)."""
-    per_tool, prose = _parameter_renames(episode.harness, names)
+    per_tool, prose, mapping = _parameter_renames(episode.harness, names)
     if not per_tool:
         return episode
-    h = renamed_harness(episode.harness, Mapping(parameters=per_tool))
+    h = renamed_harness(episode.harness, mapping)
     tools = tuple(
         replace(
             t,
@@ -136,7 +136,7 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     )
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
     harness = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
-    return _renamed_conversation(episode, per_tool, prose, harness, names)
+    return _renamed_conversation(episode, mapping, prose, harness, names)
 
 
 def rename_parameters_in_conversation(
@@ -144,10 +144,10 @@ def rename_parameters_in_conversation(
 ) -> Episode:
     """:func:`rename_parameters` when the harness it returns is known already (``harness``):
     only the messages and gold are renamed."""
-    per_tool, prose = _parameter_renames(episode.harness, names)
+    per_tool, prose, mapping = _parameter_renames(episode.harness, names)
     if not per_tool:
         return episode.with_harness(harness)
-    return _renamed_conversation(episode, per_tool, prose, harness, names)
+    return _renamed_conversation(episode, mapping, prose, harness, names)
 
 
 # (renames per tool, prose rewrite) by (harness fingerprint, names): every row of a pool's
@@ -157,7 +157,7 @@ _RENAMES: BoundedMemo[tuple] = BoundedMemo(1024)
 
 
 def _parameter_renames(harness: Harness, names: dict[str, str]) -> tuple:
-    """(renames per tool, the prose rewrite) of ``names`` in ``harness``."""
+    """(renames per tool, the prose rewrite, their mapping) of ``names`` in ``harness``."""
     key = (harness.fingerprint, orjson.dumps(names))
     return _RENAMES.get(key, lambda: _planned_renames(harness, names))
 
@@ -169,7 +169,8 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
     }
     per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
     ambiguous = _ambiguous(harness)
-    return per_tool, parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+    prose = parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+    return per_tool, prose, Mapping(parameters=per_tool)
 
 
 def _ambiguous(harness: Harness) -> set[str]:
@@ -212,12 +213,13 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
 
 
 def _renamed_conversation(
-    episode: Episode, per_tool: dict, prose, harness: Harness, names: dict[str, str]
+    episode: Episode, mapping: Mapping, prose, harness: Harness, names: dict[str, str]
 ) -> Episode:
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
     prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
-    out = rename_conversation(episode, Mapping(parameters=per_tool), harness)
-    by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
+    out = rename_conversation(episode, mapping, harness)
+    per_tool = mapping.parameters
+    by_id: dict | None = None  # the calls, parsed once a result needs them
     messages = []
     for message in out.messages:
         content = message.get("content")
@@ -227,6 +229,8 @@ def _renamed_conversation(
             if message.get("role") == "tool" and not str(message.get("name", "")).startswith(
                 HOOK_MESSAGE_PREFIX
             ):
+                if by_id is None:
+                    by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
                 text = _renamed_result(
                     content, prose, by_id.get(message.get("tool_call_id")), per_tool
                 )
