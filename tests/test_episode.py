@@ -646,7 +646,7 @@ def _with_long_integer(where: str) -> str:
     if where == "gold":
         row["gold"]["turns"][0]["calls"][0]["arguments"]["link"] = [LONG]
     elif where == "arguments":
-        row["messages"][1]["tool_calls"][1]["function"]["arguments"] = '{"link": %d}' % LONG
+        row["messages"][1]["tool_calls"][1]["function"]["arguments"] = f'{{"link": {LONG}}}'
     else:
         row["meta"]["order"] = LONG
     return json.dumps(row)

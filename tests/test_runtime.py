@@ -514,9 +514,74 @@ def test_code_tools_run_under_a_variants_names_and_report_failures(tmp_path):
     assert left.error and "raised SystemExit(3)" in left.content
     assert run(code, "unknown", {}) is None
     variant = code.for_variant(
-        Mapping(tools={"get_price": "price_of"}, parameters={"get_price": {"link": "item"}})
+        Mapping(tools={"get_price": "price_of"}, parameters={"get_price": {"link": "item"}}),
+        load_harness(write_harness(tmp_path / "shop")),
     )
-    assert json.loads(run(variant, "price_of", {"item": 4}).content)["price"] == 104
+    # called by the old names; the echoed argument comes back under the variant's name
+    assert json.loads(run(variant, "price_of", {"item": 4}).content) == {
+        "item": 4,
+        "price": 104,
+        "currency": "CNY",
+    }
+
+
+SHOP_TOOLS_PY = """
+def get_price(link, currency="CNY"):
+    return {"link": link, "price": 100 + link, "currency": currency,
+            "note": "for past prices call `get_price_history`"}
+"""
+
+
+def test_code_tool_results_under_a_variant_read_as_its_rows_do(tmp_path):
+    """A rollout under a harness variant runs the harness's tool code, which knows the old
+    names; its results must come back as the variant's rows write a recorded result (names
+    mentioned, an echoed argument's key), or the trajectories it writes teach old names."""
+    from hsa.augment.rename import rename_episode
+    from hsa.model.episode import Episode
+    from hsa.transforms.tool_schema.parameters import rename_parameters
+
+    shop = write_harness(tmp_path / "shop")
+    harness = load_harness(shop)
+    (tmp_path / "tools.py").write_text(SHOP_TOOLS_PY)
+    code = CodeTools.load(tmp_path / "tools.py", trust=True)
+    raw = run(code, "get_price", {"link": 4}).content
+    # The same result recorded in an episode, through the renames a pipeline makes in turn.
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": "Link 4?"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "get_price", "arguments": '{"link": 4}'},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": raw},
+                {"role": "assistant", "content": "104."},
+            ],
+            "gold": {"at": 1, "calls": [{"name": "get_price", "arguments": {"link": [4]}}]},
+        },
+        harness=harness,
+    )
+    tools = Mapping(tools={"get_price": "price_of", "get_price_history": "price_history"})
+    renamed = rename_parameters(rename_episode(episode, tools), {"link": "item"})
+    expected = renamed.messages[2]["content"]
+    assert '"item":4' in expected and "`price_history`" in expected  # the renames reach it
+    mapping = tools.then(
+        Mapping(parameters={"price_of": {"link": "item"}, "price_history": {"link": "item"}})
+    )
+    variant = code.for_variant(mapping, harness)
+    assert run(variant, "price_of", {"item": 4}).content == expected
+    # Without a variant, or with renames its result does not show, the text is the code's own.
+    assert (
+        run(code.for_variant(Mapping(hooks={"x": "y"}), harness), "get_price", {"link": 4}).content
+        == raw
+    )
 
 
 def test_a_tool_that_hangs_does_not_keep_the_process_alive(tmp_path):

@@ -71,7 +71,7 @@ from hsa.errors import HooksNotTrustedError, HsaError, Reject
 from hsa.files.jsonl import atomic_path, input_file, read_lines
 from hsa.model.episode import Episode, check_gold, parse_messages
 from hsa.model.gold import Gold
-from hsa.model.harness import load_harness
+from hsa.model.harness import Harness, load_harness
 from hsa.model.scorer import judge
 from hsa.rollout.journal import Journal
 from hsa.rollout.script import Script, ScriptError, script_of
@@ -166,6 +166,7 @@ class _Work:
     line: int
     variant: Variant
     script: Script
+    harness: Harness  # the source episode's: the names tool code knows
 
     @property
     def id(self) -> str:
@@ -301,7 +302,7 @@ def _plan(
                 )
                 continue
             try:
-                plan.work.append(_Work(number, item, script_of(item.episode)))
+                plan.work.append(_Work(number, item, script_of(item.episode), episode.harness))
             except ScriptError as exc:
                 plan.rejects.append(
                     (
@@ -493,7 +494,7 @@ class _Runner:
 
     def _tools(self, work: _Work):
         mapping = work.variant.mapping
-        executors = [] if self.code is None else [self.code.for_variant(mapping)]
+        executors = [] if self.code is None else [self.code.for_variant(mapping, work.harness)]
         belt = ToolBelt(*executors, ReplayTools.from_episodes([work.variant.episode]))
         faults = self.settings.faults
         return belt if faults is None else FaultInjector(belt, faults, mapping=mapping)

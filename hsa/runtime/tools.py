@@ -18,16 +18,19 @@ import contextlib
 import inspect
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
 
 from hsa.augment.mapping import EMPTY, Mapping
+from hsa.augment.rename import rename_messages
 from hsa.errors import HsaError
 from hsa.files.textfile import read_text
+from hsa.model.harness import Harness
 from hsa.model.hook import import_module
+from hsa.transforms.tool_schema.parameters import renamed_call_result
 
 
 def in_daemon_thread(function: Callable[..., Any], kwargs: dict) -> asyncio.Future:
@@ -103,6 +106,17 @@ def result_text(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
+def variant_result(
+    text: str, harness: Harness, mapping: Mapping, name: str, arguments: dict
+) -> str:
+    """``text``, the result of the call ``name(arguments)`` in the names of ``harness``, as a
+    variant under ``mapping`` writes a recorded result: through the rename kernel (skill, tool
+    and hook names where mentioned), then the parameter renames (an echoed argument's key,
+    parameters written as code), in the order a recipe's pipeline renames them."""
+    (message,) = rename_messages(({"role": "tool", "content": text},), harness, mapping)
+    return renamed_call_result(message["content"], harness, mapping, name, arguments)
+
+
 class ToolBelt:
     """Executors asked in order; a call none of them answers gets an error result."""
 
@@ -135,10 +149,13 @@ class CodeTools:
         functions: dict[str, Callable[..., Any]],
         *,
         mapping: Mapping = EMPTY,
+        harness: Harness | None = None,
         timeout_s: float = 30.0,
     ):
         self.functions = functions
+        self.mapping = mapping
         self.back = mapping.inverse()
+        self.harness = harness  # the input side of ``mapping``: the harness the code knows
         self.timeout_s = timeout_s
 
     @classmethod
@@ -164,11 +181,23 @@ class CodeTools:
             functions.update(table)
         return cls(functions, timeout_s=timeout_s)
 
-    def for_variant(self, mapping: Mapping) -> CodeTools:
-        """The same implementations, called under a variant's names."""
-        return CodeTools(self.functions, mapping=mapping, timeout_s=self.timeout_s)
+    def for_variant(self, mapping: Mapping, harness: Harness) -> CodeTools:
+        """The same implementations, called under a variant's names: ``mapping`` goes from
+        ``harness`` (the names the code knows) to the variant's."""
+        return CodeTools(self.functions, mapping=mapping, harness=harness, timeout_s=self.timeout_s)
 
     async def __call__(self, name: str, arguments: dict, context: CallContext) -> ToolResult | None:
+        result = await self._run(name, arguments)
+        if result is None or not self.mapping or self.harness is None:
+            return result
+        # The code knows the old names and writes them in its results; the variant's rows
+        # have every recorded result renamed, and so must what the model reads here.
+        old_name = self.back.tool(name)
+        kwargs = {self.back.parameter(name, key): value for key, value in arguments.items()}
+        text = variant_result(result.content, self.harness, self.mapping, old_name, kwargs)
+        return result if text == result.content else replace(result, content=text)
+
+    async def _run(self, name: str, arguments: dict) -> ToolResult | None:
         function = self.functions.get(self.back.tool(name))
         if function is None:
             return None

@@ -150,6 +150,20 @@ def rename_parameters_in_conversation(
     return _renamed_conversation(episode, mapping, prose, harness, names)
 
 
+def renamed_call_result(
+    content: str, harness: Harness, mapping: Mapping, name: str, arguments: dict
+) -> str:
+    """``content``, a result of the call ``name(arguments)`` (names of ``harness``, the input
+    side of ``mapping``), under ``mapping``'s parameter renames as a recorded result is renamed
+    (:func:`_renamed_result`): what tool code that knows only the old names returns, read under
+    a harness variant (hsa.runtime)."""
+    names = {old: new for renames in mapping.parameters.values() for old, new in renames.items()}
+    if not names or not any(old in content for old in names):
+        return content
+    _, prose, _ = _parameter_renames(harness, names)
+    return _renamed_result(content, prose, (name, arguments), mapping.parameters)
+
+
 # (renames per tool, prose rewrite) by (harness fingerprint, names): every row of a pool's
 # harness variant renames the same parameters of the same harness. Pure: both are read from the
 # harness's tools and names and the renames alone.
