@@ -48,6 +48,7 @@ from hsa.transforms.skill_content import (
     rewrite_body,
     rules_of,
 )
+from hsa.transforms.skill_content import llm_paraphrase as llm_paraphrase_module
 from hsa.transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
 from hsa.verify import verify_variant
 from tests.conftest import served
@@ -861,11 +862,19 @@ def test_garbage_is_refused_for_the_rules_with_the_reason(endpoint, tmp_path):
     assert not lost_invariants(BODY, new, sorted(episode.harness.identifiers))
 
 
-def test_a_slow_endpoint_times_out_to_the_rules(endpoint, tmp_path):
+def test_a_slow_endpoint_times_out_to_the_rules_and_says_so_once(
+    endpoint, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(llm_paraphrase_module, "_TOLD", set())
     start = time.monotonic()
     _, _, record = paraphrase(endpoint, tmp_path, "slow", timeout_s=0.3)
     assert record == {**record, "backend": "rules", "fallback_reason": "timeout"}
     assert time.monotonic() - start < 1.4
+    # A run with its endpoint down still succeeds on the rules: the console is told, once.
+    said = capsys.readouterr().err
+    assert f"warning: skill_content_llm_paraphrase: {endpoint} gave no paraphrase (timeout)" in said
+    paraphrase(endpoint, tmp_path, "slow", timeout_s=0.3)
+    assert capsys.readouterr().err == ""
 
 
 def test_the_cache_answers_the_second_call(endpoint, tmp_path):

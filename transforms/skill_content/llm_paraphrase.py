@@ -4,6 +4,7 @@ rewrite as the fallback (see the family's docstring)."""
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +18,25 @@ from hsa.text.paraphrase import Endpoint, ParaphraseUnavailable, llm_paraphrase,
 from hsa.transforms.skill_content.bodies import rewritten, with_known_bodies, with_skill_bodies
 from hsa.transforms.skill_content.options import PARAPHRASE_STYLES
 from hsa.transforms.skill_content.plan import draw_plan, safe_plan
+
+# The endpoints whose failure this process has printed: with its endpoint down, a run would take
+# the rule rewrite for every skill and succeed without a word (each variant's lineage records the
+# fallback, but nobody reads lineage while a run goes). Said once per endpoint and process (each
+# worker is one), not once per skill.
+_TOLD: set[str] = set()
+
+
+def _tell_unavailable(base_url: str, reason: str) -> None:
+    if base_url in _TOLD:
+        return
+    _TOLD.add(base_url)
+    print(
+        f"warning: skill_content_llm_paraphrase: {base_url} gave no paraphrase ({reason}); the "
+        f"rule-based rewrite stands in, recorded as the fallback in each variant's lineage "
+        f"(this process prints no more failures of this endpoint)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 @register
@@ -85,6 +105,7 @@ class SkillContentLlmParaphrase(Transform):
                     text = llm_paraphrase(skill.content, endpoint, style=style, sample=sample)
                 except ParaphraseUnavailable as exc:
                     reason = exc.reason
+                    _tell_unavailable(self.base_url, reason)
                 else:
                     lost = lost_invariants(skill.content, text, names)
                     if lost:
