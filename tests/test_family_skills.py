@@ -900,6 +900,35 @@ def test_no_endpoint_and_no_client(example, monkeypatch, tmp_path):
         transform.sample_params(skill_episode([BODY]), random.Random(0))
 
 
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_skill_phrases_say_the_same_in_any_domain(split):
+    # A travel agent's skill: its customer is nobody's viewer, its request is a noun, its store
+    # may hold data, and a rewording keeps the grammar around pronouns and numbers.
+    body = (
+        "# Rebooking\n\n"
+        "If the request is unclear, ask the customer for the booking reference and give you "
+        "the fare. Mention it once, for example 45 min before departure. Save it to the store.\n"
+    )
+    episode = skill_episode([body])
+    changed = False
+    for seed in range(40):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        out = variant.harness.skills[0].content
+        changed = changed or out != body
+        for kept in ("the request", "the customer", "the store"):
+            assert kept in out.lower(), out
+        for wrong in (
+            "viewer",
+            "audience",
+            "shopper",
+            "hand over",
+            "bring up it",
+            "give an example",
+        ):
+            assert wrong not in out.lower(), out
+    assert changed
+
+
 def test_a_tampered_paraphrase_is_refused():
     episode = skill_episode([BODY])
     with pytest.raises(HsaError, match="loses"):

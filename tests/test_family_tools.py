@@ -156,6 +156,36 @@ def test_each_phrase_has_one_meaning():
     assert [p for p, n in phrases.items() if n > 1] == []
 
 
+@pytest.mark.parametrize("split", ts.SPLITS)
+def test_description_phrases_keep_nouns_and_words_of_other_domains(split):
+    # A verb after a determiner is the noun it is spelled like (BFCL: "The check ...", "the
+    # change ..."); "including tax" is no "such as tax"; a document viewer has no audience.
+    kept = {
+        "The check runs nightly; a check costs one credit.": ["The check", "a check"],
+        "When the change applies, the customer changes plan.": ["the change", "changes plan"],
+        "Price including tax, for a code such as D02 X285.": ["including tax", "such as D02"],
+        "Opens the PDF viewer for viewers of the document.": ["PDF viewer", "viewers of"],
+        "Each find is logged and its returns are counted.": ["Each find", "its returns"],
+        "Place an order at the given location.": ["Place an order"],
+        "ID del vuelo devuelto por la búsqueda.": ["ID del vuelo"],
+    }
+    swapped = set()
+    for seed in range(30):
+        for text, parts in kept.items():
+            out = ts.DESCRIPTIONS.paraphrase(text, split, random.Random(seed))
+            assert all(part in out for part in parts), (text, out)
+        out = ts.DESCRIPTIONS.paraphrase(
+            "Check the stock and return it.", split, random.Random(seed)
+        )
+        swapped.add(out.split()[0])
+        # a phrasal verb cannot stand before a pronoun ("Look up it", "Leave out it")
+        out = ts.DESCRIPTIONS.paraphrase(
+            "Get it. Returns them. Omit it.", split, random.Random(seed)
+        )
+        assert not re.search(r"\b(up|back|out) (it|them)\b", out), out
+    assert swapped - {"Check"}, "a verb that is one is still reworded"
+
+
 def test_phrases_hold_no_invariant():
     # hsa.text.paraphrase's one rule: no number, quote, identifier or negation in a phrase, so
     # replacing phrases can never add or drop one (a table is never a protected span).

@@ -27,11 +27,13 @@ from hsa.text.paraphrase import invariant_spans
 @dataclass(frozen=True)
 class Phrasing:
     """Interchangeable phrases (``lang`` "en": matched case-insensitively as whole words; "zh":
-    matched as written, as whole words of the text's segmentation)."""
+    matched as written, as whole words of the text's segmentation). ``pos`` "verb": English verbs,
+    which after a determiner are the nouns they are spelled like (:data:`_DETERMINER`)."""
 
     train: tuple[str, ...]
     heldout: tuple[str, ...]
     lang: str = "en"
+    pos: str = ""
 
     def part(self, split: str) -> tuple[str, ...]:
         return self.train if split == "train" else self.heldout
@@ -46,6 +48,16 @@ class Phrasing:
 _HOLE = 0xF0000
 _PLACEHOLDER = re.compile(r"[\U000F0000-\U000FFFFD]")
 _ASCII_WORD = re.compile(r"[a-z]+")
+# An object pronoun after a verb: a phrasal verb ("look up", "give back") cannot stand before it.
+_PRONOUN = re.compile(r"\s+(?:it|them|him|her|me|us|you|this|that|these|those)\b", re.IGNORECASE)
+# A word that makes the next one a noun: "the check", "a change", "its returns", "each find". A
+# verb phrase written after one is that noun (BFCL's descriptions say "The check ..." and "the
+# change ..."), which another verb would not name.
+_DETERMINER = re.compile(
+    r"(?<![A-Za-z0-9_\-'])(?:a|an|the|this|that|these|those|each|every|any|no|its|their|your|"
+    r"our|his|her|my|one|another)\s+$",
+    re.IGNORECASE,
+)
 
 
 def _protect(text: str, names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
@@ -170,10 +182,16 @@ class PhraseTable:
             group = self._group_of[phrase.lower()]
             if len(phrase) > 1 and phrase.isupper() and phrase not in group.members:
                 return match.group(0)  # an acronym (GET, HTTP), not the word
+            if group.pos == "verb" and (
+                match.group("art") or _DETERMINER.search(match.string, 0, match.start())
+            ):
+                return match.group(0)  # a noun here ("the check", "a change")
             choices = [c for c in group.part(split) if c.lower() != phrase.lower()]
             if not choices:
                 return match.group(0)
             new = rng.choice(choices)
+            if group.pos == "verb" and " " in new and _PRONOUN.match(match.string, match.end()):
+                return match.group(0)  # "look up it": the particle would go after the pronoun
             acronym = len(phrase) > 1 and phrase.isupper()
             if phrase[:1].isupper() and not acronym and not new.isupper():
                 new = new[:1].upper() + new[1:]

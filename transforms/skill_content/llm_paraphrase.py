@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "7"  # 7: its fallback plan's examples and wrapping (skill_content_rewrite 8)
+    version = "8"  # 8: its fallback's phrases (skill_content_rewrite 9)
+    # 7: its fallback plan's examples and wrapping (skill_content_rewrite 8)
     family = "skill_content"
     # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint
     # that fails or times out is a fallback recorded in params, like any outage).

@@ -32,7 +32,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "8"  # 8: one-column tables, quoted rules; 7: rule paragraphs, wrap; 6: examples
+    version = "9"  # 9: phrases of any domain (no customer -> viewer, request, the store)
+    # 8: one-column tables, quoted rules; 7: rule paragraphs, wrap; 6: examples
     family = "skill_content"
 
     split: Literal["train", "heldout"] = "train"

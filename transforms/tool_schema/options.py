@@ -30,7 +30,7 @@ PARAMETER_MASK_PREFIXES: dict[str, tuple[str, ...]] = {
 }
 
 DESCRIPTION_PHRASES: tuple[Phrasing, ...] = tuple(
-    Phrasing(tuple(g["train"]), tuple(g["heldout"]), g.get("lang", "en"))
+    Phrasing(tuple(g["train"]), tuple(g["heldout"]), g.get("lang", "en"), g.get("pos", ""))
     for g in _TABLES["description_phrases"]
 )
 DESCRIPTIONS = PhraseTable(DESCRIPTION_PHRASES)
