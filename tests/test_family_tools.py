@@ -626,6 +626,103 @@ def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
     assert fixed_tool_names(Harness.from_dict(data)) == {"build", "run_checks"}
 
 
+def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name():
+    """`baggage` is a tool and `book`'s parameter; the skill's `baggage` may be either, and
+    renamed as the tool it would name a parameter `book` does not have. `book` still moves."""
+    plain = {"type": "object", "properties": {"ref": {"type": "string"}}}
+    harness = Harness.from_dict(
+        {
+            "name": "travel",
+            "skills": [
+                {
+                    "id": "rebook",
+                    "description": "Rebooks.",
+                    "content": "# Rebook\n\nCall `book` with the bags in the parameter `baggage`.\n",
+                }
+            ],
+            "tools": [
+                {
+                    "name": "book",
+                    "description": "Books a flight.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "flight": {"type": "string"},
+                            "baggage": {"type": "integer"},
+                        },
+                    },
+                },
+                {"name": "baggage", "description": "Baggage rules.", "parameters": plain},
+            ],
+        }
+    )
+    episode = greeting(harness)
+    for name in ("tool_name_paraphrase", "tool_name_mask"):
+        moved = set()
+        for seed in range(6):
+            variant = variant_of(name, episode, seed=seed)
+            assert "baggage" not in variant.mapping.tools
+            assert "`baggage`" in variant.episode.harness.skill("rebook").content
+            moved |= set(variant.mapping.tools)
+        assert "book" in moved, moved
+
+
+def test_a_parameter_named_like_a_value_the_tools_take_keeps_its_name():
+    """`departure_time` is `book`'s parameter and a `sortBy` choice of `search`; `plan` is a
+    parameter and a ticket type a hook's config allows. Renamed, the value would move with it
+    (the skill's `sortBy="departure_time"`, the hook's allowed types), which no schema takes."""
+    harness = Harness.from_dict(
+        {
+            "name": "travel",
+            "skills": [
+                {
+                    "id": "search-flights",
+                    "description": "Searches.",
+                    "content": '# Search\n\nCall `search(sortBy="departure_time")` first.\n',
+                }
+            ],
+            "tools": [
+                {
+                    "name": "search",
+                    "description": "Searches flights.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "sortBy": {
+                                "type": "string",
+                                "enum": ["price", "departure_time", "duration"],
+                            },
+                            "type": {"type": "string", "enum": ["flight", "plan"]},
+                        },
+                    },
+                },
+                {
+                    "name": "book",
+                    "description": "Books.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "departure_time": {"type": "string"},
+                            "plan": {"type": "string"},
+                            "seat": {"type": "string"},
+                        },
+                    },
+                },
+            ],
+        }
+    )
+    episode = greeting(harness)
+    for name in ("parameter_name_paraphrase", "parameter_name_mask"):
+        moved = set()
+        for seed in range(8):
+            variant = variant_of(name, episode, seed=seed)
+            renamed = set(variant.mapping.renamed()["parameters"])
+            assert not {"book.departure_time", "book.plan"} & renamed, renamed
+            assert '="departure_time")`' in variant.episode.harness.skill("search-flights").content
+            moved |= renamed
+        assert moved & {"book.seat", "search.sortBy", "search.type"}, moved
+
+
 def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
     """`name` (also the skill loader's argument) and `id` (also a nested property) are mentioned
     as code in a skill: their mentions cannot be told to be the parameter's, so renaming them

@@ -54,7 +54,7 @@ def shuffled(items: list, rng: random.Random) -> list:
     return out
 
 
-def _schema_values(harness: Harness) -> set[str]:
+def schema_values(harness: Harness) -> set[str]:
     """Every string a tool's schema names as a value: enum members, consts and defaults."""
     values: set[str] = set()
     for tool in harness.tools:
@@ -75,15 +75,17 @@ _FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 
 def fixed_tool_names(harness: Harness) -> frozenset[str]:
     """Tool names that are also a value the tools take (``build``, a tool, and ``"build"``, a
-    ``type`` the ``run`` tool accepts) and that the harness's texts mention where a rename would
-    reach (a plain word as code, `` `build` ``; an identifier-like name anywhere): such a
-    mention may be either, and renamed it would teach a value no schema accepts, so the tool
-    keeps its name."""
+    ``type`` the ``run`` tool accepts) or a parameter's name (``baggage``, a tool, and
+    ``book``'s ``baggage``), and that the harness's texts mention where a rename would reach (a
+    plain word as code, `` `baggage` ``; an identifier-like name anywhere): such a mention may
+    be either, and renamed it would teach a value no schema accepts or a parameter no tool has,
+    so the tool keeps its name."""
     return _FIXED.get(harness.fingerprint, lambda: _fixed(harness))
 
 
 def _fixed(harness: Harness) -> frozenset[str]:
-    clashing = set(harness.tool_names) & _schema_values(harness)
+    parameters = {p for tool in harness.tools for p in tool.properties}
+    clashing = set(harness.tool_names) & (schema_values(harness) | parameters)
     if not clashing:
         return frozenset()
     texts = [t for _, t in harness.prose()]

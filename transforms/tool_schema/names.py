@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "6"  # 6: identifier-like names too; 5: a tool named like a value keeps its name
+    version = "7"  # 7: a tool named like a parameter and mentioned keeps its name
+    # 6: identifier-like names too; 5: a tool named like a value keeps its name
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools whose names are masked
@@ -193,7 +194,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "9"  # 9: lexicon senses, plurals; 7: no kebab case with keyword calls
+    version = "10"  # 10: a tool named like a parameter and mentioned keeps its name
+    # 9: lexicon senses, plurals; 7: no kebab case with keyword calls
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the tools that are renamed
@@ -285,7 +287,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "12"  # 12: JSON results in place, senses; 11: memo by exact order
+    version = "13"  # 13: a parameter named like a schema value keeps its name
+    # 12: JSON results in place, senses; 11: memo by exact order
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are renamed
@@ -331,7 +334,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "12"  # 12: JSON results in place, senses; 11: memo by exact order
+    version = "13"  # 13: a parameter named like a schema value keeps its name
+    # 12: JSON results in place, senses; 11: memo by exact order
     family = "tool_schema"
 
     fraction: Share = 1.0  # share of the distinct parameter names that are masked

@@ -20,7 +20,7 @@ from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
-from hsa.transforms.tool_schema.common import calls
+from hsa.transforms.tool_schema.common import calls, schema_values
 
 
 def parameter_mapping(harness: Harness, names: dict[str, str]) -> Mapping:
@@ -209,13 +209,21 @@ _RENAMABLE: BoundedMemo[tuple[str, ...]] = BoundedMemo(1024)
 def renamable_parameters(harness: Harness) -> tuple[str, ...]:
     """The harness's top-level parameter names, in order, less those whose mentions in the
     harness's texts could not move with them: an ambiguous name (see :func:`_ambiguous`) that
-    those texts mention where a rename would reach (`` `name` ``, ``build(name="x")``). Renamed,
-    it would be stale in every such mention while the schema says otherwise."""
+    those texts mention where a rename would reach (`` `name` ``, ``build(name="x")``), and a
+    name that is also a value the tools take (:func:`schema_values`: ``departure_time``, a
+    parameter and a ``sortBy`` choice; ``plan``, a parameter and a ticket type). Renamed, the
+    first would be stale in every such mention while the schema says otherwise; the second
+    would take the value along wherever it is written as one (a skill's
+    `` `sortBy="departure_time"` ``, a hook config's allowed types, a result's field value),
+    which no schema accepts renamed."""
     return _RENAMABLE.get(harness.exact_fingerprint, lambda: _renamable(harness))
 
 
 def _renamable(harness: Harness) -> tuple[str, ...]:
-    names = list(dict.fromkeys(p for t in harness.tools for p in t.properties))
+    values = schema_values(harness)
+    names = [
+        p for p in dict.fromkeys(p for t in harness.tools for p in t.properties) if p not in values
+    ]
     ambiguous = _ambiguous(harness) & set(names)
     if not ambiguous:
         return tuple(names)
