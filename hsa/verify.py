@@ -36,6 +36,7 @@ from functools import lru_cache
 import orjson
 
 from hsa.augment.mapping import Mapping
+from hsa.augment.rename import json_result, json_strings, tool_result
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
@@ -278,10 +279,16 @@ def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tupl
 
 
 def _message_prose(episode: Episode):
-    """(where, text) for every message text of the episode."""
+    """(where, text) for every message text of the episode: a JSON tool result's string values,
+    decoded, as the rename reads them (its keys are the backend's fields)."""
     for i, message in enumerate(episode.messages):
         content = message_text(message)
-        if content:
+        if not content:
+            continue
+        if tool_result(message) and json_result(content) is not None:
+            for text in json_strings(content):
+                yield f"messages[{i}].content", text
+        else:
             yield f"messages[{i}].content", content
     # Tool-call argument values are the task's data (the gold compares them): never prose.
 

@@ -100,6 +100,41 @@ def test_a_mention_left_behind_is_caught():
         verify_variant(source, stale, RENAME)
 
 
+def test_a_json_result_is_renamed_and_checked_in_its_decoded_strings():
+    """A backend writing JSON with Python's defaults escapes non-ASCII (``\\u00bf``) and line
+    breaks (``\\n``): read as raw text, a name right after an escape is glued to its letters and
+    was never moved (nor seen stale), and ``https:\\/\\/`` is no web address, so a name in it
+    moved. Keys are the backend's fields and stay."""
+    import json
+
+    source = original()
+    result = json.dumps(
+        {
+            "nota": "\u00bfPrecio? get_price lo da.\nget_price no da tendencias.",
+            "link": "https://shop.example/get_price?link=2",
+            "get_price": 5,
+        }
+    ).replace("/", "\\/")
+    assert "\\u00bf" in result and "\\nget_price" in result and "https:\\/\\/" in result
+    messages = list(source.messages)
+    messages[3] = {**messages[3], "content": result}
+    source = replace(source, messages=tuple(messages))
+    variant = rename_episode(source, RENAME)
+    verify_variant(source, variant, RENAME)
+    renamed = variant.messages[3]["content"]
+    assert json.loads(renamed) == {
+        "nota": "\u00bfPrecio? fetch_cost lo da.\nfetch_cost no da tendencias.",
+        "link": "https://shop.example/get_price?link=2",
+        "get_price": 5,
+    }
+    assert "\\u00bf" in renamed and "https:\\/\\/" in renamed  # written as the backend writes
+    # the same name left after an escape is stale, and found
+    stale = list(variant.messages)
+    stale[3] = {**stale[3], "content": renamed.replace("\\nfetch_cost", "\\nget_price")}
+    with pytest.raises(VerificationFailed, match="renamed 'get_price' survives in messages.3."):
+        verify_variant(source, replace(variant, messages=tuple(stale)), RENAME)
+
+
 def test_a_renamed_name_left_in_the_harness_is_caught_after_a_clean_variant_of_the_same_renames():
     # What the check finds in a harness is remembered per (harness, mapping): a clean variant
     # verified first must not vouch for another harness under the same renames.

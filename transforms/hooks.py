@@ -79,7 +79,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "7"  # 7: a pattern word is not repeated; 6: no kebab case with keyword calls
+    version = "8"  # 8: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 7: a pattern word is not repeated; 6: no kebab case with keyword calls
     family = "hooks"
 
     split: Literal["train", "heldout"] = "train"

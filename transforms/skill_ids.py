@@ -202,7 +202,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "8"  # 8: lexicon senses, plurals; 6: no kebab case with keyword calls
+    version = "9"  # 9: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 8: lexicon senses, plurals; 6: no kebab case with keyword calls
 
     split: Split = "train"
     rate: Share = 0.8
@@ -227,7 +228,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "5"  # 5: no kebab case for a harness that writes keyword calls
+    version = "6"  # 6: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
     naming: NamingMode = "variant"
@@ -272,7 +274,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "5"  # 5: no kebab case for a harness that writes keyword calls
+    version = "6"  # 6: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
 
@@ -315,7 +318,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "4"  # 4: URLs keep names; plain-word names written as calls are renamed
+    version = "5"  # 5: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 4: URLs keep names; plain-word names written as calls are renamed
 
     split: Split = "train"
     fraction: Share = 1.0

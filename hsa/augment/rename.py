@@ -16,7 +16,9 @@ implemented once. What moves:
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -63,6 +65,18 @@ class _Prose:
         text = replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
         return replace_call_mentions(text, self.words)
 
+    def result(self, content: str) -> str:
+        """A tool result: a JSON object or array has its string values rewritten as prose, in
+        place (:func:`rewrite_json_strings`; its keys are the backend's fields); any other
+        result is prose. Read as raw JSON text, a name after an escape (``\\nget_price``,
+        ``\\u00bfget_price``, as Python's json writes non-ASCII text) is glued to the escape's
+        letters and never moved, and a web address written ``https:\\/\\/...`` is no address."""
+        if self._any_name is None or not self._any_name.search(content):
+            return content
+        if json_result(content) is None:
+            return self(content)
+        return rewrite_json_strings(content, self)
+
     def value(self, value: Any) -> Any:
         """A configuration value: a string equal to a renamed name is that name, else prose."""
         if isinstance(value, str):
@@ -81,6 +95,71 @@ _PROSE: BoundedMemo[_Prose] = BoundedMemo(1024)
 
 def _prose(mapping: Mapping) -> _Prose:
     return _PROSE.get(mapping.key, lambda: _Prose(mapping))
+
+
+# A JSON string, or a bracket that opens or closes a level; the colon after a key.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_KEY_COLON = re.compile(r"\s*:")
+
+
+def json_result(content: str) -> dict | list | None:
+    """A tool result's JSON object or array, or None for any other text."""
+    if content.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def rewrite_json_strings(
+    content: str,
+    value: Callable[[str], str],
+    key: Callable[[str, int], str | None] | None = None,
+) -> str:
+    """``content`` (a JSON object or array) with every string value through ``value`` and every
+    key through ``key(key, depth)`` (None or no ``key``: kept; depth 1 is the top level), in
+    place, token by token: the text keeps its layout and its way of writing strings (``\\u``
+    escapes for non-ASCII where the original string uses them), whatever its style."""
+    parts, last, depth = [], 0, 0
+    for match in _JSON_TOKEN.finditer(content):
+        token = match.group(0)
+        if token in ("{", "["):
+            depth += 1
+            continue
+        if token in ("}", "]"):
+            depth -= 1
+            continue
+        text = orjson.loads(token)
+        if _KEY_COLON.match(content, match.end()):
+            new = key(text, depth) if key is not None else None
+            if new is None or new == text:
+                continue
+        else:
+            new = value(text)
+            if new == text:
+                continue
+        parts += [content[last : match.start()], json.dumps(new, ensure_ascii="\\u" in token)]
+        last = match.end()
+    return "".join(parts) + content[last:] if parts else content
+
+
+def json_strings(content: str) -> list[str]:
+    """The string values (not keys) of a JSON object or array's text, decoded, in order."""
+    out = []
+    for match in _JSON_TOKEN.finditer(content):
+        token = match.group(0)
+        if token[0] == '"' and not _KEY_COLON.match(content, match.end()):
+            out.append(orjson.loads(token))
+    return out
+
+
+def tool_result(message: dict) -> bool:
+    """Whether ``message`` is a tool's result (not hook feedback, which is the harness's text)."""
+    return message.get("role") == "tool" and not str(message.get("name") or "").startswith(
+        HOOK_MESSAGE_PREFIX
+    )
 
 
 def _rename_schema(schema: dict, renames: dict) -> dict:
@@ -170,7 +249,7 @@ def rename_messages(
         new = message
         content = message.get("content")
         if isinstance(content, str) and content:
-            text = prose(content)
+            text = prose.result(content) if tool_result(message) else prose(content)
             if text != content:
                 new = {**new, "content": text}
         elif isinstance(content, list):

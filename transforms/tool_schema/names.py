@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "7"  # 7: a tool named like a parameter and mentioned keeps its name
+    version = "8"  # 8: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 7: a tool named like a parameter and mentioned keeps its name
     # 6: identifier-like names too; 5: a tool named like a value keeps its name
     family = "tool_schema"
 
@@ -194,7 +195,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "10"  # 10: a tool named like a parameter and mentioned keeps its name
+    version = "11"  # 11: JSON tool results' strings decoded (escapes, \/ addresses)
+    # 10: a tool named like a parameter and mentioned keeps its name
     # 9: lexicon senses, plurals; 7: no kebab case with keyword calls
     family = "tool_schema"
 

@@ -5,14 +5,18 @@ configuration values that name a parameter and tool results that echo the rename
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.rename import HOOK_MESSAGE_PREFIX, rename_conversation, renamed_harness
+from hsa.augment.rename import (
+    json_result,
+    rename_conversation,
+    renamed_harness,
+    rewrite_json_strings,
+    tool_result,
+)
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -62,22 +66,14 @@ def _config_values(value: Any, renames: dict[str, str]) -> Any:
     return value
 
 
-# A JSON string, or a bracket that opens or closes a level; the colon after a key.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
-_KEY_COLON = re.compile(r"\s*:")
-
-
 def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> str:
     """A tool result under renamed parameters. A JSON result is the backend's data: its keys
     are its own fields, which no harness rename reaches, except a top-level key that echoes a
     renamed argument of the call (same key, same value); its strings are text, where mentions
-    move as in any prose. Rewritten in place, token by token, so the result keeps its layout
-    whatever its style. Any other result is prose."""
-    try:
-        result = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return prose(content)
-    if not isinstance(result, dict | list):
+    move as in any prose. Rewritten in place (:func:`rewrite_json_strings`), so the result keeps
+    its layout whatever its style. Any other result is prose."""
+    result = json_result(content)
+    if result is None:
         return prose(content)
     renames = per_tool.get(call[0], {}) if call is not None else {}
     echoed: set[str] = set()
@@ -86,28 +82,9 @@ def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> 
         echoed = {k for k in result if k in renames and k in args and args[k] == result[k]}
         if any(renames[k] in result for k in echoed):
             echoed = set()  # the new name is a field of the result already: keep both as sent
-    parts, last, depth = [], 0, 0
-    for match in _JSON_TOKEN.finditer(content):
-        token = match.group(0)
-        if token in ("{", "["):
-            depth += 1
-            continue
-        if token in ("}", "]"):
-            depth -= 1
-            continue
-        value = orjson.loads(token)
-        if _KEY_COLON.match(content, match.end()):
-            if depth != 1 or value not in echoed:
-                continue
-            new = renames[value]
-        else:
-            new = prose(value)
-            if new == value:
-                continue
-        # Written as the original writes strings: \u escapes for non-ASCII if it uses them.
-        parts += [content[last : match.start()], json.dumps(new, ensure_ascii="\\u" in token)]
-        last = match.end()
-    return "".join(parts) + content[last:] if parts else content
+    return rewrite_json_strings(
+        content, prose, lambda key, depth: renames[key] if depth == 1 and key in echoed else None
+    )
 
 
 def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
@@ -248,9 +225,7 @@ def _renamed_conversation(
         new = message
         # A text without an old name has nothing to move (most messages): it is left unread.
         if isinstance(content, str) and any(old in content for old in names):
-            if message.get("role") == "tool" and not str(message.get("name", "")).startswith(
-                HOOK_MESSAGE_PREFIX
-            ):
+            if tool_result(message):
                 if by_id is None:
                     by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
                 text = _renamed_result(
