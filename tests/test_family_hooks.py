@@ -420,6 +420,32 @@ def _call(cid, name, args):
     }
 
 
+def test_a_recovery_that_writes_what_only_the_feedback_gave_keeps_its_sequence():
+    """Cut, the row would teach the model a date it never read: the hook's feedback gave it."""
+
+    def episode(user: str):
+        return _hand_episode(
+            [
+                {"role": "user", "content": user},
+                {"role": "assistant", "content": "Link 3 ships on 2024-07-12."},
+                {
+                    "role": "user",
+                    "name": "hook.reply_compliance",
+                    "content": "Wrong date: link 3 ships by 2024-07-19 at the latest.",
+                },
+                {"role": "assistant", "content": "Sorry: link 3 ships by 2024-07-19."},
+            ],
+            {"at": 3, "no_call": True},
+        )
+
+    assert retry_sequences(episode("When does link 3 ship?")) == []
+    # the user gave the date: the recovery reads it there, and the sequence may go
+    said = episode("Will link 3 ship by 2024-07-19?")
+    assert retry_sequences(said) == [
+        {"at": 1, "hook_messages": [2], "hooks": ["reply_compliance"], "recovery": 3}
+    ]
+
+
 def test_a_step_with_a_successful_call_or_judged_by_gold_is_never_stripped():
     mixed = _hand_episode(
         [

@@ -13,6 +13,7 @@ assistant message each gold turn judges.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -225,7 +226,9 @@ def retry_sequences(episode: Episode) -> list[dict]:
     an assistant message (the recovery). The hook messages are either ``tool`` results named
     ``hook.<name>`` that answer every one of its tool calls (a call the hook let through would be
     lost with it, so such a message is no sequence), or ``user`` messages named ``hook.<name>``
-    after it (a reply a hook rejected), or the former followed by the latter."""
+    after it (a reply a hook rejected), or the former followed by the latter. A recovery that
+    writes a number or date only the hook messages gave (:func:`_leans_on_feedback`) keeps its
+    sequence: cut, the row would teach the model to say it from nowhere."""
     messages = episode.messages
     judged = {turn.at for turn in episode.gold.turns}
     found = []
@@ -256,6 +259,8 @@ def retry_sequences(episode: Episode) -> list[dict]:
             j += 1
         if not hook_messages or j >= len(messages) or messages[j].get("role") != "assistant":
             continue
+        if _leans_on_feedback(episode, i, hook_messages, j):
+            continue
         found.append(
             {
                 "at": i,
@@ -267,6 +272,36 @@ def retry_sequences(episode: Episode) -> list[dict]:
     return found
 
 
+# A number as text writes it: 7, 19.99, 2024-07-19, 10:30, 3/4 (a datum a reply can only have
+# read somewhere).
+_DATUM = re.compile(r"\d+(?:[.,:/\-]\d+)*")
+
+
+def _data(text: str) -> set[str]:
+    return set(_DATUM.findall(text))
+
+
+def _written(message: dict) -> str:
+    """What a message writes: its text, and an assistant's calls' arguments."""
+    calls = message.get("tool_calls") or ()
+    return " ".join([message_text(message), *(c["function"]["arguments"] for c in calls)])
+
+
+def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], recovery: int) -> bool:
+    """Whether the recovery writes a number or date that the hook messages give and nothing else
+    the model reads before it does (the harness's texts, the messages kept)."""
+    given = set().union(*(_data(message_text(episode.messages[k])) for k in hook_messages))
+    if not given:
+        return False
+    used = _data(_written(episode.messages[recovery])) & given
+    if not used:
+        return False
+    cut = {at, *hook_messages}
+    kept = [_written(m) for k, m in enumerate(episode.messages[:recovery]) if k not in cut]
+    kept += [text for _, text in episode.harness.prose()]
+    return bool(used - set().union(*(_data(t) for t in kept)))
+
+
 @register
 @dataclass(frozen=True)
 class HookRetryPolicy(Transform):
@@ -274,7 +309,7 @@ class HookRetryPolicy(Transform):
     share (``keep_share``) whole; each gold turn still judges the same assistant message."""
 
     name = "hook_retry_policy"
-    version = "1"
+    version = "2"  # 2: a recovery that writes a datum only the feedback gave keeps its sequence
     family = "hooks"
 
     keep_share: Share = 0.2  # chance that one sequence is kept whole
