@@ -40,6 +40,7 @@ from hsa.transforms._names import (
     slots,
 )
 from hsa.transforms.tool_schema import options as ts
+from hsa.transforms.tool_schema.common import fixed_tool_names
 from hsa.transforms.tool_schema.descriptions import ToolDescriptionParaphrase
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES, assistant, call
@@ -403,7 +404,8 @@ def test_masks_take_their_lengths_from_letters_and_characters_from_alphabet(
     episode = Episode.from_dict(row)
     transform = registered()["tool_name_mask"](prefix=prefix, letters=letters, alphabet=alphabet)
     renames = transform.sample_params(episode, random.Random(seed))["renames"]
-    assert len(renames) == len(episode.harness.tools)
+    # every tool but those named like a value or a parameter that the harness mentions
+    assert set(renames) == set(episode.harness.tool_names) - fixed_tool_names(episode.harness)
     for new in renames.values():
         assert new.startswith(prefix)
         opaque = new[len(prefix) :]
@@ -674,6 +676,15 @@ def test_a_parameter_named_like_a_value_the_tools_take_keeps_its_name():
     harness = Harness.from_dict(
         {
             "name": "travel",
+            "hooks": [
+                {
+                    "name": "ticket_types",
+                    "event": "tool_call",
+                    "function": "check_type",
+                    "config": {"allowed_types": ["flight", "plan"]},
+                }
+            ],
+            "hooks_source": "def check_type(payload, config):\n    return {'ok': True}\n",
             "skills": [
                 {
                     "id": "search-flights",
@@ -705,6 +716,7 @@ def test_a_parameter_named_like_a_value_the_tools_take_keeps_its_name():
                             "departure_time": {"type": "string"},
                             "plan": {"type": "string"},
                             "seat": {"type": "string"},
+                            "passengers": {"type": "integer"},
                         },
                     },
                 },

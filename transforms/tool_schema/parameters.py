@@ -24,6 +24,7 @@ from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
+from hsa.text.names import parameter_identifier_like
 from hsa.transforms.tool_schema.common import calls, schema_values
 
 
@@ -185,30 +186,42 @@ _RENAMABLE: BoundedMemo[tuple[str, ...]] = BoundedMemo(1024)
 
 def renamable_parameters(harness: Harness) -> tuple[str, ...]:
     """The harness's top-level parameter names, in order, less those whose mentions in the
-    harness's texts could not move with them: an ambiguous name (see :func:`_ambiguous`) that
-    those texts mention where a rename would reach (`` `name` ``, ``build(name="x")``), and a
-    name that is also a value the tools take (:func:`schema_values`: ``departure_time``, a
-    parameter and a ``sortBy`` choice; ``plan``, a parameter and a ticket type). Renamed, the
-    first would be stale in every such mention while the schema says otherwise; the second
-    would take the value along wherever it is written as one (a skill's
-    `` `sortBy="departure_time"` ``, a hook config's allowed types, a result's field value),
-    which no schema accepts renamed."""
+    harness's texts could not move with them: an ambiguous name (see :func:`_ambiguous`) or one
+    that is also a value the tools take (:func:`schema_values`) that those texts mention where a
+    rename would reach (`` `name` ``, ``build(name="x")``); and a name that is also such a value
+    and may stand as one where any text or a hook's config writes it: an identifier-like name
+    (``departure_time``, a parameter and a ``sortBy`` choice: a skill's
+    `` `search(sortBy="departure_time")` ``, a result's value) or one a hook config writes
+    (``plan``, a parameter and a ticket type in ``allowed_types``). Renamed, the first would be
+    stale in every such mention while the schema says otherwise; the second would take the value
+    along, which no schema accepts renamed."""
     return _RENAMABLE.get(harness.exact_fingerprint, lambda: _renamable(harness))
 
 
 def _renamable(harness: Harness) -> tuple[str, ...]:
-    values = schema_values(harness)
-    names = [
-        p for p in dict.fromkeys(p for t in harness.tools for p in t.properties) if p not in values
-    ]
-    ambiguous = _ambiguous(harness) & set(names)
-    if not ambiguous:
-        return tuple(names)
-    texts = [t for _, t in harness.prose()]
-    mentioned = {  # text by text, as the rename reads them
-        n for n in ambiguous if any(parameter_mentions({n: "\0"})(t) != t for t in texts)
-    }
-    return tuple(n for n in names if n not in mentioned)
+    names = list(dict.fromkeys(p for t in harness.tools for p in t.properties))
+    valued = schema_values(harness) & set(names)
+    configured = {v for hook in harness.hooks for v in _config_strings(hook.config)}
+    fixed = {n for n in valued if parameter_identifier_like(n) or n in configured}
+    ambiguous = ((_ambiguous(harness) | valued) & set(names)) - fixed
+    if ambiguous:
+        texts = [t for _, t in harness.prose()]
+        fixed |= {  # text by text, as the rename reads them
+            n for n in ambiguous if any(parameter_mentions({n: "\0"})(t) != t for t in texts)
+        }
+    return tuple(n for n in names if n not in fixed)
+
+
+def _config_strings(value: Any):
+    """Every string value in a hook's configuration, at any depth."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _config_strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _config_strings(v)
 
 
 def _renamed_conversation(
