@@ -110,6 +110,9 @@ def _mutations():
     def gold_unknown_param(row):
         row["gold"]["turns"][0]["calls"][0]["arguments"]["colour"] = ["red"]
 
+    def gold_unknown_omittable(row):
+        row["gold"]["turns"][0]["calls"][0]["omittable"] = ["colour"]
+
     def gold_unknown_skill(row):
         row["gold"]["turns"][0]["skills"] = ["nope"]
 
@@ -143,6 +146,7 @@ def _mutations():
         (unhashable_result, "messages[3].tool_call_id", "must be a string, got list"),
         (gold_unknown_tool, "gold.turns[0].calls[0].name", "unknown tool 'get_cost'"),
         (gold_unknown_param, "gold.turns[0].calls[0].arguments", "parameter 'colour'"),
+        (gold_unknown_omittable, "gold.turns[0].calls[0].omittable", "parameter 'colour'"),
         (gold_unknown_skill, "gold.turns[0].skills", "skill 'nope'"),
         (gold_unsatisfiable, "gold.turns[0].calls[0].arguments.link", "cannot be satisfied"),
         (gold_at_user, "gold.turns[0].at", "points at a 'user' message"),

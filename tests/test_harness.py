@@ -176,9 +176,10 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "integer 99999999999999999999 does not fit in 64 bits",
         ),
         (
+            # named in the file that defines the name again, with the one that has it first
             dict(tools={"a.json": PRICE_TOOL, "b.json": PRICE_TOOL}),
-            "harness.yaml",
-            "duplicate tool name 'get_price'",
+            "tools/b.json",
+            "duplicate tool name 'get_price', which a.json defines too",
         ),
         (
             dict(skills={"price-reply": "# no front matter\n"}),

@@ -382,12 +382,14 @@ def check_gold(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None
                     f"gold calls unknown tool {call.name!r}", field=f"{where}.calls[{j}].name"
                 )
             props = tool.properties
-            for param in list(call.arguments) + list(call.omittable):
-                if param not in props:
-                    raise EpisodeError(
-                        f"gold names parameter {param!r}, which tool {call.name!r} does not define",
-                        field=f"{where}.calls[{j}].arguments",
-                    )
+            for key, params in (("arguments", call.arguments), ("omittable", call.omittable)):
+                for param in params:
+                    if param not in props:
+                        raise EpisodeError(
+                            f"gold names parameter {param!r}, which tool {call.name!r} does "
+                            f"not define",
+                            field=f"{where}.calls[{j}].{key}",
+                        )
             for param in tool.required:
                 if param not in call.arguments:
                     raise EpisodeError(

@@ -562,6 +562,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         by_id = {s.id: s for s in skills}
         skills = [by_id[str(i)] for i in order]
     tools = []
+    tool_files: list[Path] = []  # each tool's file, in the tools' order
     tools_dir = root / "tools"
     if tools_dir.is_dir():
         for path in sorted(tools_dir.iterdir()):
@@ -579,6 +580,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
                 tools.append(Tool.from_dict(raw, where="tool"))
             except HarnessError as exc:
                 raise exc.at(file=str(path)) from None
+            tool_files.append(path)
     hooks_file = root / "hooks.py"
     hooks_source = read.text(hooks_file) if hooks_file.is_file() else None
     layouts = {}
@@ -599,7 +601,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     try:
         return Harness.from_dict(data, file=str(manifest), trust_hooks=trust_hooks)
     except HarnessError as exc:
-        raise _in_skill_file(exc, skills, skill_files) from None
+        raise _in_tool_file(_in_skill_file(exc, skills, skill_files), tools, tool_files) from None
 
 
 # A skill's fields as its SKILL.md front matter names them.
@@ -617,6 +619,20 @@ def _in_skill_file(exc: HarnessError, skills: list[Skill], files: dict[str, Path
         file=str(files[skills[int(match.group(1))].id]),
         field=_FRONT_MATTER_KEYS.get(key, key),
     )
+
+
+def _in_tool_file(exc: HarnessError, tools: list[Tool], files: list[Path]) -> HarnessError:
+    """A validation error about one tool, located in its tools/*.json file rather than
+    harness.yaml; a duplicate name also names the file that has it first."""
+    match = re.fullmatch(r"tools\[(\d+)\](?:\.(.+))?", exc.field or "")
+    if match is None or int(match.group(1)) >= len(files):
+        return exc
+    i = int(match.group(1))
+    reason = exc.reason
+    first = next((files[j] for j in range(i) if tools[j].name == tools[i].name), None)
+    if first is not None:
+        reason = f"{reason}, which {first.name} defines too"
+    return HarnessError(reason, file=str(files[i]), field=match.group(2))
 
 
 def referenced_folder(
