@@ -36,17 +36,17 @@ from functools import lru_cache
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.rename import json_result, json_strings, tool_result
+from hsa.augment.rename import json_result, json_strings
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import from_user
+from hsa.model.hook import from_user, tool_result
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import message_text
+from hsa.model.message import called_tools, message_text
 from hsa.model.schema import schema_nodes
-from hsa.text.mentions import find_name_mentions
+from hsa.text.mentions import find_name_mentions, written_anywhere
 from hsa.text.names import identifier_like, meaning
 
 
@@ -209,9 +209,7 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
         )
         if in_harness is not None:
             raise VerificationFailed("stale_identifier", in_harness)
-        stale = _first_mention(
-            (p for p in _message_prose(variant) if any_name.search(p[1])), prose_names, code_names
-        )
+        stale = _first_mention(_message_prose(variant, any_name), prose_names, code_names)
         if stale:
             raise VerificationFailed(
                 "stale_identifier", f"renamed {stale[1]!r} survives in {stale[0]}"
@@ -231,7 +229,9 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
     _no_stale_parameters(variant, mapping)
 
 
-def _stale_names(mapping: Mapping) -> tuple[frozenset[str], list[str], list[str], re.Pattern]:
+def _stale_names(
+    mapping: Mapping,
+) -> tuple[frozenset[str], list[str], list[str], re.Pattern | None]:
     """The old skill, tool and hook names that must not survive ``mapping``, of them the
     identifier-like ones (found anywhere in prose) and the plain words (found only as code), and
     a search for any of them written at all (a text without one mentions none: most messages)."""
@@ -242,8 +242,7 @@ def _stale_names(mapping: Mapping) -> tuple[frozenset[str], list[str], list[str]
     }
     prose_names = sorted(n for n in names if identifier_like(n))
     code_names = sorted(n for n in names if not identifier_like(n))
-    any_name = re.compile("|".join(map(re.escape, sorted(names))) or "(?!)")
-    return frozenset(names), prose_names, code_names, any_name
+    return frozenset(names), prose_names, code_names, written_anywhere(names)
 
 
 def _stale_in_harness(
@@ -263,8 +262,8 @@ def _stale_in_harness(
 # what it finds in a harness, by (exact harness fingerprint, mapping key): in a pool of harness
 # variants every row of a variant carries the same harness and the same renames, so both are
 # made once. Pure: the fingerprint hashes every text, the key every rename.
-_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str], re.Pattern]] = BoundedMemo(
-    1024
+_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str], re.Pattern | None]] = (
+    BoundedMemo(1024)
 )
 _STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
 
@@ -278,18 +277,29 @@ def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tupl
     return None
 
 
-def _message_prose(episode: Episode):
-    """(where, text) for every message text of the episode: a JSON tool result's string values,
-    decoded, as the rename reads them (its keys are the backend's fields)."""
+def _message_prose(episode: Episode, any_name: re.Pattern | None):
+    """(where, text) for every message text of the episode that writes one of the names
+    ``any_name`` searches for: a JSON tool result's string values, decoded, as the rename reads
+    them (its keys are the backend's fields)."""
+    if any_name is None:
+        return
     for i, message in enumerate(episode.messages):
         content = message_text(message)
         if not content:
             continue
-        if tool_result(message) and json_result(content) is not None:
-            for text in json_strings(content):
-                yield f"messages[{i}].content", text
+        # Raw JSON text hides a name only behind a \u escape: without one, and without a name
+        # as written, a result is not parsed (most results of most variants).
+        if (
+            tool_result(message)
+            and (any_name.search(content) or "\\u" in content)
+            and json_result(content) is not None
+        ):
+            texts = json_strings(content)
+        elif any_name.search(content):
+            texts = [content]
         else:
-            yield f"messages[{i}].content", content
+            continue
+        yield from ((f"messages[{i}].content", t) for t in texts if any_name.search(t))
     # Tool-call argument values are the task's data (the gold compares them): never prose.
 
 
@@ -297,11 +307,7 @@ def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
     if not mapping.parameters:
         return
     # The tools the messages call, read once: most tools with renamed parameters are not called.
-    called = {
-        call["function"]["name"]
-        for message in variant.messages
-        for call in message.get("tool_calls") or ()
-    }
+    called = called_tools(variant.messages)
     for tool_old, renames in mapping.parameters.items():
         tool = variant.harness.tool(mapping.tool(tool_old))
         if tool is None:

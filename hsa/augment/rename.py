@@ -27,11 +27,16 @@ from hsa.augment.mapping import Mapping
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
-from hsa.text.mentions import replace_call_mentions, replace_code_mentions, replace_mentions
+from hsa.text.mentions import (
+    replace_call_mentions,
+    replace_code_mentions,
+    replace_mentions,
+    written_anywhere,
+)
 from hsa.text.names import identifier_like
 
 
@@ -55,13 +60,15 @@ class _Prose:
         self.identifiers = {k: v for k, v in names.items() if identifier_like(k)}
         self.words = {k: v for k, v in names.items() if not identifier_like(k)}
         self.names = names
-        # Every rewrite below starts from an old name written in the text: a text that holds
-        # none (most message texts) is left at one search, not three scans.
-        self._any_name = re.compile("|".join(map(re.escape, names))) if names else None
+        # A text that holds no old name (most message texts) is left at one search.
+        self._any_name = written_anywhere(names)
 
     def __call__(self, text: str) -> str:
         if self._any_name is None or not self._any_name.search(text):
             return text
+        return self._rewrite(text)
+
+    def _rewrite(self, text: str) -> str:
         text = replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
         return replace_call_mentions(text, self.words)
 
@@ -74,7 +81,7 @@ class _Prose:
         if self._any_name is None or not self._any_name.search(content):
             return content
         if json_result(content) is None:
-            return self(content)
+            return self._rewrite(content)
         return rewrite_json_strings(content, self)
 
     def value(self, value: Any) -> Any:
@@ -155,11 +162,10 @@ def json_strings(content: str) -> list[str]:
     return out
 
 
-def tool_result(message: dict) -> bool:
-    """Whether ``message`` is a tool's result (not hook feedback, which is the harness's text)."""
-    return message.get("role") == "tool" and not str(message.get("name") or "").startswith(
-        HOOK_MESSAGE_PREFIX
-    )
+def rename_result(content: str, mapping: Mapping) -> str:
+    """A tool result's text with the skill, tool and hook names of ``mapping`` renamed where it
+    mentions them, as :func:`rename_messages` renames a recorded result."""
+    return _prose(mapping).result(content)
 
 
 def _rename_schema(schema: dict, renames: dict) -> dict:

@@ -40,6 +40,12 @@ def from_user(message: dict) -> bool:
     return message.get("role") == "user" and not hook_feedback(message)
 
 
+def tool_result(message: dict) -> bool:
+    """Whether ``message`` is a tool's result: a ``tool`` message that is no hook's feedback
+    (which also comes as a tool message, answering a call the hook blocked)."""
+    return message.get("role") == "tool" and not hook_feedback(message)
+
+
 def hook_rejected(messages) -> list[int]:
     """Indexes of the assistant messages a hook rejected: one whose tool call is answered by
     hook feedback (a ``tool`` message named ``hook.<name>``), or a reply that hook feedback from

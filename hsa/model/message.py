@@ -33,3 +33,10 @@ def content_text(content: Any) -> str:
 def message_text(message: dict) -> str:
     """The text of ``message`` (see :func:`content_text`)."""
     return content_text(message.get("content"))
+
+
+def called_tools(messages) -> set[str]:
+    """The names of the tools ``messages`` call (skill loads included)."""
+    return {
+        call["function"]["name"] for message in messages for call in message.get("tool_calls") or ()
+    }

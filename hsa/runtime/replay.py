@@ -17,7 +17,7 @@ import orjson
 
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook import tool_result
 from hsa.runtime.tools import CallContext, ToolResult, error_result
 
 
@@ -96,9 +96,7 @@ def recorded_results(messages: Iterable[dict], harness: Harness) -> list[tuple[s
                 continue
             if isinstance(arguments, dict) and name != harness.skill_loader and call.get("id"):
                 calls[call["id"]] = (name, arguments)
-        if message.get("role") != "tool":
-            continue
-        if str(message.get("name") or "").startswith(HOOK_MESSAGE_PREFIX):
+        if not tool_result(message):
             continue
         answered = calls.pop(message.get("tool_call_id"), None)
         if answered is not None and isinstance(message.get("content"), str):

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import orjson
 
 from hsa.augment.mapping import EMPTY, Mapping
-from hsa.augment.rename import rename_messages
+from hsa.augment.rename import rename_result
 from hsa.errors import HsaError
 from hsa.files.textfile import read_text
 from hsa.model.harness import Harness
@@ -113,8 +113,7 @@ def variant_result(
     variant under ``mapping`` writes a recorded result: through the rename kernel (skill, tool
     and hook names where mentioned), then the parameter renames (an echoed argument's key,
     parameters written as code), in the order a recipe's pipeline renames them."""
-    (message,) = rename_messages(({"role": "tool", "content": text},), harness, mapping)
-    return renamed_call_result(message["content"], harness, mapping, name, arguments)
+    return renamed_call_result(rename_result(text, mapping), harness, mapping, name, arguments)
 
 
 class ToolBelt:
@@ -187,21 +186,21 @@ class CodeTools:
         return CodeTools(self.functions, mapping=mapping, harness=harness, timeout_s=self.timeout_s)
 
     async def __call__(self, name: str, arguments: dict, context: CallContext) -> ToolResult | None:
-        result = await self._run(name, arguments)
-        if result is None or not self.mapping or self.harness is None:
-            return result
-        # The code knows the old names and writes them in its results; the variant's rows
-        # have every recorded result renamed, and so must what the model reads here.
         old_name = self.back.tool(name)
-        kwargs = {self.back.parameter(name, key): value for key, value in arguments.items()}
-        text = variant_result(result.content, self.harness, self.mapping, old_name, kwargs)
-        return result if text == result.content else replace(result, content=text)
-
-    async def _run(self, name: str, arguments: dict) -> ToolResult | None:
-        function = self.functions.get(self.back.tool(name))
+        function = self.functions.get(old_name)
         if function is None:
             return None
         kwargs = {self.back.parameter(name, key): value for key, value in arguments.items()}
+        result = await self._run(function, name, kwargs)
+        if not self.mapping or self.harness is None:
+            return result
+        # The code knows the old names and writes them in its results; the variant's rows
+        # have every recorded result renamed, and so must what the model reads here.
+        text = variant_result(result.content, self.harness, self.mapping, old_name, kwargs)
+        return result if text == result.content else replace(result, content=text)
+
+    async def _run(self, function: Callable[..., Any], name: str, kwargs: dict) -> ToolResult:
+        """``function(**kwargs)`` as a result the model reads (``name``: the call's name)."""
         try:
             value = await asyncio.wait_for(in_daemon_thread(function, kwargs), self.timeout_s)
         except TimeoutError:

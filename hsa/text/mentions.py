@@ -75,6 +75,13 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern:
     return re.compile(f"{_BEFORE}(?:{_alternation(names)}){_AFTER}")
 
 
+def written_anywhere(names) -> re.Pattern | None:
+    """A search for any of ``names`` written at all, boundaries aside (None for no names): a
+    text it finds nothing in mentions none of them, in any form, so one search rules out most
+    texts before the scans below."""
+    return re.compile("|".join(map(re.escape, sorted(names)))) if names else None
+
+
 def find_mentions(text: str, names) -> list[str]:
     """The names (from ``names``) mentioned in ``text``, in order of appearance."""
     if not text:

@@ -15,12 +15,12 @@ from hsa.augment.rename import (
     rename_conversation,
     renamed_harness,
     rewrite_json_strings,
-    tool_result,
 )
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
+from hsa.model.hook import tool_result
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions

@@ -16,6 +16,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
+from hsa.model.message import called_tools
 from hsa.model.schema import edit_schema, is_instance_path, pointer, pointer_parts, schema_nodes
 from hsa.transforms.tool_schema.common import calls, shuffled, tool_named, with_tools
 
@@ -211,11 +212,9 @@ class ToolSchemaSpelling(Transform):
         # Only tools the calls or the gold name: for any other, every closed node passed when
         # the harness variant was made (an instance path is a property of the node alone), and
         # with no instance to read it passes again.
-        named = {
-            call["function"]["name"]
-            for message in episode.messages
-            for call in message.get("tool_calls") or ()
-        } | {call.name for turn in episode.gold.turns for call in turn.calls}
+        named = called_tools(episode.messages) | {
+            call.name for turn in episode.gold.turns for call in turn.calls
+        }
         closed_by_tool = [
             (tool, closed)
             for tool in episode.harness.tools
