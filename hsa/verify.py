@@ -31,7 +31,7 @@ Checks, in order (the first failure rejects the variant, naming the check):
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import orjson
 
@@ -43,10 +43,10 @@ from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
 from hsa.model.hook import from_user, tool_result
-from hsa.model.memo import BoundedMemo
+from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
 from hsa.model.schema import schema_nodes
-from hsa.text.mentions import find_name_mentions, written_anywhere
+from hsa.text.mentions import NameSearch, find_name_mentions, written_anywhere
 from hsa.text.names import identifier_like, meaning
 
 
@@ -209,7 +209,7 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
         )
         if in_harness is not None:
             raise VerificationFailed("stale_identifier", in_harness)
-        stale = _first_mention(_message_prose(variant, any_name), prose_names, code_names)
+        stale = _stale_in_messages(variant, mapping, prose_names, code_names, any_name)
         if stale:
             raise VerificationFailed(
                 "stale_identifier", f"renamed {stale[1]!r} survives in {stale[0]}"
@@ -231,7 +231,7 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
 
 def _stale_names(
     mapping: Mapping,
-) -> tuple[frozenset[str], list[str], list[str], re.Pattern | None]:
+) -> tuple[frozenset[str], list[str], list[str], NameSearch | None]:
     """The old skill, tool and hook names that must not survive ``mapping``, of them the
     identifier-like ones (found anywhere in prose) and the plain words (found only as code), and
     a search for any of them written at all (a text without one mentions none: most messages)."""
@@ -262,7 +262,7 @@ def _stale_in_harness(
 # what it finds in a harness, by (exact harness fingerprint, mapping key): in a pool of harness
 # variants every row of a variant carries the same harness and the same renames, so both are
 # made once. Pure: the fingerprint hashes every text, the key every rename.
-_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str], re.Pattern | None]] = (
+_STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str], NameSearch | None]] = (
     BoundedMemo(1024)
 )
 _STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
@@ -277,30 +277,57 @@ def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tupl
     return None
 
 
-def _message_prose(episode: Episode, any_name: re.Pattern | None):
-    """(where, text) for every message text of the episode that writes one of the names
-    ``any_name`` searches for: a JSON tool result's string values, decoded, as the rename reads
-    them (its keys are the backend's fields)."""
+def _stale_in_messages(
+    episode: Episode,
+    mapping: Mapping,
+    prose_names: list[str],
+    code_names: list[str],
+    any_name: NameSearch | None,
+) -> tuple[str, str] | None:
+    """(where, name) of the first message text of the episode that mentions one of the names,
+    or None. A long text (a skill body loaded in many rows of a harness variant) is read once
+    per mapping: what it mentions is a function of the text and the names alone."""
     if any_name is None:
-        return
+        return None
     for i, message in enumerate(episode.messages):
         content = message_text(message)
         if not content:
             continue
-        # Raw JSON text hides a name only behind a \u escape: without one, and without a name
-        # as written, a result is not parsed (most results of most variants).
-        if (
-            tool_result(message)
-            and (any_name.search(content) or "\\u" in content)
-            and json_result(content) is not None
-        ):
-            texts = json_strings(content)
-        elif any_name.search(content):
-            texts = [content]
-        else:
-            continue
-        yield from ((f"messages[{i}].content", t) for t in texts if any_name.search(t))
+        result = tool_result(message)
+        found = LONG_TEXTS.get(
+            ("stale", mapping.key, result),
+            content,
+            partial(_stale_in_text, content, result, prose_names, code_names, any_name),
+        )
+        if found is not None:
+            return f"messages[{i}].content", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.
+    return None
+
+
+def _stale_in_text(
+    content: str, result: bool, prose_names: list[str], code_names: list[str], any_name: NameSearch
+) -> str | None:
+    """The first of the names a message text mentions, or None: a JSON tool result's string
+    values, decoded, as the rename reads them (its keys are the backend's fields)."""
+    # Raw JSON text hides a name only behind a \u escape: without one, and without a name as
+    # written, a result is not parsed (most results of most variants).
+    if (
+        result
+        and (any_name.search(content) or "\\u" in content)
+        and json_result(content) is not None
+    ):
+        texts = json_strings(content)
+    elif any_name.search(content):
+        texts = [content]
+    else:
+        return None
+    for text in texts:
+        if any_name.search(text):
+            found = find_name_mentions(text, prose_names, code_names)
+            if found:
+                return found[0]
+    return None
 
 
 def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:

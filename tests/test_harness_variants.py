@@ -183,7 +183,7 @@ def monkeypatch_memo(monkeypatch):
     from hsa import render, verify
     from hsa.augment import compose, rename, stage
     from hsa.dataset import rows
-    from hsa.model import episode
+    from hsa.model import episode, memo
 
     memos = (
         compose.PARAMS_MEMO,
@@ -198,9 +198,13 @@ def monkeypatch_memo(monkeypatch):
     )
 
     def set_size(size: int) -> None:
-        for memo in memos:
-            monkeypatch.setattr(memo, "size", size)
-            memo.clear()
+        for each in memos:
+            monkeypatch.setattr(each, "size", size)
+            each.clear()
+        # Long texts: none held, or every text, however short (the test's texts are short).
+        monkeypatch.setattr(memo.LONG_TEXTS, "characters", 4_000_000 if size else 0)
+        monkeypatch.setattr(memo.LONG_TEXTS, "SHORTEST", 1)
+        memo.LONG_TEXTS.clear()
 
     return set_size
 
@@ -330,3 +334,34 @@ def test_eval_items_and_results_carry_their_rows_harness_variant(tmp_path):
     result = judge_item(variant_items[0], {"message": None}, {})
     assert result.harness_variant == variant_items[0].harness_variant
     assert result.to_dict()["harness_variant"] == variant_items[0].harness_variant
+
+
+def test_the_memo_of_long_texts_holds_no_short_text_and_no_more_characters_than_its_bound():
+    from hsa.model.memo import LongTexts
+
+    memo: LongTexts[str] = LongTexts(16_000)
+    made: list[str] = []
+
+    def rewrite(text: str) -> str:
+        made.append(text)
+        return text.upper()
+
+    short, long = "get_price", "a" * 300
+    for _ in range(3):
+        assert memo.get("rewriter", short, lambda: rewrite(short)) == short.upper()
+        assert memo.get("rewriter", long, lambda: rewrite(long)) == long.upper()
+    assert made == [short, long, short, short]  # the long text read once, the short each time
+    assert memo.get("another rewriter", long, lambda: rewrite(long)) == long.upper()
+    assert made[-1] == long  # entries are the rewriter's own
+    too_long = "b" * 1001  # more than a sixteenth of the bound is never held
+    memo.get("rewriter", too_long, lambda: rewrite(too_long))
+    memo.get("rewriter", too_long, lambda: rewrite(too_long))
+    assert made[-2:] == [too_long, too_long]
+    texts = [f"{i:03d}" + "c" * 997 for i in range(40)]  # 40,000 characters through 16,000
+    for text in texts:
+        memo.get("rewriter", text, lambda text=text: text)
+    assert memo._held <= 16_000 and len(memo._values) == 16
+    made.clear()
+    memo.get("rewriter", texts[-1], lambda: rewrite(texts[-1]))  # the latest are held
+    memo.get("rewriter", texts[0], lambda: rewrite(texts[0]))  # the first went first
+    assert made == [texts[0]]

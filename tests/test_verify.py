@@ -411,3 +411,51 @@ def test_a_variant_whose_recorded_answer_went_wrong_is_refused(arguments, check)
     assert caught.value.reason.startswith(
         "messages[1].tool_calls[1]" if check == "call_schema" else "gold.turns[0]"
     )
+
+
+@given(
+    text=st.lists(_PIECES, max_size=12).map("".join),
+    names=st.sets(
+        st.sampled_from(
+            [
+                "get_price",
+                "get_price_history",
+                "get",
+                "g",
+                "math.factorial",
+                "item-qa",
+                "调用",
+                "x.",
+            ]
+        ),
+        min_size=1,
+    ),
+)
+def test_the_any_name_search_finds_a_text_exactly_when_it_writes_a_name(text, names):
+    # Searched by substrings at first and by a trie once compiled, it must say yes exactly when
+    # some name is a substring, with names that are prefixes of others among them.
+    from hsa.text.mentions import NameSearch, written_anywhere
+
+    search = written_anywhere(names)
+    assert search is not None
+    expected = any(name in text for name in names)
+    assert search.search(text) == expected
+    for _ in range(NameSearch.COMPILE_AFTER):
+        search.search(text)
+    assert search._regex is not None  # compiled by now
+    assert search.search(text) == expected
+
+
+def test_the_any_name_search_takes_names_that_are_prefixes_of_prefixes_a_thousand_deep():
+    # Each name a prefix of the next nests one more optional group; past what the regex
+    # parser takes, the compiled search is a plain alternation, with the same answers.
+    from hsa.text.mentions import NameSearch, written_anywhere
+
+    names = ["x" * n + "y" for n in range(1000)] + ["z" * n for n in range(1, 1000)]
+    search = written_anywhere(names)
+    assert search is not None
+    for _ in range(NameSearch.COMPILE_AFTER + 1):
+        search.search("")
+    assert search._regex is not None
+    assert search.search("a" + "x" * 500 + "y") and search.search("zz")
+    assert not search.search("x" * 2000)

@@ -28,7 +28,7 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
-from hsa.model.memo import BoundedMemo
+from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
 from hsa.text.mentions import (
@@ -64,9 +64,15 @@ class _Prose:
         self._any_name = written_anywhere(names)
 
     def __call__(self, text: str) -> str:
-        if self._any_name is None or not self._any_name.search(text):
+        # A long text (a skill body loaded in many rows of a harness variant) is read once per
+        # rewriter: the rewrite is a function of the mapping and the text alone.
+        if self._any_name is None:
             return text
-        return self._rewrite(text)
+        return LONG_TEXTS.get((self, "prose"), text, lambda: self._prose(text))
+
+    def _prose(self, text: str) -> str:
+        assert self._any_name is not None
+        return self._rewrite(text) if self._any_name.search(text) else text
 
     def _rewrite(self, text: str) -> str:
         text = replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
@@ -78,7 +84,13 @@ class _Prose:
         result is prose. Read as raw JSON text, a name after an escape (``\\nget_price``,
         ``\\u00bfget_price``, as Python's json writes non-ASCII text) is glued to the escape's
         letters and never moved, and a web address written ``https:\\/\\/...`` is no address."""
-        if self._any_name is None or not self._any_name.search(content):
+        if self._any_name is None:
+            return content
+        return LONG_TEXTS.get((self, "result"), content, lambda: self._result(content))
+
+    def _result(self, content: str) -> str:
+        assert self._any_name is not None
+        if not self._any_name.search(content):
             return content
         if json_result(content) is None:
             return self._rewrite(content)

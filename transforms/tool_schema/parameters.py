@@ -5,6 +5,7 @@ configuration values that name a parameter and tool results that echo the rename
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -21,7 +22,7 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import tool_result
-from hsa.model.memo import BoundedMemo
+from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
 from hsa.text.names import parameter_identifier_like
@@ -75,7 +76,7 @@ def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> 
     its layout whatever its style. Any other result is prose."""
     result = json_result(content)
     if result is None:
-        return prose(content)
+        return _rewritten(prose, content)
     renames = per_tool.get(call[0], {}) if call is not None else {}
     echoed: set[str] = set()
     if isinstance(result, dict) and renames:
@@ -86,6 +87,12 @@ def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> 
     return rewrite_json_strings(
         content, prose, lambda key, depth: renames[key] if depth == 1 and key in echoed else None
     )
+
+
+def _rewritten(prose: Callable[[str], str], text: str) -> str:
+    """A message text through a parameter rename's prose rewrite, remembered when it is long (a
+    skill body that many rows of a harness variant load): the rewrite reads its renames alone."""
+    return LONG_TEXTS.get(prose, text, lambda: prose(text))
 
 
 def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
@@ -245,7 +252,7 @@ def _renamed_conversation(
                     content, prose, by_id.get(message.get("tool_call_id")), per_tool
                 )
             else:
-                text = prose(content)
+                text = _rewritten(prose, content)
             if text != content:
                 new = {**message, "content": text}
         elif isinstance(content, list):
