@@ -268,6 +268,34 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     return text.strip() + "\n"
 
 
+def prompt_parts(harness: Harness) -> tuple[str, str]:
+    """(system prompt, preface of the first user turn) rendered from ``harness``: all that
+    :func:`render_conversation` reads of a harness, so two harnesses with the same parts render
+    any conversation alike."""
+    where = placement(harness)
+    system = render_system_prompt(harness).rstrip("\n")
+    to_user = [name for name in harness.prompt.sections if where[name] == "first_user"]
+    preface = render_system_prompt(harness, to_user).rstrip("\n") if to_user else ""
+    return system, preface
+
+
+def renders_alike(first: Harness, second: Harness, conversation) -> bool:
+    """Whether :func:`render_conversation` gives ``conversation`` the same messages under both
+    harnesses, mostly without rendering it (row statistics ask this of every step of every
+    variant). The same prompt parts render alike. Other parts render apart wherever the
+    conversation has a user turn: the system prompt, with any system message of the
+    conversation after it, and the user turn's preface are each written out whole, so another
+    part is another message. Without a user turn the preface joins the system prompt, where
+    other parts may join to the same text; those two renderings are compared."""
+    if first is second:
+        return True
+    if prompt_parts(first) == prompt_parts(second):
+        return True
+    if any(message.get("role") == "user" for message in conversation):
+        return False
+    return render_conversation(first, conversation) == render_conversation(second, conversation)
+
+
 def render_messages(episode: Episode) -> list[dict]:
     """What the model reads: the episode's harness rendered around its conversation (see
     :func:`render_conversation`)."""
@@ -281,10 +309,7 @@ def render_conversation(harness: Harness, conversation) -> list[dict]:
     turn's text. A system message already in the conversation (some BFCL rows have one) is kept,
     after the harness's prompt, in the single leading system message chat templates expect. The
     runtime renders every request with this, so a model sees what the datasets train on."""
-    where = placement(harness)
-    system = render_system_prompt(harness).rstrip("\n")
-    to_user = [name for name in harness.prompt.sections if where[name] == "first_user"]
-    preface = render_system_prompt(harness, to_user).rstrip("\n") if to_user else ""
+    system, preface = prompt_parts(harness)
     messages = list(conversation)
     while messages and messages[0].get("role") in ("system", "developer"):
         own = messages.pop(0).get("content") or ""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hsa.augment.mapping import EMPTY
@@ -26,6 +26,7 @@ from hsa.dataset.rows import (
 )
 from hsa.model.episode import Episode, read_episodes
 from hsa.model.frozen import replace
+from hsa.render import render_conversation, render_messages, renders_alike
 
 HARNESSES = Path(__file__).parent / "harnesses"
 FINANCE = HARNESSES / "finance" / "episodes.jsonl"  # no hooks
@@ -90,6 +91,56 @@ def test_a_harness_shown_with_other_messages_is_rendered_with_them(finance):
     )
     variant = Variant(start.id, 1, copied, (), EMPTY, trail=trail)
     assert visible_families(variant) == ["hooks", "prompt"]
+
+
+def test_a_section_moved_to_the_first_user_turn_counts_where_it_shows_elsewhere(finance):
+    # The prompt's parts differ (the section leaves the system prompt for the first user turn);
+    # with a user turn the model reads it elsewhere, without one it lands back in the system
+    # prompt, where it was: no change the model can see.
+    start = finance["fin-spend-001"]
+    only_skills = start.with_harness(
+        replace(start.harness, prompt=replace(start.harness.prompt, sections=("skills",)))
+    )
+    moved = only_skills.with_prompt_options(placement={"skills": "first_user"})
+    shown = Variant(start.id, 1, moved, (), EMPTY, trail=(("prompt", only_skills, moved),))
+    assert visible_families(shown) == ["prompt"]
+    no_user = tuple(m for m in only_skills.messages if m["role"] != "user")
+    before, after = replace(only_skills, messages=no_user), replace(moved, messages=no_user)
+    assert render_messages(before) == render_messages(after)
+    unseen = Variant(start.id, 1, after, (), EMPTY, trail=(("prompt", before, after),))
+    assert visible_families(unseen) == []
+
+
+_PROMPTS = st.tuples(
+    st.lists(st.sampled_from(["skills", "tools", "hooks"]), unique=True),  # sections
+    st.dictionaries(st.sampled_from(["skills", "tools", "hooks"]), st.just("first_user")),
+)
+
+
+@given(first=_PROMPTS, second=_PROMPTS, user=st.booleans(), system=st.booleans())
+@example(  # the one section moved to a user turn the conversation lacks: back where it was
+    first=(["skills"], {}), second=(["skills"], {"skills": "first_user"}), user=False, system=False
+)
+def test_harnesses_render_alike_exactly_when_their_renderings_are_equal(
+    finance, first, second, user, system
+):
+    # renders_alike answers mostly from the prompt's parts; it must agree with rendering, with
+    # and without a user turn (without one, a preface joins the system prompt) and a system
+    # message of the conversation's own.
+    episode = finance["fin-spend-001"]
+
+    def harness(prompt):
+        sections, placement = prompt
+        placement = {k: v for k, v in placement.items() if k in sections}
+        shaped = replace(episode.harness.prompt, sections=tuple(sections))
+        return replace(episode.harness, prompt=replace(shaped, options={"placement": placement}))
+
+    conversation = [m for m in episode.messages if user or m["role"] != "user"]
+    if system:
+        conversation = [{"role": "system", "content": "Be brief."}, *conversation]
+    a, b = harness(first), harness(second)
+    equal = render_conversation(a, conversation) == render_conversation(b, conversation)
+    assert renders_alike(a, b, conversation) == equal
 
 
 @pytest.mark.parametrize("domain", ["finance", "airline", "coding"])

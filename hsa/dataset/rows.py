@@ -18,7 +18,7 @@ from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.render import render_messages
+from hsa.render import render_messages, renders_alike
 
 JSON = pa.json_()
 
@@ -132,13 +132,11 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
     return out
 
 
-def visibly_changed(before: Episode, after: Episode, rendered: dict | None = None) -> bool:
+def visibly_changed(before: Episode, after: Episode) -> bool:
     """Whether ``after`` shows the model anything else than ``before``: other messages, other
     tools (the skill loader's list of ids and the order of schema keys included), or another
     rendered prompt. A change the model never reads (a skill body no message loads, a hook's
-    code, gold) is no change. ``rendered`` caches renderings by (harness, messages) objects
-    across calls: a trail may hold one harness object with other messages (an episode-scoped
-    step that rewrites messages between harness-scoped ones), and a rendering holds both."""
+    code, gold) is no change."""
     if before is after:
         return False
     if before.messages != after.messages:
@@ -154,25 +152,15 @@ def visibly_changed(before: Episode, after: Episode, rendered: dict | None = Non
     touched = any(tool is not other for tool, other in zip(tools, others, strict=True))
     if touched and _tools_json(before.harness) != _tools_json(after.harness):
         return True
-    rendered = {} if rendered is None else rendered
-
-    def render(episode: Episode) -> list[dict]:
-        key = (id(episode.harness), id(episode.messages))
-        if key not in rendered:
-            # The objects are kept with their rendering, so that their ids stay theirs.
-            rendered[key] = (episode.harness, episode.messages, render_messages(episode))
-        return rendered[key][2]
-
-    return render(before) != render(after)
+    return not renders_alike(before.harness, after.harness, after.messages)
 
 
 def visible_families(variant: Variant) -> list[str]:
     """The families whose transforms changed what the model reads in this variant (sorted):
     each fired step of its trail compared before and after (:func:`visibly_changed`)."""
     found: set[str] = set()
-    rendered: dict = {}
     for family, before, after in variant.trail:
-        if family not in found and visibly_changed(before, after, rendered):
+        if family not in found and visibly_changed(before, after):
             found.add(family)
     return sorted(found)
 
