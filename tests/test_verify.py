@@ -459,3 +459,14 @@ def test_the_any_name_search_takes_names_that_are_prefixes_of_prefixes_a_thousan
     assert search._regex is not None
     assert search.search("a" + "x" * 500 + "y") and search.search("zz")
     assert not search.search("x" * 2000)
+
+
+def test_a_rename_keeps_the_messages_it_does_not_touch_as_they_are():
+    # Untouched messages stay the same objects, and an untouched conversation the same tuple:
+    # later steps and the row statistics compare conversations by identity first.
+    source = original()
+    elsewhere = rename_episode(source, Mapping(tools={"not_called": "never_called"}))
+    assert elsewhere.messages is source.messages
+    renamed = rename_episode(source, RENAME)
+    kept = [m for m in source.messages if m["role"] == "user"]
+    assert kept and all(any(m is n for n in renamed.messages) for m in kept)
