@@ -315,24 +315,18 @@ def _stale_in_text(
 ) -> str | None:
     """The first of the names a message text mentions, or None: a JSON tool result's string
     values, decoded, as the rename reads them (its keys are the backend's fields)."""
+    written = any_name.search(content)
     # Raw JSON text hides a name only behind a \u escape: without one, and without a name as
     # written, a result is not parsed (most results of most variants).
-    if (
-        result
-        and (any_name.search(content) or "\\u" in content)
-        and json_result(content) is not None
-    ):
+    if result and (written or "\\u" in content) and json_result(content) is not None:
         texts = json_strings(content)
-    elif any_name.search(content):
+    elif written:
         texts = [content]
     else:
         return None
-    for text in texts:
-        if any_name.search(text):
-            found = find_name_mentions(text, prose_names, code_names)
-            if found:
-                return found[0]
-    return None
+    named = (("", text) for text in texts if any_name.search(text))
+    found = _first_mention(named, prose_names, code_names)
+    return None if found is None else found[1]
 
 
 def _no_stale_parameters(variant: Episode, mapping: Mapping) -> None:
