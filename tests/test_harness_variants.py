@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hsa.augment.lineage import replay
 from hsa.augment.recipe import Recipe, RecipeError, load_recipe
 from hsa.augment.registry import registered
 from hsa.augment.variant import Variant
@@ -176,6 +177,37 @@ def test_the_memos_of_a_harness_variant_change_no_output(row, seed, monkeypatch_
     monkeypatch_memo(1024)
     assert run() == uncached
     assert run() == uncached  # and again, from a warm memo
+
+
+@settings(max_examples=15, deadline=None)
+@given(row=rich_episode_dicts(), seed=st.integers(0, 2**32))
+def test_replaying_a_harness_variants_rows_makes_its_harness_once_and_changes_nothing(
+    row, seed, monkeypatch_memo
+):
+    # hsa verify rebuilds every row from its lineage: a harness-scoped step's harness part is
+    # made once per (params, input harness), whichever row asks first, and the rows of one
+    # harness variant replay their conversations' part alone. Two slots give steps of one
+    # transform with other params on the same input harness, which must not take each other's.
+    episode = Episode.from_dict(row)
+    other = another_conversation(episode)
+    made = variants_of(pooled(2, variants=4, seed=seed), episode, other)
+    source = {episode.id: episode, other.id: other}
+
+    def replayed():
+        return [replay(source[v.source_id], v.lineage) for v in made]
+
+    monkeypatch_memo(0)
+    uncached = replayed()
+    monkeypatch_memo(1024)
+    for cached in (replayed(), replayed()):  # a cold memo, then a warm one
+        for v, (again, mapping), (alone, alone_mapping) in zip(made, cached, uncached, strict=True):
+            assert again.to_dict() == alone.to_dict() == v.episode.to_dict()
+            assert mapping == alone_mapping == v.mapping
+    cached = replayed()
+    by_slot: dict[str, set[int]] = {}
+    for v, (again, _) in zip(made, cached, strict=True):
+        by_slot.setdefault(v.harness_variant, set()).add(id(again.harness))
+    assert len(by_slot) == 2 and all(len(harnesses) == 1 for harnesses in by_slot.values())
 
 
 @pytest.fixture

@@ -155,7 +155,7 @@ class TransformNode(Node):
                 out = t.apply(episode, params)
             else:
                 params = PARAMS_MEMO.get(key, lambda: self._sampled(episode, rng))
-                made, out = self._shared_step(episode, params, key)
+                made, out = self.shared_step(episode, params, key)
                 step_mapping = made.mapping
         except TransformFailed:
             raise
@@ -166,11 +166,13 @@ class TransformNode(Node):
         state.trail.append((t.family, episode, out))
         return out
 
-    def _shared_step(
+    def shared_step(
         self, episode: Episode, params: dict, key: tuple
     ) -> tuple[HarnessStep, Episode]:
-        """(the harness variant's step, output) of a draw shared by a harness variant: the
-        harness part made once (``STEP_MEMO``), the conversation's part for this episode."""
+        """(the harness variant's step, output) of a harness-scoped step whose harness part is
+        a function of ``key`` (which must fix the params and the input harness): that part made
+        once (``STEP_MEMO``), the conversation's part for this episode. A draw shared by a
+        harness variant, and a lineage step replayed (hsa.augment.lineage), go through it."""
         t = self.transform
         memo_key = (key, episode.harness.trust_hooks)
         made = STEP_MEMO.peek(memo_key)

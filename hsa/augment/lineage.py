@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from hsa.augment.compose import COMPOSITIONS
+import orjson
+
+from hsa.augment.compose import COMPOSITIONS, TransformNode
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.registry import registered
 
@@ -29,12 +31,31 @@ def fired_steps(lineage: Iterable[Step]) -> Iterator[Step]:
     return (s for s in lineage if s.fired and s.transform not in COMPOSITIONS)
 
 
+# The transform of each class with its default options, as a pipeline node, made once: a lineage
+# step's params hold all it applies, and checking the options of a new instance for every step
+# of every row was a sixth of ``hsa demo``.
+_REPLAYING: dict[type, TransformNode] = {}
+
+
+def _replaying(cls: type) -> TransformNode:
+    node = _REPLAYING.get(cls)
+    if node is None:
+        node = _REPLAYING[cls] = TransformNode(cls())
+    return node
+
+
 def replay(
     original: Episode, lineage: list[Step] | tuple[Step, ...], *, trail: list | None = None
 ) -> tuple[Episode, Mapping]:
     """Apply the fired transform steps of ``lineage`` to ``original``; return it and its mapping.
     ``trail``, when given, receives (family, episode before, episode after) of each step, as the
     pipeline records it (:class:`hsa.augment.variant.Variant`).
+
+    A harness-scoped step's harness part is a function of its params and input harness, so it
+    is made once for every row that takes it (:meth:`TransformNode.shared_step`): the rows of a
+    harness variant (a pool's) replay only their conversations' part, as generation makes them,
+    and ``hsa verify`` rebuilds a pooled version at about generation's speed, not a whole
+    pipeline per row.
 
     A step recorded under another version than the installed transform's is refused: its output
     could differ, and a silent difference is what lineage exists to prevent."""
@@ -52,11 +73,25 @@ def replay(
                 f"lineage step {step.path} was made by {step.transform} version "
                 f"{step.version}; the installed version is {cls.version}"
             )
-        transform = cls()
+        node = _replaying(cls)
+        transform = node.transform
         params: Any = step.params or {}
         try:
-            mapping = mapping.then(transform.mapping(episode, params))
-            before, episode = episode, transform.apply(episode, params)
+            if transform.scope == "harness":
+                key = (
+                    "lineage",
+                    step.transform,
+                    step.version,
+                    orjson.dumps(params, option=orjson.OPT_SORT_KEYS),
+                    episode.harness.exact_fingerprint,
+                )
+                made, out = node.shared_step(episode, params, key)
+                step_mapping = made.mapping
+            else:
+                step_mapping = transform.mapping(episode, params)
+                out = transform.apply(episode, params)
+            mapping = mapping.then(step_mapping)
+            before, episode = episode, out
         except Exception as exc:  # params edited or made elsewhere: the row's error, not hsa's
             detail = exc.reason if isinstance(exc, HsaError) else f"{type(exc).__name__}: {exc}"
             raise HsaError(
