@@ -52,7 +52,7 @@ def replay(
     pipeline records it (:class:`hsa.augment.variant.Variant`).
 
     A harness-scoped step's harness part is a function of its params and input harness, so it
-    is made once for every row that takes it (:meth:`TransformNode.shared_step`): the rows of a
+    is made once for every row that takes it from the same harness (:meth:`TransformNode.shared_step`): the rows of a
     harness variant (a pool's) replay only their conversations' part, as generation makes them,
     and ``hsa verify`` rebuilds a pooled version at about generation's speed, not a whole
     pipeline per row.
@@ -61,6 +61,12 @@ def replay(
     could differ, and a silent difference is what lineage exists to prevent."""
     episode, mapping = original, EMPTY
     known = registered()
+    # What fixes the current harness, as generation's harness stage keys it: the exact
+    # fingerprint of the harness the harness-scoped steps started from, and those steps with
+    # their params. Intermediate harnesses are never hashed (where no two rows share a harness,
+    # that hashing was all the memo added); an episode-scoped step, whose harness may depend on
+    # the conversation, starts it again from the harness it leaves.
+    chain: tuple | None = None
     for step in fired_steps(lineage):
         if step.transform not in known:
             raise HsaError(
@@ -78,16 +84,16 @@ def replay(
         params: Any = step.params or {}
         try:
             if transform.scope == "harness":
-                key = (
-                    "lineage",
+                chain = (
+                    (episode.harness.exact_fingerprint,) if chain is None else chain,
                     step.transform,
                     step.version,
                     orjson.dumps(params, option=orjson.OPT_SORT_KEYS),
-                    episode.harness.exact_fingerprint,
                 )
-                made, out = node.shared_step(episode, params, key)
+                made, out = node.shared_step(episode, params, ("lineage", chain))
                 step_mapping = made.mapping
             else:
+                chain = None
                 step_mapping = transform.mapping(episode, params)
                 out = transform.apply(episode, params)
             mapping = mapping.then(step_mapping)
