@@ -147,6 +147,72 @@ def test_a_word_has_one_default_sense_per_part_of_speech():
     assert [k for k, n in defaults.items() if n > 1] == []
 
 
+def _offered(name: str, context: set[str], split: str) -> set[str]:
+    """Every word the tables of ``split`` offer for any phrase of ``name`` in ``context``."""
+    from hsa.transforms._names import slots
+
+    found = slots([name_words(name)], split, context)
+    return {w for slot in found for option in slot.options for w in option}
+
+
+# Names as tools of any domain write them (BFCL's among them), with the words of their tool's
+# text, and words the tables once offered for them that say something else there: a customer's
+# name is no label, a US state no status, a tip no advice, a model's tokens no access tokens.
+NEIGHBOURS_NOT_SYNONYMS = [
+    ("customer_name", {"customer", "email"}, {"label", "designation", "moniker"}),
+    ("state", {"city", "weather", "us"}, {"status", "condition"}),
+    ("calculate_tip", {"bill", "restaurant", "percentage"}, {"advice"}),
+    ("max_tokens", {"model", "text", "generate"}, {"access", "credential"}),
+    ("page", {"results", "search", "limit"}, {"sheet", "leaf"}),
+    ("calculate_average", {"numbers", "list"}, {"median", "like", "typical"}),
+    ("sum", {"numbers", "add", "math"}, {"amount", "figure"}),
+    ("departure_time", {"train", "station", "rail"}, {"takeoff", "leaving"}),
+    ("user_agent", {"http", "request", "header"}, {"assistant", "aide"}),
+    ("thread_count", {"cpu", "process", "parallel"}, {"discussion"}),
+    ("battery_level", {"device", "phone", "charge"}, {"degree", "extent"}),
+    ("date_format", {"date", "string"}, {"layout", "encoding"}),
+    ("search_keyword", {"search", "products"}, {"tag", "label"}),
+    ("job_title", {"employment", "salary", "company"}, {"task", "todo"}),
+    ("get_recipe", {"ingredients", "cuisine"}, {"dish"}),
+    ("language", {"code", "python", "snippet"}, {"tongue", "idiom"}),
+    ("loan_amount", {"bank", "interest"}, {"credit", "line", "advance"}),
+    ("currency", {"exchange", "rate"}, {"money", "denomination"}),
+    ("music_genre", {"songs", "artist"}, {"audio", "sound"}),
+    ("health_check", {"server", "endpoint"}, {"wellness", "wellbeing"}),
+    ("player_id", {"video", "media", "stream"}, {"athlete", "competitor"}),
+    ("appointment_id", {"doctor", "clinic"}, {"slot"}),
+    ("translate_text", {"language", "target"}, {"localize"}),
+    ("random_seed", {"numbers"}, {"arbitrary"}),
+    ("invite_user", {"group", "chat"}, {"bid", "summon"}),
+    ("gift_card", {"balance", "store"}, {"giveaway", "keepsake"}),
+    ("emergency_contact", {"patient", "phone"}, {"connection", "acquaintance"}),
+    ("write_review", {"product", "rating", "stars"}, {"save", "persist", "store"}),
+]
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+@pytest.mark.parametrize(("name", "context", "not_synonyms"), NEIGHBOURS_NOT_SYNONYMS)
+def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_synonyms, split):
+    assert not _offered(name, context, split) & not_synonyms
+
+
+@pytest.mark.parametrize(
+    ("name", "context", "split", "synonym"),
+    [  # where the word has the sense its group names, the group still offers it
+        ("loan_amount", {"bank", "interest"}, "train", "lending"),
+        ("departure_time", {"flight", "airport"}, "train", "takeoff"),
+        ("access_token", {"oauth", "login"}, "heldout", "credential"),
+        ("total_amount", {"invoice", "payment"}, "train", "sum"),
+        ("player_name", {"league", "team"}, "train", "athlete"),
+        ("average_rating", {"product"}, "train", "mean"),
+        ("order_status", {"order", "shipping"}, "train", "current"),
+        ("tag_ids", {"post"}, "train", "label"),
+    ],
+)
+def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):
+    assert synonym in _offered(name, context, split)
+
+
 @pytest.mark.parametrize("split", ["train", "heldout"])
 def test_in_a_dotted_name_only_the_last_segment_leads_with_a_verb(split):
     """``alerts.ack`` acknowledges alerts: its namespace is what the action acts on, so a verb

@@ -202,7 +202,7 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "9"  # 9: JSON tool results' strings decoded (escapes, \/ addresses)
+    version = "10"  # 10: lexicon synonyms of one sense (name -> label gone)
     # 8: lexicon senses, plurals; 6: no kebab case with keyword calls
 
     split: Split = "train"
@@ -274,7 +274,7 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "6"  # 6: JSON tool results' strings decoded (escapes, \/ addresses)
+    version = "7"  # 7: lexicon verbs changed (localize, summon, bid, forge)
     # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"

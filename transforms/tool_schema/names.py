@@ -195,7 +195,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "11"  # 11: JSON tool results' strings decoded (escapes, \/ addresses)
+    version = "12"  # 12: lexicon synonyms of one sense (name -> label gone)
     # 10: a tool named like a parameter and mentioned keeps its name
     # 9: lexicon senses, plurals; 7: no kebab case with keyword calls
     family = "tool_schema"
@@ -289,7 +289,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "13"  # 13: a parameter named like a schema value keeps its name
+    version = "14"  # 14: lexicon synonyms of one sense (name -> label gone)
     # 12: JSON results in place, senses; 11: memo by exact order
     family = "tool_schema"
 
