@@ -33,6 +33,7 @@ from hsa.runtime import (
     EndpointError,
     FaultInjector,
     FaultPlan,
+    HookRunner,
     ReplayTools,
     RequestRecord,
     Sampling,
@@ -245,7 +246,8 @@ def test_unknown_skill_unknown_tool_and_bad_arguments_are_error_results(shop):
     _, records, _ = converse(harness, plan, [user("hi")], tools=ToolBelt())
     outcomes = {r.name: r for r in records if isinstance(r, ToolOutcome)}
     assert outcomes["load_skill"].error and "price-reply" in outcomes["load_skill"].content
-    assert outcomes["teleport"].error and "cannot run here" in outcomes["teleport"].content
+    assert outcomes["teleport"].error and "unknown_tool" in outcomes["teleport"].content
+    assert "its tools: get_price" in outcomes["teleport"].content
     # the malformed call is blocked by the tool_call hook, which sees the raw text
     assert outcomes["get_price"].source == "hook"
     assert outcomes["get_price"].content == "arguments must be an object"
@@ -293,6 +295,39 @@ def test_a_hook_that_raises_ends_the_conversation_with_its_name(tmp_path, functi
 def test_hooks_are_code_and_need_trust(shop):
     with pytest.raises(HooksNotTrustedError):
         converse(load_harness(shop), Script([text("hi")]), [user("hi")])
+
+
+MUTATING_HOOK = """
+def seen_once(payload, config):
+    key = str(payload["arguments"])
+    if key in config["seen"]:
+        return {"ok": False, "feedback": "you already made this call"}
+    config["seen"].append(key)
+    payload["parameters"]["properties"].clear()
+    return {"ok": True}
+"""
+
+
+def test_a_hook_that_edits_its_config_or_payload_changes_no_other_call(tmp_path):
+    """Rollouts share one harness object across conversations: a hook's scratch edits must not
+    reach the next conversation (same seed, other rows) or the tool schemas the model reads."""
+    harness = load_harness(
+        write_harness(
+            tmp_path / "shop",
+            harness_yaml=HARNESS.split("hooks:")[0]
+            + "hooks:\n  - {name: seen, event: tool_call, function: seen_once, config: {seen: []}}\n",
+            hooks=MUTATING_HOOK,
+            tools={"a_price.json": PRICE_TOOL},
+        ),
+        trust_hooks=True,
+    )
+    schema = json.dumps(harness.openai_tools(), sort_keys=True)
+    tool = harness.tools[0]
+    payload = {"tool_name": tool.name, "arguments": {"link": 3}, "parameters": tool.parameters}
+    for _ in range(2):  # a new runner per conversation, as the runtime makes
+        assert HookRunner(harness).run("tool_call", payload)[0].ok
+    assert harness.hooks[0].config == {"seen": []}
+    assert json.dumps(harness.openai_tools(), sort_keys=True) == schema
 
 
 def test_a_stopped_conversation_ends_with_the_step_it_stopped_at(shop):
@@ -523,6 +558,27 @@ def test_code_tools_run_under_a_variants_names_and_report_failures(tmp_path):
         "price": 104,
         "currency": "CNY",
     }
+
+
+def test_only_the_harness_tools_run_not_every_function_of_tools_py(tmp_path):
+    """tools.py may hold helpers (a cache reset, a fixture loader): a model that writes such a
+    name gets an unknown-tool error, and the helper never runs."""
+    (tmp_path / "tools.py").write_text(
+        TOOLS_PY + "\ndef reset_cache():\n    open(__file__ + '.ran', 'w').close()\n"
+    )
+    code = CodeTools.load(tmp_path / "tools.py", trust=True)
+    plan = Script([calls(("reset_cache", {}), ("get_price", {"link": 2})), text("ok")])
+    plain = HARNESS.split("hooks:")[0]  # no hook, so that the plan is the whole conversation
+    harness = load_harness(
+        write_harness(
+            tmp_path / "shop", harness_yaml=plain, hooks=None, tools={"p.json": PRICE_TOOL}
+        )
+    )
+    _, records, _ = converse(harness, plan, [user("hi")], tools=ToolBelt(code))
+    outcomes = {r.name: r for r in records if isinstance(r, ToolOutcome)}
+    assert outcomes["reset_cache"].error and "unknown_tool" in outcomes["reset_cache"].content
+    assert not (tmp_path / "tools.py.ran").exists()
+    assert json.loads(outcomes["get_price"].content)["price"] == 102
 
 
 SHOP_TOOLS_PY = """

@@ -275,11 +275,18 @@ class Conversation:
             )
         elif name == self.harness.skill_loader and self.harness.skills:
             result = self._load_skill(arguments)
+        elif self.harness.tool(name) is None:
+            # Only the harness's tools run: a tools.py may hold helpers the model must not call,
+            # and a name the model made up is its mistake, said as such.
+            result = error_result(
+                "unknown_tool",
+                f"{name!r} is no tool of this harness; its tools: "
+                + ", ".join(self.harness.tool_names),
+            )
         else:
             result = await self.tools(name, arguments, CallContext(self.id, self._tool_calls))
             self._tool_calls += 1
-            if self.harness.tool(name) is not None:
-                tools_called.append(name)
+            tools_called.append(name)
         seconds = time.perf_counter() - start
         payload = {
             **self._call_payload(call),

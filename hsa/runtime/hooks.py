@@ -18,11 +18,13 @@ the message the model is shown as ``hook.<name>``. Payloads, by event (every pay
   ``tools_called`` (domain tools run since that user message, in order), ``skill_loader``.
 
 A hook that raises, or returns anything but a verdict, is a harness bug: :class:`HookError`.
-Hooks get a copy of their config, so one call cannot change the next.
+Hooks get deep copies of their config and payload, so that one call cannot change the next,
+another conversation's, or the tools the model is offered.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import orjson
@@ -65,7 +67,12 @@ class HookRunner:
         verdicts = []
         for hook in self.by_event[event]:
             try:
-                result = self.functions[hook.name]({"event": event, **payload}, dict(hook.config))
+                # Deep copies: a hook that edits its config or payload (a list it appends to,
+                # the tool's schema) must not change the next call, another conversation's
+                # (rollouts share one harness object), or the harness the model is offered.
+                result = self.functions[hook.name](
+                    copy.deepcopy({"event": event, **payload}), copy.deepcopy(hook.config)
+                )
             except (Exception, SystemExit) as exc:  # sys.exit() in a hook ends no hsa command
                 raise HookError(
                     f"hook {hook.name!r} (function {hook.function}) raised "
