@@ -57,6 +57,53 @@ def test_gold_is_the_last_assistant_tool_calls(tmp_path):
     assert score_turn(swapped, gold, first.harness).correct
 
 
+SEARCH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search the catalogue.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "q": {"type": "string"},
+                "filter": {"type": "object"},
+                "items": {"type": "array", "items": {"type": "object"}},
+            },
+            "required": ["q"],
+        },
+    },
+}
+
+
+def test_object_arguments_are_gold_as_recorded_not_read_as_patterns(tmp_path):
+    """An object whose values are all lists is also how a gold pattern is written (key: its
+    acceptable values): a recorded ``{"tags": ["red", "blue"]}`` is that object, exactly."""
+    recorded = {
+        "q": "dress",
+        "filter": {"tags": ["red", "blue"]},
+        "items": [{"sku": "A1", "sizes": ["S"]}, {"sizes": ["M", "L"]}],
+    }
+    row = {
+        "messages": [
+            {"role": "user", "content": "Red or blue dresses, A1 in S and anything in M or L?"},
+            assistant(call("search", recorded, "a")),
+        ],
+        "tools": [SEARCH_TOOL],
+    }
+    result = import_openai(write(tmp_path / "chats.jsonl", [row]))
+    assert not result.rejects
+    (episode,) = result.episodes
+    gold = episode.gold.turn()
+
+    def verdict(arguments: dict) -> bool:
+        return score_turn(assistant(call("search", arguments, "b")), gold, episode.harness).correct
+
+    assert verdict(recorded)
+    assert not verdict({**recorded, "filter": {"tags": ["red"]}})
+    assert not verdict({**recorded, "filter": {"tags": "red"}})
+    assert not verdict({**recorded, "items": [{"sku": "A1", "sizes": ["S"]}, {"sizes": "M"}]})
+
+
 def test_conversation_without_tool_calls_gets_no_call_gold(tmp_path):
     row = {
         "messages": [{"role": "user", "content": "hi"}, assistant(content="hello!")],

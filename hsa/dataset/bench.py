@@ -53,6 +53,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hsa.errors import HsaError
+from hsa.model.gold import exact_arguments
 
 if TYPE_CHECKING:
     from hsa.augment.recipe import Recipe
@@ -95,7 +96,7 @@ def synthetic_episode(i: int) -> dict:
                 "calls": [
                     {
                         "name": name,
-                        "arguments": {k: [v] for k, v in args.items()},
+                        "arguments": exact_arguments(args),
                         "omittable": ["verbose"],
                     }
                 ],

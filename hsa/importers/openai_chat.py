@@ -20,6 +20,7 @@ from hsa.errors import EpisodeError, HsaError, Reject
 from hsa.files.jsonl import read_lines
 from hsa.importers import ImportResult
 from hsa.model.episode import Episode, parse_arguments
+from hsa.model.gold import exact_arguments
 
 _KEYS = {"id", "messages", "tools", "meta"}
 # What the OpenAI SDK's message objects write when they carry nothing (``model_dump()`` of a
@@ -60,7 +61,7 @@ def gold_from_messages(messages: list) -> dict:
         if not isinstance(fn, dict):
             raise EpisodeError("expected {function: {name, arguments}}", field=where)
         args = parse_arguments(fn.get("arguments", "{}"), where=f"{where}.arguments")
-        calls.append({"name": fn.get("name"), "arguments": {k: [v] for k, v in args.items()}})
+        calls.append({"name": fn.get("name"), "arguments": exact_arguments(args)})
     return {"at": at, "calls": calls, "ordered": False}
 
 

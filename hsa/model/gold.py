@@ -223,6 +223,23 @@ def is_pattern(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
 
 
+def exact_value(value: Any) -> Any:
+    """The acceptable value that accepts ``value`` alone, for gold taken from a recorded call.
+    An object is written as the pattern of its own keys (a literal object whose values are all
+    lists, ``{"tags": ["red", "blue"]}``, would read as a pattern: tags "red" or "blue"), and
+    so is every object inside a list; anything else is itself."""
+    if isinstance(value, dict):
+        return {k: [exact_value(v)] for k, v in value.items()}
+    if isinstance(value, list):
+        return [exact_value(v) for v in value]
+    return value
+
+
+def exact_arguments(arguments: dict) -> dict:
+    """A recorded call's arguments as gold: each one's acceptable values are exactly it."""
+    return {k: [exact_value(v)] for k, v in arguments.items()}
+
+
 def value_fits(value: Any, schema: Any, root: Any = None, *, hops: int = 0) -> bool:
     """Whether an acceptable gold value validates against a parameter's JSON Schema, a
     sub-schema of ``root`` (the tool's parameters: references resolve against it).
