@@ -682,6 +682,15 @@ def test_faults_are_reproducible_per_conversation_and_call():
     assert run(only, "get_price", {}).source is None
 
 
+def test_a_fault_plan_draws_as_its_identity_says_in_any_order_of_kinds():
+    """A rollout version names its plan by to_dict(); two plans with one identity must draw the
+    same faults, or a resume could mix trajectories of two plans in one version."""
+    one = FaultPlan.parse("timeout=0.3,malformed=0.3", seed=1)
+    other = FaultPlan.parse("malformed=0.3,timeout=0.3", seed=1)
+    assert one.to_dict() == other.to_dict()
+    assert [one.draw("c", i) for i in range(300)] == [other.draw("c", i) for i in range(300)]
+
+
 async def _coro(value):
     return value
 
@@ -699,6 +708,7 @@ def _result(content):
         ("timeout=2", "within [0, 1]"),
         ("timeout=0.7,malformed=0.7", "add up to"),
         ("timeout=x", "not a number"),
+        ("timeout=0.1,timeout=0.2", "fault timeout is given twice"),
     ],
 )
 def test_bad_fault_plans_name_the_problem(spec, message):

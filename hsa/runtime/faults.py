@@ -34,11 +34,15 @@ class FaultPlan:
 
     def __post_init__(self):
         total = 0.0
+        seen: set[str] = set()
         for kind, rate in self.rates:
             if kind not in FAULT_KINDS:
                 raise HsaError(
                     f"unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}", field="faults"
                 )
+            if kind in seen:
+                raise HsaError(f"fault {kind} is given twice", field="faults")
+            seen.add(kind)
             if not 0.0 <= rate <= 1.0:
                 raise HsaError(
                     f"fault rate of {kind} must be within [0, 1], got {rate}", field="faults"
@@ -46,6 +50,10 @@ class FaultPlan:
             total += rate
         if total > 1.0:
             raise HsaError(f"fault rates add up to {total:g}; at most 1", field="faults")
+        # One plan, one order: the draw splits [0, 1) in this order, and the plan's identity (a
+        # rollout version's) does not depend on how the kinds were written.
+        canonical = tuple(sorted(self.rates, key=lambda kr: FAULT_KINDS.index(kr[0])))
+        object.__setattr__(self, "rates", canonical)
 
     @classmethod
     def parse(cls, spec: str, *, seed: int = 0, tools: tuple[str, ...] = ()) -> FaultPlan:
