@@ -501,6 +501,44 @@ def test_replay_matches_name_and_arguments_defaults_aside_and_repeats_in_order(s
     assert run(replay, "not_a_tool", {}) is None
 
 
+def _without_ids(messages) -> list[dict]:
+    """``messages`` as data without ids writes them (results in the order of the calls)."""
+    out = []
+    for message in messages:
+        message = {k: v for k, v in message.items() if k != "tool_call_id"}
+        if message.get("tool_calls"):
+            message["tool_calls"] = [
+                {k: v for k, v in c.items() if k != "id"} for c in message["tool_calls"]
+            ]
+        out.append(message)
+    return out
+
+
+def test_results_and_hook_feedback_pair_with_calls_without_ids():
+    """Many datasets write no call ids, and list each result after its call: the replay must
+    still answer a recorded call, and a call a hook sent back must still count as sent back."""
+    from hsa.eval.hooks import reply_context
+    from hsa.model.hook import blocked_calls, hook_rejected
+    from hsa.runtime import recorded_results
+
+    def blocked_count(messages):
+        return len(blocked_calls(messages))
+
+    episode = next(e for e in load_example_episodes() if e.id == "lc-hook-retry-001")
+    plain = _without_ids(episode.messages)
+    assert recorded_results(plain, episode.harness) == recorded_results(
+        episode.messages, episode.harness
+    )
+    assert hook_rejected(plain) == hook_rejected(episode.messages) != []
+    assert blocked_count(plain) == blocked_count(episode.messages) == 1
+    # what a reply hook is told was called: a call sent back never ran
+    context = reply_context(episode.harness, tuple(plain))
+    assert context == reply_context(episode.harness, episode.messages)
+    replay = ReplayTools.from_episodes([episode.with_harness(episode.harness, messages=plain)])
+    name, arguments, content = recorded_results(plain, episode.harness)[0]
+    assert run(replay, name, arguments).content == content
+
+
 def test_recorded_results_skip_hook_feedback_and_skill_loads():
     episode = next(e for e in load_example_episodes() if e.id == "lc-hook-retry-001")
     from hsa.runtime import recorded_results

@@ -12,21 +12,14 @@ tools, not the model, and are not run. Hooks are code: this runs only for truste
 from __future__ import annotations
 
 from hsa.model.harness import Harness
-from hsa.model.hook import from_user, hook_feedback
+from hsa.model.hook import blocked_calls, from_user
 from hsa.model.message import message_text
 from hsa.runtime.hooks import HookRunner, hook_arguments
 
 
-def _blocked(conversation: tuple[dict, ...]) -> set[str | None]:
-    """Ids of calls whose answer was a hook's feedback (the call never ran)."""
-    return {
-        m.get("tool_call_id") for m in conversation if m.get("role") == "tool" and hook_feedback(m)
-    }
-
-
 def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
     """The ``reply`` payload keys that come from the conversation so far."""
-    blocked = _blocked(conversation)
+    blocked = blocked_calls(conversation)
     loaded: list[str] = []
     called: list[str] = []
     user = ""
@@ -35,7 +28,7 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
         if from_user(message):
             user, called = message_text(message), []
         for call in message.get("tool_calls") or [] if role == "assistant" else []:
-            if call.get("id") in blocked:
+            if id(call) in blocked:
                 continue
             name = call["function"]["name"]
             args = hook_arguments(call["function"]["arguments"])

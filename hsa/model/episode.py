@@ -41,7 +41,7 @@ from hsa.files.jsonl import json_error, loads, read_lines
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
-from hsa.model.hook import hook_feedback
+from hsa.model.hook import blocked_calls
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
@@ -405,16 +405,6 @@ def check_gold(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None
                 )
 
 
-def _hook_blocked_calls(messages: tuple[dict, ...]) -> set[str]:
-    """Ids of the tool calls whose result is a hook's feedback (``hook.<name>``): calls a hook
-    stopped."""
-    return {
-        m["tool_call_id"]
-        for m in messages
-        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str) and hook_feedback(m)
-    }
-
-
 def arguments_schema(tool: Tool) -> dict:
     """The schema a call's arguments must fit: the tool's parameters, closed to parameters it does
     not define unless it says otherwise (as the scorer judges them: BFCL's unexpected_param)."""
@@ -449,12 +439,12 @@ def _arguments_problem(arguments: Any, tool: Tool) -> str | None:
 def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
     """Every recorded tool call (skill loads aside, checked on parse) fits its tool's schema,
     unless a hook blocked it; stage ``check:call_schema``."""
-    blocked = _hook_blocked_calls(messages)
+    blocked = blocked_calls(messages)
     for i, message in enumerate(messages):
         for j, call in enumerate(message.get("tool_calls") or ()):
             fn = call["function"]
             tool = harness.tool(fn["name"])
-            if tool is None or call.get("id") in blocked:
+            if tool is None or id(call) in blocked:
                 continue  # the skill loader, or a mistake a hook caught
             problem = _arguments_problem(orjson.loads(fn["arguments"]), tool)
             if problem is not None:

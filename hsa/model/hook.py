@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hsa.errors import HarnessError, HooksNotTrustedError
+from hsa.model.message import answered_calls
 
 # When a hook runs in the agent loop. "user_message": a viewer/user message arrived;
 # "tool_call": the model asked for a tool call (before it runs); "tool_result": a tool returned;
@@ -46,6 +47,13 @@ def tool_result(message: dict) -> bool:
     return message.get("role") == "tool" and not hook_feedback(message)
 
 
+def blocked_calls(messages) -> set[int]:
+    """The calls a hook sent back (answered by a hook's feedback, so they never ran), as
+    ``id(call)`` of the call dicts in ``messages``: paired by ``tool_call_id``, or in call order
+    where the data has no ids."""
+    return {id(call) for call, result in answered_calls(list(messages)) if hook_feedback(result)}
+
+
 def hook_rejected(messages) -> list[int]:
     """Indexes of the assistant messages a hook rejected: one whose tool call is answered by
     hook feedback (a ``tool`` message named ``hook.<name>``), or a reply that hook feedback from
@@ -53,18 +61,23 @@ def hook_rejected(messages) -> list[int]:
     its rejected calls' feedback). They are the recorded mistakes of fail -> hook -> recover
     lessons: the context of the recovery, not something to learn to say."""
     rejected: set[int] = set()
-    caller: dict[str, int] = {}  # tool call id -> its assistant message
+    messages = list(messages)
+    caller = {  # a call (by identity) -> its assistant message
+        id(call): i
+        for i, message in enumerate(messages)
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or ()
+    }
+    # The message a tool message answers: by its tool_call_id, or in call order without one.
+    answering = {id(result): caller[id(call)] for call, result in answered_calls(messages)}
     anchor = None  # the assistant message hook feedback right now would be about
     for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
             anchor = i
-            for call in message.get("tool_calls") or ():
-                if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    caller[call["id"]] = i
         elif hook_feedback(message):
-            if role == "tool" and message.get("tool_call_id") in caller:
-                rejected.add(caller[message["tool_call_id"]])
+            if role == "tool" and id(message) in answering:
+                rejected.add(answering[id(message)])
             elif role == "user" and anchor is not None:
                 rejected.add(anchor)
         else:  # a tool's own result, or the user speaking: feedback after it is about that

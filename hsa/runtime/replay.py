@@ -18,6 +18,7 @@ import orjson
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.hook import tool_result
+from hsa.model.message import answered_calls
 from hsa.runtime.tools import CallContext, ToolResult, error_result
 
 
@@ -84,21 +85,19 @@ class ReplayTools:
 
 def recorded_results(messages: Iterable[dict], harness: Harness) -> list[tuple[str, dict, str]]:
     """(tool name, arguments, result text) of every tool result recorded in ``messages``."""
-    calls: dict[str, tuple[str, dict]] = {}
     out = []
-    for message in messages:
-        for call in message.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            name, raw = fn.get("name"), fn.get("arguments", "{}")
-            try:
-                arguments = raw if isinstance(raw, dict) else orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(arguments, dict) and name != harness.skill_loader and call.get("id"):
-                calls[call["id"]] = (name, arguments)
-        if not tool_result(message):
+    for call, message in answered_calls(list(messages)):
+        fn = call.get("function") or {}
+        name, raw = fn.get("name"), fn.get("arguments", "{}")
+        try:
+            arguments = raw if isinstance(raw, dict) else orjson.loads(raw)
+        except orjson.JSONDecodeError:
             continue
-        answered = calls.pop(message.get("tool_call_id"), None)
-        if answered is not None and isinstance(message.get("content"), str):
-            out.append((*answered, message["content"]))
+        if (
+            isinstance(arguments, dict)
+            and name != harness.skill_loader
+            and tool_result(message)
+            and isinstance(message.get("content"), str)
+        ):
+            out.append((name, arguments, message["content"]))
     return out
