@@ -362,3 +362,67 @@ def test_a_repeated_question_id_is_rejected_with_the_line_that_has_it(tmp_path):
     (reject,) = result.rejects
     assert (reject.line, reject.id, reject.field) == (3, json.loads(first)["id"], "id")
     assert "duplicate question id (line 1 has it)" in reject.reason
+
+
+def test_an_answer_id_given_twice_rejects_its_question_naming_both_lines(tmp_path):
+    """A second answer of one id used to replace the first silently (the episode took whichever
+    came last): which one is meant is unknown, so the question is a reject naming both answer
+    lines, and the questions whose answer is given once are kept."""
+    source = BFCL_DIR / "BFCL_v4_simple_python.json"
+    questions = tmp_path / source.name
+    questions.write_text("\n".join(source.read_text().splitlines()[:2]) + "\n")
+    first, second = (BFCL_DIR / "possible_answer" / source.name).read_text().splitlines()[:2]
+    other = json.loads(first)
+    ((name, params),) = other["ground_truth"][0].items()
+    other["ground_truth"] = [{name: {**params, "base": [99]}}]  # same id, another answer
+    answers = tmp_path / "possible_answer" / source.name
+    answers.parent.mkdir()
+    answers.write_text("\n".join([first, second, json.dumps(other)]) + "\n")
+    result = import_bfcl(questions)
+    assert [e.id for e in result.episodes] == [json.loads(second)["id"]]
+    (reject,) = result.rejects
+    assert (reject.source, reject.line, reject.id, reject.field) == (
+        str(questions),
+        1,
+        json.loads(first)["id"],
+        "ground_truth",
+    )
+    assert f"lines 1 and 3 of {answers}" in reject.reason
+    assert result.lines == len(result.episodes) + len(result.rejects) == 2
+
+
+def test_relevance_rows_are_rejected_for_what_they_are_not_for_a_missing_answers_file(
+    tmp_path, capsys
+):
+    """BFCL ships live_relevance without answers: any function call passes there, which no hsa
+    gold says. Each row is rejected with that reason, not with advice to pass --answers (there
+    is no such file), and the CLI summary says so; irrelevance rows still get no_call gold."""
+    function = {
+        "name": "generate_image",
+        "description": "Make a picture.",
+        "parameters": {"type": "dict", "properties": {"prompt": {"type": "string"}}},
+    }
+
+    def row(bfcl_id):
+        question = [[{"role": "user", "content": "Generate a picture of a cat"}]]
+        return json.dumps({"id": bfcl_id, "question": question, "function": [function]}) + "\n"
+
+    relevance = tmp_path / "BFCL_v4_live_relevance.json"
+    relevance.write_text(row("live_relevance_0-0-0") + row("live_relevance_1-1-0"))
+    result = import_bfcl(relevance)
+    assert result.episodes == [] and len(result.rejects) == result.lines == 2
+    for line, reject in enumerate(result.rejects, 1):
+        assert (reject.line, reject.field) == (line, "ground_truth")
+        assert reject.reason.startswith("relevance category: BFCL judges any function call")
+        assert "--answers" not in reject.reason
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(row("live_irrelevance_0-0-0") + row("live_relevance_0-0-0"))
+    result = import_bfcl(mixed)
+    (kept,), (rejected,) = result.episodes, result.rejects
+    assert kept.id == "live_irrelevance_0-0-0" and kept.gold.turn().no_call
+    assert rejected.id == "live_relevance_0-0-0"
+    # Nothing is kept, so the import fails; its summary line names the cause.
+    assert main(["import", "bfcl", str(relevance), "--out", str(tmp_path / "e.jsonl")]) == 1
+    captured = capsys.readouterr()
+    assert "2 lines -> 0 episodes, 2 rejected (2 in a relevance category" in captured.out
+    assert "pass --answers" not in captured.out + captured.err

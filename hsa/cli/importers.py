@@ -22,10 +22,10 @@ import_app = typer.Typer(
 )
 
 
-def _report_import(result, out_path: Path, rejects_path: Path) -> None:
+def _report_import(result, out_path: Path, rejects_path: Path, *, why_rejected: str = "") -> None:
     out.print(
         f"{result.source}: {result.lines} lines -> {len(result.episodes)} episodes, "
-        f"{len(result.rejects)} rejected"
+        f"{len(result.rejects)} rejected{why_rejected}"
     )
     for reject in result.rejects[:5]:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
@@ -74,7 +74,7 @@ def import_bfcl_cmd(
     answers: Annotated[
         Path | None,
         typer.Option(
-            help="Possible-answer file; default: possible_answer/<same name> beside QUESTIONS. Irrelevance files need none."
+            help="Possible-answer file; default: possible_answer/<same name> beside QUESTIONS. Irrelevance files need none; relevance files are not imported."
         ),
     ] = None,
     rejects: Annotated[
@@ -89,7 +89,7 @@ def import_bfcl_cmd(
 
         hsa import bfcl ../shared/data/bfcl/BFCL_v4_multiple.json --out multiple.jsonl
     """
-    from hsa.importers.bfcl import default_answers_path, import_bfcl
+    from hsa.importers.bfcl import RELEVANCE_REASON, default_answers_path, import_bfcl
 
     _refuse_overlap(
         {"QUESTIONS": questions, "--answers": answers or default_answers_path(questions)},
@@ -97,7 +97,15 @@ def import_bfcl_cmd(
         rejects,
     )
     result = import_bfcl(questions, answers, progress=_line_progress(questions, "import bfcl"))
-    _report_import(result, *result.write(out_path, rejects))
+    # Said on the summary line: no answers file or fix to the data would import these rows.
+    relevance = sum(r.reason == RELEVANCE_REASON for r in result.rejects)
+    why = (
+        f" ({relevance} in a relevance category: BFCL judges any call correct there, "
+        f"which no hsa gold can say)"
+        if relevance
+        else ""
+    )
+    _report_import(result, *result.write(out_path, rejects), why_rejected=why)
 
 
 @import_app.command("openai")

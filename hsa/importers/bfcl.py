@@ -14,6 +14,10 @@ are ``{"id", "ground_truth": [{func_name: {param: [acceptable values]}}]}``. Wha
   Inside dict-valued answers ``""`` keeps BFCL's meaning (see hsa.model.scorer).
 * Dotted function names (``math.factorial``) are kept as they are, end to end.
 * Irrelevance files have no answers: their gold is ``no_call``.
+* Relevance files (``live_relevance``) have no answers either: BFCL judges any function call
+  correct there, which no hsa gold (it names the calls) can say, so each line is rejected.
+* An answer id given twice in the possible-answer file rejects that question, naming both lines:
+  which of the two answers was meant is not for the importer to guess.
 * A gold parameter that the function's schema does not define is dropped when the answer lets it
   be omitted (BFCL's checker still judges such items: a model can only pass by leaving it out),
   with a notice in the import summary; one that must be given stays, and the line is rejected.
@@ -47,12 +51,22 @@ _TYPE_MAP = {
 }
 _CATEGORY = re.compile(r"^(.*?)_\d+(?:-\d+)*$")
 NO_ANSWER_CATEGORIES = ("irrelevance", "live_irrelevance")
+RELEVANCE_REASON = (
+    "relevance category: BFCL judges any function call correct here; hsa golds name the calls, "
+    "so these rows are not imported"
+)
 
 
 def bfcl_category(bfcl_id: str) -> str:
     """``simple_python_12`` -> ``simple_python``; ``live_simple_0-0-0`` -> ``live_simple``."""
     match = _CATEGORY.match(bfcl_id)
     return match.group(1) if match else bfcl_id
+
+
+def is_relevance(category: str) -> bool:
+    """BFCL's own test (``is_relevance_or_irrelevance`` less irrelevance): its checker passes any
+    function call in such a category, and BFCL ships no possible answers for it."""
+    return "relevance" in category and "irrelevance" not in category
 
 
 def normalize_schema(schema: Any) -> Any:
@@ -175,17 +189,24 @@ def drop_undefined_omittable(gold: dict, tools: list[dict]) -> list[tuple[str, s
     return dropped
 
 
-def _read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
-    """id -> ground_truth, and id -> why its answer line is unusable."""
-    answers, broken = {}, {}
+def _read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str], dict[str, list[int]]]:
+    """id -> ground_truth; ``file:line`` -> why that answer line is unusable; and id -> its
+    answer lines, for each id given more than once."""
+    answers: dict[str, Any] = {}
+    broken: dict[str, str] = {}
+    lines_of: dict[str, list[int]] = {}
     for line in read_lines(path):
         value = line.value
         if line.error is not None or not isinstance(value, dict) or "id" not in value:
             # An unreadable answer line cannot be tied to a question; it is reported by line.
             broken[f"{path}:{line.number}"] = line.error or "expected {id, ground_truth}"
             continue
-        answers[str(value["id"])] = value.get("ground_truth")
-    return answers, broken
+        answer_id = str(value["id"])
+        answers[answer_id] = value.get("ground_truth")
+        lines_of.setdefault(answer_id, []).append(line.number)
+    # A later answer would silently replace an earlier one: the question is rejected instead.
+    repeated = {i: numbers for i, numbers in lines_of.items() if len(numbers) > 1}
+    return answers, broken, repeated
 
 
 def default_answers_path(questions: Path) -> Path | None:
@@ -202,7 +223,7 @@ def import_bfcl(
     """Import a BFCL questions file; answers default to ``possible_answer/<same name>`` beside it."""
     questions = Path(questions)
     answers_path = Path(answers) if answers is not None else default_answers_path(questions)
-    answers_by_id, broken = _read_answers(answers_path) if answers_path else ({}, {})
+    answers_by_id, broken, repeated = _read_answers(answers_path) if answers_path else ({}, {}, {})
     result = ImportResult(source=str(questions))
     lines = read_lines(questions)
     for line in progress(lines) if progress else lines:
@@ -215,7 +236,7 @@ def import_bfcl(
         if isinstance(row_id, str) and result.repeats_id(row_id, line.number, what="question id"):
             continue
         try:
-            row = _episode_row(line.value, answers_by_id, answers_path, broken)
+            row = _episode_row(line.value, answers_by_id, answers_path, broken, repeated)
             dropped = drop_undefined_omittable(row["gold"], row["harness"]["tools"])
             accept_empty_values(row["gold"], row["harness"]["tools"])
             result.keep(Episode.from_dict(row), line.number)
@@ -236,12 +257,18 @@ def import_bfcl(
     return result
 
 
-def _episode_row(value: Any, answers: dict, answers_path: Path | None, broken: dict) -> dict:
+def _episode_row(
+    value: Any, answers: dict, answers_path: Path | None, broken: dict, repeated: dict
+) -> dict:
     if not isinstance(value, dict):
         raise EpisodeError("expected a JSON object {id, question, function}")
     bfcl_id = value.get("id")
     if not isinstance(bfcl_id, str) or not bfcl_id:
         raise EpisodeError("id must be a non-empty string", field="id")
+    category = bfcl_category(bfcl_id)
+    if is_relevance(category):
+        # Checked first: nothing else about the line could make it importable.
+        raise EpisodeError(RELEVANCE_REASON, row=bfcl_id, field="ground_truth")
     question = value.get("question")
     if not isinstance(question, list) or not question or not isinstance(question[0], list):
         raise EpisodeError(
@@ -261,9 +288,17 @@ def _episode_row(value: Any, answers: dict, answers_path: Path | None, broken: d
         raise EpisodeError(
             "function must be a list of function schemas", row=bfcl_id, field="function"
         )
-    category = bfcl_category(bfcl_id)
     if category in NO_ANSWER_CATEGORIES:
         gold = {"no_call": True}
+    elif bfcl_id in repeated:
+        *earlier, last = repeated[bfcl_id]
+        raise EpisodeError(
+            f"possible answer given {len(earlier) + 1} times for this id (lines "
+            f"{', '.join(map(str, earlier))} and {last} of {answers_path}); "
+            f"which one is meant is unknown",
+            row=bfcl_id,
+            field="ground_truth",
+        )
     elif bfcl_id in answers:
         try:
             gold = gold_from_ground_truth(answers[bfcl_id])
