@@ -23,6 +23,7 @@ from hsa.augment.mapping import Mapping
 from hsa.errors import HooksNotTrustedError, HsaError
 from hsa.example import load_example_episodes
 from hsa.model.harness import load_harness
+from hsa.model.hook import hook_rejected
 from hsa.runtime import (
     CallContext,
     ChatClient,
@@ -175,11 +176,21 @@ def test_skill_load_tool_call_and_every_hook_event_with_retry(shop):
     blocked = messages[3]
     assert blocked["name"] == "hook.link_check" and blocked["content"] == "link 30 does not exist"
     assert blocked["tool_call_id"] == messages[2]["tool_calls"][0]["id"] == "call_1"
-    ok, insane = messages[5], messages[6]
+    ok, insane, about = messages[5], messages[6], messages[7]
     assert ok == {"role": "tool", "tool_call_id": "call_2", "content": '{"price": 159}'}
-    assert insane["name"] == "hook.sanity" and "nonsense" in insane["content"]
+    # A result a tool_result hook fails stays, and the step stands (the call was no mistake):
+    # the feedback follows the step's results from the user side.
+    assert insane == {"role": "tool", "tool_call_id": "call_3", "content": '{"price": "NaN"}'}
+    assert about == {
+        "role": "user",
+        "name": "hook.sanity",
+        "content": "get_price returned nonsense; try later",
+    }
+    # Every reader of the messages (trainers, rollouts, audits) sees the steps the runtime sent
+    # back, and only those.
+    assert hook_rejected(messages) == [s.at for s in steps(records) if not s.accepted]
     # a reply hook's feedback comes as a user message, wrapped in the hook's format
-    assert messages[8] == {
+    assert messages[9] == {
         "role": "user",
         "name": "hook.reply_check",
         "content": '<check name="reply_check">load a skill before replying with facts</check>',
@@ -518,7 +529,7 @@ def test_results_and_hook_feedback_pair_with_calls_without_ids():
     """Many datasets write no call ids, and list each result after its call: the replay must
     still answer a recorded call, and a call a hook sent back must still count as sent back."""
     from hsa.eval.hooks import reply_context
-    from hsa.model.hook import blocked_calls, hook_rejected
+    from hsa.model.hook import blocked_calls
     from hsa.runtime import recorded_results
 
     def blocked_count(messages):

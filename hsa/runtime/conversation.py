@@ -8,8 +8,10 @@ a reply the hooks accept. Each assistant message is a :class:`~hsa.runtime.recor
 * with tool calls: the ``tool_call`` hooks run on every call before anything runs. A blocked call
   is answered by the first failing hook's message (a ``tool`` message named ``hook.<name>``) and
   the step counts as sent back; the other calls run. The skill loader is answered with the
-  skill's body; other calls go to the tool executors; then the ``tool_result`` hooks run, and a
-  failing one's message replaces the result the model sees;
+  skill's body; other calls go to the tool executors; then the ``tool_result`` hooks run. A
+  failing one leaves the result as it is and the step stands (the call ran; a bad result is the
+  tool's doing): its message follows the step's results as a ``user`` message named
+  ``hook.<name>``;
 * without tool calls (a reply): the ``reply`` hooks run; every failing one's message follows as a
   ``user`` message named ``hook.<name>`` and the model tries again; a reply every hook accepts
   ends the user turn.
@@ -194,6 +196,7 @@ class Conversation:
                         }
                     )
                 continue
+            about_results: list[HookVerdict] = []
             for call, check in zip(calls, checks, strict=True):
                 outcome = await self._answer(call, _failed(check), tools_called)
                 self.trajectory.tools.append(outcome)
@@ -205,7 +208,15 @@ class Conversation:
                 if outcome.hook is not None:
                     answer["name"] = f"{HOOK_MESSAGE_PREFIX}{outcome.hook}"
                 messages.append(answer)
+                about_results.extend(_failed(outcome.result_hooks))
                 yield outcome
+            # A result a tool_result hook fails is the tool's doing, not the model's: the step
+            # stands, and the feedback follows the step's results from the user side (as after
+            # a reply), where hook_rejected reads it as being about them.
+            messages.extend(
+                {"role": "user", "name": f"{HOOK_MESSAGE_PREFIX}{v.hook}", "content": v.message}
+                for v in about_results
+            )
 
     async def _ask(self):
         index = len(self.trajectory.requests)
@@ -253,7 +264,12 @@ class Conversation:
         fn = call["function"]
         name, raw = fn["name"], fn["arguments"]
 
-        def outcome(result: ToolResult, seconds: float = 0.0, hook: str | None = None):
+        def outcome(
+            result: ToolResult,
+            seconds: float = 0.0,
+            hook: str | None = None,
+            result_hooks: tuple[HookVerdict, ...] = (),
+        ):
             return ToolOutcome(
                 call["id"],
                 name,
@@ -263,6 +279,7 @@ class Conversation:
                 result.error,
                 seconds,
                 hook,
+                result_hooks,
             )
 
         if blocked:
@@ -294,10 +311,7 @@ class Conversation:
             "error": result.error,
             "source": result.source,
         }
-        failed = _failed(self.hooks.run("tool_result", payload))
-        if failed:
-            return outcome(ToolResult(failed[0].message, "hook", True), seconds, failed[0].hook)
-        return outcome(result, seconds)
+        return outcome(result, seconds, result_hooks=self.hooks.run("tool_result", payload))
 
     def _load_skill(self, arguments: dict) -> ToolResult:
         skill_id = loaded_skill(arguments)

@@ -58,7 +58,7 @@ class HookVerdict:
 class ToolOutcome:
     """How one tool call was answered. ``source`` says by what: ``skill`` (the skill loader),
     ``code`` (a Python implementation), ``replay`` (a recorded result), ``fault:<kind>`` (an
-    injected fault), ``hook`` (a failing hook's feedback instead of the call or its result), or
+    injected fault), ``hook`` (a failing ``tool_call`` hook's feedback instead of the call), or
     ``error`` (nothing could answer it: unknown tool, unmatched call, bad arguments)."""
 
     call_id: str
@@ -69,6 +69,10 @@ class ToolOutcome:
     error: bool = False
     seconds: float = 0.0
     hook: str | None = None  # the failing hook whose message answers the call (source "hook")
+    # ``tool_result`` hooks on the result, passing or failing. A failing one leaves the result as
+    # it is (the call ran, and was no mistake) and says why after the step's results, as a
+    # user-side message named after it.
+    result_hooks: tuple[HookVerdict, ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)

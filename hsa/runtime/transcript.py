@@ -83,7 +83,8 @@ def _other(record) -> list[str]:
         mark = " ERROR" if record.error else ""
         return [
             f"  {record.name} <- {record.source}{mark} ({record.seconds * 1000:.0f} ms): "
-            f"{_short(record.content, 120)}"
+            f"{_short(record.content, 120)}",
+            *_hooks(tuple(v for v in record.result_hooks if not v.ok)),
         ]
     if isinstance(record, End):
         return [f"-- {record.status}" + (f": {record.reason}" if record.reason else "")]
