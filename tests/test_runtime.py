@@ -447,6 +447,73 @@ def test_streaming_assembles_tool_calls_and_records_ttft_and_tokens(shop):
     assert conversation.trajectory.messages[-1]["content"] == "Link 3: 159 yuan."
 
 
+def _sse(delta: dict, finish: str | None = None) -> bytes:
+    chunk = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    chunk["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def _call_part(call_id: str, link: int) -> dict:
+    function = {"name": "get_price", "arguments": json.dumps({"link": link})}
+    return {"index": 0, "id": call_id, "type": "function", "function": function}
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (  # parallel calls all streamed at index 0 (as some servers do): two calls, not one
+            _sse({"role": "assistant", "tool_calls": [_call_part("a", 1)]})
+            + _sse({"tool_calls": [_call_part("b", 2)]})
+            + _sse({}, "tool_calls")
+            + b"data: [DONE]\n\n",
+            ['get_price({"link": 1})', 'get_price({"link": 2})'],
+        ),
+        (b'{"id": "x", "choices": []}', "the stream carried no chunk"),  # a server that won't
+        (b'data: {"id": "x", "choices": [{"delta": {"content": "hi\n\n', "unreadable"),
+        (_sse({"content": ""}) + b"data: [DONE]\n\n", "no message and no finish reason"),
+    ],
+)
+def test_a_stream_is_read_whole_or_refused_as_unusable(body, expected):
+    """What a server streams that is no chat completion is said as such (not a crash, not an
+    empty reply), and calls are told apart by their ids."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["content-length"]))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/v1"
+    endpoint = Endpoint(url, "m", max_retries=0, stream=True)
+
+    async def ask():
+        async with ChatClient(endpoint) as client:
+            return await client.complete([user("hi")], [])
+
+    try:
+        if isinstance(expected, list):
+            calls = asyncio.run(ask()).message["tool_calls"]
+            assert [f"{c['function']['name']}({c['function']['arguments']})" for c in calls] == (
+                expected
+            )
+            assert [c["id"] for c in calls] == ["a", "b"]
+        else:
+            with pytest.raises(EndpointError, match=expected):
+                asyncio.run(ask())
+    finally:
+        server.shutdown()
+
+
 def test_requests_carry_a_derived_seed_and_the_conversation_in_their_id(shop):
     harness = load_harness(shop, trust_hooks=True)
 

@@ -328,34 +328,54 @@ class ChatClient:
         )
         ttft = None
         text: list[str] = []
-        calls: dict[int, dict] = {}
+        calls: list[dict] = []
+        at_index: dict[int, dict] = {}  # the call a part at this index adds to
         finish = usage = None
-        async for chunk in stream:
-            if chunk.usage is not None:
-                usage = chunk.usage
-            for choice in chunk.choices or []:
-                delta = choice.delta
-                produced = (
-                    bool(delta.content)
-                    or bool(delta.tool_calls)
-                    or bool(getattr(delta, "reasoning_content", None))
-                )
-                if produced and ttft is None:
-                    ttft = time.perf_counter() - start
-                if delta.content:
-                    text.append(delta.content)
-                for part in delta.tool_calls or []:
-                    call = calls.setdefault(part.index, {"id": None, "name": "", "arguments": ""})
-                    call["id"] = part.id or call["id"]
-                    if part.function is not None:
-                        call["name"] += part.function.name or ""
-                        call["arguments"] += part.function.arguments or ""
-                if choice.finish_reason:
-                    finish = choice.finish_reason
+        chunks = 0
+        try:
+            async for chunk in stream:
+                chunks += 1
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is None:
+                        continue
+                    produced = (
+                        bool(delta.content)
+                        or bool(delta.tool_calls)
+                        or bool(getattr(delta, "reasoning_content", None))
+                    )
+                    if produced and ttft is None:
+                        ttft = time.perf_counter() - start
+                    if delta.content:
+                        text.append(delta.content)
+                    for part in delta.tool_calls or []:
+                        call = at_index.get(part.index)
+                        # Some servers stream parallel calls all at index 0: a new id is a new
+                        # call, not more of the last one.
+                        if call is None or (part.id and call["id"] and part.id != call["id"]):
+                            call = {"id": None, "name": "", "arguments": ""}
+                            calls.append(call)
+                            at_index[part.index] = call
+                        call["id"] = part.id or call["id"]
+                        if part.function is not None:
+                            call["name"] += part.function.name or ""
+                            call["arguments"] += part.function.arguments or ""
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except (ValueError, AttributeError, TypeError) as exc:  # a chunk that is no chunk
+            raise self._unusable(f"a streamed chunk is unreadable ({exc})") from None
+        if not chunks:
+            raise self._unusable(
+                "the stream carried no chunk (does the server stream? try without --stream)"
+            )
+        if finish is None and not text and not calls:
+            raise self._unusable("the stream ended with no message and no finish reason")
         latency = time.perf_counter() - start
         message = _message(
             "".join(text) or None,
-            [_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())],
+            [_call(c["id"], c["name"], c["arguments"]) for c in calls],
         )
         return message, {
             "latency_s": latency,
