@@ -363,6 +363,21 @@ def test_an_endpoint_that_stays_down_stops_the_run_and_a_rerun_finishes(episodes
     assert result.manifest["rollout"]["trajectories"] == len(plans[0])
 
 
+def test_an_endpoint_that_refuses_every_request_publishes_nothing(episodes, plans, tmp_path):
+    """A server not set up for tool calls answers every request with a 400: no version of that
+    is written (a rerun would reuse it once the server is fixed), and the rerun asks again."""
+    refusing = {k: [status(400)] * 10 for k in plans[0]}
+    with (
+        ScriptedServer(PerConversation(refusing), model=MODEL) as server,
+        pytest.raises(HsaError, match="refused every trajectory's request"),
+    ):
+        rollout(RECIPE, episodes, tmp_path, settings=settings(server), trust_hooks=True)
+    assert not list(tmp_path.glob("*/*"))  # no version, and no journal to resume from
+    with ScriptedServer(PerConversation(plans[0]), model=MODEL) as server:
+        result = rollout(RECIPE, episodes, tmp_path, settings=settings(server), trust_hooks=True)
+    assert not result.reused and result.manifest["rollout"]["kept"] > 0
+
+
 def test_setup_errors_stop_before_any_trajectory(episodes, plans, tmp_path):
     with ScriptedServer(PerConversation(plans[0]), model=MODEL) as server:
         wrong = RolloutSettings(Endpoint(server.base_url, "other-model", max_retries=0))

@@ -406,6 +406,18 @@ def rollout(
         )
         asyncio.run(runner.run([w for w in plan.work if w.id not in done]))
         entries = {**done, **runner.finished}
+        refused = [e["reject"] for e in entries.values() if _refused(e)]
+        if entries and len(refused) == len(entries):
+            # One request refused is that trajectory's (a context too long); every one refused
+            # is the server's set-up, and a version of it would be reused when the server is
+            # fixed. Nothing is published and the journal goes, so a rerun asks again.
+            journal.remove()
+            raise HsaError(
+                f"the endpoint refused every trajectory's request ({len(refused)} of "
+                f"{len(entries)}), first: {refused[0]['reason']}. Is the server set up for "
+                f"tool calls (vLLM: --enable-auto-tool-choice --tool-call-parser ...)? "
+                f"Nothing was published"
+            )
         manifest, published = stage_version(
             final,
             lambda staging: _write(
@@ -614,6 +626,11 @@ class _Runner:
             variant_row(teacher, self.version),
             [s.transform for s in fired_steps(variant.lineage)],
         )
+
+
+def _refused(entry: dict) -> bool:
+    """Whether a journaled trajectory ended in a request the endpoint refused (a 400...)."""
+    return not entry["kept"] and (entry.get("reject") or {}).get("stage") == "rollout:endpoint"
 
 
 def _missing(script: Script, place) -> tuple[str, str, str]:
