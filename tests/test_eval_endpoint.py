@@ -239,6 +239,34 @@ def test_a_damaged_version_and_a_zero_limit_are_refused_before_any_work(tmp_path
     assert not (tmp_path / "datasets").exists()  # no variants generated first
 
 
+def test_episode_lines_left_out_are_said_on_the_terminal_and_in_the_report(tmp_path, capsys):
+    """A line that does not load, or repeats an id, is not evaluated; the run says how many of
+    the file's lines that is and names the first, so the report never passes for one on the
+    whole file (the count was in report.json alone)."""
+    episodes = episodes_file(tmp_path)
+    q1, q2, q3 = episodes.read_text().splitlines()
+    episodes.write_text("\n".join([q1, q2, q1, "", "{not json", q3]) + "\n")
+    out = tmp_path / "report"
+    with ScriptedServer(lambda rid, body: text("It is 100."), model=MODEL) as server:
+        assert main(eval_args(episodes, out, server.base_url)) == 0
+    first = f"{episodes}:3 id=q1 id: duplicate episode id; line 1 has it and is the one evaluated"
+    note = f"2 of 5 episode lines did not load (first: {first}); they are not evaluated."
+    assert note in capsys.readouterr().err
+    assert note.replace(first, f"`{first}`") in (out / "report.md").read_text()
+    report = json.loads((out / "report.json").read_text())
+    assert report["run"]["inputs"]["source_rejects"] == 2
+    assert report["run"]["episodes"] == 3  # what is judged is unchanged: q1 (line 1), q2, q3
+
+
+def test_fewer_than_one_bootstrap_resample_is_refused_before_any_work(tmp_path, capsys):
+    episodes = episodes_file(tmp_path)
+    for resamples in ("0", "-5"):
+        args = eval_args(episodes, tmp_path / "r", "http://127.0.0.1:9/v1")
+        assert main([*args, "--resamples", resamples]) == 2
+        assert "Invalid value for '--resamples'" in capsys.readouterr().err
+    assert not (tmp_path / "datasets").exists()  # no variants generated first
+
+
 def test_ctrl_c_says_what_is_kept_and_exits_130(tmp_path):
     """typer turns Ctrl-C into a silent exit 130; the user is told what survives and how to go
     on (a real SIGINT to a real process)."""

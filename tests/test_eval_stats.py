@@ -4,6 +4,7 @@ pass^k, intervals, McNemar; and the report, plots and comparison built from them
 from __future__ import annotations
 
 import copy
+import json
 import random
 
 import pytest
@@ -246,6 +247,68 @@ def test_compare_pairs_turns_and_refuses_other_items():
     other["run"]["items_sha256"] = "different"
     with pytest.raises(HsaError, match="different items"):
         compare_reports([base, other], ["base", "tuned"])
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--resamples", "0"), ("--resamples", "-1"), ("--bootstrap-seed", "-1")]
+)
+def test_compare_refuses_a_bootstrap_it_cannot_draw(tmp_path, capsys, option, value):
+    """No resample gives no interval, and numpy draws from no negative seed: both were a crash
+    ("unexpected IndexError", "a bug in hsa") after the reports were read."""
+    from hsa.cli import main
+
+    paths = []
+    for name in ("base", "tuned"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(scripted_report(VARIANT_TABLE, name)))
+        paths.append(str(path))
+    assert main(["eval", "compare", *paths, option, value]) == 2
+    assert f"Invalid value for '{option}'" in capsys.readouterr().err
+    assert main(["eval", "compare", *paths, "--resamples", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bootstrap"]["resamples"] == 1
+
+
+def test_the_report_says_how_many_episode_lines_did_not_load():
+    report = scripted_report(VARIANT_TABLE)
+    assert "did not load" not in render_markdown(report, [])
+    report["run"]["inputs"] = {
+        "source_lines": 9,
+        "source_rejects": 2,
+        "source_first_reject": "e.jsonl:4 id=x messages: expected a list",
+    }
+    assert (
+        "2 of 9 episode lines did not load (first: `e.jsonl:4 id=x messages: expected a list`); "
+        "they are not evaluated." in render_markdown(report, [])
+    )
+    report["run"]["inputs"] = {"source_rejects": 2}  # a report made before the lines were counted
+    assert "\n2 episode lines did not load; they are not evaluated.\n" in render_markdown(
+        report, []
+    )
+
+
+def test_sources_name_the_first_line_they_leave_out(tmp_path):
+    from hsa.eval.items import load_sources
+
+    q1 = json.dumps(
+        {
+            "id": "q1",
+            "harness": {"name": "h", "tools": []},
+            "messages": [{"role": "user", "content": "hi"}],
+            "gold": {"no_call": True},
+        }
+    )
+    path = tmp_path / "e.jsonl"
+    path.write_text("\n".join(["{not json", "", q1, q1]) + "\n")
+    sources = load_sources(path, harness=None, trust_hooks=False)
+    assert (list(sources.episodes), sources.lines, sources.rejected) == (["q1"], 3, 2)
+    assert sources.first_reject.startswith(f"{path}:1: not valid JSON")
+    path.write_text("\n".join([q1, "", "", q1]) + "\n")  # blank lines count in line numbers
+    assert load_sources(path, harness=None, trust_hooks=False).inputs() == {
+        "source_lines": 2,
+        "source_rejects": 1,
+        "source_first_reject": f"{path}:4 id=q1 id: duplicate episode id; line 1 has it and is "
+        "the one evaluated",
+    }
 
 
 # ---- variant sets and the journal -----------------------------------------------------------

@@ -8,17 +8,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hsa.cli import main
 from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness
-from hsa.model.scorer import judge as judge_full
 from hsa.model.scorer import (
+    Prediction,
     normalize_string,
     read_predictions,
     score_predictions,
     score_turn,
     values_equal,
 )
+from hsa.model.scorer import judge as judge_full
 from tests.conftest import PRICE_TOOL, assistant, call
 
 TOOLS = [
@@ -252,7 +254,7 @@ def test_score_predictions_counts_missing_and_unknown_ids():
     ]
 
 
-def test_a_predictions_file_keeps_each_ids_first_line_and_names_the_lines_it_cannot_use(tmp_path):
+def test_a_predictions_file_keeps_every_prediction_line_and_names_the_lines_it_cannot_use(tmp_path):
     path = tmp_path / "preds.jsonl"
     first = {"id": 7, "message": assistant(content="first"), "at": 1}
     path.write_text(
@@ -268,10 +270,134 @@ def test_a_predictions_file_keeps_each_ids_first_line_and_names_the_lines_it_can
         )
         + "\n"
     )
-    by_id, bad_lines = read_predictions(path)
-    assert by_id == {"7": first, "y": {"id": "y", "message": None}}  # ids are compared as text
+    predictions, bad_lines = read_predictions(path)
+    assert predictions == [  # ids are compared as text; a second line of an id is kept
+        Prediction("7", first["message"], 1, str(path), 1),
+        Prediction("7", assistant(content="again"), None, str(path), 5),
+        Prediction("y", None, None, str(path), 6),
+    ]
     assert [line.split(": ", 1)[0] for line in bad_lines] == [f"{path}:{n}" for n in (2, 3, 4)]
-    assert "not valid JSON" in bad_lines[0] and bad_lines[1].endswith("expected {id, message}")
+    assert "not valid JSON" in bad_lines[0]
+    assert bad_lines[1].endswith("expected {id, message}: no 'message'")
+    assert bad_lines[2].endswith("expected {id, message}, not a JSON array")
+
+
+# ---- hsa score on files: every prediction judged, nothing scored is an error ------------------
+
+TWO_TURNS = {
+    "harness": HARNESS.to_dict(),
+    "messages": [
+        {"role": "user", "content": "price of 1?"},
+        assistant(call("get_price", {"link": 1})),
+        {"role": "tool", "tool_call_id": "c1", "content": "100"},
+        assistant(content="It is 100."),
+    ],
+    "gold": {
+        "turns": [
+            {"at": 1, "calls": [{"name": "get_price", "arguments": {"link": [1]}}]},
+            {"at": 3, "no_call": True},
+        ]
+    },
+}
+
+
+def score_files(tmp_path, capsys, predictions: list, *extra: str) -> tuple[int, str, str]:
+    """``hsa score`` on two two-turn episodes (e0, e1) and these prediction lines (dicts written
+    as JSON, strings as they are): exit status, stdout, stderr."""
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text("".join(json.dumps({"id": f"e{i}", **TWO_TURNS}) + "\n" for i in range(2)))
+    path = tmp_path / "preds.jsonl"
+    path.write_text(
+        "".join((p if isinstance(p, str) else json.dumps(p)) + "\n" for p in predictions)
+    )
+    code = main(["score", "--episodes", str(episodes), "--predictions", str(path), *extra])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+RIGHT_CALL = assistant(call("get_price", {"link": 1}))
+WRONG_CALL = assistant(call("get_price", {"link": 2}))
+REPLY = assistant(content="It is 100.")
+
+
+def test_each_prediction_is_judged_at_the_gold_turn_it_names(tmp_path, capsys):
+    """A file that answers every turn is judged on every turn: keeping the first line of each
+    id judged only the (right) first turns and read 100%."""
+    predictions = [
+        {"id": "e0", "at": 1, "message": RIGHT_CALL},
+        {"id": "e0", "at": 3, "message": RIGHT_CALL},  # a call where the turn wants a reply
+        {"id": "e1", "at": 1, "message": RIGHT_CALL},
+        {"id": "e1", "at": 3, "message": REPLY},
+    ]
+    code, printed, _ = score_files(tmp_path, capsys, predictions, "--json")
+    report = json.loads(printed)
+    assert code == 0 and (report["correct"], report["total"]) == (3, 4)
+    assert [(i["id"], i["at"], i["correct"]) for i in report["items"]] == [
+        ("e0", 1, True),
+        ("e0", 3, False),
+        ("e1", 1, True),
+        ("e1", 3, True),
+    ]
+    assert report["items"][1]["reason"].startswith("unexpected_call")
+    code, printed, _ = score_files(tmp_path, capsys, predictions)
+    assert "accuracy 75.00% (3/4)" in printed
+
+
+def test_a_second_prediction_for_a_turn_is_named_and_not_judged(tmp_path, capsys):
+    """Two answers to one turn (a line without ``at`` answers the first turn): which one counts
+    would be a guess, so the second is named like an unreadable line and the first is judged."""
+    predictions = [
+        {"id": "e0", "at": 1, "message": RIGHT_CALL},
+        {"id": "e0", "message": WRONG_CALL},
+        {"id": "e1", "at": 3, "message": REPLY},
+        {"id": "e1", "at": 3, "message": WRONG_CALL},
+    ]
+    code, printed, _ = score_files(tmp_path, capsys, predictions, "--json")
+    report = json.loads(printed)
+    path = tmp_path / "preds.jsonl"
+    assert report["bad_prediction_lines"] == [
+        f"{path}:2 id=e0 at: a second prediction for the gold turn at message 1 (the first is on "
+        "line 1): not judged",
+        f"{path}:4 id=e1 at: a second prediction for the gold turn at message 3 (the first is on "
+        "line 3): not judged",
+    ]
+    assert code == 0 and (report["correct"], report["total"]) == (2, 2)
+    code, _, errors = score_files(tmp_path, capsys, predictions)
+    assert f"prediction line not judged: {path}:2 id=e0 at: a second prediction" in errors
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([], "preds.jsonl: the file holds no prediction line: nothing scored"),
+        (
+            [{"id": "E0", "message": RIGHT_CALL}, {"id": "e9", "message": RIGHT_CALL}],
+            "preds.jsonl: no prediction line matched an episode id (first unmatched id: 'E0' on "
+            "line 1; ids are compared exactly, as text): nothing scored",
+        ),
+        (
+            [json.dumps([{"id": "e0", "message": RIGHT_CALL}]), "{broken"],
+            "preds.jsonl: no line is a prediction (2 unusable; the first: {path}:1: expected "
+            "{{id, message}}, not a JSON array): nothing scored",
+        ),
+    ],
+    ids=["empty", "no-id-matches", "no-line-readable"],
+)
+def test_a_predictions_file_that_judges_nothing_is_an_error(tmp_path, capsys, lines, why, as_json):
+    """Every episode counted missing is no 0% score but a wrong file: exit 2, naming it and why,
+    with --json too (where a report of zeros would read as a model's score)."""
+    code, printed, errors = score_files(tmp_path, capsys, lines, *as_json)
+    path = tmp_path / "preds.jsonl"
+    assert code == 2 and printed == ""
+    assert errors.strip() == f"error: {tmp_path}/" + why.format(path=path)
+
+
+def test_one_judged_prediction_is_a_score(tmp_path, capsys):
+    """Episodes without a prediction count wrong, as documented, once one prediction matched."""
+    code, printed, _ = score_files(tmp_path, capsys, [{"id": "e1", "message": RIGHT_CALL}])
+    assert code == 0 and "accuracy 50.00% (1/2)" in printed
+    assert "1 id(s) without a prediction (counted wrong): e0" in printed
 
 
 # ---- BFCL parity: acceptable values of another type ("variables") -----------------------------

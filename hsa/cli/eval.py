@@ -11,6 +11,11 @@ from rich.table import Table
 from hsa.cli.console import err, out
 from hsa.errors import HsaError
 
+# Both commands' bootstrap (hsa.eval.stats.paired_bootstrap): an interval needs one resample at
+# least, and numpy's generator takes no negative seed.
+Resamples = Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")]
+BootstrapSeed = Annotated[int, typer.Option(min=0, help="Bootstrap seed.")]
+
 # No help= here: the callback's docstring (with its example) is the group's help.
 eval_app = typer.Typer(invoke_without_command=True, rich_markup_mode="markdown")
 
@@ -129,8 +134,8 @@ def evaluate(
         Path | None, typer.Option(help="Default harness folder for episodes that name none.")
     ] = None,
     workers: Annotated[int, typer.Option(help="Processes for generating variants.")] = 1,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
-    bootstrap_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 20261201,
+    resamples: Resamples = 2000,
+    bootstrap_seed: BootstrapSeed = 20261201,
     trust_hooks: Annotated[
         bool,
         typer.Option(
@@ -159,7 +164,7 @@ def evaluate(
     from hsa.cli.progress import progress_bar
     from hsa.eval.items import plan_from_datasets, plan_from_episodes
     from hsa.eval.journal import PREDICTIONS_FILE
-    from hsa.eval.report import MARKDOWN_FILE, REPORT_FILE, main_table
+    from hsa.eval.report import MARKDOWN_FILE, REPORT_FILE, main_table, rejects_note
     from hsa.eval.run import Settings, run_eval
 
     if episodes is None and not dataset:
@@ -230,6 +235,8 @@ def evaluate(
             trust_hooks=trust_hooks,
         )
     items = plan.itemset.items
+    if note := rejects_note(plan.inputs):
+        err.print(note, markup=False, highlight=False)
     if not items:
         raise HsaError(
             "nothing to judge: the episodes have no gold turn"
@@ -299,8 +306,8 @@ def compare(
             "per-harness-variant ones too)."
         ),
     ] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
-    bootstrap_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 20261201,
+    resamples: Resamples = 2000,
+    bootstrap_seed: BootstrapSeed = 20261201,
 ) -> None:
     """Two or more reports side by side on the same items, with paired tests (paired bootstrap
     over episodes, McNemar's exact test on turns). Refuses reports made on different items.

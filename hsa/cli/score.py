@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -11,6 +11,10 @@ from rich.table import Table
 from hsa.cli.console import err, out
 from hsa.cli.options import DefaultHarness, HarnessRoots, TrustHooks
 from hsa.errors import HsaError
+
+if TYPE_CHECKING:  # imported when a command runs, not when the CLI starts
+    from hsa.model.episode import Episode
+    from hsa.model.scorer import Prediction
 
 
 def score(
@@ -46,9 +50,13 @@ def score(
     )
     if not loaded:
         raise HsaError("the file holds no episode: nothing to score", file=str(episodes))
-    by_id, bad_lines = read_predictions(predictions)
-    report = score_predictions(loaded, by_id)
-    report.bad_lines = bad_lines
+    predicted, bad_lines = read_predictions(predictions)
+    report = score_predictions(loaded, predicted)
+    report.bad_lines = bad_lines + report.bad_lines
+    if len(report.missing) == len(loaded):
+        # Every episode counted wrong for want of a prediction: a 0% that scored nothing,
+        # which a wrong file (another run's ids, a JSON array) must not pass for.
+        raise HsaError(_nothing_scored(predicted, bad_lines, loaded), file=str(predictions))
     if as_json:
         print(dumps(report.to_dict()))
         return
@@ -67,8 +75,14 @@ def score(
             + ", ".join(report.missing[:20])
             + (" ..." if len(report.missing) > 20 else "")
         )
-    for note in bad_lines[:5]:
-        err.print(f"unreadable prediction line {note}", markup=False, highlight=False)
+    for note in report.bad_lines[:5]:
+        err.print(f"prediction line not judged: {note}", markup=False, highlight=False)
+    if len(report.bad_lines) > 5:
+        err.print(
+            f"... {len(report.bad_lines) - 5} more (all in --json's bad_prediction_lines)",
+            markup=False,
+            highlight=False,
+        )
     if report.unknown_ids:
         err.print(
             f"{len(report.unknown_ids)} prediction id(s) match no episode: "
@@ -76,3 +90,22 @@ def score(
             markup=False,
             highlight=False,
         )
+
+
+def _nothing_scored(
+    predicted: list[Prediction], bad_lines: list[str], episodes: list[Episode]
+) -> str:
+    """Why a predictions file judged no episode, naming the first line at fault."""
+    if predicted:
+        known = {episode.id for episode in episodes}
+        first = next(p for p in predicted if p.id not in known)
+        return (
+            f"no prediction line matched an episode id (first unmatched id: {first.id!r} on "
+            f"line {first.line}; ids are compared exactly, as text): nothing scored"
+        )
+    if bad_lines:
+        return (
+            f"no line is a prediction ({len(bad_lines)} unusable; the first: {bad_lines[0]}): "
+            "nothing scored"
+        )
+    return "the file holds no prediction line: nothing scored"

@@ -23,6 +23,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import orjson
@@ -35,8 +36,8 @@ from hsa.augment.rng import derive_seed
 from hsa.augment.step import steps_from
 from hsa.dataset.audit import checked_input
 from hsa.dataset.writer import read_manifest, version_problems
-from hsa.errors import HsaError
-from hsa.files.jsonl import input_file
+from hsa.errors import HsaError, Reject
+from hsa.files.jsonl import input_file, raw_lines
 from hsa.model.episode import Episode, read_episodes
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness, load_harness
@@ -241,21 +242,53 @@ def dataset_sets(version_dirs: Iterable[str | os.PathLike]) -> list[VariantSet]:
 
 @dataclass
 class Sources:
-    """The source episodes in file order, and how many lines did not load."""
+    """The source episodes in file order, and the lines that are not among them."""
 
     episodes: dict[str, Episode]
-    rejected: int = 0
+    lines: int = 0  # non-blank lines of the file
+    rejected: int = 0  # lines that did not load or repeat an id
+    first_reject: str | None = None  # "FILE:LINE id=ID FIELD: why", of the first rejected line
+
+    def inputs(self) -> dict:
+        """The report's account of the lines left out (see :func:`hsa.eval.report.rejects_note`)."""
+        return {
+            "source_lines": self.lines,
+            "source_rejects": self.rejected,
+            "source_first_reject": self.first_reject,
+        }
 
 
 def load_sources(path: str | os.PathLike, *, harness: Harness | None, trust_hooks: bool) -> Sources:
     """Episodes that load, first of each id (as ``hsa generate`` keeps them)."""
     sources = Sources({})
-    for episode in read_episodes(path, harness=harness, trust_hooks=trust_hooks):
+    first_index: dict[str, int] = {}  # id -> its line's place among the non-blank lines
+    for index, episode in enumerate(read_episodes(path, harness=harness, trust_hooks=trust_hooks)):
+        sources.lines += 1
         if isinstance(episode, Episode) and episode.id not in sources.episodes:
             sources.episodes[episode.id] = episode
-        else:
-            sources.rejected += 1
+            first_index[episode.id] = index
+            continue
+        sources.rejected += 1
+        if sources.first_reject is None:
+            sources.first_reject = str(
+                episode
+                if isinstance(episode, Reject)
+                else _repeated_id(path, episode.id, first_index[episode.id], index)
+            )
     return sources
+
+
+def _repeated_id(path: str | os.PathLike, episode_id: str, first: int, index: int) -> Reject:
+    """A line that repeats an episode id, located: episodes carry no line number, so the two
+    lines are looked up on this path alone."""
+    numbers = [number for number, _ in islice(raw_lines(path), index + 1)]
+    return Reject(
+        source=str(path),
+        line=numbers[index],
+        id=episode_id,
+        field="id",
+        reason=f"duplicate episode id; line {numbers[first]} has it and is the one evaluated",
+    )
 
 
 def version_sources(
@@ -414,7 +447,7 @@ def plan_from_episodes(
         "families": [s.family for s in sets if s.family],
         "limit": limit,
         "seed": seed,
-        "source_rejects": sources.rejected,
+        **sources.inputs(),
     }
     return Plan(build_items(sources.episodes, chosen, sets), sets, inputs)
 
@@ -449,6 +482,6 @@ def plan_from_datasets(
         "datasets": [str(s.version_dir) for s in sets],
         "limit": limit,
         "seed": seed,
-        "source_rejects": sources.rejected,
+        **sources.inputs(),
     }
     return Plan(build_items(sources.episodes, chosen, sets), sets, inputs)

@@ -228,6 +228,19 @@ def _latency_table(latency: dict) -> str:
     return table + tail
 
 
+def rejects_note(inputs: dict, *, code: str = "") -> str | None:
+    """How many lines of the episodes file are not evaluated and the first of them, said on the
+    terminal and in report.md (``code`` quotes it there): the report covers only the episodes
+    that loaded, and must not pass for one on the whole file. None when every line loaded."""
+    rejected = inputs.get("source_rejects")
+    if not rejected:
+        return None
+    lines, first = inputs.get("source_lines"), inputs.get("source_first_reject")
+    counted = f"{rejected} of {lines}" if lines else str(rejected)  # older reports lack lines
+    where = f" (first: {code}{first}{code})" if first else ""
+    return f"{counted} episode lines did not load{where}; they are not evaluated."
+
+
 def render_markdown(report: dict, plots: list[str]) -> str:
     run = report["run"]
     backend = run["backend"]
@@ -248,6 +261,7 @@ def render_markdown(report: dict, plots: list[str]) -> str:
         )
         + ".",
         "",
+        *([note, ""] if (note := rejects_note(inputs, code="`")) else []),
         markdown_table(header, rows),
         "",
         f"Accuracy: correct judged turns (BFCL AST rules, `hsa.model.scorer.judge`). Drop: originals "

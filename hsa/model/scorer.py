@@ -34,11 +34,13 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from hsa.errors import locate
 from hsa.files.jsonl import read_lines
 from hsa.model.gold import GoldCall, TurnGold, is_pattern
 from hsa.model.harness import Harness, loaded_skill
@@ -520,7 +522,8 @@ def _show(value: Any) -> str:
 
 @dataclass
 class ScoreReport:
-    """Accuracy over episodes, per category, with one item per episode."""
+    """Accuracy over judged turns, per category: one item per prediction judged and one (wrong)
+    per episode without a prediction."""
 
     items: list[dict] = field(default_factory=list)
     unknown_ids: list[str] = field(default_factory=list)
@@ -578,41 +581,88 @@ def episode_category(episode: Episode) -> str:
     return str(category) if category else "uncategorized"
 
 
-def read_predictions(path: str | os.PathLike) -> tuple[dict[str, dict], list[str]]:
-    """A predictions JSONL (``{"id", "message", "at"?}`` per line) as id -> prediction, the first
-    line of an id winning; and each line that is no prediction, as ``PATH:LINE: why``."""
-    by_id: dict[str, dict] = {}
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """One prediction: ``message`` answers episode ``id`` at its gold turn at message index ``at``
+    (the first judged turn when None); ``file`` and ``line`` say where it was read, for errors."""
+
+    id: str
+    message: Any
+    at: Any = None
+    file: str | None = None
+    line: int | None = None
+
+
+def _not_a_prediction(value: Any) -> str:
+    if not isinstance(value, dict):
+        return f"expected {{id, message}}, not a JSON {_json_type(value)}"
+    absent = [key for key in ("id", "message") if key not in value]
+    return "expected {id, message}: no " + " and no ".join(repr(key) for key in absent)
+
+
+def read_predictions(path: str | os.PathLike) -> tuple[list[Prediction], list[str]]:
+    """Every prediction of a predictions JSONL (``{"id", "message", "at"?}`` per line), in file
+    order; and each line that is no prediction, as ``PATH:LINE: why``."""
+    predictions: list[Prediction] = []
     bad_lines: list[str] = []
     for line in read_lines(path):
         value = line.value
         if line.error or not isinstance(value, dict) or "id" not in value or "message" not in value:
-            bad_lines.append(f"{path}:{line.number}: {line.error or 'expected {id, message}'}")
+            bad_lines.append(f"{path}:{line.number}: {line.error or _not_a_prediction(value)}")
             continue
-        by_id.setdefault(str(value["id"]), value)
-    return by_id, bad_lines
+        predictions.append(
+            Prediction(str(value["id"]), value["message"], value.get("at"), str(path), line.number)
+        )
+    return predictions, bad_lines
 
 
-def score_predictions(episodes: list[Episode], predictions: dict[str, dict]) -> ScoreReport:
-    """Score ``predictions`` (id -> {"message", "at"?}) against every episode's gold.
+def score_predictions(
+    episodes: list[Episode], predictions: Mapping[str, dict] | Iterable[Prediction]
+) -> ScoreReport:
+    """Score ``predictions`` against the episodes' gold: one item per prediction, judged at the
+    gold turn at its ``at`` (the episode's first judged turn when absent), and one wrong item per
+    episode without any prediction.
 
-    Each prediction is judged against the gold turn at its ``at`` (the episode's first judged
-    turn when absent). An episode without a prediction counts as wrong."""
+    ``predictions`` is :func:`read_predictions`' list, or id -> ``{"message", "at"?}`` for one
+    prediction per episode. A second prediction for a turn already judged is not judged: a
+    predictions file answers each turn once, and keeping either answer silently would report an
+    accuracy the file does not have. It is named in ``bad_lines`` instead."""
+    if isinstance(predictions, Mapping):
+        predictions = [
+            Prediction(str(pid), value.get("message"), value.get("at"))
+            for pid, value in predictions.items()
+        ]
+    by_id: dict[str, list[Prediction]] = {}
+    for prediction in predictions:
+        by_id.setdefault(prediction.id, []).append(prediction)
     report = ScoreReport()
-    known = set()
     for episode in episodes:
-        known.add(episode.id)
         item: dict[str, Any] = {"id": episode.id, "category": episode_category(episode)}
-        prediction = predictions.get(episode.id)
-        if prediction is None:
+        answered = by_id.get(episode.id)
+        if not answered:
             verdict = _fail("missing_prediction", "no prediction for this id")
-        else:
+            report.items.append(item | {"at": None, "correct": False, "reason": verdict.reason})
+            continue
+        judged: dict[int, Prediction] = {}  # gold turn (its message index) -> its prediction
+        for prediction in answered:
             try:
-                turn = episode.gold.turn(prediction.get("at"))
+                turn = episode.gold.turn(prediction.at)
             except KeyError:
-                verdict = _fail("bad_prediction", f"no gold turn at message {prediction.get('at')}")
+                verdict = _fail("bad_prediction", f"no gold turn at message {prediction.at}")
+                at = prediction.at
             else:
-                verdict = score_turn(prediction.get("message"), turn, episode.harness)
-        item.update(correct=verdict.correct, reason=verdict.reason)
-        report.items.append(item)
-    report.unknown_ids = sorted(set(predictions) - known)
+                first = judged.setdefault(turn.at, prediction)
+                if first is not prediction:
+                    where = locate(prediction.file, prediction.line, episode.id, "at")
+                    report.bad_lines.append(
+                        f"{where}: a second prediction for the gold turn at message {turn.at} "
+                        f"(the first is on line {first.line}): not judged"
+                    )
+                    continue
+                verdict = score_turn(prediction.message, turn, episode.harness)
+                at = turn.at
+            report.items.append(
+                item | {"at": at, "correct": verdict.correct, "reason": verdict.reason}
+            )
+    report.unknown_ids = sorted(set(by_id) - {episode.id for episode in episodes})
     return report
