@@ -829,3 +829,46 @@ def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(
     assert (tmp_path / "out" / "adapter_config.json").is_file()
     assert not (tmp_path / "out" / "model.safetensors").exists()  # an adapter, not a full copy
     _reloads(tmp_path / "out")
+
+    # The next stage starts from what SFT learned: the adapter merged into its base, every
+    # weight trainable (loaded as transformers loads an adapter, all were frozen, and a LoRA
+    # stage trained a fresh adapter of the same name over the base). Its LoRA output is saved
+    # merged: its own adapter would name the base model as its base, losing SFT.
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from hsa.trainers.rl import run_rl
+    from hsa.trainers.stage import load_model
+
+    merged = load_model(str(tmp_path / "out"), load_recipe("rl-tiny-cpu", stage="rl"))
+    assert all(p.requires_grad for p in merged.parameters())
+    rl_recipe = tmp_path / "rl-lora.yaml"
+    rl_recipe.write_text(
+        (Path(__file__).parents[1] / "trainers" / "recipes" / "rl-tiny-cpu.yaml")
+        .read_text()
+        .replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}")
+    )
+    run_rl(
+        shop_version,
+        str(tmp_path / "out"),
+        load_recipe(
+            str(rl_recipe),
+            stage="rl",
+            overrides=["trl.max_steps=1", "eval_turns=0", "rows=4", "trl.learning_rate=1e-9"],
+        ),
+        tmp_path / "rl",
+        log=lambda _: None,
+    )
+    assert not (tmp_path / "rl" / "adapter_config.json").exists()
+    ids = torch.tensor([[5, 17, 99, 250, 33]])
+
+    def logits(model):
+        with torch.no_grad():
+            return model.eval()(ids).logits
+
+    after_rl = logits(
+        AutoModelForCausalLM.from_pretrained(str(tmp_path / "rl"), dtype=torch.float32)
+    )
+    base = logits(AutoModelForCausalLM.from_pretrained(str(tiny_dir), dtype=torch.float32))
+    assert torch.allclose(after_rl, logits(merged.float()), atol=1e-4)  # a 1e-9 step: SFT's model
+    assert not torch.allclose(after_rl, base, atol=1e-4)

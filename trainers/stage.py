@@ -54,16 +54,31 @@ def load_tokenizer(path: str):
         raise HsaError(f"cannot load a tokenizer from {path!r}: {_why(exc)}") from None
 
 
+def is_adapter(path: str | os.PathLike | None) -> bool:
+    """Whether ``path`` is a LoRA adapter folder (what a LoRA recipe saves)."""
+    return path is not None and (Path(path) / "adapter_config.json").is_file()
+
+
 def load_model(path: str, recipe: Recipe):
+    """The causal LM at ``path``. A LoRA adapter (a LoRA stage's output) is merged into its base
+    model: transformers would load it as a frozen adapter over the base, so a later stage would
+    train nothing (full weights) or a fresh adapter under the old one's name (LoRA), from the
+    base model, the earlier stage's training lost."""
     import torch
     from transformers import AutoModelForCausalLM
 
     dtype = recipe.get("dtype", "auto")
+    dtype_arg = "auto" if dtype == "auto" else getattr(torch, dtype)
     _check_local(path)
     try:
-        return AutoModelForCausalLM.from_pretrained(
-            path, dtype="auto" if dtype == "auto" else getattr(torch, dtype)
-        )
+        if not is_adapter(path):
+            return AutoModelForCausalLM.from_pretrained(path, dtype=dtype_arg)
+        from peft import AutoPeftModelForCausalLM
+
+        model = AutoPeftModelForCausalLM.from_pretrained(path, dtype=dtype_arg).merge_and_unload()
+        for parameter in model.parameters():  # as a model loaded whole: every weight trains
+            parameter.requires_grad_(True)
+        return model
     except (OSError, ValueError) as exc:
         raise HsaError(f"cannot load a causal LM from {path!r}: {_why(exc)}") from None
 
@@ -174,6 +189,8 @@ class Run:
         check_machine(recipe)
         quiet_hub()
         self.recipe, self.log = recipe, log
+        # A model trained from a merged adapter is saved whole (see save).
+        self.from_adapter = is_adapter((inputs or {}).get("--model"))
         self.final, self.staging = output.staging_dir(out)
         self.started = time.monotonic()
         self.record: dict[str, Any] = {
@@ -191,7 +208,15 @@ class Run:
         self.record.setdefault("seconds", {})[name] = round(time.monotonic() - start, 2)
 
     def save(self, trainer, tokenizer) -> Path:
-        trainer.save_model(str(self.staging))  # every rank calls it; the main process writes
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        if self.from_adapter and hasattr(model, "merge_and_unload"):
+            # A LoRA stage on a merged adapter: its own adapter would name the base model as its
+            # base and, loaded over it, lose the earlier stage; the merged model stands alone.
+            merged = model.merge_and_unload()
+            if trainer.args.should_save:
+                merged.save_pretrained(str(self.staging))
+        else:
+            trainer.save_model(str(self.staging))  # every rank calls it; the main process writes
         trainer.accelerator.wait_for_everyone()
         if output.rank()[0] != 0:
             return self.final  # rank 0 writes the card and record and publishes
