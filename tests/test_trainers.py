@@ -803,6 +803,21 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     _reloads(rl_out)
 
 
+def test_a_stage_that_takes_no_training_step_saves_nothing_and_fails(
+    shop_version, tiny_dir, tmp_path, capsys
+):
+    """GRPO drops a generation batch its prompts cannot fill: one prompt where a batch takes
+    two trains for no step, and the untouched model must not be published as the output."""
+    out = tmp_path / "rl"
+    args = ["train", "rl", "--dataset", str(shop_version), "--model", str(tiny_dir)]
+    args += ["--recipe", "rl-tiny-cpu", "--out", str(out), "--set", "rows=1"]
+    assert main(args + ["--set", "eval_turns=0"]) == 2
+    assert "rl took no training step: one generation batch takes 2 prompts and there are 1" in (
+        capsys.readouterr().err
+    )
+    assert not out.exists()
+
+
 def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(
     shop_version, tiny_dir, tmp_path
 ):

@@ -35,6 +35,7 @@ from hsa.trainers.stage import (
     means_line,
     model_ref,
     split_eval,
+    trained,
     trl_config,
 )
 from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
@@ -145,7 +146,7 @@ def run_opd(
             peft_config=lora_config(recipe),
         )
         with run.timed("train"):
-            result = trainer.train()
+            result = trained(trainer, "opd")
         run.record.update(global_step=result.global_step, losses=losses(trainer))
         log(f"opd: {result.global_step} steps, divergence loss {loss_line(run.record['losses'])}")
 

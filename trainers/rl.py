@@ -33,6 +33,7 @@ from hsa.trainers.stage import (
     means_line,
     model_ref,
     split_eval,
+    trained,
     trl_config,
 )
 from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
@@ -165,7 +166,7 @@ def run_rl(
             callbacks=[callback],
         )
         with run.timed("train"):
-            result = trainer.train()
+            result = trained(trainer, "rl")
         history = [
             {
                 k: v

@@ -42,6 +42,7 @@ from hsa.trainers.stage import (
     means_line,
     model_ref,
     split_eval,
+    trained,
     trl_config,
 )
 from hsa.trainers.version import JudgedTurns, check_provenance, load_rows, sample_indices
@@ -147,7 +148,7 @@ def run_sft(
         )
         _write_loss_mask(run.staging, trainer, train_rows, report, tokenizer, rejected)
         with run.timed("train"):
-            result = trainer.train()
+            result = trained(trainer, "sft")
         run.record.update(global_step=result.global_step, losses=losses(trainer))
         log(f"sft: {result.global_step} steps, loss {loss_line(run.record['losses'])}")
 

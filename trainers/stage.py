@@ -83,6 +83,27 @@ def load_model(path: str, recipe: Recipe):
         raise HsaError(f"cannot load a causal LM from {path!r}: {_why(exc)}") from None
 
 
+def trained(trainer, what: str):
+    """``trainer.train()``'s result, refused when it took no step: a stage that trained nothing
+    must not save its starting model as its output and exit 0 (TRL's GRPO and distillation
+    samplers drop a generation batch the data cannot fill, and then train for no step)."""
+    result = trainer.train()
+    if result.global_step > 0:
+        return result
+    rows = len(trainer.train_dataset) if trainer.train_dataset is not None else 0
+    batch = getattr(trainer.args, "generation_batch_size", None)
+    generations = getattr(trainer.args, "num_generations", None) or 1
+    need = (
+        f": one generation batch takes {batch // generations} prompts and there are {rows}"
+        if batch
+        else f" ({rows} rows)"
+    )
+    raise HsaError(
+        f"{what} took no training step{need}. Give it more rows (the recipe's rows, or a larger "
+        f"dataset) or a smaller per_device_train_batch_size / gradient_accumulation_steps"
+    )
+
+
 def lora_config(recipe: Recipe):
     lora = recipe.get("lora")
     if lora is None:
