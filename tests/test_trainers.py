@@ -803,6 +803,30 @@ def test_sft_then_opd_then_rl_on_a_generated_version(shop_version, tiny_dir, tmp
     _reloads(rl_out)
 
 
+def test_distillation_prompts_render_tool_calls_as_dataset_rows_do(tokenizer, tmp_path):
+    """A prompt in OpenAI's format writes a call's arguments as a JSON string; the template's
+    ``tojson`` would encode it again, a context no dataset row or model ever shows."""
+    weather = {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
+    call = {"id": "c", "type": "function"}
+    call["function"] = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    messages = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c", "content": "sunny"},
+        {"role": "user", "content": "And tomorrow?"},
+    ]
+    path = tmp_path / "prompts.jsonl"
+    bad = dict(call, function={"name": "get_weather", "arguments": "{city"})
+    path.write_text(json.dumps({"messages": messages, "tools": [weather]}) + "\n")
+    (prompt,) = read_prompts(path)
+    text = render_prompt(tokenizer, prompt.messages, prompt.tools)
+    assert '"arguments": {"city": "Paris"}' in text
+    bad_messages = [messages[0], {**messages[1], "tool_calls": [bad]}, *messages[2:]]
+    path.write_text(json.dumps({"messages": bad_messages}) + "\n")
+    with pytest.raises(HsaError, match=r"messages\[1\]\.tool_calls\[0\]\.function\.arguments"):
+        read_prompts(path)
+
+
 def test_a_stage_that_takes_no_training_step_saves_nothing_and_fails(
     shop_version, tiny_dir, tmp_path, capsys
 ):

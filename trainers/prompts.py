@@ -20,6 +20,7 @@ from pathlib import Path
 
 from hsa.errors import HsaError
 from hsa.files.jsonl import read_lines
+from hsa.model.episode import parse_arguments
 
 SHIPPED_PROMPTS = Path(__file__).resolve().parent / "prompts" / "general-mini.jsonl"
 _ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -67,6 +68,29 @@ def read_prompts(path: str | os.PathLike) -> list[GeneralPrompt]:
     return prompts
 
 
+def _with_object_arguments(message: dict, where: str) -> dict:
+    """The message with its tool calls' arguments as objects, as dataset rows give them to the
+    chat template (hsa.dataset.rows.chat_template_messages): templates apply ``tojson`` to the
+    arguments, and OpenAI's JSON string would come out encoded twice."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    if not isinstance(calls, list):
+        raise HsaError("tool_calls must be a list", field=f"{where}.tool_calls")
+    out = []
+    for j, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise HsaError(
+                "expected {function: {name, arguments}}", field=f"{where}.tool_calls[{j}]"
+            )
+        arguments = parse_arguments(
+            function.get("arguments", "{}"), where=f"{where}.tool_calls[{j}].function.arguments"
+        )
+        out.append({**call, "function": {**function, "arguments": arguments}})
+    return {**message, "tool_calls": out}
+
+
 def _prompt(value) -> GeneralPrompt:
     if not isinstance(value, dict):
         raise HsaError("expected an object with 'prompt' or 'messages'")
@@ -82,7 +106,7 @@ def _prompt(value) -> GeneralPrompt:
                 raise HsaError(
                     f"expected a message with a role in {list(_ROLES)}", field=f"{key}[{i}]"
                 )
-        messages = list(raw)
+        messages = [_with_object_arguments(m, f"{key}[{i}]") for i, m in enumerate(raw)]
         while messages and messages[-1]["role"] == "assistant":
             messages.pop()
         if not messages:
