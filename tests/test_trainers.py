@@ -363,6 +363,7 @@ def test_num_generations_must_be_two_or_more_and_divide_the_generation_batch():
         ("trl.max_steps=ten", "does not fit the type int"),
         ("trl.no_such_field=1", "not a field of GRPOConfig"),
         ("trl.output_dir=/tmp/x", "set by --out"),
+        ("trl.data_seed=123", "set by the recipe's top-level seed"),  # it was overwritten
         ("rewards.speed=1", "unknown reward"),
         ("rewards.exact=-1", "a reward weight is a number >= 0"),
         ("lora.r=8", "trains without LoRA"),
@@ -825,6 +826,45 @@ def test_distillation_prompts_render_tool_calls_as_dataset_rows_do(tokenizer, tm
     path.write_text(json.dumps({"messages": bad_messages}) + "\n")
     with pytest.raises(HsaError, match=r"messages\[1\]\.tool_calls\[0\]\.function\.arguments"):
         read_prompts(path)
+
+
+def test_a_failed_run_keeps_its_checkpoints_and_resumes_from_one(
+    shop_version, tiny_dir, tmp_path, monkeypatch
+):
+    """Hours into a GPU run, a crash or a Ctrl-C must not take the checkpoints with the staging
+    folder, and resume_from_checkpoint must reach trainer.train() (TRL's config does not read
+    it), or the rerun starts from step 0."""
+    import hsa.trainers.sft as sft
+    from hsa.trainers.stage import trained
+
+    def crash_after_training(trainer, what):
+        trained(trainer, what)
+        raise KeyboardInterrupt
+
+    said: list[str] = []
+    overrides = ["trl.max_steps=2", "trl.save_strategy=steps", "trl.save_steps=1"]
+    overrides += ["trl.logging_steps=1", "eval_turns=0", "rows=4"]
+    recipe = load_recipe("sft-tiny-cpu", stage="sft", overrides=overrides)
+    monkeypatch.setattr(sft, "trained", crash_after_training)
+    with pytest.raises(KeyboardInterrupt):
+        sft.run_sft(shop_version, str(tiny_dir), recipe, tmp_path / "out", log=said.append)
+    (kept,) = tmp_path.glob(".out.partial-*")
+    assert sorted(p.name for p in kept.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+    assert f"--set trl.resume_from_checkpoint={kept / 'checkpoint-2'}" in said[-1]
+    assert not (tmp_path / "out").exists()
+
+    state = json.loads((kept / "checkpoint-2" / "trainer_state.json").read_text())
+    before = [(e["step"], e["loss"]) for e in state["log_history"] if "loss" in e]
+    assert [step for step, _ in before] == [1, 2]
+
+    # Resumed with another learning rate: steps 1 and 2 retrained would give step 2 another loss.
+    monkeypatch.setattr(sft, "trained", trained)
+    resume = f"trl.resume_from_checkpoint={kept / 'checkpoint-2'}"
+    again = [*overrides, "trl.max_steps=3", "trl.learning_rate=0.5", resume]
+    resumed = load_recipe("sft-tiny-cpu", stage="sft", overrides=again)
+    record = sft.run_sft(shop_version, str(tiny_dir), resumed, tmp_path / "out", log=said.append)
+    assert record["global_step"] == 3
+    assert [(e["step"], e["loss"]) for e in record["losses"]][:2] == before
 
 
 def test_a_stage_that_takes_no_training_step_saves_nothing_and_fails(

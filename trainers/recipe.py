@@ -56,6 +56,7 @@ _LOSSES = ("assistant", "all")
 _RESERVED_TRL = {
     "output_dir": "--out",
     "seed": "the recipe's top-level seed",
+    "data_seed": "the recipe's top-level seed (it seeds the data order too)",
     "max_length": "the recipe's top-level max_length (sft)",
     "assistant_only_loss": "the recipe's top-level loss (sft: assistant or all)",
     "reward_weights": "the recipe's rewards mapping",

@@ -87,7 +87,8 @@ def trained(trainer, what: str):
     """``trainer.train()``'s result, refused when it took no step: a stage that trained nothing
     must not save its starting model as its output and exit 0 (TRL's GRPO and distillation
     samplers drop a generation batch the data cannot fill, and then train for no step)."""
-    result = trainer.train()
+    # TrainingArguments' resume_from_checkpoint is "not used by Trainer": train() must be told.
+    result = trainer.train(resume_from_checkpoint=trainer.args.resume_from_checkpoint)
     if result.global_step > 0:
         return result
     rows = len(trainer.train_dataset) if trainer.train_dataset is not None else 0
@@ -251,5 +252,19 @@ class Run:
         return output.publish(self.staging, self.final)
 
     def abandon(self) -> None:
-        if output.rank()[0] == 0:
+        """Discard a failed run's staging folder, unless it holds checkpoints: a crash or a
+        Ctrl-C hours into a run must not take them, and a rerun resumes from one."""
+        if output.rank()[0] != 0:
+            return
+        steps = {
+            int(p.name[11:]): p for p in self.staging.glob("checkpoint-*") if p.name[11:].isdigit()
+        }
+        checkpoints = [steps[k] for k in sorted(steps)]
+        if not checkpoints:
             output.discard(self.staging)
+            return
+        self.log(
+            f"{self.recipe.stage}: the run failed; its checkpoints are kept in {self.staging}. "
+            f"The same command with --set trl.resume_from_checkpoint={checkpoints[-1]} resumes "
+            f"(delete the folder once done)"
+        )
