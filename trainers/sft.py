@@ -1,13 +1,14 @@
 """HSA-SFT: TRL's ``SFTTrainer`` on a dataset version's rows (trajectories under harness
-variants), with the loss on assistant tokens only.
+variants), with the loss on assistant tokens only (``loss: assistant``, the default; ``loss:
+all`` trains on every token, rejected turns included, for a model trained from scratch).
 
 Before any step: the version's shard hashes are checked, the tokenizer must render tools, the
 model must embed every token (embeddings are never resized), and every row is measured under the
 tokenizer so that ``max_length`` is chosen or checked and the rows it truncates are reported.
-Assistant messages a hook rejected (the mistake of a fail -> hook -> recover lesson) stay out of
-the loss: the model sees them, and the hook's feedback and the recovery after them, but does not
-learn to say them. ``loss_mask.txt`` in the output shows one variant row with the trained text in
-⟦...⟧ (one with a rejected turn, when there is one).
+With ``loss: assistant``, assistant messages a hook rejected (the mistake of a fail -> hook ->
+recover lesson) stay out of the loss too: the model sees them, and the hook's feedback and the
+recovery after them, but does not learn to say them. ``loss_mask.txt`` in the output shows one
+variant row with the trained text in ⟦...⟧ (one with a rejected turn, when there is one).
 """
 
 from __future__ import annotations
