@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -77,6 +78,48 @@ def test_inline_harness(harness_dir):
     episode = Episode.from_dict(good_row(harness=inline))
     assert episode.harness.tool_names == ("get_price", "get_price_history")
     assert episode.to_dict()["harness"] == inline
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field", "message"),
+    [
+        ("hooks_source", 5, "harness.hooks_source", "expected a string, got int"),
+        ("layouts", [1, 2], "harness.layouts", "expected a mapping, got list"),
+        ("layouts", {"mine.j2": 3}, "harness.layouts.mine.j2", "expected a string, got int"),
+        ("skill_kinds", [{"a": 1}], "harness.skill_kinds[0]", "expected a string, got dict"),
+        ("skills.license", 5, "harness.skills[0].license", "'license' must be a string"),
+        ("hooks.description", 5, "harness.hooks[0].description", "must be a string"),
+    ],
+)
+def test_an_inline_harness_field_of_the_wrong_type_rejects_its_line(
+    harness_dir, tmp_path, key, value, field, message
+):
+    """One line's inline harness with a field of the wrong type crashed the whole run (a
+    TypeError in compile(), dict(), str.strip: every line lost)."""
+    inline = load_harness(harness_dir).to_dict()
+    bad = copy.deepcopy(inline)
+    if "." in key:
+        part, name = key.split(".")
+        bad[part][0][name] = value
+    else:
+        bad[key] = value
+    path = tmp_path / "episodes.jsonl"
+    rows = [
+        good_row("a", harness=inline),
+        good_row("b", harness=bad),
+        good_row("c", harness=inline),
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = list(read_episodes(path))
+    assert [o.id for o in out if isinstance(o, Episode)] == ["a", "c"]
+    (reject,) = [o for o in out if isinstance(o, Reject)]
+    assert (reject.line, reject.field) == (2, field) and message in reject.reason
+
+
+def test_a_hook_description_left_empty_is_no_description(harness_dir):
+    inline = load_harness(harness_dir).to_dict()
+    inline["hooks"][0]["description"] = None  # what ``description:`` with nothing after reads as
+    assert Episode.from_dict(good_row(harness=inline)).harness.hooks[0].description == ""
 
 
 def _mutations():

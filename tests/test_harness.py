@@ -124,6 +124,32 @@ def test_a_harness_integer_beyond_64_bits_is_refused_with_its_line(tmp_path):
     assert info.value.file.endswith("harness.yaml") and info.value.line == line
 
 
+@pytest.mark.parametrize(
+    "added, message",
+    [
+        ("{1: hot, 2: new}", "key 1 is not a string"),
+        ("!!set {red, blue}", "set is no JSON value"),
+    ],
+)
+def test_yaml_that_is_no_json_is_refused_with_its_line(tmp_path, added, message):
+    """What a harness.yaml says is written as JSON (fingerprints, rows): an integer key or a
+    set in a hook's config crashed every command far from its line ("Dict key must be str",
+    a bug in hsa)."""
+    text = HARNESS_YAML.replace("config: {max_chars: 50}", f"config:\n      labels: {added}")
+    root = write_harness(tmp_path / "h", harness_yaml=text)
+    with pytest.raises(HarnessError, match=message) as info:
+        load_harness(root)
+    assert info.value.line == text.splitlines().index(f"      labels: {added}") + 1
+
+
+def test_a_yaml_date_stays_the_text_it_is(tmp_path):
+    since = HARNESS_YAML.replace(
+        "config: {max_chars: 50}", "config: {max_chars: 50, since: 2024-05-01}"
+    )
+    harness = load_harness(write_harness(tmp_path / "h", harness_yaml=since))
+    assert harness.hooks[0].config == {"max_chars": 50, "since": "2024-05-01"}
+
+
 def test_hook_code_that_exits_at_import_is_a_harness_error(tmp_path):
     hooks = (
         "import sys\nsys.exit(0)\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"

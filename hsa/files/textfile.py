@@ -67,6 +67,15 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
             key: Any = "<<"
         else:
             key = loader.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                # What is read from YAML is written as JSON (fingerprints, rows, manifests),
+                # whose keys are strings: ``{1: hot}`` would fail far from this line.
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} is not a string; quote it ('{key}':)",
+                    key_node.start_mark,
+                )
         try:
             repeated = key in seen
         except TypeError:  # an unhashable key: the mapping constructor names it
@@ -98,6 +107,26 @@ def _int_of_64_bits(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> int:
 
 
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _int_of_64_bits)
+
+
+def _as_written(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> str:
+    """A date or time stays the text it is (``2024-05-01``), as JSON would hold it."""
+    return loader.construct_scalar(node)
+
+
+def _no_json_value(loader: _UniqueKeyLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"{node.tag.rsplit(':', 1)[-1]} is no JSON value (what is read here is written as JSON); "
+        f"write a list or a mapping",
+        node.start_mark,
+    )
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
+for _tag in ("set", "binary", "omap", "pairs"):
+    _UniqueKeyLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _no_json_value)
 
 
 def load_yaml(text: str) -> Any:

@@ -426,13 +426,18 @@ class Harness:
                     Hook.from_dict(h, where=f"{where}.hooks[{i}]")
                     for i, h in enumerate(_list(data.get("hooks"), f"{where}.hooks"))
                 ),
-                skill_kinds=tuple(_list(data.get("skill_kinds"), f"{where}.skill_kinds")),
+                skill_kinds=tuple(
+                    _string(kind, f"{where}.skill_kinds[{i}]")
+                    for i, kind in enumerate(_list(data.get("skill_kinds"), f"{where}.skill_kinds"))
+                ),
                 skill_loader=_string(
                     data.get("skill_loader", DEFAULT_SKILL_LOADER), f"{where}.skill_loader"
                 ),
                 runtime_tools=tuple(_list(data.get("runtime_tools"), f"{where}.runtime_tools")),
-                hooks_source=data.get("hooks_source"),
-                layouts=dict(data.get("layouts") or {}),
+                hooks_source=None
+                if data.get("hooks_source") is None
+                else _string(data["hooks_source"], f"{where}.hooks_source"),
+                layouts=_texts(data.get("layouts"), f"{where}.layouts"),
                 trust_hooks=trust_hooks,
             )
         except HarnessError as exc:
@@ -447,6 +452,17 @@ def _string(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise HarnessError(f"expected a string, got {type(value).__name__}", field=where)
     return value
+
+
+def _texts(value: Any, where: str) -> dict[str, str]:
+    """A mapping of names to texts (a harness's own layouts: file name -> template)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise HarnessError(f"expected a mapping, got {type(value).__name__}", field=where)
+    for key, text in value.items():
+        _string(text, f"{where}.{key}")
+    return dict(value)
 
 
 def _list(value: Any, where: str) -> list:

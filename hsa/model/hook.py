@@ -125,11 +125,14 @@ class Hook:
         config = data.get("config") or {}
         if not isinstance(config, dict):
             raise HarnessError("config must be a mapping", field=f"{where}.config")
+        description = data.get("description") or ""  # ``description:`` left empty is None
+        if not isinstance(description, str):
+            raise HarnessError("description must be a string", field=f"{where}.description")
         return cls(
             name=data["name"],
             event=data["event"],
             function=data["function"],
-            description=data.get("description", ""),
+            description=description,
             config=dict(config),
         )
 

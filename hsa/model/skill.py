@@ -120,6 +120,18 @@ class Skill:
                 raise HarnessError(f"'{key}' must be a string", field=f"{where}.{key}")
         if not data["id"]:
             raise HarnessError("skill id must not be empty", field=f"{where}.id")
+        for key in ("kind", "license", "compatibility"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise HarnessError(f"'{key}' must be a string", field=f"{where}.{key}")
+        allowed_tools = data.get("allowed_tools", ())
+        if not isinstance(allowed_tools, list | tuple) or not all(
+            isinstance(name, str) for name in allowed_tools
+        ):
+            raise HarnessError(
+                "'allowed_tools' must be a list of names", field=f"{where}.allowed_tools"
+            )
+        if not isinstance(data.get("metadata", {}), dict):
+            raise HarnessError("'metadata' must be a mapping", field=f"{where}.metadata")
         return cls(
             id=data["id"],
             description=data["description"],
