@@ -189,3 +189,26 @@ def test_the_package_version_is_written_once():
     from hatchling.plugin.manager import PluginManager
 
     assert ProjectMetadata(str(ROOT), PluginManager()).version == hsa.__version__
+
+
+def test_hidden_entries_of_a_harness_folder_are_no_part_of_its_version(small_example, tmp_path):
+    """A git tag, a .DS_Store or an editor's swap file is no harness content: it made another
+    version on a rerun, and `hsa verify` called the unchanged harness another one."""
+    from hsa.dataset.audit import audit_version
+    from hsa.errors import HsaError
+
+    episodes, harness = small_example
+    recipe = load_recipe("tools-basic")
+    first = generate(recipe, episodes, tmp_path / "out", harness=harness)
+    (harness / ".git" / "refs").mkdir(parents=True)
+    (harness / ".git" / "refs" / "v1").write_text("0123abcd\n")
+    (harness / "tools" / ".DS_Store").write_bytes(b"\0\1")
+    (harness / "skills" / ".cache").mkdir()  # a hidden folder is no skill without SKILL.md
+    assert audit_version(first.path, trust_hooks=True).ok
+    again = generate(recipe, episodes, tmp_path / "out", harness=harness)
+    assert again.reused and again.path == first.path
+    skill = sorted((harness / "skills").glob("*/SKILL.md"))[0]
+    skill.write_text(skill.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    assert generate(recipe, episodes, tmp_path / "out", harness=harness).path != first.path
+    with pytest.raises(HsaError, match="--out lies inside --harness"):
+        generate(recipe, episodes, harness / "out", harness=harness)

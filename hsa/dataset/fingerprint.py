@@ -20,7 +20,7 @@ import orjson
 
 from hsa.errors import HsaError
 from hsa.files.assets import templates_dir
-from hsa.model.harness import inside, referenced_folder
+from hsa.model.harness import hidden, inside, referenced_folder
 
 # A string-valued "harness" key: a reference to a harness folder. Inside JSON string values
 # quotes are escaped, so this only matches real keys.
@@ -33,11 +33,13 @@ def folder_sha256(folder: str | os.PathLike) -> str:
     that is no file to read (an empty folder, a link that leads nowhere or in a loop) by its
     path and kind, so that a folder that no longer loads never shares its version with the one
     that did. A symbolic link that leads out of the folder counts by its target's name, never
-    its bytes: nothing outside is read (loading such a harness fails anyway)."""
+    its bytes: nothing outside is read (loading such a harness fails anyway). Hidden entries
+    (``.git``, ``.DS_Store``) and ``__pycache__`` are no part of it: a harness is what
+    hsa.model.harness loads, and a git tag or a byte-code cache must not make another version."""
     root = Path(folder)
     real = root.resolve()
     digest = hashlib.sha256()
-    entries = sorted(p for p in root.rglob("*") if "__pycache__" not in p.parts)
+    entries = sorted(p for p in root.rglob("*") if not hidden(p.relative_to(root)))
     files = {p for p in entries if p.is_file()}
     parents = {parent for p in files for parent in p.parents}
     for path in entries:

@@ -55,6 +55,7 @@ from hsa.dataset.writer import (
 )
 from hsa.errors import HsaError
 from hsa.files.jsonl import atomic_path, input_file, raw_lines
+from hsa.files.overlap import refuse_inside
 
 MANIFEST_VERSION = 1
 DEFAULT_BATCH = 256
@@ -174,6 +175,8 @@ def generate(
         raise HsaError("output path exists and is a file, expected a directory", file=str(out))
     if harness is not None and not Path(harness).is_dir():
         raise HsaError("harness folder does not exist or is not a directory", file=str(harness))
+    # A version written into the harness folder would change the folder it is a hash of.
+    refuse_inside(("--out", out), {"--harness": harness})
 
     transforms = recipe.transform_versions()
     fingerprint = input_fingerprint(episodes, harness, harness_roots)

@@ -483,6 +483,12 @@ def inside(folder: Path, path: Path) -> bool:
     return real == folder or folder in real.parents
 
 
+def hidden(relative: Path) -> bool:
+    """Whether a path inside a harness folder is no part of the harness: a hidden entry
+    (``.git``, ``.DS_Store``, an editor's ``.swp``) or a byte-code cache, at any depth."""
+    return any(part.startswith(".") or part == "__pycache__" for part in relative.parts)
+
+
 class _FolderReader:
     """Reads a harness folder's files, refusing any that a symbolic link leads out of the folder
     to: a harness's text becomes training data that may be published, so it must be the
@@ -554,7 +560,9 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     skill_files: dict[str, Path] = {}
     skills_dir = root / "skills"
     if skills_dir.is_dir():
-        for sub in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
+        for sub in sorted(
+            p for p in skills_dir.iterdir() if p.is_dir() and not hidden(Path(p.name))
+        ):
             skill_file = sub / "SKILL.md"
             if not skill_file.is_file() and not skill_file.is_symlink():
                 raise HarnessError("skill folder has no SKILL.md", file=str(sub))
@@ -581,13 +589,13 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     tool_files: list[Path] = []  # each tool's file, in the tools' order
     tools_dir = root / "tools"
     if tools_dir.is_dir():
-        for path in sorted(tools_dir.iterdir()):
+        for path in sorted(p for p in tools_dir.iterdir() if not hidden(Path(p.name))):
             if path.suffix.lower() == ".json" and path.suffix != ".json":
                 # Read as no tool, it would surface later as an unknown allowed tool.
                 raise HarnessError(
                     "a tool file's name ends in .json, lowercase; rename it", file=str(path)
                 )
-        for path in sorted(tools_dir.glob("*.json")):
+        for path in sorted(p for p in tools_dir.glob("*.json") if not hidden(Path(p.name))):
             try:
                 raw = loads(read.bytes(path))
             except orjson.JSONDecodeError as exc:
@@ -602,7 +610,11 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     layouts = {}
     layouts_dir = root / "layouts"
     if layouts_dir.is_dir():
-        layouts = {p.name[:-3]: read.text(p) for p in sorted(layouts_dir.glob("*.j2"))}
+        layouts = {
+            p.name[:-3]: read.text(p)
+            for p in sorted(layouts_dir.glob("*.j2"))
+            if not hidden(Path(p.name))
+        }
 
     data = dict(data)
     data.update(
