@@ -1476,3 +1476,84 @@ def test_the_harness_variant_tally_counts_as_a_counter_of_the_names_would(names)
         "rows_median": statistics.median(served),
         "rows_max": served[-1],
     }
+
+
+# ---- licences under current SPDX ids -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("license", "expected"),
+    [
+        # a version range or an exception leaves the licence what it is
+        ("GPL-3.0-or-later", True),
+        ("GPL-3.0-only", True),
+        ("LGPL-2.1-or-later", True),
+        ("AGPL-3.0-only", True),
+        ("LGPL-2.1+", True),
+        ("GPLv3+", True),
+        ("Apache-2.0 WITH LLVM-exception", True),
+        ("GPL-2.0-or-later WITH Classpath-exception-2.0", True),
+        ("GPL-2.0-with-classpath-exception", True),
+        ("LicenseRef-Proprietary WITH LLVM-exception", False),  # judged by its licence
+        ("Proprietary-or-later", False),
+        # OR is open when any side is, AND when all are, parentheses first
+        ("GPL-3.0-or-later OR LicenseRef-Proprietary", True),
+        ("GPL-3.0-or-later AND LicenseRef-Proprietary", False),
+        ("MIT AND (GPL-3.0-only OR LicenseRef-Proprietary)", True),
+        ("(Apache-2.0 WITH LLVM-exception) OR LicenseRef-Proprietary", True),
+        ("MIT AND (LicenseRef-Proprietary OR LicenseRef-Other)", False),
+        ("LicenseRef-Proprietary OR (MIT AND BSD-3-Clause)", True),
+        ("LicenseRef-Proprietary OR (MIT AND LicenseRef-Other)", False),
+        ("(MIT", False),  # no expression: not an open licence
+        ("MIT OR", False),
+    ],
+)
+def test_current_spdx_ids_are_judged_by_their_licence(license, expected):
+    from hsa.dataset.licenses import is_open
+
+    assert is_open(license) is expected
+
+
+def _licensed_version(tmp_path, licenses: dict[str, str]):
+    """A version of four example episodes whose harness's skills state ``licenses``."""
+    harness = tmp_path / "harness"
+    shutil.copytree(EPISODES_PATH.parent / "harness", harness)
+    for skill, license in licenses.items():
+        path = harness / "skills" / skill / "SKILL.md"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(
+            text.replace(f"name: {skill}\n", f"name: {skill}\nlicense: {license}\n", 1),
+            encoding="utf-8",
+        )
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines(keepends=True)[:4]
+    (tmp_path / "episodes.jsonl").write_text("".join(lines), encoding="utf-8")
+    return generate(
+        load_recipe(RECIPE), tmp_path / "episodes.jsonl", tmp_path / "out", trust_hooks=True
+    )
+
+
+def test_push_takes_skills_under_current_spdx_ids_as_open(tmp_path):
+    from hsa.dataset.hub import push_version
+
+    licenses = {
+        "product-qa-reply": "GPL-3.0-or-later",
+        "price-coupon-reply": "Apache-2.0 WITH LLVM-exception",
+        "size-advice-reply": "LGPL-2.1-or-later",
+    }
+    made = _licensed_version(tmp_path / "open", licenses)
+    assert {
+        s: made.manifest["skill_licenses"][f"live-commerce-host/{s}"] for s in licenses
+    } == licenses
+    card = (made.path / "README.md").read_text(encoding="utf-8")
+    for skill, license in licenses.items():  # the licence as the skill states it, and open
+        assert f"| `live-commerce-host/{skill}` | {license} | yes |" in card
+    lines = push_version(made.path, "org/name", dry_run=True)
+    assert lines[0].startswith("create dataset repo org/name")
+    assert main(["push", str(made.path), "--repo-id", "org/name", "--dry-run"]) == 0
+    # a closed licence beside one is still refused
+    closed = "GPL-3.0-or-later AND LicenseRef-Proprietary"
+    made = _licensed_version(tmp_path / "closed", {"product-qa-reply": closed})
+    card = (made.path / "README.md").read_text(encoding="utf-8")
+    assert f"| `live-commerce-host/product-qa-reply` | {closed} | **no** |" in card
+    with pytest.raises(HsaError, match="--allow-restricted-licences"):
+        push_version(made.path, "org/name", dry_run=True)

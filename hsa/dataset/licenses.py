@@ -88,26 +88,72 @@ def card_license_id(license: str) -> str:
     return license
 
 
+# What SPDX writes after a licence's id to say which versions it grants, none of which closes an
+# open licence: ``-only`` and ``-or-later`` (GPL-3.0-or-later), the deprecated ``+`` (LGPL-2.1+)
+# and ``-with-<name>-exception`` (GPL-2.0-with-classpath-exception).
+_SPDX_RANGE = re.compile(r"(?:-with-.+-exception|-only|-or-later|\+)$")
+
+
 def spdx_id(license: str) -> str:
-    """A licence as the lower-case SPDX id it names, where it names one by a usual spelling."""
+    """A licence as the lower-case SPDX id it names, where it names one by a usual spelling,
+    without the versions it grants or the exception it adds (``GPL-3.0-or-later``, ``LGPL-2.1+``,
+    ``Apache-2.0 WITH LLVM-exception``: an exception only widens what its licence allows):
+    what :data:`OPEN_LICENSES` is looked up by."""
     text = " ".join(license.strip().lower().split())
+    text = re.sub(r"\s+with\s+.*$", "", text)
     text = re.sub(r"\s+licen[cs]e$", "", text).strip()
+    text = _SPDX_RANGE.sub("", text)
     return _SPELLINGS.get(text, text.replace(" ", "-"))
+
+
+# An SPDX expression's parentheses and operators (``AND`` binds before ``OR``), in any case; what
+# lies between them is one licence (``WITH`` and its exception included).
+_EXPRESSION = re.compile(r"(\(|\)|\s+and\s+|\s+or\s+)", re.IGNORECASE)
 
 
 def is_open(license: str) -> bool:
     """Whether ``license`` is an open licence: an SPDX id of :data:`OPEN_LICENSES` (in a usual
-    spelling), or an SPDX expression whose ``OR`` offers one and whose ``AND`` parts all are.
-    Anything else (``Proprietary``, ``see LICENSE.txt``) is not."""
-    alternatives = re.split(r"\s+or\s+", license.strip().strip("()"), flags=re.IGNORECASE)
-    return any(
-        all(
-            spdx_id(part) in OPEN_LICENSES
-            for part in re.split(r"\s+and\s+", alternative, flags=re.IGNORECASE)
-        )
-        for alternative in alternatives
-        if alternative.strip()
-    )
+    spelling, any version range or exception aside: :func:`spdx_id`), or an SPDX expression
+    whose ``OR`` offers one and whose ``AND`` parts all are, parentheses grouping as SPDX
+    says. Anything else (``Proprietary``, ``see LICENSE.txt``, an unbalanced expression) is
+    not."""
+    tokens = [t.strip().lower() for t in _EXPRESSION.split(license.strip()) if t.strip()]
+    at = 0
+
+    def either() -> bool:  # expr := all (OR all)*
+        nonlocal at
+        found = every()
+        while at < len(tokens) and tokens[at] == "or":
+            at += 1
+            found = every() or found
+        return found
+
+    def every() -> bool:  # all := one (AND one)*
+        nonlocal at
+        found = one()
+        while at < len(tokens) and tokens[at] == "and":
+            at += 1
+            found = one() and found
+        return found
+
+    def one() -> bool:  # one := "(" expr ")" | licence
+        nonlocal at
+        if at >= len(tokens) or tokens[at] in ("and", "or", ")"):
+            raise ValueError("a licence was expected")
+        at += 1
+        if tokens[at - 1] != "(":
+            return spdx_id(tokens[at - 1]) in OPEN_LICENSES
+        found = either()
+        if at >= len(tokens) or tokens[at] != ")":
+            raise ValueError("unbalanced parentheses")
+        at += 1
+        return found
+
+    try:
+        found = either()
+    except ValueError:
+        return False
+    return found and at == len(tokens)
 
 
 def restricted(skill_licenses: dict[str, str | None]) -> dict[str, str]:
