@@ -4,7 +4,8 @@
 and ``replay_variant`` is ``hsa replay VARIANTS.jsonl --id ROW`` (``hsa augment``'s output).
 Rows are rebuilt from their source episode and lineage (no sampling), verified again, rendered
 again, and compared with what is stored, so a version that passes is exactly what its recipe,
-seed and inputs make.
+seed and inputs make. Nothing may be missing either: every line of the episodes is a source
+whose every variant is a row or a reject, or a load reject (the same pass, see _Accounting).
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from hsa.dataset.harness_variants import (
     unlisted,
 )
 from hsa.dataset.pipeline import harness_variant
-from hsa.dataset.rows import parse_row_id, skill_licenses, variant_row
+from hsa.dataset.rows import parse_row_id, row_id, skill_licenses, variant_row
 from hsa.dataset.writer import read_manifest, version_problems
-from hsa.errors import HsaError
+from hsa.errors import HsaError, Reject
 from hsa.files.jsonl import dumps, read_lines
 from hsa.model.episode import Episode, find_episode, read_episodes
 from hsa.model.harness import Harness, load_harness
@@ -48,6 +49,9 @@ _COUNTS = (
     "variant_rejects",
 )
 _COMPARED = (
+    "id",
+    "hsa_source_id",
+    "hsa_variant",
     "hsa_harness_variant",
     "messages",
     "tools",
@@ -136,18 +140,15 @@ def checked_input(
     return path, load_harness(harness_dir, trust_hooks=trust_hooks) if harness_dir else None
 
 
-def _source_episodes(
+def _source_items(
     manifest: dict, episodes: str | os.PathLike | None, trust_hooks: bool, harness, harness_roots
-) -> Iterator[Episode]:
+) -> Iterator[Episode | Reject]:
+    """Every line of the episodes as read_episodes reads it: an Episode, or a Reject."""
     path, default = checked_input(
         manifest, episodes, trust_hooks, harness=harness, harness_roots=harness_roots
     )
-    return (
-        e
-        for e in read_episodes(
-            path, harness=default, trust_hooks=trust_hooks, harness_roots=harness_roots
-        )
-        if isinstance(e, Episode)
+    return read_episodes(
+        path, harness=default, trust_hooks=trust_hooks, harness_roots=harness_roots
     )
 
 
@@ -199,6 +200,18 @@ def _differences(stored: dict, rebuilt: dict) -> list[str]:
     return [column for column in _COMPARED if stored[column] != rebuilt[column]]
 
 
+def _wrong_id(row: dict) -> str | None:
+    """The problem of a row whose id is not the one its source id and variant index make (the
+    id generate gives it: hsa.dataset.rows.row_id), or None."""
+    expected = row_id(row["hsa_source_id"], row["hsa_variant"])
+    if row["id"] == expected:
+        return None
+    return (
+        f"{row['id']}: id is not {expected!r}, the id of variant {row['hsa_variant']} of "
+        f"source {row['hsa_source_id']!r}"
+    )
+
+
 def audit_version(
     version_dir: str | os.PathLike,
     *,
@@ -210,10 +223,12 @@ def audit_version(
     check_row: Callable[[Episode, dict], list[str]] | None = None,
 ) -> AuditReport:
     """Check a version: its files are exactly the manifest's (hashes, row counts, nothing
-    extra), its counts add up, and every row rebuilds from its source and lineage to the stored
-    bytes. ``on_progress(rows)`` reports the rows checked so far. ``check_row(source, row)``
-    replaces the rebuild for rows that are not rebuilt byte for byte (a rollout's: see
-    hsa.rollout.audit) and returns the row's problems."""
+    extra), its counts add up, every row rebuilds from its source and lineage to the stored
+    bytes (its id included), and every line of the episodes is accounted for: a source whose
+    every variant is a row or a variant reject, or a load reject. ``on_progress(rows)`` reports
+    the rows checked so far. ``check_row(source, row)`` replaces the rebuild for rows that are
+    not rebuilt byte for byte (a rollout's: see hsa.rollout.audit) and returns the row's
+    problems."""
     root = Path(version_dir)
     manifest = read_manifest(root)
     report = AuditReport(root)
@@ -241,7 +256,10 @@ def audit_version(
         return report  # do not re-verify rows of files that are already known to be wrong
     listed = _listing(root, manifest, problems)
 
-    sources = _source_episodes(manifest, episodes, trust_hooks, harness, harness_roots)
+    accounting = _Accounting(root, manifest, problems)
+    sources = accounting.sources(
+        _source_items(manifest, episodes, trust_hooks, harness, harness_roots)
+    )
     # What the manifest says of the rows (its version, statistics, licences) is checked too: a
     # card and push read them. A rollout's version and statistics are made otherwise (by its
     # endpoint settings and trajectories), so only generated versions are held to this.
@@ -258,6 +276,8 @@ def audit_version(
         if row["id"] in seen_ids:
             problems.append(f"{row['id']}: duplicate row id")
         seen_ids.add(row["id"])
+        if wrong_id := _wrong_id(row):
+            problems.append(wrong_id)
         while current is None or current.id != row["hsa_source_id"]:
             current = next(sources, None)  # rows follow the input order; skip sources without rows
             if current is None:
@@ -266,6 +286,7 @@ def audit_version(
                     f"in the episodes"
                 )
                 return report
+        accounting.add(row)
         if claims is not None:
             claims.add(row, current)
         name = row["hsa_harness_variant"]
@@ -285,7 +306,8 @@ def audit_version(
         except HsaError as exc:
             problems.append(f"{row['id']}: cannot rebuild: {exc}")
             continue
-        differing = _differences(row, rebuilt)
+        # the id was checked above: the rebuild's is the one its source id and variant make
+        differing = [column for column in _differences(row, rebuilt) if column != "id"]
         if differing:
             problems.append(
                 f"{row['id']}: stored row differs from its rebuild in {', '.join(differing)}"
@@ -294,9 +316,178 @@ def audit_version(
         problems.append(
             f"{LISTING_FILE}: {listed.untaken()} listed harness variant(s) no row takes"
         )
-    if claims is not None and report.rows_checked == counts["rows"]:
-        claims.close(root)
+    if report.rows_checked == counts["rows"]:
+        accounting.close(sources)
+        if claims is not None:
+            claims.close(accounting.stages)
     return report
+
+
+def _variant_indices(recipe: dict | None) -> range:
+    """The variant indices a recipe makes of every source (hsa.dataset.pipeline.augment_episode:
+    0 is the original when kept, then 1..variants_per_episode); a rollout without a recipe
+    makes the original alone. Raises HsaError when the recipe does not load."""
+    if recipe is None:
+        return range(1)
+    made = Recipe.from_dict(recipe)
+    return range(0 if made.keep_original else 1, made.variants_per_episode + 1)
+
+
+def _spans(indices: range) -> str:
+    return f"variant {indices[0]}" if len(indices) == 1 else f"variants {indices[0]}-{indices[-1]}"
+
+
+class _Accounting:
+    """Checks that nothing of the input is missing from a version, in the pass that rebuilds its
+    rows: each line of the episodes is a source whose every variant the recipe makes is a row
+    or a variant reject (never both), or a load reject (a line that does not load, or repeats
+    an earlier episode's id), and the manifest's counts are what the lines, rows and
+    rejects.parquet hold. Rows and rejects follow the input order, as generate and rollout write
+    them; rejects.parquet (one record per reject, no more) is read whole."""
+
+    MAX_NAMED = 10  # the first problems named one by one; the others counted
+
+    def __init__(self, root: Path, manifest: dict, problems: list[str]):
+        self.manifest, self.problems = manifest, problems
+        records = pq.read_table(
+            root / manifest["rejects"]["path"], columns=["line", "id", "variant", "stage"]
+        ).to_pylist()
+        self.stages = [r["stage"] for r in records]
+        self.load_records = [r for r in records if r["variant"] is None]
+        # by id (None: a line that is no JSON object with one): each line that is no source
+        # takes one, whatever their order
+        self.unclaimed_loads = Counter(r["id"] for r in self.load_records)
+        self.variant_records: dict[str | None, list[int]] = {}
+        for record in records:
+            if record["variant"] is not None:
+                self.variant_records.setdefault(record["id"], []).append(record["variant"])
+        try:
+            self.indices: range | None = _variant_indices(manifest["recipe"])
+        except HsaError as exc:
+            self.indices = None  # the variants of a source cannot be told; all else is checked
+            if manifest.get("kind") == "rollout":  # a generated version's _Claims names it
+                problems.append(f"manifest: its recipe does not load: {exc}")
+        self.lines = 0
+        self.load_items = 0  # lines that are load rejects: not loading, or a repeated id
+        self.sources_out = self.sources_all_rejected = 0
+        self.seen: set[str] = set()
+        self.source: str | None = None  # the source whose rows come now
+        self.rows: list[int] = []  # its rows' variant indices
+        # what is missing or extra, by line, named on close (the rows' own problems come first)
+        self.gaps: list[str] = []
+        self.more_gaps = 0
+
+    def _gap(self, problem: str) -> None:
+        if len(self.gaps) < self.MAX_NAMED:
+            self.gaps.append(problem)
+        else:
+            self.more_gaps += 1
+
+    def sources(self, items: Iterator[Episode | Reject]) -> Iterator[Episode]:
+        """The episodes of ``items`` whose rows may come (each id's first line), in order; every
+        item is accounted for as the iteration passes it."""
+        for item in items:
+            self._close_source()
+            self.lines += 1
+            if isinstance(item, Episode) and item.id not in self.seen:
+                self.seen.add(item.id)
+                self.source, self.rows = item.id, []
+                yield item
+            else:
+                self._load_reject(item)
+        self._close_source()
+
+    def add(self, row: dict) -> None:
+        """A row of the current source (the one :meth:`sources` yielded last)."""
+        self.rows.append(row["hsa_variant"])
+
+    def _load_reject(self, item: Episode | Reject) -> None:
+        """A line that is no source: a load reject of rejects.parquet with its id must be its."""
+        self.load_items += 1
+        if self.unclaimed_loads[item.id] > 0:
+            self.unclaimed_loads[item.id] -= 1
+        elif isinstance(item, Episode):  # read_episodes has no line number for an episode
+            self._gap(
+                f"a line of the episodes repeats episode id {item.id!r} (ids must be unique), "
+                f"but rejects.parquet has no load reject for it"
+            )
+        else:
+            self._gap(
+                f"line {item.line} of the episodes does not load ({item.reason[:80]}), but "
+                f"rejects.parquet has no load reject for it"
+                + (f" (id {item.id!r})" if item.id is not None else "")
+            )
+
+    def _close_source(self) -> None:
+        """Check the variants of the source whose rows have all come."""
+        if self.source is None:
+            return
+        source, rows = self.source, self.rows
+        self.source, self.rows = None, []
+        if rows:
+            self.sources_out += 1
+        else:
+            self.sources_all_rejected += 1
+        rejected = self.variant_records.pop(source, [])
+        if self.indices is None:
+            return
+        made = self.indices
+        for kind, indices in (("a row", rows), ("a variant reject", rejected)):
+            for index in sorted({i for i in indices if i not in made}, key=str):
+                self._gap(
+                    f"source {source!r}: variant {index} ({row_id(source, index)}) is {kind}, "
+                    f"but the recipe makes {_spans(made)} of every source"
+                )
+        if len(rejected) != len(set(rejected)):
+            self._gap(f"source {source!r}: rejects.parquet rejects a variant of it twice")
+        for index in sorted(set(rows) & set(rejected)):
+            self._gap(
+                f"source {source!r}: variant {index} ({row_id(source, index)}) is both a row and "
+                f"a variant reject"
+            )
+        missing = [i for i in made if i not in rows and i not in rejected]
+        if missing:
+            self._gap(
+                f"source {source!r}: variant {missing[0]} ({row_id(source, missing[0])}) is "
+                f"neither a row nor a variant reject in rejects.parquet"
+                + (f" (nor are {len(missing) - 1} more)" if len(missing) > 1 else "")
+                + f"; the recipe makes {_spans(made)} of every source"
+            )
+
+    def close(self, sources: Iterator[Episode]) -> None:
+        """Account for the lines after the last row's source, then check the counts."""
+        for _ in sources:
+            pass
+        problems = self.problems
+        problems.extend(self.gaps)
+        if self.more_gaps:
+            problems.append(f"... and {self.more_gaps} more lines or variants unaccounted for")
+        if extra := sum(self.unclaimed_loads.values()):
+            record = next(r for r in self.load_records if self.unclaimed_loads[r["id"]])
+            problems.append(
+                f"rejects.parquet: {extra} load reject(s) match no line of the episodes that "
+                f"fails to load or repeats an id, e.g. line {record['line']} "
+                f"(id {record['id']!r})"
+            )
+        for source, indices in list(self.variant_records.items())[:1]:
+            problems.append(
+                f"rejects.parquet: variant rejects of {len(self.variant_records)} source(s) that "
+                f"are not a source of the episodes, the first {row_id(str(source), indices[0])}"
+            )
+        counts = self.manifest["counts"]
+        found = {
+            "input_lines": self.lines,
+            "sources_out": self.sources_out,
+            "sources_all_rejected": self.sources_all_rejected,
+            "load_rejects": self.load_items,
+            "variant_rejects": len(self.stages) - len(self.load_records),
+        }
+        for key, value in found.items():
+            if counts[key] != value:
+                problems.append(
+                    f"counts: {key} is {counts[key]} in the manifest, {value} counted from the "
+                    f"episodes, rows and rejects.parquet"
+                )
 
 
 class _Claims:
@@ -375,14 +566,14 @@ class _Claims:
             self._source = source
             self.licenses.update(skill_licenses(source.harness))
 
-    def close(self, root: Path) -> None:
+    def close(self, stages: list[str]) -> None:
+        """Compare the statistics with the rows and the ``stages`` of rejects.parquet."""
         if self.unreadable:
             return
-        stages = pq.read_table(root / self.manifest["rejects"]["path"], columns=["stage"])
         statistics = {
             "rows_by_family": dict(sorted(self.by_family.items())),
             "rows_by_transform": dict(sorted(self.by_transform.items())),
-            "rejects_by_stage": dict(sorted(Counter(stages.column("stage").to_pylist()).items())),
+            "rejects_by_stage": dict(sorted(Counter(stages).items())),
         }
         if self.harness_variants.rows:
             statistics["harness_variants"] = self.harness_variants.summary()
@@ -458,7 +649,8 @@ def replay_row(
     if source is None:
         raise HsaError(f"source episode {stored['hsa_source_id']!r} not in the episodes")
     if check is not None:
-        return stored, check(source, stored)
+        wrong_id = _wrong_id(stored)
+        return stored, ([wrong_id] if wrong_id else []) + check(source, stored)
     rebuilt = rebuild(source, stored, manifest["version"], manifest["recipe"])
     return stored, _differences(stored, rebuilt)
 
