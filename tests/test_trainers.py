@@ -882,17 +882,20 @@ def test_a_stage_that_takes_no_training_step_saves_nothing_and_fails(
     assert not out.exists()
 
 
+def _with_lora(folder: Path, shipped: str) -> Path:
+    """A copy of a shipped tiny recipe that trains a small LoRA adapter."""
+    recipe = folder / f"{shipped}-lora.yaml"
+    text = (Path(__file__).parents[1] / "trainers" / "recipes" / f"{shipped}.yaml").read_text()
+    recipe.write_text(text.replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}"))
+    return recipe
+
+
 def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(
     shop_version, tiny_dir, tmp_path
 ):
     from hsa.trainers.sft import run_sft
 
-    recipe = tmp_path / "sft-lora.yaml"
-    recipe.write_text(
-        (Path(__file__).parents[1] / "trainers" / "recipes" / "sft-tiny-cpu.yaml")
-        .read_text()
-        .replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}")
-    )
+    recipe = _with_lora(tmp_path, "sft-tiny-cpu")
     record = run_sft(
         shop_version,
         str(tiny_dir),
@@ -921,12 +924,7 @@ def test_a_lora_recipe_trains_an_adapter_that_transformers_reloads(
 
     merged = load_model(str(tmp_path / "out"), load_recipe("rl-tiny-cpu", stage="rl"))
     assert all(p.requires_grad for p in merged.parameters())
-    rl_recipe = tmp_path / "rl-lora.yaml"
-    rl_recipe.write_text(
-        (Path(__file__).parents[1] / "trainers" / "recipes" / "rl-tiny-cpu.yaml")
-        .read_text()
-        .replace("lora: null", "lora: {r: 4, alpha: 8, dropout: 0.0}")
-    )
+    rl_recipe = _with_lora(tmp_path, "rl-tiny-cpu")
     run_rl(
         shop_version,
         str(tmp_path / "out"),

@@ -120,21 +120,19 @@ def is_open(license: str) -> bool:
     tokens = [t.strip().lower() for t in _EXPRESSION.split(license.strip()) if t.strip()]
     at = 0
 
-    def either() -> bool:  # expr := all (OR all)*
+    def chain(word: str, part, combine) -> bool:  # part (word part)*
         nonlocal at
-        found = every()
-        while at < len(tokens) and tokens[at] == "or":
+        found = part()
+        while at < len(tokens) and tokens[at] == word:
             at += 1
-            found = every() or found
+            found = combine(part(), found)  # every part is read, whatever the others say
         return found
 
+    def either() -> bool:  # expr := all (OR all)*
+        return chain("or", every, lambda a, b: a or b)
+
     def every() -> bool:  # all := one (AND one)*
-        nonlocal at
-        found = one()
-        while at < len(tokens) and tokens[at] == "and":
-            at += 1
-            found = one() and found
-        return found
+        return chain("and", one, lambda a, b: a and b)
 
     def one() -> bool:  # one := "(" expr ")" | licence
         nonlocal at
