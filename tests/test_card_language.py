@@ -13,8 +13,9 @@ import yaml
 
 from hsa.augment.recipe import Recipe
 from hsa.cli import main
-from hsa.dataset.card import card_text, gold_languages
+from hsa.dataset.card import card_text
 from hsa.dataset.generate import generate
+from hsa.dataset.row_shape import gold_languages
 from hsa.example import EPISODES_PATH, HARNESS_DIR
 
 RECIPE = Recipe.from_dict(

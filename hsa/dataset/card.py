@@ -1,22 +1,19 @@
 """The Hugging Face dataset card (README.md) of a version, from a template in templates/cards.
 
-Statistics come from the version's own files (the rejects, read with polars, and the manifest),
-the shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or
-read from the shards) and the languages its rows' gold states (:func:`reply_languages`), so
-``hsa card DIR`` can rebuild the card of any version.
+Statistics come from the version's own files (the rejects, read with polars, and the manifest)
+and the shape of its rows (:mod:`hsa.dataset.row_shape`: tallied while the rows are written, or
+read from the shards; the languages its gold states among them), so ``hsa card DIR`` can
+rebuild the card of any version.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 import jinja2
-import orjson
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -30,7 +27,6 @@ from hsa.errors import HsaError
 from hsa.files.assets import templates_dir
 from hsa.files.jsonl import atomic_path
 from hsa.files.textfile import read_text
-from hsa.model.gold import REPLY_LANGUAGES
 
 
 def read_table(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
@@ -86,57 +82,6 @@ def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str
     )
 
 
-def _stated_languages(gold: str) -> set[str]:
-    """The ``reply.language`` of every turn of one ``hsa_gold`` value (flat or ``turns``)."""
-    try:
-        data = orjson.loads(gold)
-    except orjson.JSONDecodeError:  # a damaged shard: hsa verify says so, the card names none
-        return set()
-    turns = data.get("turns", [data]) if isinstance(data, dict) else []
-    replies = [t.get("reply") for t in turns if isinstance(t, dict)]
-    return {r["language"] for r in replies if isinstance(r, dict) and "language" in r}
-
-
-def gold_languages(
-    gold: pa.Array | pa.ChunkedArray, among: Iterable[str] = REPLY_LANGUAGES
-) -> set[str]:
-    """Which languages of ``among`` (ISO 639-1 codes) the ``reply.language`` of some turn of
-    these ``hsa_gold`` values states."""
-    chunks = gold.chunks if isinstance(gold, pa.ChunkedArray) else [gold]
-    texts = [c.storage if isinstance(c, pa.ExtensionArray) else c for c in chunks]
-    found: set[str] = set()
-    for code in among:
-        # A quick substring test first (orjson writes no spaces); the rows it flags are parsed,
-        # until one confirms it: a tool argument may be called language too.
-        needle = f'"language":"{code}"'
-        for text in texts:
-            flagged = text.filter(pc.match_substring(text, needle))
-            if any(code in _stated_languages(value.as_py()) for value in flagged):
-                found.add(code)
-                break
-    return found
-
-
-def reply_languages(version_dir: str | os.PathLike, manifest: dict) -> list[str]:
-    """The languages a version's rows are in, sorted, for the card's ``language``: every
-    ``reply.language`` its gold states (of :data:`hsa.model.gold.REPLY_LANGUAGES`, ISO 639-1
-    codes, as the Hub takes them). An episode's free-form ``meta`` (the example's
-    ``meta.language``) is not in the rows. Empty when no gold states one: the card then names
-    no language rather than guess one. Reads the shards' ``hsa_gold`` column only (a substring
-    scan, then a parse of the rows it flags) and stops once every language gold may state is
-    found."""
-    root = Path(version_dir)
-    found: set[str] = set()
-    for shard in manifest["shards"]:
-        for batch in pq.ParquetFile(root / shard["path"]).iter_batches(
-            batch_size=65_536, columns=["hsa_gold"]
-        ):
-            found |= gold_languages(batch.column(0), set(REPLY_LANGUAGES) - found)
-            if found == set(REPLY_LANGUAGES):
-                return sorted(found)
-    return sorted(found)
-
-
 def card_text(
     version_dir: str | os.PathLike,
     *,
@@ -152,7 +97,7 @@ def card_text(
     shape = shape if shape is not None else RowShape.read(root, manifest)
     listing = listing_path(root, manifest)
     recipe = manifest.get("recipe") or {}
-    languages = reply_languages(root, manifest)
+    languages = sorted(shape.languages)
     front = {
         "license": license,
         "task_categories": ["text-generation"],

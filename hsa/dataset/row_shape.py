@@ -1,4 +1,5 @@
-"""The shape of a version's rows, for its card: variants per source, messages and tools per row.
+"""The shape of a version's rows, for its card: variants per source, messages and tools per row,
+and the languages the rows' gold states (the card's ``language``: what the Hub indexes it by).
 
 Tallied as counts of each value while the rows are written (``hsa generate`` and ``hsa rollout``
 feed each table they write), so a card is made without reading the shards again: that pass
@@ -10,11 +11,15 @@ The tally is bounded by the number of distinct counts, not by the rows.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from hsa.model.gold import REPLY_LANGUAGES
 
 # What marks one message in a row's ``messages`` JSON and one tool in its ``tools`` JSON. A
 # quote inside a string is escaped (``\"``), so message text never matches.
@@ -31,17 +36,22 @@ class RowShape:
     def __init__(self) -> None:
         self.messages: Counter[int] = Counter()
         self.tools: Counter[int] = Counter()
+        # of REPLY_LANGUAGES, those some turn's ``reply.language`` in the rows' gold states
+        self.languages: set[str] = set()
         self._runs: Counter[int] = Counter()  # closed runs of one source's rows
         self.first_id: str | None = None
         self._last_id: str | None = None
         self._run = 0
 
     def add(self, rows: pa.Table | pa.RecordBatch) -> None:
-        """Tally ``rows`` (with ``hsa_source_id``, ``messages`` and ``tools``), in write order."""
+        """Tally ``rows`` (with ``hsa_source_id``, ``messages``, ``tools`` and ``hsa_gold``), in
+        write order."""
         if rows.num_rows == 0:
             return
         self.messages.update(_marks(rows.column("messages"), MESSAGE_MARK))
         self.tools.update(_marks(rows.column("tools"), TOOL_MARK))
+        if unseen := set(REPLY_LANGUAGES) - self.languages:  # none left to look for: no scan
+            self.languages |= gold_languages(rows.column("hsa_gold"), unseen)
         for source_id in rows.column("hsa_source_id").to_pylist():
             if self.first_id is None:
                 self.first_id = source_id
@@ -64,10 +74,40 @@ class RowShape:
         for shard in manifest["shards"]:
             source = pq.ParquetFile(root / shard["path"])
             for batch in source.iter_batches(
-                batch_size=8192, columns=["hsa_source_id", "messages", "tools"]
+                batch_size=8192, columns=["hsa_source_id", "messages", "tools", "hsa_gold"]
             ):
                 shape.add(batch)
         return shape
+
+
+def _stated_languages(gold: str) -> set[str]:
+    """The ``reply.language`` of every turn of one ``hsa_gold`` value (flat or ``turns``)."""
+    try:
+        data = orjson.loads(gold)
+    except orjson.JSONDecodeError:  # a damaged shard: hsa verify says so, the card names none
+        return set()
+    turns = data.get("turns", [data]) if isinstance(data, dict) else []
+    replies = [t.get("reply") for t in turns if isinstance(t, dict)]
+    return {r["language"] for r in replies if isinstance(r, dict) and "language" in r}
+
+
+def gold_languages(
+    gold: pa.Array | pa.ChunkedArray, among: Iterable[str] = REPLY_LANGUAGES
+) -> set[str]:
+    """Which languages of ``among`` (ISO 639-1 codes) the ``reply.language`` of some turn of
+    these ``hsa_gold`` values states."""
+    texts = _texts(gold)
+    found: set[str] = set()
+    for code in among:
+        # A quick substring test first (orjson writes no spaces); the rows it flags are parsed,
+        # until one confirms it: a tool argument may be called language too.
+        needle = f'"language":"{code}"'
+        for text in texts:
+            flagged = text.filter(pc.match_substring(text, needle))
+            if any(code in _stated_languages(value.as_py()) for value in flagged):
+                found.add(code)
+                break
+    return found
 
 
 def tally(values: pa.Array | pa.ChunkedArray) -> Counter:
@@ -89,12 +129,16 @@ def tally(values: pa.Array | pa.ChunkedArray) -> Counter:
 
 def _marks(column: pa.Array | pa.ChunkedArray, mark: str) -> Counter[int]:
     """How many rows of a JSON column hold ``mark`` each number of times."""
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     found: Counter[int] = Counter()
-    for chunk in chunks:
-        text = chunk.storage if isinstance(chunk, pa.ExtensionArray) else chunk
+    for text in _texts(column):
         found.update(tally(pc.count_substring(text, mark)))
     return found
+
+
+def _texts(column: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    """A JSON column's chunks as plain string arrays (the storage of Arrow's JSON type)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return [c.storage if isinstance(c, pa.ExtensionArray) else c for c in chunks]
 
 
 def median(counts: Counter[int]) -> int | float:
