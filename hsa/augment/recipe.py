@@ -102,6 +102,12 @@ class Recipe:
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
+    @property
+    def variant_indices(self) -> range:
+        """The variant indices made of every episode: 0 is the original, when kept; then
+        ``1..variants_per_episode``, each a run of the pipeline."""
+        return range(0 if self.keep_original else 1, self.variants_per_episode + 1)
+
     def transform_versions(self) -> dict[str, str]:
         return dict(
             sorted(

@@ -324,13 +324,10 @@ def audit_version(
 
 
 def _variant_indices(recipe: dict | None) -> range:
-    """The variant indices a recipe makes of every source (hsa.dataset.pipeline.augment_episode:
-    0 is the original when kept, then 1..variants_per_episode); a rollout without a recipe
-    makes the original alone. Raises HsaError when the recipe does not load."""
-    if recipe is None:
-        return range(1)
-    made = Recipe.from_dict(recipe)
-    return range(0 if made.keep_original else 1, made.variants_per_episode + 1)
+    """The variant indices a recipe makes of every source (:attr:`Recipe.variant_indices`); a
+    rollout without a recipe makes the original alone. Raises HsaError when the recipe does not
+    load."""
+    return range(1) if recipe is None else Recipe.from_dict(recipe).variant_indices
 
 
 def _spans(indices: range) -> str:
@@ -469,7 +466,8 @@ class _Accounting:
                 f"fails to load or repeats an id, e.g. line {record['line']} "
                 f"(id {record['id']!r})"
             )
-        for source, indices in list(self.variant_records.items())[:1]:
+        if self.variant_records:
+            source, indices = next(iter(self.variant_records.items()))
             problems.append(
                 f"rejects.parquet: variant rejects of {len(self.variant_records)} source(s) that "
                 f"are not a source of the episodes, the first {row_id(str(source), indices[0])}"

@@ -166,7 +166,7 @@ def generate(
             f"split must be a name like train or validation (letters, digits, _ "
             f"and inner dots), got {split!r}"
         )
-    per_episode = recipe.variants_per_episode + recipe.keep_original
+    per_episode = len(recipe.variant_indices)
     batch_size = max(1, min(batch_size, MAX_BATCH_VARIANTS // per_episode))
     harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
     episodes = input_file(episodes, "episodes file")

@@ -47,9 +47,10 @@ def harness_variant(seed: int, pool: int | None, episode: Episode, index: int) -
 def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantReject]:
     """All variants of one episode, in index order."""
     out: list[Variant | VariantReject] = []
-    if recipe.keep_original:
-        out.append(Variant(episode.id, 0, episode, (), EMPTY))
-    for index in range(1, recipe.variants_per_episode + 1):
+    for index in recipe.variant_indices:
+        if index == 0:
+            out.append(Variant(episode.id, 0, episode, (), EMPTY))
+            continue
         state = RunState(
             recipe.seed,
             episode.id,
