@@ -51,7 +51,7 @@ def blocked_calls(messages) -> set[int]:
     """The calls a hook sent back (answered by a hook's feedback, so they never ran), as
     ``id(call)`` of the call dicts in ``messages``: paired by ``tool_call_id``, or in call order
     where the data has no ids."""
-    return {id(call) for call, result in answered_calls(list(messages)) if hook_feedback(result)}
+    return {id(call) for _, call, result in answered_calls(messages) if hook_feedback(result)}
 
 
 def hook_rejected(messages) -> list[int]:
@@ -62,14 +62,8 @@ def hook_rejected(messages) -> list[int]:
     lessons: the context of the recovery, not something to learn to say."""
     rejected: set[int] = set()
     messages = list(messages)
-    caller = {  # a call (by identity) -> its assistant message
-        id(call): i
-        for i, message in enumerate(messages)
-        if message.get("role") == "assistant"
-        for call in message.get("tool_calls") or ()
-    }
-    # The message a tool message answers: by its tool_call_id, or in call order without one.
-    answering = {id(result): caller[id(call)] for call, result in answered_calls(messages)}
+    # The assistant message a tool message answers: by its tool_call_id, or in call order.
+    answering = {id(result): at for at, _, result in answered_calls(messages)}
     anchor = None  # the assistant message hook feedback right now would be about
     for i, message in enumerate(messages):
         role = message.get("role")

@@ -42,25 +42,27 @@ def called_tools(messages) -> set[str]:
     }
 
 
-def answered_calls(messages) -> list[tuple[dict, dict]]:
-    """(call, tool message) for each ``tool`` message of ``messages`` that answers a call: the
-    call its ``tool_call_id`` names, or, for a message without one, the first call of the
-    latest assistant message that nothing has answered yet (data without ids lists the results
-    in the order of the calls). Hook feedback that answers a blocked call is paired too."""
+def answered_calls(messages) -> list[tuple[int, dict, dict]]:
+    """(index of the assistant message that made the call, call, tool message) for each ``tool``
+    message of ``messages`` that answers a call: the call its ``tool_call_id`` names, or, for a
+    message without one, the first call of the latest assistant message that nothing has
+    answered yet (data without ids lists the results in the order of the calls). Hook feedback
+    that answers a blocked call is paired too."""
     out = []
-    by_id: dict[str, dict] = {}
+    by_id: dict[str, tuple[int, dict]] = {}
     waiting: list[dict] = []  # the latest assistant message's calls not yet answered
-    for message in messages:
+    latest = -1
+    for i, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
-            waiting = list(message.get("tool_calls") or ())
-            by_id.update((c["id"], c) for c in waiting if isinstance(c.get("id"), str))
+            latest, waiting = i, list(message.get("tool_calls") or ())
+            by_id.update((c["id"], (i, c)) for c in waiting if isinstance(c.get("id"), str))
         elif role == "tool":
             call_id = message.get("tool_call_id")
-            call = by_id.pop(call_id, None) if isinstance(call_id, str) else None
-            if call is None and call_id is None and waiting:
-                call = waiting[0]
-            if call is not None:
-                waiting = [c for c in waiting if c is not call]
-                out.append((call, message))
+            made = by_id.pop(call_id, None) if isinstance(call_id, str) else None
+            if made is None and call_id is None and waiting:
+                made = latest, waiting[0]
+            if made is not None:
+                waiting = [c for c in waiting if c is not made[1]]
+                out.append((*made, message))
     return out

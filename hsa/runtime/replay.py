@@ -86,18 +86,18 @@ class ReplayTools:
 def recorded_results(messages: Iterable[dict], harness: Harness) -> list[tuple[str, dict, str]]:
     """(tool name, arguments, result text) of every tool result recorded in ``messages``."""
     out = []
-    for call, message in answered_calls(list(messages)):
+    for _, call, message in answered_calls(messages):
         fn = call.get("function") or {}
         name, raw = fn.get("name"), fn.get("arguments", "{}")
+        # hook feedback and skill loads are no tool's result; only the rest is parsed
+        if name == harness.skill_loader or not tool_result(message):
+            continue
+        if not isinstance(message.get("content"), str):
+            continue
         try:
             arguments = raw if isinstance(raw, dict) else orjson.loads(raw)
         except orjson.JSONDecodeError:
             continue
-        if (
-            isinstance(arguments, dict)
-            and name != harness.skill_loader
-            and tool_result(message)
-            and isinstance(message.get("content"), str)
-        ):
+        if isinstance(arguments, dict):
             out.append((name, arguments, message["content"]))
     return out
