@@ -256,15 +256,14 @@ class Run:
         Ctrl-C hours into a run must not take them, and a rerun resumes from one."""
         if output.rank()[0] != 0:
             return
-        steps = {
-            int(p.name[11:]): p for p in self.staging.glob("checkpoint-*") if p.name[11:].isdigit()
-        }
-        checkpoints = [steps[k] for k in sorted(steps)]
-        if not checkpoints:
+        from transformers.trainer_utils import get_last_checkpoint  # the Trainer's own reading
+
+        newest = get_last_checkpoint(str(self.staging)) if self.staging.is_dir() else None
+        if newest is None:
             output.discard(self.staging)
             return
         self.log(
             f"{self.recipe.stage}: the run failed; its checkpoints are kept in {self.staging}. "
-            f"The same command with --set trl.resume_from_checkpoint={checkpoints[-1]} resumes "
+            f"The same command with --set trl.resume_from_checkpoint={newest} resumes "
             f"(delete the folder once done)"
         )
