@@ -23,7 +23,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 
 import orjson
@@ -37,8 +36,8 @@ from hsa.augment.step import steps_from
 from hsa.dataset.audit import checked_input
 from hsa.dataset.writer import read_manifest, version_problems
 from hsa.errors import HsaError, Reject
-from hsa.files.jsonl import input_file, raw_lines
-from hsa.model.episode import Episode, read_episodes
+from hsa.files.jsonl import input_file
+from hsa.model.episode import Episode, numbered_episodes
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness, load_harness
 from hsa.model.scorer import episode_category
@@ -261,34 +260,28 @@ class Sources:
 def load_sources(path: str | os.PathLike, *, harness: Harness | None, trust_hooks: bool) -> Sources:
     """Episodes that load, first of each id (as ``hsa generate`` keeps them)."""
     sources = Sources({})
-    first_index: dict[str, int] = {}  # id -> its line's place among the non-blank lines
-    for index, episode in enumerate(read_episodes(path, harness=harness, trust_hooks=trust_hooks)):
+    first_line: dict[str, int] = {}  # id -> the line of its episode that is evaluated
+    for number, item in numbered_episodes(path, harness=harness, trust_hooks=trust_hooks):
         sources.lines += 1
-        if isinstance(episode, Episode) and episode.id not in sources.episodes:
-            sources.episodes[episode.id] = episode
-            first_index[episode.id] = index
+        if isinstance(item, Episode) and item.id not in sources.episodes:
+            sources.episodes[item.id] = item
+            first_line[item.id] = number
             continue
         sources.rejected += 1
         if sources.first_reject is None:
             sources.first_reject = str(
-                episode
-                if isinstance(episode, Reject)
-                else _repeated_id(path, episode.id, first_index[episode.id], index)
+                item
+                if isinstance(item, Reject)
+                else Reject(
+                    source=str(path),
+                    line=number,
+                    id=item.id,
+                    field="id",
+                    reason=f"duplicate episode id; line {first_line[item.id]} has it and is "
+                    f"the one evaluated",
+                )
             )
     return sources
-
-
-def _repeated_id(path: str | os.PathLike, episode_id: str, first: int, index: int) -> Reject:
-    """A line that repeats an episode id, located: episodes carry no line number, so the two
-    lines are looked up on this path alone."""
-    numbers = [number for number, _ in islice(raw_lines(path), index + 1)]
-    return Reject(
-        source=str(path),
-        line=numbers[index],
-        id=episode_id,
-        field="id",
-        reason=f"duplicate episode id; line {numbers[first]} has it and is the one evaluated",
-    )
 
 
 def version_sources(

@@ -524,30 +524,53 @@ def read_episodes(
 ) -> Iterator[Episode | Reject]:
     """Parse a JSONL file: one Episode per good line, one Reject (file, line, field, stage) per
     bad one. Harness folders are looked up beside the file or under ``harness_roots``."""
+    for _, item in numbered_episodes(
+        path, harness=harness, trust_hooks=trust_hooks, harness_roots=harness_roots
+    ):
+        yield item
+
+
+def numbered_episodes(
+    path: str | os.PathLike,
+    *,
+    harness: Harness | None = None,
+    trust_hooks: bool = False,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> Iterator[tuple[int, Episode | Reject]]:
+    """:func:`read_episodes`, each item with its line number (an Episode carries none)."""
     path = Path(path)
     cache: dict = {}
     for line in read_lines(path):
         if line.error is not None:
-            yield Reject(source=str(path), line=line.number, id=None, field=None, reason=line.error)
+            reject = Reject(
+                source=str(path), line=line.number, id=None, field=None, reason=line.error
+            )
+            yield line.number, reject
             continue
         try:
-            yield Episode.from_dict(
-                line.value,
-                harness=harness,
-                base_dir=path.parent,
-                trust_hooks=trust_hooks,
-                harness_cache=cache,
-                harness_roots=harness_roots,
+            yield (
+                line.number,
+                Episode.from_dict(
+                    line.value,
+                    harness=harness,
+                    base_dir=path.parent,
+                    trust_hooks=trust_hooks,
+                    harness_cache=cache,
+                    harness_roots=harness_roots,
+                ),
             )
         except HsaError as exc:
             row = line.value.get("id") if isinstance(line.value, dict) else None
-            yield Reject(
-                source=str(path),
-                line=line.number,
-                id=exc.row if exc.row is not None else (None if row is None else str(row)),
-                field=exc.field,
-                reason=exc.reason,
-                stage=getattr(exc, "stage", "load"),
+            yield (
+                line.number,
+                Reject(
+                    source=str(path),
+                    line=line.number,
+                    id=exc.row if exc.row is not None else (None if row is None else str(row)),
+                    field=exc.field,
+                    reason=exc.reason,
+                    stage=getattr(exc, "stage", "load"),
+                ),
             )
 
 
