@@ -58,6 +58,10 @@ def _rows(sources: list[tuple[str, int, int]]) -> pa.Table:
         "hsa_source_id": pa.array([s for s, _, _ in sources]),
         "messages": pa.array(messages, ROW_SCHEMA.field("messages").type),
         "tools": pa.array(tools, ROW_SCHEMA.field("tools").type),
+        # a gold that states no language, as every row has one
+        "hsa_gold": pa.array(
+            ['{"at":1,"no_call":true}'] * len(sources), ROW_SCHEMA.field("hsa_gold").type
+        ),
     }
     return pa.table(columns)
 
