@@ -1112,6 +1112,52 @@ def test_augment_and_import_that_keep_nothing_exit_1(tmp_path, capsys):
     assert "66.7% of the input lines were rejected on load (2 of 3)" in capsys.readouterr().err
 
 
+def test_augment_that_keeps_nothing_leaves_the_earlier_variants_as_they_were(tmp_path, capsys):
+    """A rerun whose every line is rejected replaced the variants of an earlier run with an empty
+    file; now it fails, keeps them, writes its rejects and says where they are."""
+    good = small_source(tmp_path / "good", 1)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    variants, rejects = tmp_path / "v.jsonl", tmp_path / "v.rejects.jsonl"
+    args = ["augment", "--recipe", RECIPE, "--trust-hooks", "--episodes"]
+    assert main([*args, str(good), "--out", str(variants)]) == 0
+    before = variants.read_bytes()
+    assert before and not rejects.read_bytes()
+    capsys.readouterr()
+    assert main([*args, str(broken), "--out", str(variants)]) == 1
+    printed = capsys.readouterr()
+    assert variants.read_bytes() == before
+    assert f"FAILED: no variants written; 1 reject(s); see {rejects}" in printed.err
+    assert f"{variants} is left as it was" in printed.out
+    assert [(r["line"], r["stage"]) for r in map(json.loads, rejects.read_text().splitlines())] == [
+        (1, "load")
+    ]
+    # Nor is an empty file left where there was none.
+    fresh = tmp_path / "fresh.jsonl"
+    assert main([*args, str(broken), "--out", str(fresh)]) == 1
+    assert not fresh.exists() and (tmp_path / "fresh.rejects.jsonl").is_file()
+
+
+def test_augment_names_the_line_of_a_repeated_episode_id(tmp_path):
+    """The reject of a repeated id said line null and source 'episodes'; generate and eval name
+    the line of the repeat."""
+    source = small_source(tmp_path / "src", 2)
+    first = source.read_text(encoding="utf-8").splitlines()[0]
+    source.write_text(source.read_text(encoding="utf-8") + first + "\n", encoding="utf-8")
+    rejects = tmp_path / "v.rejects.jsonl"
+    args = ["augment", "--recipe", RECIPE, "--episodes", str(source), "--trust-hooks"]
+    assert main([*args, "--out", str(tmp_path / "v.jsonl")]) == 0
+    (reject,) = map(json.loads, rejects.read_text().splitlines())
+    assert (reject["kind"], reject["source"], reject["line"], reject["id"], reject["field"]) == (
+        "episode",
+        str(source),
+        3,
+        json.loads(first)["id"],
+        "id",
+    )
+    assert reject["stage"] == "load" and "line 1 has it" in reject["reason"]
+
+
 def test_a_run_that_publishes_nothing_leaves_no_folder(tmp_path, capsys):
     gzipped = tmp_path / "episodes.jsonl.gz"
     gzipped.write_bytes(b"\x1f\x8b\x08\x00 not read")

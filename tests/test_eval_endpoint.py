@@ -249,7 +249,10 @@ def test_episode_lines_left_out_are_said_on_the_terminal_and_in_the_report(tmp_p
     out = tmp_path / "report"
     with ScriptedServer(lambda rid, body: text("It is 100."), model=MODEL) as server:
         assert main(eval_args(episodes, out, server.base_url)) == 0
-    first = f"{episodes}:3 id=q1 id: duplicate episode id; line 1 has it and is the one evaluated"
+    first = (
+        f"{episodes}:3 id=q1 id: duplicate episode id; line 1 has it (ids must be unique, "
+        "they key each variant's randomness)"
+    )
     note = f"2 of 5 episode lines did not load (first: {first}); they are not evaluated."
     assert note in capsys.readouterr().err
     assert note.replace(first, f"`{first}`") in (out / "report.md").read_text()

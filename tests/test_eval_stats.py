@@ -306,8 +306,8 @@ def test_sources_name_the_first_line_they_leave_out(tmp_path):
     assert load_sources(path, harness=None, trust_hooks=False).inputs() == {
         "source_lines": 2,
         "source_rejects": 1,
-        "source_first_reject": f"{path}:4 id=q1 id: duplicate episode id; line 1 has it and is "
-        "the one evaluated",
+        "source_first_reject": f"{path}:4 id=q1 id: duplicate episode id; line 1 has it (ids "
+        "must be unique, they key each variant's randomness)",
     }
 
 

@@ -3,6 +3,8 @@ success ends (its rejects counted by reason, then exit status 1)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.console import Console
 
@@ -22,12 +24,14 @@ def print_reject_summary(top: list[tuple[str, str, int]], total: int) -> None:
         err.print(f"  {count:>7,}  {stage}: {reason}", markup=False, highlight=False)
 
 
-def fail_unless_healthy(tally: Tally, max_share: float, *, what: str) -> None:
+def fail_unless_healthy(
+    tally: Tally, max_share: float, *, what: str, see: Path | None = None
+) -> None:
     """Exit 1, after the rejects counted by stage and reason, when the run is no success (see
-    hsa.dataset.outcome)."""
+    hsa.dataset.outcome); ``see``: the rejects file, named on the last line."""
     why = tally.failure(what=what, max_reject_share=max_share)
     if why is None:
         return
     print_reject_summary(tally.top_reasons(limit=10), len(tally.rejects))
-    err.print(f"FAILED: {why}", markup=False, highlight=False)
+    err.print(f"FAILED: {why}" + (f"; see {see}" if see else ""), markup=False, highlight=False)
     raise typer.Exit(1)

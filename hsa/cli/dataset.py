@@ -131,16 +131,18 @@ def augment(
     Each variant is reproducible from (recipe seed, episode id, variant index) alone, so the
     output does not depend on input order or batch size. Variants that fail verification go to
     the rejects file with the failed check and their lineage. Exits 1, with the rejects counted
-    by reason, when no variant is written or rejects exceed --max-reject-share.
+    by reason, when no variant is written (an earlier --out is then left as it was) or rejects
+    exceed --max-reject-share.
 
         hsa augment --recipe tools-basic --episodes parallel.jsonl --out variants.jsonl
     """
     from hsa.augment.recipe import load_recipe
     from hsa.cli.progress import count_lines, track
     from hsa.dataset.pipeline import write_variants
+    from hsa.files.jsonl import atomic_path
     from hsa.files.overlap import refuse_overlap
     from hsa.importers import rejects_path_for
-    from hsa.model.episode import read_episodes
+    from hsa.model.episode import distinct_episodes
     from hsa.model.harness import load_harness
 
     parsed = load_recipe(recipe)  # every recipe error surfaces before any work
@@ -148,22 +150,30 @@ def augment(
     refuse_overlap({"--episodes": episodes}, {"--out": out_path, "--rejects": rejects_path})
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     items = track(
-        read_episodes(
+        distinct_episodes(
             episodes, harness=default, trust_hooks=trust_hooks, harness_roots=tuple(harness_roots)
         ),
         "augment",
         total=lambda: count_lines(episodes),
         unit="episodes",
     )
-    tally = write_variants(parsed, items, out_path, rejects_path, batch_size=batch_size)
-    rejected = tally.by_stage()
-    out.print(
-        f"recipe {parsed.name} (seed {parsed.seed}): {tally.kept} variants written, "
-        f"{len(tally.rejects)} rejected"
-        + (f" ({', '.join(f'{k} {v}' for k, v in rejected.items())})" if rejected else "")
-    )
+    # The variants are staged beside --out, which they replace only when the block ends: a run
+    # that keeps nothing exits inside it, so an earlier run's variants stay as they were.
+    with atomic_path(out_path) as staged:
+        tally = write_variants(parsed, items, staged, rejects_path, batch_size=batch_size)
+        rejected = tally.by_stage()
+        out.print(
+            f"recipe {parsed.name} (seed {parsed.seed}): {tally.kept} variants written, "
+            f"{len(tally.rejects)} rejected"
+            + (f" ({', '.join(f'{k} {v}' for k, v in rejected.items())})" if rejected else "")
+        )
+        if not tally.kept:
+            out.print(
+                f"wrote {rejects_path} only: no variant was kept ({out_path} is left as it was)"
+            )
+            fail_unless_healthy(tally, max_reject_share, what="variants", see=rejects_path)
     out.print(f"wrote {out_path} and {rejects_path}")
-    fail_unless_healthy(tally, max_reject_share, what="variants")
+    fail_unless_healthy(tally, max_reject_share, what="variants", see=rejects_path)
 
 
 def generate(

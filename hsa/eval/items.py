@@ -35,9 +35,9 @@ from hsa.augment.rng import derive_seed
 from hsa.augment.step import steps_from
 from hsa.dataset.audit import checked_input
 from hsa.dataset.writer import read_manifest, version_problems
-from hsa.errors import HsaError, Reject
+from hsa.errors import HsaError
 from hsa.files.jsonl import input_file
-from hsa.model.episode import Episode, numbered_episodes
+from hsa.model.episode import Episode, distinct_episodes
 from hsa.model.gold import TurnGold
 from hsa.model.harness import Harness, load_harness
 from hsa.model.scorer import episode_category
@@ -260,27 +260,14 @@ class Sources:
 def load_sources(path: str | os.PathLike, *, harness: Harness | None, trust_hooks: bool) -> Sources:
     """Episodes that load, first of each id (as ``hsa generate`` keeps them)."""
     sources = Sources({})
-    first_line: dict[str, int] = {}  # id -> the line of its episode that is evaluated
-    for number, item in numbered_episodes(path, harness=harness, trust_hooks=trust_hooks):
+    for item in distinct_episodes(path, harness=harness, trust_hooks=trust_hooks):
         sources.lines += 1
-        if isinstance(item, Episode) and item.id not in sources.episodes:
+        if isinstance(item, Episode):
             sources.episodes[item.id] = item
-            first_line[item.id] = number
             continue
         sources.rejected += 1
         if sources.first_reject is None:
-            sources.first_reject = str(
-                item
-                if isinstance(item, Reject)
-                else Reject(
-                    source=str(path),
-                    line=number,
-                    id=item.id,
-                    field="id",
-                    reason=f"duplicate episode id; line {first_line[item.id]} has it and is "
-                    f"the one evaluated",
-                )
-            )
+            sources.first_reject = str(item)
     return sources
 
 

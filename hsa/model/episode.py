@@ -574,6 +574,34 @@ def numbered_episodes(
             )
 
 
+def distinct_episodes(
+    path: str | os.PathLike,
+    *,
+    harness: Harness | None = None,
+    trust_hooks: bool = False,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> Iterator[Episode | Reject]:
+    """:func:`read_episodes`, where an episode whose id an earlier line's episode has is a
+    reject at its own line (field ``id``, naming that line): a run identifies variants, and
+    derives their randomness, by id, so the first episode of each id is the one it makes."""
+    first_line: dict[str, int] = {}
+    for number, item in numbered_episodes(
+        path, harness=harness, trust_hooks=trust_hooks, harness_roots=harness_roots
+    ):
+        if isinstance(item, Episode):
+            first = first_line.setdefault(item.id, number)
+            if first != number:
+                item = Reject(
+                    source=str(path),
+                    line=number,
+                    id=item.id,
+                    field="id",
+                    reason=f"duplicate episode id; line {first} has it (ids must be unique, "
+                    f"they key each variant's randomness)",
+                )
+        yield item
+
+
 def read_all_episodes(
     path: str | os.PathLike,
     *,
