@@ -1259,6 +1259,24 @@ def test_push_checks_the_version_before_sending_anything(version, tmp_path):
     assert hub.calls == []
 
 
+@pytest.mark.parametrize("damaged", ["data/train-00000-of-00001.parquet", "rejects.parquet"])
+def test_card_of_a_version_with_a_damaged_parquet_file_names_it(tmp_path, capsys, damaged):
+    """`hsa card` on a truncated shard ended in pyarrow's ArrowInvalid, reported as a bug; it is
+    a user error naming the file, as push and verify report the same version."""
+    source = small_source(tmp_path / "src", 1)
+    made = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    path = made.path / damaged
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    assert main(["card", str(made.path)]) == 2
+    printed = capsys.readouterr().err
+    assert f"error: {path}: not a readable Parquet file (" in printed
+    assert f"hsa verify {made.path}" in printed and "unexpected" not in printed
+    assert main(["push", str(made.path), "--repo-id", "org/name", "--dry-run"]) == 2
+    assert f"{damaged}: not a readable Parquet file" in capsys.readouterr().err
+    assert main(["verify", str(made.path), "--trust-hooks"]) == 1
+    assert f"{damaged}: not a readable Parquet file" in capsys.readouterr().err
+
+
 def test_push_refuses_a_version_without_rows(tmp_path):
     """A run whose every input was rejected leaves a version only to show its rejects (generate
     exits 1): there is nothing to publish, dry run included."""

@@ -22,7 +22,7 @@ from hsa.dataset.harness_variants import listing_path
 from hsa.dataset.licenses import card_license_id, is_open
 from hsa.dataset.outcome import REASON_CHARS
 from hsa.dataset.row_shape import RowShape, distribution
-from hsa.dataset.writer import read_manifest
+from hsa.dataset.writer import read_manifest, reading_parquet
 from hsa.errors import HsaError
 from hsa.files.assets import templates_dir
 from hsa.files.jsonl import atomic_path
@@ -69,7 +69,9 @@ def _recipe_yaml(recipe: dict) -> str:
 def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str, str, int]]:
     """The most frequent (stage, reason, count) of a version's rejects, reasons cut to
     :data:`~hsa.dataset.outcome.REASON_CHARS` characters as in every summary of rejects."""
-    rejects = read_table(Path(version_dir) / "rejects.parquet", ["stage", "reason"])
+    path = Path(version_dir) / "rejects.parquet"
+    with reading_parquet(path, Path(version_dir)):
+        rejects = read_table(path, ["stage", "reason"])
     if not rejects.height:
         return []
     return (

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hsa.dataset.writer import reading_parquet
 from hsa.model.gold import REPLY_LANGUAGES
 
 # What marks one message in a row's ``messages`` JSON and one tool in its ``tools`` JSON. A
@@ -72,11 +73,13 @@ class RowShape:
         """The shape of a written version's rows, read a batch at a time from its shards."""
         shape = cls()
         for shard in manifest["shards"]:
-            source = pq.ParquetFile(root / shard["path"])
-            for batch in source.iter_batches(
-                batch_size=8192, columns=["hsa_source_id", "messages", "tools", "hsa_gold"]
-            ):
-                shape.add(batch)
+            path = root / shard["path"]
+            with reading_parquet(path, root):
+                source = pq.ParquetFile(path)
+                for batch in source.iter_batches(
+                    batch_size=8192, columns=["hsa_source_id", "messages", "tools", "hsa_gold"]
+                ):
+                    shape.add(batch)
         return shape
 
 

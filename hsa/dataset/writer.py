@@ -13,6 +13,8 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -246,6 +248,21 @@ def version_problems(version_dir: Path, manifest: dict) -> list[str]:
                 f"{rel}: not part of this version (the manifest does not list it); remove it"
             )
     return problems
+
+
+@contextmanager
+def reading_parquet(path: Path, version_dir: Path) -> Iterator[None]:
+    """Read one of a version's Parquet files in the block: one that is damaged (truncated,
+    overwritten) is an HsaError naming it and what to run, not pyarrow's error."""
+    try:
+        yield
+    except (pa.ArrowException, OSError) as exc:  # pyarrow raises OSError for corrupt pages
+        why = " ".join(str(exc).split())  # pyarrow's text may span lines
+        raise HsaError(
+            f"not a readable Parquet file ({why}); hsa verify {version_dir} lists what is "
+            f"wrong with the version, and hsa generate rebuilds a damaged one",
+            file=str(path),
+        ) from None
 
 
 def inputs_path(version_dir: Path) -> Path:
