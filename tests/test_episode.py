@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from hsa.errors import EpisodeError, HsaError, Reject
 from hsa.files.jsonl import LongInteger, loads
 from hsa.model.episode import Episode, read_all_episodes, read_episodes
 from hsa.model.harness import load_harness
-from tests.conftest import assistant, call
+from tests.conftest import PRICE_TOOL, assistant, call, write_harness
 
 
 def good_row(row_id="e1", **over):
@@ -245,6 +246,45 @@ def test_reading_all_episodes_refuses_a_file_with_any_bad_line(harness_dir, tmp_
         r"JSON",
     ):
         read_all_episodes(path, harness=load_harness(harness_dir))
+
+
+def test_json_nested_too_deep_is_a_reject_naming_its_line_and_field(tmp_path):
+    """Arguments nested 300 levels deep crashed every command that read them (orjson writes
+    at most 254 levels, the scorer's comparison recursed past Python's limit); the line
+    is rejected instead, as is a line whose own values nest too deep."""
+    tool = copy.deepcopy(PRICE_TOOL)
+    tool["function"]["parameters"]["properties"]["filter"] = {"type": "object"}
+    harness = load_harness(write_harness(tmp_path / "h", tools={"a_price.json": tool}))
+    deep = '{"a": ' * 300 + "{}" + "}" * 300
+    in_arguments = good_row("deep-call")
+    in_arguments["messages"][1]["tool_calls"][1]["function"]["arguments"] = (
+        '{"link": 3, "filter": ' + deep + "}"
+    )
+    in_arguments["gold"]["turns"][0]["calls"][0]["arguments"]["filter"] = [{}]
+    in_meta = good_row("deep-meta", meta={"x": "@"})
+    path = tmp_path / "episodes.jsonl"
+    lines = [good_row("before"), in_arguments, good_row("after"), in_meta]
+    path.write_text("".join(json.dumps(r).replace('"@"', deep) + "\n" for r in lines))
+    out = list(read_episodes(path, harness=harness))
+    assert [o.id for o in out if isinstance(o, Episode)] == ["before", "after"]
+    in_call, in_line = [o for o in out if isinstance(o, Reject)]
+    assert (in_call.line, in_call.id, in_call.field) == (
+        2,
+        "deep-call",
+        "messages[1].tool_calls[1].function.arguments",
+    )
+    assert in_call.reason.startswith(
+        "arguments: JSON nested deeper than 128 levels of objects and lists (in filter.a.a.a.a.a..."
+    )
+    assert (in_line.line, in_line.id, in_line.field) == (4, None, None)
+    assert in_line.reason.startswith(
+        "JSON nested deeper than 128 levels of objects and lists (in meta.x.a"
+    )
+    with pytest.raises(HsaError, match=r"^2 episode line\(s\) do not load; first: .*:2 id="):
+        read_all_episodes(path, harness=harness)
+    assert loads("[" * 128 + "]" * 128) and loads(b'{"a": "' + b"[" * 500 + b'"}')
+    with pytest.raises(orjson.JSONDecodeError, match="nested deeper than 128 levels"):
+        loads(b"[" * 129 + b"]" * 129)
 
 
 def test_missing_harness_is_an_error():

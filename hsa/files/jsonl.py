@@ -30,6 +30,17 @@ class LongInteger(orjson.JSONDecodeError):
     """An integer beyond 64 bits in JSON text (see :func:`loads`)."""
 
 
+class NestedTooDeep(orjson.JSONDecodeError):
+    """JSON text nested deeper than :data:`MAX_DEPTH` (see :func:`loads`)."""
+
+
+# How deep the JSON that users write may nest (objects and lists): orjson reads 1,023 levels but
+# writes no more than 254, and the scorer's comparison recurses twice per level, past Python's
+# limit of 1,000 frames at about 500. 128 is serde_json's limit too; tool arguments nest a few.
+MAX_DEPTH = 128
+# A JSON string (skipped whole: brackets in text are text) or a bracket.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
 # Integers orjson reads as integers and writes back: beyond them it reads a float, silently.
 _INTEGERS = range(-(2**63), 2**64)
 # A run of 19 digits, which every integer outside _INTEGERS has: a quick test that rules out
@@ -46,8 +57,18 @@ def loads(text: str | bytes) -> Any:
     (an order number 123456789012345678901234567890 becomes 1.2345678901234568e+29, and so
     every row, gold value and score made from it), and cannot write one. Every read of
     JSON that users write (episode lines, tool-call arguments, tool schema files) goes
-    through here."""
+    through here. Text nested deeper than :data:`MAX_DEPTH` is refused too
+    (:class:`NestedTooDeep`): hsa could not write it back, nor compare it without running out
+    of stack."""
     value = orjson.loads(text)
+    # Nesting that deep takes as many opening brackets, and as many closing ones: the length
+    # and a count (at C speed) rule out nearly every text before the exact scan.
+    if len(text) > 2 * MAX_DEPTH:
+        if isinstance(text, str):
+            if text.count("{") + text.count("[") > MAX_DEPTH:
+                _refuse_deep_nesting(text, value)
+        elif text.count(b"{") + text.count(b"[") > MAX_DEPTH:
+            _refuse_deep_nesting(bytes(text).decode("utf-8"), value)
     if _LONG_RUN.search(text) if isinstance(text, str) else _LONG_RUN_BYTES.search(text):
         document = text if isinstance(text, str) else bytes(text).decode("utf-8")
         for match in _STRING_OR_NUMBER.finditer(document):
@@ -64,9 +85,48 @@ def loads(text: str | bytes) -> Any:
     return value
 
 
+def _refuse_deep_nesting(document: str, value: Any) -> None:
+    """Raise :class:`NestedTooDeep` at the bracket of valid JSON ``document`` (read as
+    ``value``) that opens level :data:`MAX_DEPTH` + 1, if any, naming the field it is in."""
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(document):
+        token = match.group(0)
+        if token == "{" or token == "[":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise NestedTooDeep(
+                    f"JSON nested deeper than {MAX_DEPTH} levels of objects and lists (in "
+                    f"{_deep_field(value)}), which hsa does not read",
+                    document,
+                    match.start(),
+                )
+        elif token == "}" or token == "]":
+            depth -= 1
+
+
+def _deep_field(value: Any, shown: int = 6) -> str:
+    """The first ``shown`` keys and indices on the way to the first object or list of
+    ``value`` deeper than :data:`MAX_DEPTH` (``gold.turns[0].calls...``), found without
+    recursion."""
+    stack: list[tuple[Any, tuple]] = [(value, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) >= MAX_DEPTH:
+            break
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        # reversed: the first child is taken first, so the field is the first in the text
+        stack.extend(
+            (child, (*path, key))
+            for key, child in reversed(list(items))
+            if isinstance(child, dict | list)
+        )
+    parts = [f"[{key}]" if isinstance(key, int) else f".{key}" for key in path[:shown]]
+    return "".join(parts).lstrip(".") + ("..." if len(path) > shown else "")
+
+
 def json_error(exc: orjson.JSONDecodeError) -> str:
     """What is wrong with JSON text that :func:`loads` refused, in words."""
-    return str(exc) if isinstance(exc, LongInteger) else f"not valid JSON: {exc}"
+    return str(exc) if isinstance(exc, LongInteger | NestedTooDeep) else f"not valid JSON: {exc}"
 
 
 def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
