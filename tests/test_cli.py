@@ -458,6 +458,22 @@ def test_help_keeps_every_placeholder():
     assert checked >= 5
 
 
+def test_max_reject_share_help_states_the_rule_a_run_applies():
+    """The help named only the share of the output; a run also fails when the lines rejected on
+    load (a line that is no JSON among them) are more than the share of its input lines
+    (hsa.dataset.outcome.failure)."""
+    import typer
+
+    from hsa.cli import app
+
+    raw = typer.main.get_command(app)
+    for name in ("augment", "generate"):
+        (option,) = [p for p in raw.commands[name].params if p.name == "max_reject_share"]
+        assert "rejects / (rows + rejects)" in option.help
+        assert "lines rejected on load (not JSON," in option.help
+        assert "of the input lines" in option.help
+
+
 def test_a_layout_the_sandbox_refuses_is_one_error_line(tmp_path):
     harness = write_harness(
         tmp_path / "h",

@@ -32,6 +32,8 @@ MaxRejectShare = Annotated[
         min=0.0,
         max=1.0,
         help="Exit 1 when rejects make up more than this share of the output "
-        "(rejects / (rows + rejects)); a run with no rows always exits 1.",
+        "(rejects / (rows + rejects)), or when lines rejected on load (not JSON, an episode "
+        "that does not load or fails its checks, a repeated id) make up more than this share "
+        "of the input lines, blank ones aside; a run with no rows always exits 1.",
     ),
 ]
