@@ -16,6 +16,7 @@ from functools import cache, lru_cache
 from json.encoder import encode_basestring
 
 import jinja2
+import orjson
 
 from hsa.errors import HarnessError
 from hsa.files.assets import templates_dir
@@ -266,6 +267,20 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
             field="prompt.layout",
         ) from None
     return text.strip() + "\n"
+
+
+# The tools as rows show them, by exact harness fingerprint: every row of a harness variant has
+# the same ones.
+_TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
+
+
+def tools_json(harness: Harness) -> str:
+    """A row's ``tools`` column under ``harness``: its tools as the model reads them (chat
+    templates write them as JSON, so the order of every schema's keys is part of what it
+    reads)."""
+    return _TOOLS_JSON.get(
+        harness.exact_fingerprint, lambda: orjson.dumps(harness.openai_tools()).decode()
+    )
 
 
 def prompt_parts(harness: Harness) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,6 +20,7 @@ from hsa.dataset.pipeline import augment, augment_episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes, load_example_harness
 from hsa.model.episode import Episode
+from hsa.model.harness import load_harness
 from hsa.model.hook import Hook
 from hsa.model.hook_feedback import (
     FORMAT_KEY,
@@ -443,6 +445,68 @@ def test_a_recovery_that_writes_what_only_the_feedback_gave_keeps_its_sequence()
     said = episode("Will link 3 ship by 2024-07-19?")
     assert retry_sequences(said) == [
         {"at": 1, "hook_messages": [2], "hooks": ["reply_compliance"], "recovery": 3}
+    ]
+
+
+TEST_HARNESSES = Path(__file__).parent / "harnesses"
+HARNESSES_WITH_HOOKS = [
+    pytest.param(load_example_harness, id="live-commerce"),
+    *(
+        pytest.param(lambda name=name: load_harness(TEST_HARNESSES / name / "harness"), id=name)
+        for name in ("airline", "coding")
+    ),
+]
+
+
+@pytest.mark.parametrize("harness_of", HARNESSES_WITH_HOOKS)
+def test_a_datum_the_model_never_reads_does_not_count_as_read(harness_of):
+    """The feedback's amount written in a hook's config or in a skill body no message loads is
+    not in the row: cut, the recovery would state it from nowhere. Where rows show it (a tool's
+    description), the recovery may read it there."""
+    base = harness_of()
+    hook = base.hooks[0]
+
+    def sequence(harness):
+        episode = Episode.from_dict(
+            {
+                "id": "hand",
+                "messages": [
+                    {"role": "user", "content": "Move 20000 please."},
+                    {"role": "assistant", "content": "Done, 20000 moved."},
+                    {
+                        "role": "user",
+                        "name": f"hook.{hook.name}",
+                        "content": "Over the daily limit of 98765.",
+                    },
+                    {"role": "assistant", "content": "Sorry: the daily limit is 98765."},
+                ],
+                "gold": {"at": 3, "no_call": True},
+            },
+            harness=harness,
+        )
+        return retry_sequences(episode)
+
+    assert sequence(base) == []
+    in_config = replace(
+        base, hooks=(replace(hook, config={**hook.config, "limit": 98765}), *base.hooks[1:])
+    )
+    skill = base.skills[-1]
+    unloaded_body = replace(
+        base,
+        skills=(*base.skills[:-1], replace(skill, content=skill.content + "\nLimit: 98765.\n")),
+    )
+    assert sequence(in_config) == []
+    assert sequence(unloaded_body) == []
+    tool = base.tools[0]
+    described = replace(
+        base,
+        tools=(
+            replace(tool, description=tool.description + " Daily limit 98765."),
+            *base.tools[1:],
+        ),
+    )
+    assert sequence(described) == [
+        {"at": 1, "hook_messages": [2], "hooks": [hook.name], "recovery": 3}
     ]
 
 

@@ -214,14 +214,13 @@ def test_replaying_a_harness_variants_rows_makes_its_harness_once_and_changes_no
 def monkeypatch_memo(monkeypatch):
     from hsa import render, verify
     from hsa.augment import compose, rename, stage
-    from hsa.dataset import rows
     from hsa.model import episode, memo
 
     memos = (
         compose.PARAMS_MEMO,
         compose.STEP_MEMO,
         stage.STAGE_MEMO,
-        rows._TOOLS_JSON,
+        render._TOOLS_JSON,
         episode._ARGUMENT_VALIDATORS,
         rename._RENAMED,
         render._PROMPTS,

@@ -43,6 +43,7 @@ from hsa.model.hook_feedback import (
     split_format,
 )
 from hsa.model.message import message_text
+from hsa.render import prompt_parts, tools_json
 from hsa.text.names import name_words, write_name
 from hsa.transforms._names import NamingMode, Renamer, record_convention, variant_convention
 
@@ -289,7 +290,9 @@ def _written(message: dict) -> str:
 
 def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], recovery: int) -> bool:
     """Whether the recovery writes a number or date that the hook messages give and nothing else
-    the model reads before it does (the harness's texts, the messages kept)."""
+    the model reads before it does: the messages kept, and of the harness what rows show (the
+    rendered prompt and the tools). A hook's config (``max_amount: 10000``) or a skill body no
+    message loads is no source: the model never reads them."""
     given = set().union(*(_data(message_text(episode.messages[k])) for k in hook_messages))
     if not given:
         return False
@@ -298,7 +301,7 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
         return False
     cut = {at, *hook_messages}
     kept = [_written(m) for k, m in enumerate(episode.messages[:recovery]) if k not in cut]
-    kept += [text for _, text in episode.harness.prose()]
+    kept += [*prompt_parts(episode.harness), tools_json(episode.harness)]
     return bool(used - set().union(*(_data(t) for t in kept)))
 
 
@@ -309,7 +312,10 @@ class HookRetryPolicy(Transform):
     share (``keep_share``) whole; each gold turn still judges the same assistant message."""
 
     name = "hook_retry_policy"
-    version = "2"  # 2: a recovery that writes a datum only the feedback gave keeps its sequence
+    # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
+    # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
+    # or an unloaded skill body
+    version = "3"
     family = "hooks"
 
     keep_share: Share = 0.2  # chance that one sequence is kept whole

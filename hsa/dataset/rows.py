@@ -16,9 +16,8 @@ import pyarrow as pa
 from hsa.augment.step import Step
 from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
-from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.render import render_messages, renders_alike
+from hsa.render import render_messages, renders_alike, tools_json
 
 JSON = pa.json_()
 
@@ -69,17 +68,6 @@ def parse_row_id(text: str) -> tuple[str, int] | None:
 
 def _json(value) -> str:
     return orjson.dumps(value).decode()
-
-
-# The ``tools`` column by exact harness fingerprint: every row of a harness variant has the same
-# one.
-_TOOLS_JSON: BoundedMemo[str] = BoundedMemo(1024)
-
-
-def _tools_json(harness: Harness) -> str:
-    """The ``tools`` column of a row under ``harness``: its tools as the model reads them (chat
-    templates write them as JSON, so the order of every schema's keys is part of what it reads)."""
-    return _TOOLS_JSON.get(harness.exact_fingerprint, lambda: _json(harness.openai_tools()))
 
 
 # The JSON of a harness stage's lineage by its steps' ids: every row of a harness variant starts
@@ -150,7 +138,7 @@ def visibly_changed(before: Episode, after: Episode) -> bool:
     # (``tool_property_order``), which the tools column shows the model whatever the layout
     # renders; a tool no step touched is the same object, and its column is not looked at.
     touched = any(tool is not other for tool, other in zip(tools, others, strict=True))
-    if touched and _tools_json(before.harness) != _tools_json(after.harness):
+    if touched and tools_json(before.harness) != tools_json(after.harness):
         return True
     return not renders_alike(before.harness, after.harness, after.messages)
 
@@ -173,7 +161,7 @@ def variant_row(variant: Variant, version: str) -> dict:
     return {
         "id": row_id(variant.source_id, variant.index),
         "messages": _json(chat_template_messages(render_messages(episode))),
-        "tools": _tools_json(episode.harness),
+        "tools": tools_json(episode.harness),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
         "hsa_harness_variant": variant.harness_variant,
