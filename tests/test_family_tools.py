@@ -628,6 +628,61 @@ def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
     assert fixed_tool_names(Harness.from_dict(data)) == {"build", "run_checks"}
 
 
+@pytest.mark.parametrize(
+    ("tool", "value_of", "result"),
+    [
+        # a helpdesk's audit log names the tools that changed a ticket as its `action` values
+        (
+            "update_ticket",
+            "get_audit_log",
+            '{"entries": [{"action": "update_ticket", "by": "ann"}]}',
+        ),
+        # a plain word: a CI runner's job `type`, a default, written back by the status tool
+        ("build", "get_status", '{"job": 7, "type": "build", "state": "passed"}'),
+    ],
+)
+def test_a_tool_named_like_a_value_the_tools_take_keeps_its_name(tool, value_of, result):
+    """No text of the harness mentions ``tool``, but the conversation writes the value: in the
+    call's arguments (data, never renamed) and in the result. Renamed, the result would say
+    another action than the call asked for and the schema accepts."""
+    action = {"type": "string", "enum": ["create_ticket", tool, "close_ticket"]}
+    if tool == "build":
+        action = {"type": "string", "default": "build"}
+    harness = Harness.from_dict(
+        {
+            "name": "desk",
+            "tools": [
+                tool_of(value_of, "Lists what happened.", {"action": action}),
+                tool_of(tool, "Changes one.", strings("ref")),
+                tool_of("close_ticket", "Closes one.", strings("ref")),
+            ],
+        }
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": "What changed?"},
+                assistant(call(value_of, {"action": tool})),
+                {"role": "tool", "tool_call_id": "c1", "content": result},
+                {"role": "assistant", "content": "Ann changed it."},
+            ],
+            "gold": {
+                "turns": [{"at": 1, "calls": [{"name": value_of, "arguments": {"action": [tool]}}]}]
+            },
+        },
+        harness=harness,
+    )
+    for name in ("tool_name_paraphrase", "tool_name_mask"):
+        moved = set()
+        for seed in range(8):
+            variant = variant_of(name, episode, seed=seed)
+            assert tool not in variant.mapping.tools
+            assert variant.episode.messages[2]["content"] == result
+            moved |= set(variant.mapping.tools)
+        assert value_of in moved, moved  # the other tools still move
+
+
 def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name():
     """`baggage` is a tool and `book`'s parameter; the skill's `baggage` may be either, and
     renamed as the tool it would name a parameter `book` does not have. `book` still moves."""

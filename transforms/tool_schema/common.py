@@ -74,21 +74,27 @@ _FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 
 
 def fixed_tool_names(harness: Harness) -> frozenset[str]:
-    """Tool names that are also a value the tools take (``build``, a tool, and ``"build"``, a
-    ``type`` the ``run`` tool accepts) or a parameter's name (``baggage``, a tool, and
-    ``book``'s ``baggage``), and that the harness's texts mention where a rename would reach (a
-    plain word as code, `` `baggage` ``; an identifier-like name anywhere): such a mention may
-    be either, and renamed it would teach a value no schema accepts or a parameter no tool has,
-    so the tool keeps its name."""
+    """Tool names a rename leaves. A tool name that is also a value the tools take
+    (``update_ticket``, a tool, and ``"update_ticket"``, an ``action`` the ``get_audit_log``
+    tool accepts) is data wherever the conversation writes it, in calls' arguments, in results
+    (``{"action": "update_ticket"}``), in the user's words, and no harness-scoped draw can see
+    where: renamed, the results would contradict the schema and the calls. A tool name that is
+    also a parameter's name (``baggage``, a tool, and ``book``'s ``baggage``) is kept when the
+    harness's texts mention it where a rename would reach (a plain word as code,
+    `` `baggage` ``; an identifier-like name anywhere): such a mention may be either, and
+    renamed as the tool it would name a parameter no tool has."""
     return _FIXED.get(harness.fingerprint, lambda: _fixed(harness))
 
 
 def _fixed(harness: Harness) -> frozenset[str]:
+    names = set(harness.tool_names)
+    values = names & schema_values(harness)
     parameters = {p for tool in harness.tools for p in tool.properties}
-    clashing = set(harness.tool_names) & (schema_values(harness) | parameters)
+    clashing = (names & parameters) - values
     if not clashing:
-        return frozenset()
+        return frozenset(values)
     texts = [t for _, t in harness.prose()]
     identifiers = [n for n in clashing if identifier_like(n)]
     words = [n for n in clashing if not identifier_like(n)]
-    return frozenset(m for t in texts for m in find_name_mentions(t, identifiers, words))
+    mentioned = {m for t in texts for m in find_name_mentions(t, identifiers, words)}
+    return frozenset(values | mentioned)

@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "8"  # 8: JSON tool results' strings decoded (escapes, \/ addresses)
+    version = "9"  # 9: a tool named like a value the tools take keeps its name, mentioned or not
+    # 8: JSON tool results' strings decoded (escapes, \/ addresses)
     # 7: a tool named like a parameter and mentioned keeps its name
     # 6: identifier-like names too; 5: a tool named like a value keeps its name
     family = "tool_schema"
