@@ -825,6 +825,64 @@ def test_a_parameter_whose_mentions_cannot_move_keeps_its_name():
             assert "`name`" in content and "`id`" in content and "`ref`" not in content
 
 
+def test_a_path_into_a_renamed_parameter_moves_with_it():
+    """A skill writes paths into object parameters (`resource.kind`, `details.assets[0]`,
+    `filters.price.max` in prose): renamed, `resource` takes its paths along, or the skill names
+    a field no tool has. A path that does not lead into the parameter (`resource.owner`, no
+    property of it; `account.resource.kind`, another root) is no mention of it."""
+    resource = {
+        "type": "object",
+        "properties": {"kind": {"type": "string"}, "path": {"type": "string"}},
+    }
+    details = {
+        "type": "object",
+        "properties": {"assets": {"type": "array", "items": {"type": "string"}}},
+    }
+    price = {"type": "object", "properties": {"max": {"type": "number"}}}
+    filters = {"type": "object", "properties": {"price": price}}
+    harness = Harness.from_dict(
+        {
+            "name": "desk",
+            "skills": [
+                {
+                    "id": "access",
+                    "description": "Grants access.",
+                    "content": "# Access\n\n`resource.kind` is one of group, share, app; "
+                    "`resource.path` is the full path. Put the asset tags in "
+                    "`details.assets[0]`. Filter with filters.price.max when asked.\n"
+                    "Never guess `resource.owner`; `account.resource.kind` is the old form.\n",
+                }
+            ],
+            "tools": [
+                tool_of(
+                    "request_access",
+                    "Asks for access.",
+                    {"resource": resource, "details": details, **strings("reason")},
+                ),
+                tool_of("search_assets", "Finds assets.", {"filters": filters}),
+            ],
+        }
+    )
+    episode = greeting(harness)
+    for name in ("parameter_name_paraphrase", "parameter_name_mask"):
+        moved = set()
+        for seed in range(8):
+            variant = variant_of(name, episode, seed=seed)
+            content = variant.episode.harness.skill("access").content
+            for tool, renames in variant.mapping.parameters.items():
+                for old, new in renames.items():
+                    moved.add(old)
+                    for path in ("resource.kind", "resource.path", "details.assets[0]"):
+                        if path.startswith(old + "."):
+                            assert f"`{path}`" not in content, (old, new, content)
+                            assert f"`{new}{path[len(old) :]}`" in content, (old, new, content)
+                    if old == "filters":
+                        assert f"{new}.price.max" in content, content
+            # not paths into the parameter: as written
+            assert "`resource.owner`" in content and "`account.resource.kind`" in content
+        assert {"resource", "details", "filters"} & moved, moved
+
+
 def test_renamable_parameters_follow_each_harness_order_and_read_each_text_alone():
     """Memoised by the exact fingerprint: two harnesses that differ only in the order of a
     tool's properties (tool_property_order) draw in their own order, whichever came first. A

@@ -266,13 +266,21 @@ _CALL = rf"{_BEFORE_CALL}[A-Za-z_][A-Za-z0-9_.\-]*{_ARGS}"
 _CODE_OR_CALL = re.compile(rf"(?s:{CODE_SPAN.pattern})|(?P<call>{_CALL})")
 
 
-def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
+def parameter_mentions(
+    renames: Mapping[str, str], paths: Mapping[str, frozenset[str]] | None = None
+) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
     they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
     ``follow-up``: :func:`hsa.text.names.parameter_identifier_like`) only where they are code: as
     inline code (`` `size` ``), as a keyword inside inline code (`` `check_stock(size="M")` ``,
     `` `size: M` ``, `` `{"size": "M"}` ``) or inside a call written out in prose
-    (``check_stock(size="M")``), since as plain words they are ordinary prose."""
+    (``check_stock(size="M")``), since as plain words they are ordinary prose.
+
+    ``paths`` gives an object parameter's own properties (``resource -> {kind, path}``): a path
+    into it (``resource.kind``, ``resource.path[0]``), in code or prose, is a mention of the
+    parameter wherever it stands, since nothing else starts with both names; a path to
+    anything else (``resource.owner``, ``account.resource.kind``) is not."""
+    into = _paths_into({k: v for k, v in (paths or {}).items() if k in renames and v}, renames)
     identifiers = {k: v for k, v in renames.items() if parameter_identifier_like(k)}
     words = {k: v for k, v in renames.items() if not parameter_identifier_like(k)}
     alternatives = _alternation(words)
@@ -304,6 +312,10 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
     def rewrite(text: str) -> str:
         if not text:
             return text
+        if into is not None and "." in text:
+            # First, and only a path: the rules below never read a name followed by ".x", so
+            # a swap (a -> b, b -> a) renames no path twice.
+            text = into(text)
         text = replace_mentions(text, identifiers)
         # a substring test first: most texts (every message of every row) name no word at all
         if ("`" in text or "(" in text) and any(w in text for w in words):
@@ -313,3 +325,18 @@ def parameter_mentions(renames: Mapping[str, str]) -> Callable[[str], str]:
         return text
 
     return rewrite
+
+
+def _paths_into(
+    paths: Mapping[str, frozenset[str]], renames: Mapping[str, str]
+) -> Callable[[str], str] | None:
+    """A rewrite of the paths into renamed object parameters (see :func:`parameter_mentions`)."""
+    if not paths:
+        return None
+    pattern = re.compile(rf"{_BEFORE}({_alternation(paths)})(?=\.([A-Za-z_][{_ID}\-]*))")
+
+    def renamed(m: re.Match) -> str:
+        old, step = m.group(1), m.group(2)
+        return renames[old] if step in paths[old] else old
+
+    return lambda text: sub_outside_urls(pattern, renamed, text)

@@ -337,7 +337,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "13"  # 13: a parameter named like a schema value keeps its name
+    version = "14"  # 14: paths into a renamed object parameter (`resource.kind`) move with it
+    # 13: a parameter named like a schema value keeps its name
     # 12: JSON results in place, senses; 11: memo by exact order
     family = "tool_schema"
 

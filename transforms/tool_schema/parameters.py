@@ -168,8 +168,22 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
     }
     per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
     ambiguous = _ambiguous(harness)
-    prose = parameter_mentions({k: v for k, v in names.items() if k not in ambiguous})
+    mentioned = {k: v for k, v in names.items() if k not in ambiguous}
+    prose = parameter_mentions(mentioned, _object_properties(harness, mentioned))
     return per_tool, prose, Mapping(parameters=per_tool)
+
+
+def _object_properties(harness: Harness, names) -> dict[str, frozenset[str]]:
+    """The properties of each of ``names`` that is an object parameter of some tool (in every
+    tool that has it): what a path into it (``resource.kind``) may name next."""
+    found: dict[str, set[str]] = {}
+    for tool in harness.tools:
+        for name in names:
+            schema = tool.properties.get(name)
+            inner = schema.get("properties") if isinstance(schema, dict) else None
+            if isinstance(inner, dict):
+                found.setdefault(name, set()).update(inner)
+    return {name: frozenset(steps) for name, steps in found.items()}
 
 
 def _ambiguous(harness: Harness) -> set[str]:
