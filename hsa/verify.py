@@ -30,13 +30,13 @@ Checks, in order (the first failure rejects the variant, naming the check):
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache, partial
+from functools import partial
 
 import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import json_result, json_strings
+from hsa.augment.user_data import occurrences, stated, user_words, without
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
@@ -109,71 +109,19 @@ def _user_data_kept(original: Episode, variant: Episode) -> None:
     also a harness name (a reference "get_balance", a reason "cancel_booking due to illness") is
     renamed in the user's text as a mention, while the gold, which is data, keeps it; the
     variant would ask for one thing and expect another."""
-    stated = _STATED.get(id(original), lambda: (original, _stated(original)))[1]
-    if not stated:
+    said = stated(original)
+    if not said:
         return
-    now = _user_words(variant)
-    for value, times in stated:
+    now = user_words(variant)
+    for value, times in said:
         # Counted, not found: "get_price" inside "get_price_history" must not stand in for the
         # user's own "get_price" that a rename moved.
-        if sum(_occurrences(value, text) for text in now) < times:
+        if sum(occurrences(value, text) for text in now) < times:
             raise VerificationFailed(
                 "user_data",
                 f"the user's {value!r}, a gold value, is no longer in the user's words (a "
                 f"rename took it for a harness name)",
             )
-
-
-def _occurrences(value: str, text: str) -> int:
-    """How often ``value`` stands in ``text`` on its own: not glued to identifier characters
-    where it begins or ends with one (``price`` in ``get_price``, ``get_price`` in
-    ``get_price_history``, are parts of other words, which a rename may move)."""
-    if value not in text:
-        return 0
-    return len(_standalone(value).findall(text))
-
-
-@lru_cache(maxsize=4096)
-def _standalone(value: str) -> re.Pattern:
-    before = r"(?<![A-Za-z0-9_])" if re.match(r"[A-Za-z0-9_]", value) else ""
-    after = r"(?![A-Za-z0-9_])" if re.search(r"[A-Za-z0-9_]$", value) else ""
-    return re.compile(before + re.escape(value) + after)
-
-
-def _user_words(episode: Episode) -> list[str]:
-    """The texts of the user's own messages (hook feedback, which retry policies may cut, is
-    the harness's words, not the user's)."""
-    return [message_text(m) for m in episode.messages if from_user(m)]
-
-
-def _stated(original: Episode) -> tuple[tuple[str, int], ...]:
-    """(value, times the user writes it) for every gold string value the user writes out."""
-    said = _user_words(original)
-    counts = {
-        v: sum(_occurrences(v, text) for text in said) for v in set(_gold_strings(original.gold))
-    }
-    return tuple(sorted((v, n) for v, n in counts.items() if n))
-
-
-# What the user states of each source episode, by the episode object (held by the entry, so its
-# id is no other's while remembered): every variant of an episode asks it of the same original.
-_STATED: BoundedMemo[tuple[Episode, tuple[tuple[str, int], ...]]] = BoundedMemo(1024)
-
-
-def _gold_strings(gold: Gold):
-    """Every string among the gold's acceptable argument values, at any depth."""
-    stack: list = [
-        values for turn in gold.turns for call in turn.calls for values in call.arguments.values()
-    ]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            if value:
-                yield value
-        elif isinstance(value, list):
-            stack.extend(value)
-        elif isinstance(value, dict):
-            stack.extend(value.values())
 
 
 def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
@@ -304,6 +252,12 @@ def _stale_in_messages(
             content,
             partial(_stale_in_text, content, result, prose_names, code_names, any_name),
         )
+        if found is not None and from_user(message):
+            # The user's own data (a reference "get_balance 7") is no mention: the rename went
+            # around it (hsa.augment.user_data), and ``user_data`` checks that it is still there.
+            rest = without(content, tuple(value for value, _ in stated(episode)))
+            if rest != content:
+                found = _stale_in_text(rest, False, prose_names, code_names, any_name)
         if found is not None:
             return f"messages[{i}].content", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.

@@ -869,7 +869,7 @@ def test_a_path_into_a_renamed_parameter_moves_with_it():
         for seed in range(8):
             variant = variant_of(name, episode, seed=seed)
             content = variant.episode.harness.skill("access").content
-            for tool, renames in variant.mapping.parameters.items():
+            for renames in variant.mapping.parameters.values():
                 for old, new in renames.items():
                     moved.add(old)
                     for path in ("resource.kind", "resource.path", "details.assets[0]"):
@@ -881,6 +881,64 @@ def test_a_path_into_a_renamed_parameter_moves_with_it():
             # not paths into the parameter: as written
             assert "`resource.owner`" in content and "`account.resource.kind`" in content
         assert {"resource", "details", "filters"} & moved, moved
+
+
+@pytest.mark.parametrize(
+    ("tools", "user", "call_args", "kept", "moved"),
+    [
+        # travel: a cancellation reason the user types holds a parameter's name
+        (
+            [
+                tool_of("cancel_booking", "Cancels.", strings("booking_id", "reason")),
+                tool_of("book_hotel", "Books.", strings("check_in", "city")),
+            ],
+            "Cancel BK-1200, reason: wrong check_in date. Was `check_in` the field I got wrong?",
+            ("cancel_booking", {"booking_id": "BK-1200", "reason": "wrong check_in date"}),
+            "wrong check_in date",
+            "`check_in`",
+        ),
+        # banking: a reference the user quotes is a tool's name
+        (
+            [
+                tool_of("transfer_money", "Sends money.", strings("reference", "iban")),
+                tool_of("get_balance", "Reads the balance.", strings("account_id")),
+            ],
+            "Send it to DE02 with reference get_balance 7. Then run get_balance for me.",
+            ("transfer_money", {"iban": "DE02", "reference": "get_balance 7"}),
+            "get_balance 7",
+            "run get_balance for",
+        ),
+    ],
+)
+def test_the_users_own_data_stays_as_written(tools, user, call_args, kept, moved):
+    """A gold value the user types is data, though it holds a harness name: renamed in the
+    user's words it would ask for another value than the gold expects (verification rejected
+    every such variant). The user's other mentions of the name still move."""
+    name, args = call_args
+    harness = Harness.from_dict({"name": "h", "tools": tools})
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [{"role": "user", "content": user}, assistant(call(name, args))],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "calls": [{"name": name, "arguments": {k: [v] for k, v in args.items()}}],
+                    }
+                ]
+            },
+        },
+        harness=harness,
+    )
+    old = kept.split()[-2] if kept.startswith("wrong") else kept.split()[0]
+    transform = "parameter_name_mask" if old == "check_in" else "tool_name_mask"
+    for seed in range(6):
+        variant = variant_of(transform, episode, seed=seed)
+        text = variant.episode.messages[0]["content"]
+        assert text.count(kept) == 1, text
+        assert moved not in text, text  # renamed where the user names the harness's name
+        verify_variant(episode, variant.episode, variant.mapping)
 
 
 def test_renamable_parameters_follow_each_harness_order_and_read_each_text_alone():

@@ -237,9 +237,10 @@ def test_plain_word_names_count_only_as_code_in_prose():
 
 
 def test_a_user_value_that_is_also_a_harness_name_must_survive_in_the_users_words():
-    """The user asks for the note "get_price" (data that happens to be a tool's name): a rename
-    moves the mention in the user's words, but the gold, which is data, keeps "get_price", so
-    the variant would ask for one note and expect another. It is rejected, naming the value."""
+    """The user asks for the note "get_price" (data that happens to be a tool's name): were the
+    mention in the user's words renamed, the gold, which is data, would keep "get_price", so
+    the variant would ask for one note and expect another. The rename goes around it; a variant
+    that moved it is rejected, naming the value."""
     note_tool = {
         "type": "function",
         "function": {
@@ -265,9 +266,17 @@ def test_a_user_value_that_is_also_a_harness_name_must_survive_in_the_users_word
     )
     mapping = Mapping(tools={"get_price": "fetch_cost"})
     variant = rename_episode(source, mapping)
-    assert variant.messages[0]["content"] == 'Add the note "fetch_cost" please.'
+    # the rename goes around the user's own data (hsa.augment.user_data), and the variant passes
+    assert variant.messages[0]["content"] == 'Add the note "get_price" please.'
+    verify_variant(source, variant, mapping)
+
+    def said(episode, text):
+        return replace(episode, messages=({"role": "user", "content": text}, *episode.messages[1:]))
+
+    # a rename that took the value for a mention would ask for another note
+    moved = said(variant, 'Add the note "fetch_cost" please.')
     with pytest.raises(VerificationFailed, match="the user's 'get_price', a gold value") as info:
-        verify_variant(source, variant, mapping)
+        verify_variant(source, moved, mapping)
     assert info.value.check == "user_data"
     # A value the user states that no rename touches is no concern.
     plain = rename_episode(source, Mapping(tools={"add_note": "attach_note"}))
@@ -283,8 +292,12 @@ def test_a_user_value_that_is_also_a_harness_name_must_survive_in_the_users_word
             *source.messages[1:],
         ),
     )
+    kept = rename_episode(longer, mapping)
+    assert kept.messages[0]["content"] == longer.messages[0]["content"]
+    verify_variant(longer, kept, mapping)
+    moved = said(kept, 'Add the note "fetch_cost" to the get_price_history ticket.')
     with pytest.raises(VerificationFailed, match="the user's 'get_price'"):
-        verify_variant(longer, rename_episode(longer, mapping), mapping)
+        verify_variant(longer, moved, mapping)
     # A value inside another word the rename moves is not the user's value: "price" in
     # "get_price" stays "price" for the note, and the variant keeps it.
     inside = replace(

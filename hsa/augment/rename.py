@@ -12,6 +12,10 @@ implemented once. What moves:
 * messages: tool-call names, argument keys of renamed parameters, skill-loader arguments, and hook
   feedback messages' ``name`` (``hook.<name>``);
 * gold: calls, parameters and skills, through :meth:`Mapping.apply_to_gold`.
+
+What does not move: the user's own data. A gold value the user types holds a harness name
+sometimes (a reference "get_balance 7", a reason "wrong check_in date"); in the user's messages
+the rename goes around it (:mod:`hsa.augment.user_data`), since the gold expects it as written.
 """
 
 from __future__ import annotations
@@ -19,15 +23,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
 
 from hsa.augment.mapping import Mapping
+from hsa.augment.user_data import keeping, user_data_of
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, from_user, tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
@@ -258,9 +264,15 @@ def _rename_call(call: dict, harness: Harness, mapping: Mapping) -> dict:
 
 
 def rename_messages(
-    messages: tuple[dict, ...], harness: Harness, mapping: Mapping, prose: _Prose | None = None
+    messages: tuple[dict, ...],
+    harness: Harness,
+    mapping: Mapping,
+    prose: _Prose | None = None,
+    keep: Callable[[], tuple[str, ...]] | None = None,
 ) -> tuple[dict, ...]:
-    """``harness`` is the input-side harness (it tells which calls load skills)."""
+    """``harness`` is the input-side harness (it tells which calls load skills). ``keep()``
+    gives the user's own data (:func:`hsa.augment.user_data.stated`): in the user's messages a
+    rename goes around it (asked only when a user's message would change)."""
     prose = prose or _prose(mapping)
     out = []
     for message in messages:
@@ -268,10 +280,15 @@ def rename_messages(
         content = message.get("content")
         if isinstance(content, str) and content:
             text = prose.result(content) if tool_result(message) else prose(content)
+            if text != content and keep is not None and from_user(message):
+                text = keeping(content, keep(), prose)
             if text != content:
                 new = {**new, "content": text}
         elif isinstance(content, list):
-            new = {**new, "content": [{**p, "text": prose(p["text"])} for p in content]}
+            rewrite = prose
+            if keep is not None and from_user(message):
+                rewrite = partial(keeping, values=keep(), rewrite=prose)
+            new = {**new, "content": [{**p, "text": rewrite(p["text"])} for p in content]}
         calls = message.get("tool_calls")
         if calls:
             renamed = [_rename_call(c, harness, mapping) for c in calls]
@@ -326,6 +343,8 @@ def rename_conversation(
         return episode.with_harness(harness)
     return episode.with_harness(
         harness,
-        messages=rename_messages(episode.messages, episode.harness, mapping, prose),
+        messages=rename_messages(
+            episode.messages, episode.harness, mapping, prose, keep=user_data_of(episode)
+        ),
         gold=mapping.apply_to_gold(episode.gold),
     )

@@ -6,6 +6,7 @@ configuration values that name a parameter and tool results that echo the rename
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import orjson
@@ -17,11 +18,12 @@ from hsa.augment.rename import (
     renamed_harness,
     rewrite_json_strings,
 )
+from hsa.augment.user_data import keeping, user_data_of
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import tool_result
+from hsa.model.hook import from_user, tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
@@ -251,6 +253,7 @@ def _renamed_conversation(
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
     prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
     out = rename_conversation(episode, mapping, harness)
+    keep = user_data_of(episode)
     per_tool = mapping.parameters
     by_id: dict | None = None  # the calls, parsed once a result needs them
     messages = []
@@ -267,6 +270,8 @@ def _renamed_conversation(
                 )
             else:
                 text = _rewritten(prose, content)
+                if text != content and from_user(message):  # the user's own data stays
+                    text = keeping(content, keep(), partial(_rewritten, prose))
             if text != content:
                 new = {**message, "content": text}
         elif isinstance(content, list):
