@@ -445,6 +445,220 @@ def test_dependent_lists_and_step_sections_keep_their_order(example):
     assert len(moved) > 1  # while the rules list does move
 
 
+# Lists whose order is the skill's own: ordered steps (sequence cues in any language the rewrite
+# reads, a last resort, tool calls whose results feed the next) and lists whose items own a
+# block the Markdown leaves outside them. Each body names its items by a few words, in order.
+STEP_LISTS = {
+    "helpdesk, a fallback and a ticket block under the last bullet": (
+        "# Laptop won't boot\n\nWork through these with the user:\n\n"
+        "* Check the power light and the charger.\n"
+        "* Hold the power button for 15 seconds, then try again.\n"
+        "* Seek the asset tag on the bottom of the laptop and note it.\n"
+        "* If nothing helps, open a ticket:\n"
+        '```json\n{"category": "hardware", "asset_tag": "<tag>"}\n```\n'
+        "* Tell the user the ticket number.\n",
+        ["Check the power", "Hold the power", "Seek the asset", "open a ticket"],
+    ),
+    "booking, tool calls and a last resort": (
+        "# Cancel a booking\n\n"
+        "* Find the booking with `get_booking` and the reference the user gave.\n"
+        "* Call `cancel_booking` with the booking id.\n"
+        "* Refund with `request_refund` to the original payment.\n"
+        "* If nothing helps, hand over to a human agent.\n",
+        ["Find the booking", "Call `cancel_booking`", "Refund with", "hand over"],
+    ),
+    "airline, tool calls alone": (
+        "# Cancellation\n\n- Look up the booking with `get_booking`.\n"
+        "- Cancel it with `cancel_booking` and the traveller's reason.\n"
+        "- Refund with `request_refund`: `original_payment` takes 7 to 10 days.\n",
+        ["Look up the booking", "Cancel it", "Refund with"],
+    ),
+    "transfers, an item that claims the first place": (
+        "# Transfers\n\n- Check the balance of the source account first.\n"
+        "- Use the exact account ids the user named.\n- Send the money once.\n",
+        ["Check the balance", "Use the exact", "Send the money"],
+    ),
+    "returns, an item that opens on what the one before found": (
+        "# Late parcels\n\n- Look up the order and its tracking number.\n"
+        "- If it has shipped, send the tracking link.\n- Apologise for the delay once.\n",
+        ["Look up the order", "send the tracking", "Apologise for"],
+    ),
+    "退款 (zh)": (
+        "# 退款\n\n- 先查询订单状态。\n- 核对退款金额。\n- 如果都不行，转人工客服。\n",
+        ["查询订单", "核对退款", "转人工"],
+    ),
+    "返品 (ja)": (
+        "# 返品\n\n- まず注文番号を確認します。\n- 配送状況を調べます。\n"
+        "- それでも解決しない場合は、担当者に引き継ぎます。\n",
+        ["注文番号", "配送状況", "担当者"],
+    ),
+    "Störung (de)": (
+        "# Störung melden\n\n- Zuerst die Kundennummer erfragen.\n"
+        "- Den Router neu starten lassen.\n- Wenn nichts hilft, ein Ticket anlegen.\n",
+        ["Kundennummer", "Router", "Ticket anlegen"],
+    ),
+    "deploy, a code block after a captioned last bullet": (
+        "# Deploy\n\n- Build the image.\n- Tag the image with the release.\n"
+        "- Push it with this command:\n\n```bash\nmake push\n```\n",
+        ["Build the image", "Tag the image", "Push it"],
+    ),
+    "deploy, a code block closed outside its bullet": (
+        "# Deploy\n\n- Logs are kept for 30 days.\n- Run the check:\n  ```bash\n"
+        "make check\n  ```\n- Metrics live in Grafana.\n",
+        ["Logs are kept", "Run the check", "Metrics live"],
+    ),
+}
+
+# Lists of rules and facts, whose order carries no meaning: they still move (an order inside one
+# item, "first, then", ties nothing to the other items). Items own the blocks indented under them.
+FREE_LISTS = {
+    "stock (en)": (
+        "# Stock reply\n\n- Answer yes or no first, then the number left.\n"
+        "- Be calm.\n- Keep it to one sentence.\n- Quote sizes as written.\n",
+        ["Answer yes or no", "Be calm", "Keep it", "Quote sizes"],
+    ),
+    "语气 (zh)": (
+        "# 回复\n\n- 语气要亲切。\n- 回答要简短，先说结论再说原因。\n- 称呼观众为宝子。\n",
+        ["语气要亲切", "回答要简短", "称呼观众"],
+    ),
+    "丁寧 (ja)": (
+        "# 返信\n\n- 丁寧語を使います。\n- 値段は道具の結果どおりに伝えます。\n- 返事は短くします。\n",
+        ["丁寧語", "値段は", "返事は"],
+    ),
+    "Ton (de)": (
+        "# Antworten\n\n- Sei freundlich.\n- Antworte kurz.\n- Nenne Preise in Euro.\n",
+        ["Sei freundlich", "Antworte kurz", "Nenne Preise"],
+    ),
+    "deploy notes with blocks of their own": (
+        "# Deploy notes\n\n- Staging lives in `eu-west-1`:\n\n  ```yaml\n  region: eu-west-1\n"
+        "  ```\n\n- Secrets are read from the vault:\n\n      vault read secret/app\n\n"
+        "- Rollbacks are allowed:\n  - for the web tier;\n  - for the worker tier.\n"
+        "- Logs are kept for 30 days\n  and rotated at midnight.\n",
+        ["Staging lives", "Secrets are read", "Rollbacks are allowed", "Logs are kept"],
+    ),
+}
+
+# What each item owns, as read after normalisation (list markers and line breaks ignored): the
+# whole unit must stand together in every variant.
+OWNED_UNITS = [
+    'If nothing helps, open a ticket: ```json {"category": "hardware", "asset_tag": "<tag>"} ```',
+    "Push it with this command: ```bash make push ```",
+    "Staging lives in `eu-west-1`: ```yaml region: eu-west-1 ```",
+    "Secrets are read from the vault: vault read secret/app",
+    "Rollbacks are allowed: for the web tier; for the worker tier.",
+    "Logs are kept for 30 days and rotated at midnight.",
+]
+
+
+def flat(text: str) -> str:
+    """``text`` without list markers and line breaks, spaces collapsed: what moves with what."""
+    lines = [re.sub(r"^\s*([-*+]|\d+[.)])\s+", "", line).strip() for line in text.split("\n")]
+    return re.sub(r"\s+", " ", " ".join(line for line in lines if line))
+
+
+def item_order(text: str, keys: list[str]) -> list[int]:
+    flattened = flat(text)
+    return [flattened.index(key) for key in keys]
+
+
+def variants_of(body: str, seeds=range(25), **options):
+    episode = skill_episode([body])
+    for seed in seeds:
+        variant, _ = run(SkillContentRewrite(rephrase=False, **options), episode, seed)
+        yield variant.harness.skill("skill-0").content
+
+
+@pytest.mark.parametrize("name", sorted(STEP_LISTS))
+def test_lists_of_steps_keep_their_order(name):
+    body, keys = STEP_LISTS[name]
+    for new in variants_of(body):
+        order = item_order(new, keys)
+        assert order == sorted(order), (name, new)
+
+
+@pytest.mark.parametrize("name", sorted(FREE_LISTS))
+def test_lists_of_rules_and_facts_still_move(name):
+    body, keys = FREE_LISTS[name]
+    orders = {tuple(item_order(new, keys)) for new in variants_of(body)}
+    assert any(list(order) != sorted(order) for order in orders), name
+
+
+@pytest.mark.parametrize("name", sorted(STEP_LISTS) + sorted(FREE_LISTS))
+def test_an_item_moves_with_every_block_it_owns(name):
+    body, _ = {**STEP_LISTS, **FREE_LISTS}[name]
+    units = [unit for unit in OWNED_UNITS if unit in flat(body)]
+    for new in variants_of(body):
+        for unit in units:
+            assert unit in flat(new), (unit, new)
+
+
+# Items for the property below: rules without a sequence cue, each named by its own word, and
+# what an item may own (CommonMark: lines indented to its content) or leave under it outside the
+# list (a code block right after a captioned last item, which the Markdown does not give it).
+_RULES = [
+    "Be calm with {w}.",
+    "Keep replies about {w} short.",
+    "Quote the {w} figures as written.",
+    "语气要亲切，提到 {w} 时简短。",
+    "{w} の値段は結果どおりに伝えます。",
+    "Nenne {w} in Euro.",
+]
+_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+_OWNED = {
+    "none": "",
+    "fence": "\n{pad}```text\n{pad}{w} fenced line\n{pad}```",
+    "code": "\n\n{pad}    {w} code line",
+    "sub": "\n{pad}- {w} sub one\n{pad}- {w} sub two",
+    "wrap": "\n{pad}{w} continued line",
+}
+_CUES = [
+    "Then check {w}.",
+    "If nothing helps, call {w} support.",
+    "先确认 {w}。",
+    "次に {w} を確認します。",
+    "Zuletzt {w} prüfen.",
+]
+
+
+@st.composite
+def owning_lists(draw) -> tuple[str, list[str], bool]:
+    """A skill body with one bullet list whose items own blocks; the items' units (flattened, as
+    they must read in every variant) and whether the list's order is the skill's."""
+    marker = draw(st.sampled_from(["-", "*", "+"]))
+    pad = " " * (len(marker) + 1)
+    n = draw(st.integers(2, 5))
+    loose = draw(st.booleans())
+    cue_at = draw(st.one_of(st.none(), st.integers(0, n - 1)))
+    attached = draw(st.booleans())
+    lines, units = [], []
+    for i, word in enumerate(_WORDS[:n]):
+        text = draw(st.sampled_from(_RULES)).format(w=word)
+        if i == cue_at:
+            text = draw(st.sampled_from(_CUES)).format(w=word)
+        owned = draw(st.sampled_from(sorted(_OWNED)))
+        tail = _OWNED[owned].format(pad=pad, w=word)
+        if attached and i == n - 1:
+            text, tail = text.rstrip(".。") + ":", f"\n```text\n{word} attached line\n```"
+        item = f"{marker} {text}{tail}"
+        lines.append(("\n" if loose and i else "") + item)
+        units.append(flat(item))
+    body = "# Notes\n\nWhat to keep in mind:\n\n" + "\n".join(lines) + "\n"
+    return body, units, cue_at is not None or attached
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=owning_lists(), seed=st.integers(0, 2**32), split=st.sampled_from(["train", "heldout"]))
+def test_an_item_and_its_blocks_move_as_one_and_steps_keep_their_order(case, seed, split):
+    body, units, ordered = case
+    new = next(variants_of(body, seeds=[seed], split=split))
+    flattened = flat(new)
+    for unit in units:
+        assert flattened.count(unit) == 1, (unit, new)  # whole, once, and nowhere else
+    if ordered:
+        order = [flattened.index(unit) for unit in units]
+        assert order == sorted(order), new
+
+
 def test_an_example_section_keeps_its_rules_tables_and_captions():
     """Under an "Example" heading: rule bullets are rules (never dropped), a table is
     reference (kept), and a caption ("The deploy file it writes:") keeps the block it introduces

@@ -10,10 +10,14 @@ the body verbatim) carries the new body, so the trajectory stays consistent.
 Keeps: every number, quoted string, code span, identifier (tool, parameter, skill and hook names)
 and negation of the body outside dropped examples (checked on every rewrite with
 :func:`hsa.text.paraphrase.lost_invariants`), every non-example rule, the title first, numbered steps
-and anything in a section about steps or order (步骤, 流程, 顺序) in their order, lists whose items
-refer to each other ("then", "above", 然后...) in their order, at least one example of each
-example section, skill ids, descriptions, kinds and allowed tools, and every message and gold turn
-other than the carried bodies.
+and anything in a section about steps or order (步骤, 流程, 顺序) in their order, bullet lists
+that read as steps in their order (an item that continues the one before or names a last resort,
+claims the first or last place, points above or below: "then", "if nothing helps", 然后, 最后,
+まず, zuerst...; or two items that call different tools), every bullet together with everything
+it owns (indented code, nested lists, continuation lines; a list that leaves part of an item
+outside it, such as a code fence at the margin under a captioned last bullet, keeps its order
+and its items), at least one example of each example section, skill ids, descriptions, kinds and
+allowed tools, and every message and gold turn other than the carried bodies.
 
 The family, one concept per module (read in this order): ``options`` (the option tables of
 ``options.yaml``), ``structure`` (what a body is made of, on the Markdown blocks of

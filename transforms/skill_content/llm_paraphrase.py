@@ -53,8 +53,9 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "8"  # 8: its fallback's phrases (skill_content_rewrite 9)
-    # 7: its fallback plan's examples and wrapping (skill_content_rewrite 8)
+    version = "9"  # 9: its fallback's list orders (skill_content_rewrite 10)
+    # 8: its fallback's phrases (skill_content_rewrite 9); 7: its fallback plan's examples and
+    # wrapping (skill_content_rewrite 8)
     family = "skill_content"
     # How the endpoint is reached, not what it is asked: out of the dataset version (an endpoint
     # that fails or times out is a fallback recorded in params, like any outage).

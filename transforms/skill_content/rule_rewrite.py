@@ -22,9 +22,11 @@ class SkillContentRewrite(Transform):
     """Rewrites every skill body by rule: sections and unordered bullets reordered where order
     carries no meaning, header and list-marker styles, negation emphasis, wrapping and list
     spacing, synonym phrases (EN/ZH), examples reordered or partly dropped; every number, quoted
-    string, code span, identifier, negation and non-example rule, the title, numbered steps and
-    at least one example per example section are kept, and skill-loader results carry the new
-    body.
+    string, code span, identifier, negation and non-example rule, the title, numbered steps,
+    bullet lists that read as steps (sequence cues, a last resort, calls to different tools) and
+    at least one example per example section are kept, a bullet moves with everything it owns
+    (indented code, nested lists, continuation lines; a list that leaves part of an item outside
+    it keeps its order), and skill-loader results carry the new body.
 
     ``reorder``, ``restyle``, ``rephrase`` and ``drop_examples`` switch the kinds of change;
     ``fraction`` is the share of skills rewritten. A body the drawn plan leaves as it was (a
@@ -32,7 +34,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "9"  # 9: phrases of any domain (no customer -> viewer, request, the store)
+    version = "10"  # 10: lists of steps keep their order, an item moves with all it owns
+    # 9: phrases of any domain (no customer -> viewer, request, the store)
     # 8: one-column tables, quoted rules; 7: rule paragraphs, wrap; 6: examples
     family = "skill_content"
 

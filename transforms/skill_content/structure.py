@@ -3,7 +3,9 @@ which are about steps or order), lists (which may be shuffled, which items are e
 prose that may be reworded (outside examples and outside every invariant span).
 
 Whether order carries meaning is read from the words of a heading, of the paragraph introducing a
-list, and of the items themselves, in English and Chinese.
+list, and of the items themselves (English, Chinese, Japanese, German, French, Spanish), and from
+the Markdown: an unordered list may be shuffled only when nothing marks it as steps and every item
+clearly holds what is its own (:func:`_holds_its_blocks`, :func:`_steps`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,24 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from hsa.text.markdown import Block, block_text, item_text, parse
-from hsa.text.paraphrase import invariant_spans, negations, normalise_space
+from hsa.text.markdown import (
+    FENCE,
+    ITEM,
+    Block,
+    Item,
+    block_text,
+    indent_of,
+    is_blank,
+    item_offset,
+    item_text,
+    parse,
+)
+from hsa.text.paraphrase import (
+    code_and_quote_spans,
+    invariant_spans,
+    negations,
+    normalise_space,
+)
 
 _EXAMPLE_HEADING = re.compile(
     r"(?<![A-Za-z])(examples?|samples?|e\.g\.)(?![A-Za-z])|示例|例子|样例"
@@ -23,7 +41,8 @@ _EXAMPLE_HEADING = re.compile(
 _ORDER_HEADING = re.compile(
     r"(?<![A-Za-z])(steps?|order|ordering|sequence|sequential|procedures?|"
     r"process|workflow|flow|pipeline|stages?|phases?|first|then|how to)"
-    r"(?![A-Za-z])|流程|步骤|顺序|次序|先后|过程|阶段|首先|然后",
+    r"(?![A-Za-z])|流程|步骤|顺序|次序|先后|过程|阶段|首先|然后|手順|順番|ステップ"
+    r"|(?<!\w)(schritte?|ablauf|reihenfolge|vorgehen|étapes?|procédure|pasos|procedimiento)(?!\w)",
     re.IGNORECASE,
 )
 _POSITION_REF = re.compile(
@@ -33,18 +52,106 @@ _POSITION_REF = re.compile(
     r"下一步",
     re.IGNORECASE,
 )
+# Words that tie a list item to the items around it, so that the list is a sequence (steps, a
+# last resort) whose order a shuffle would change: in every language the rewrite reads (English,
+# Chinese, Japanese) and the European ones skills are often written in (German, French, Spanish).
+# Read on an item's prose, outside code and quoted strings.
+#
+# Opening an item: a connective or a pronoun that continues the item before ("Then...", "If it
+# has shipped...", "Otherwise...", 然后, 再, 否则, 次に, それでも, dann, sonst, puis, luego...).
 _SEQUENCE_START = re.compile(
-    r"(then|next|after that|afterwards?|finally|lastly|also|second(ly)?|"
-    r"third(ly)?|first(ly)?|before that|and|or|but|otherwise|else|"
-    r"in that case|if so|if not|same)(?![A-Za-z])|然后|接着|之后|最后|"
-    r"随后|再|其次|第二|第三|首先|并且|同时|此外|另外|否则|如果不|若不|"
-    r"同样|但",
+    r"(?:(then|next|after(wards?)?|before|once|finally|lastly|last|also|second(ly)?|"
+    r"third(ly)?|first(ly)?|and|or|but|otherwise|else|in that case|"
+    r"if (so|not|that|this|it|they|these|those|still|nothing|none|neither|all else|the above)|"
+    r"when (that|this|it|done|finished|complete)|failing (that|this)|as a last resort|"
+    r"at the end|in the end|eventually|subsequently|meanwhile|now|again|still|until|"
+    r"only (then|after|once|when)|(start|begin) (by|with)|same|it|its|this|that|these|those|"
+    r"they|such)(?![A-Za-z])"
+    r"|(zuerst|zunächst|erstens|zweitens|drittens|als (erstes|nächstes|letztes)|dann|danach|"
+    r"anschließend|daraufhin|schließlich|zuletzt|zum schluss|am ende|sonst|ansonsten|"
+    r"andernfalls|außerdem|erst|vorher|nachher|(wenn|falls) (nicht|nichts|dies)|"
+    r"d'abord|ensuite|puis|enfin|finalement|sinon|après|avant|si (rien|cela|ça|non)|"
+    r"primero|luego|después|despues|entonces|finalmente|por último|al final|si (no|nada)|"
+    r"de lo contrario|además)(?!\w))"
+    r"|然后|接着|接下来|之后|最后|最终|随后|先|再|其次|第[一二三四五六七八九十\d]|首先|并且|同时|"
+    r"此外|另外|否则|如果不|若不|如果?(仍|还|都|以上|这|此|上述)|若(仍|还|都|以上)|还是|仍然|"
+    r"以上|同样|但|这|此|该|它|其"
+    r"|まず|最初に|はじめに|初めに|次に|続いて|その後|そのあと|それから|最後に|最後は|"
+    r"最終的に|それでも|そうでなければ|さもなければ|でなければ|それ以外|その|この|これ|それ|"
+    r"また|さらに|ただし",
+    re.IGNORECASE,
+)
+# Anywhere in an item: a last resort or a condition on how the other items went ("If nothing
+# helps", "as a last resort", 都不行, それでも, wenn nichts hilft...), or a pointer to another
+# step ("the previous step", "step 2").
+_FALLBACK = re.compile(
+    r"(?<![A-Za-z])(?:if nothing( else)?( \w+)? (helps|helped|works|worked|fixes|fixed|"
+    r"solves|resolves)|if none of|if all else fails|(as )?a last resort|failing (that|this)|"
+    r"if (that|this|it|these|those|they|the above)( still)? (fails?|failed|does(n't| not)|"
+    r"did(n't| not)|do(n't| not)|is(n't| not)|was(n't| not)|are(n't| not)|won't|will not|"
+    r"can't|cannot)|if (it|that|this|the (problem|issue|error)) (still )?persists|if still|"
+    r"(none|any|all) of the (above|previous|others)|(after|before) (these|those|the above|"
+    r"all (of )?(the )?others)|(the )?previous (step|item|one|call|result)|"
+    r"(from|in|to|see) step \w+)(?![A-Za-z])"
+    r"|(?<!\w)(?:(wenn|falls) nichts|hilft (das|dies|es) nicht|hilft nichts|"
+    r"(wenn|falls) (das|dies|es) nicht|als letzte[sn]? (mittel|ausweg)|notfalls|im notfall|"
+    r"si rien ne|en dernier recours|si (cela|ça|ceci) ne|"
+    r"si nada|como último recurso|si (eso|esto) no)(?!\w)"
+    r"|都不行|都无效|均无效|都没用|仍不行|仍然不|还是不行|还不行|仍未|仍无法|依然不|实在不行|"
+    r"如果以上|若以上|以上都|以上均|最后手段|万不得已"
+    r"|それでも|どれも|いずれも|解決しない場合|解決しなければ|直らない場合|直らなければ|"
+    r"うまくいかない場合|うまくいかなければ|だめな場合|上記で|最終手段|前の手順|前のステップ",
+    re.IGNORECASE,
+)
+# An item that claims the first or the last place for itself ("Check the balance first.", 请先…,
+# まず, zuerst; "finally", 最后, 最後に, zuletzt) ties the list's order, unless the same item
+# orders its own parts ("Answer yes or no first, then the number"): then the words pair inside
+# it, with a follower ("then", 再, 次に, dann...).
+_OPENER = re.compile(
+    r"(?<![A-Za-z])(first(ly)?(?=\s*([.;,:!?)]|$))|first of all|at first|to (begin|start) with|"
+    r"before anything else)(?![A-Za-z])"
+    r"|(?<!\w)(zuerst|zunächst|als erstes|erstens|vorab|d'abord|en premier|premièrement|"
+    r"primero|en primer lugar|antes que nada)(?!\w)"
+    r"|首先|(请|要|需|应|须|得|就|必须)先|事先|预先|最先|第一步|まず|最初に|はじめに|初めに|先に",
+    re.IGNORECASE,
+)
+_CLOSER = re.compile(
+    r"(?<![A-Za-z])(finally|lastly|at the end|in the end|last of all|at last|as a last step)"
+    r"(?![A-Za-z])"
+    r"|(?<!\w)(schließlich|zuletzt|zum schluss|am ende|als letztes|enfin|finalement|"
+    r"en dernier|finalmente|por último|al final)(?!\w)"
+    r"|最后|最终|最後に|最後は|最終的に",
+    re.IGNORECASE,
+)
+_FOLLOWER = re.compile(
+    r"(?<![A-Za-z])(then|next|afterwards?|after that|second(ly)?|later)(?![A-Za-z])"
+    r"|(?<!\w)(dann|danach|anschließend|zweitens|später|puis|ensuite|luego|después|despues|"
+    r"entonces)(?!\w)"
+    r"|然后|再|接着|之后|其次|随后|第二|次に|それから|その後|続いて|あとで|後で",
+    re.IGNORECASE,
+)
+# An item that directs a tool call: a call word before a code span naming it ("Call
+# `cancel_booking`", "with `get_booking`", 调用 `x`, `x` を呼び出す, mit `x`), or a code span
+# written as a call (`send_reset(email)`). Two items that direct calls to different tools are
+# steps: what one call returns (the booking it found) is what the next acts on, and a skill body
+# rarely says which calls are independent.
+_CALL = re.compile(
+    r"(?:(?<![A-Za-z])(?:call|calls|calling|invoke|invoking|run|running|use|using|with|via|"
+    r"through|mit|über|per|verwende|verwenden|nutze|nutzen|rufe|rufen|aufrufen|avec|appelez|"
+    r"appelle|appeler|utilisez|utilise|utiliser|con|llama|llamar|usa|usar|utiliza|utilizar|"
+    r"mediante)\s+(?:(?:the|dem|der|das|el|la|le|l')\s*)?(?:(?:tool|outil|herramienta)\s+)?"
+    r"|(?:调用|使用|用|通过|借助)\s*)`([A-Za-z_][\w.\-]*)[^`]*`"
+    r"|`([A-Za-z_][\w.\-]*)[^`]*`\s*(?:を(?:呼び出|使|実行|呼ん|コール)|で)"
+    r"|`([A-Za-z_][\w.\-]*)\(",
     re.IGNORECASE,
 )
 _ORDER_INTRO = re.compile(
     r"(?<![A-Za-z])(in (this|that|the following|the given) order|in order|"
     r"in sequence|step by step|steps?|sequence|order of|priority|"
-    r"prioriti[sz]e)(?![A-Za-z])|顺序|依次|按以下|步骤|流程|优先",
+    r"prioriti[sz]e|in turn|one by one|one after (the )?other)(?![A-Za-z])|顺序|依次|按以下|步骤|流程|优先"
+    r"|順番|順に|手順|ステップ"
+    r"|(?<!\w)(der reihe nach|nacheinander|reihenfolge|schritte?|dans l'ordre|étapes?|"
+    r"en orden|pasos?)(?!\w)",
     re.IGNORECASE,
 )
 _EXAMPLE_START = re.compile(
@@ -135,6 +242,133 @@ def _refers_to_position(text: str) -> bool:
     return _POSITION_REF.search(text) is not None
 
 
+# ---- lists whose order is free -------------------------------------------------------------
+#
+# An unordered list may be shuffled only when both hold:
+# - every item holds all that is its own, so that it moves as one: CommonMark gives an item the
+#   lines indented to its content (code, quotes, nested lists) and the lazy lines of its
+#   paragraph; a list that leaves part of an item outside it (a code fence at the margin right
+#   under the last item, a block that the last item introduces with a colon, a fence that the
+#   item opens but does not close, the rest of the list after such a block) keeps its order;
+# - nothing marks the list as steps: no item opens on a connective or pronoun that continues the
+#   one before, names a last resort or another step, claims the first or last place for itself,
+#   or points above or below; nor do two items direct calls to different tools.
+# A list kept in order by mistake only loses a variant; a list shuffled by mistake tells the model
+# to act in another order. Hence the burden of proof lies on shuffling.
+
+
+@dataclass(frozen=True)
+class _ItemReading:
+    holds: bool  # every line is clearly the item's (CommonMark), any fence it opens closed
+    colon: bool  # it ends in prose with a colon: it introduces what comes after it
+    prose: str  # its text outside code blocks, on one line
+
+
+@lru_cache(maxsize=65536)
+def _read_item(lines: tuple[str, ...]) -> _ItemReading:
+    match = ITEM.match(lines[0])
+    if match is None:
+        return _ItemReading(False, False, " ".join(line.strip() for line in lines))
+    offset = item_offset(match)
+    prose: list[str] = []
+    fence = ""  # the marker of the fence the item has open
+    first = lines[0][match.end() :]
+    opening = FENCE.match(first)
+    if opening:
+        fence, state = opening.group(1), "code"
+    elif first.strip():
+        prose.append(first.strip())
+        state = "prose"
+    else:
+        state = "none"
+    blank = False
+    for line in lines[1:]:
+        if is_blank(line):
+            blank = True
+            continue
+        indent, text = indent_of(line.expandtabs(4)), line.strip()
+        if fence:
+            if indent < offset:  # the item ends here (CommonMark), its fence left open
+                return _ItemReading(False, False, " ".join(prose))
+            if re.match(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", text):
+                fence = ""
+        elif indent < offset:
+            # A lazy line continues a paragraph only; under code, after a blank line, or as a
+            # quote, table or HTML line it starts a block of its own, outside the item.
+            if state != "prose" or blank or text[:1] in "<>|":
+                return _ItemReading(False, False, " ".join(prose))
+            prose.append(text)
+            continue
+        elif indent - offset < 4 and FENCE.match(text):
+            fence = FENCE.match(text).group(1)
+        elif indent - offset >= 4 and (blank or state == "code"):
+            state = "code"  # indented code
+            blank = False
+            continue
+        else:
+            prose.append(text)
+            state, blank = "prose", False
+            continue
+        state, blank = "code", False
+    colon = state == "prose" and prose[-1].rstrip(" *_").endswith((":", "："))
+    return _ItemReading(not fence, colon, " ".join(prose))
+
+
+def _reading(item: Item) -> _ItemReading:
+    return _read_item(tuple(item.lines))
+
+
+def _hangs_on(blocks: list[Block], k: int) -> bool:
+    """Whether the block after list ``k`` belongs to its last item: right under it with no blank
+    line (a code fence at the margin, which ends a list), or introduced by it with a colon."""
+    if k + 1 >= len(blocks) or blocks[k + 1].kind in ("heading", "rule"):
+        return False
+    return not blocks[k + 1].gap or _reading(blocks[k].items[-1]).colon
+
+
+def _holds_its_blocks(blocks: list[Block], k: int) -> bool:
+    """Whether every item of list ``k`` holds all that is its own, so that each moves as one."""
+    readings = [_reading(item) for item in blocks[k].items]
+    if not all(r.holds for r in readings) or any(r.colon for r in readings[:-1]):
+        return False  # a fence left open, or an item that introduces the next one
+    if _hangs_on(blocks, k):
+        return False
+    if k and not blocks[k].gap and blocks[k - 1].kind in ("fence", "opaque", "list"):
+        return False  # the rest of a list that a block right above interrupted
+    # The rest of a list after a block that hangs on its first part.
+    return not (k >= 2 and blocks[k - 2].kind == "list" and _hangs_on(blocks, k - 2))
+
+
+@lru_cache(maxsize=65536)
+def _cues(prose: str) -> tuple[bool, frozenset[str]]:
+    """Whether an item's prose ties it to the other items, and the tools it directs calls to."""
+    calls = frozenset(name for m in _CALL.finditer(prose) for name in m.groups() if name)
+    bare = list(prose)
+    for start, end in code_and_quote_spans(prose):  # words in code or quotes are not the item's
+        bare[start:end] = " " * (end - start)
+    text = "".join(bare)
+    if _starts(_SEQUENCE_START, text) or _FALLBACK.search(text) or _refers_to_position(text):
+        return True, calls
+    for opener in _OPENER.finditer(text):
+        rest = text[opener.end() :]
+        if not (_FOLLOWER.search(rest) or _CLOSER.search(rest)):
+            return True, calls  # "Check the balance first."
+    for closer in _CLOSER.finditer(text):
+        before = text[: closer.start()]
+        if not (_OPENER.search(before) or _FOLLOWER.search(before)):
+            return True, calls  # "... and finally ..." with nothing before it in the item
+    return False, calls
+
+
+def _steps(items: list[Item]) -> bool:
+    """Whether a list's items read as steps (see above)."""
+    cues = [_cues(_reading(item).prose) for item in items]
+    if any(tied for tied, _ in cues):
+        return True
+    calling = [calls for _, calls in cues if calls]
+    return len(calling) >= 2 and len(frozenset().union(*calling)) >= 2
+
+
 def structure_of(blocks: list[Block]) -> Structure:
     title = 0 if blocks and blocks[0].kind == "heading" and blocks[0].level == 1 else None
     start = 0 if title is None else 1
@@ -172,6 +406,7 @@ def structure_of(blocks: list[Block]) -> Structure:
                 continue
             texts = [item_text(item) for item in block.items]
             intro = blocks[k - 1] if k > section.start else None
+            holds = _holds_its_blocks(blocks, k)
             shuffle = (
                 not block.ordered
                 and len(block.items) >= 2
@@ -181,10 +416,11 @@ def structure_of(blocks: list[Block]) -> Structure:
                     and intro.kind == "paragraph"
                     and _ORDER_INTRO.search(block_text(intro))
                 )
-                and not any(_starts(_SEQUENCE_START, t) or _refers_to_position(t) for t in texts)
+                and holds
+                and not _steps(block.items)
             )
-            if block.ordered:
-                droppable = []
+            if block.ordered or not holds:
+                droppable = []  # (an item that does not hold all that is its own cannot go)
             elif section.examples:
                 droppable = [i for i, t in enumerate(texts) if not _states_rule(t)]
             else:
