@@ -18,15 +18,18 @@ from hsa.dataset.pipeline import augment_episode
 from hsa.model.episode import Episode
 from hsa.text.names import (
     CONVENTIONS,
+    UNCOUNTABLE,
     abbreviation_groups,
     convention_of,
     conventions_of,
+    is_plural,
     meaning,
     name_words,
+    plural,
     shared_conventions,
     write_name,
 )
-from hsa.transforms._names import CONVENTION_SPLITS, lexicon
+from hsa.transforms._names import CONVENTION_SPLITS, echoes, lexicon
 from hsa.verify import VerificationFailed, identifiers_by_kind, verify_variant
 from tests.strategies import clashing_episode_dicts
 
@@ -187,6 +190,45 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("gift_card", {"balance", "store"}, {"giveaway", "keepsake"}),
     ("emergency_contact", {"patient", "phone"}, {"connection", "acquaintance"}),
     ("write_review", {"product", "rating", "stars"}, {"save", "persist", "store"}),
+    # a phone call-back is no hook, a login session no meeting, a bank statement no invoice
+    ("schedule_callback", {"phone", "call", "customer", "time"}, {"hook", "interceptor"}),
+    ("callback_number", {"support", "ticket", "phone"}, {"hook", "interceptor"}),
+    ("expire_sessions", {"login", "sign", "user", "password"}, {"meeting", "conference", "huddle"}),
+    ("session_id", {"chat", "browser", "cookie"}, {"meeting", "conference", "huddle"}),
+    ("get_statement", {"bank", "account", "month", "transactions"}, {"invoice", "bill"}),
+    ("statement_date", {"card", "credit", "balance"}, {"invoice", "bill"}),
+    # an insurance claim, a claimed task: no redemption; a loyalty or TV program no script
+    ("claim", {"insurance", "policy", "damage"}, {"redeem", "encash"}),
+    ("claim_task", {"queue", "worker", "job"}, {"redeem", "encash"}),
+    ("join_program", {"loyalty", "points", "member"}, {"script", "routine", "connect", "attach"}),
+    ("program_schedule", {"tv", "channel", "broadcast"}, {"script", "routine"}),
+    ("workout_routine", {"fitness", "exercise"}, {"script", "program"}),
+    ("policy_number", {"insurance", "premium", "coverage"}, {"rules", "regulations", "terms"}),
+    ("search_terms", {"search", "query", "results"}, {"policy", "rules", "regulations"}),
+    ("attach_file", {"email", "upload"}, {"connect", "pair"}),
+    # a mail rule's condition, a used item's condition: no status; terms and conditions no weather
+    ("condition", {"mail", "rule", "folder", "messages"}, {"status", "current"}),
+    ("item_condition", {"product", "used", "new"}, {"status", "current"}),
+    ("order_status", {"order", "shipping"}, {"condition"}),
+    ("terms_and_conditions", {"accept", "signup"}, {"weather", "meteo"}),
+    # a suite is one kind of room; a meeting room is no hotel room
+    ("room_type", {"hotel", "booking", "guest", "nights"}, {"suite"}),
+    ("book_room", {"meeting", "team", "booking", "reservation"}, {"chamber", "suite", "guestroom"}),
+    # a contact method, a payment method, an HTTP method are no functions; a one-time code, a
+    # bank's branch code, a lab test's code no source code
+    ("method", {"reset", "password", "one", "time", "code", "sms"}, {"function", "subroutine"}),
+    ("payment_method", {"card", "class", "library", "fare"}, {"function", "procedure"}),
+    ("http_method", {"request", "api", "url"}, {"function", "procedure", "subroutine"}),
+    ("branch_code", {"bank", "sort", "account", "code"}, {"dev", "codeline", "source", "codebase"}),
+    ("test_code", {"lab", "patient", "blood", "code"}, {"case", "trial", "source", "codebase"}),
+    # a product's country of origin is no starting place, a trip's origin no provenance
+    ("country_of_origin", {"product", "customs", "import"}, {"starting", "embarkation"}),
+    ("origin", {"flight", "airport", "destination"}, {"provenance"}),
+    # a held seat is not booked; to rejoin a meeting is no reply; a DNS record is no history
+    ("book_flight", {"flight", "seat", "passenger"}, {"hold"}),
+    ("hold_seat", {"flight", "seat", "passenger"}, {"book", "reserve"}),
+    ("rejoin_meeting", {"meeting", "call"}, {"reply", "respond", "answer"}),
+    ("get_records", {"database", "table", "dns"}, {"history", "archive"}),
 ]
 
 
@@ -207,10 +249,205 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("average_rating", {"product"}, "train", "mean"),
         ("order_status", {"order", "shipping"}, "train", "current"),
         ("tag_ids", {"post"}, "train", "label"),
+        ("redeem_points", {"loyalty", "reward"}, "train", "claim"),
+        ("run_script", {"python", "shell"}, "train", "program"),
+        ("method_name", {"python", "callable"}, "train", "function"),
+        ("room_type", {"hotel", "nights"}, "heldout", "guestroom"),
+        ("origin", {"flight", "airport"}, "heldout", "embarkation"),
+        ("book_flight", {"flight", "seat"}, "heldout", "secure"),
+        ("list_hooks", {"git", "repository"}, "heldout", "callbacks"),
+        ("branch_name", {"git", "commit"}, "train", "dev"),
+        ("schedule_meeting", {"calendar"}, "heldout", "huddle"),
+        ("get_invoice", {"payment"}, "heldout", "billing"),
+        ("privacy_policy", {"privacy", "data"}, "train", "rules"),
+        ("order_status", {"order"}, "heldout", "present"),
+        ("connect_device", {"bluetooth"}, "heldout", "pair"),
+        ("flight_details", {"flight"}, "heldout", "particulars"),
+        ("get_records", {"database", "table"}, "train", "entries"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):
     assert synonym in _offered(name, context, split)
+
+
+# ---- number: a plural name takes its replacement's plural once ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "many"),
+    [
+        ("detail", "details"),
+        ("details", "details"),  # plural already
+        ("information", "information"),  # mass nouns have no plural
+        ("data", "data"),
+        ("feedback", "feedback"),
+        ("particulars", "particulars"),  # nor have pluralia tantum another one
+        ("specifics", "specifics"),
+        ("goods", "goods"),
+        ("statistics", "statistics"),
+        ("category", "categories"),
+        ("synopsis", "synopses"),
+        ("status", "statuses"),
+        ("leaf", "leaves"),
+        ("corpus", "corpora"),
+        ("atlas", "atlases"),
+        ("proof_of_purchase", "proofs_of_purchase"),  # a phrase's head
+        ("small_talk", "small_talk"),
+    ],
+)
+def test_the_plural_of_a_word(word, many):
+    assert plural(word) == many
+
+
+def test_no_word_of_the_tables_is_made_plural_twice():
+    members = {m for g in lexicon().groups if g.pos == "noun" for m in g.train + g.heldout} | {
+        m for g in abbreviation_groups() for m in g["train"] + g["heldout"]
+    }
+    for member in members:
+        many = plural(member)
+        assert plural(many) == many, member
+        if member in UNCOUNTABLE or is_plural(member.split("_")[-1]):
+            assert many == member
+
+
+@pytest.mark.parametrize(
+    ("phrase", "split", "context", "expected"),
+    [
+        (("details",), "train", set(), {("information",)}),
+        (("details",), "heldout", set(), {("particulars",), ("specifics",)}),
+        (("infos",), "train", set(), {("information",), ("details",)}),
+        (("summaries",), "heldout", set(), {("synopses",), ("recaps",)}),
+        (("pages",), "heldout", {"print"}, {("leaves",)}),
+        (("receipts",), "train", set(), {("proofs", "of", "purchase")}),
+        (("priors",), "train", set(), set()),  # an adjective's plural is a noun of its own
+        (("alerts",), "train", set(), set()),  # alerts are things, no verb ("notifies")
+    ],
+)
+def test_a_plural_name_word_takes_its_replacements_in_the_plural_once(
+    phrase, split, context, expected
+):
+    from hsa.transforms._names import replacements
+
+    assert set(replacements(phrase, split, context, leading=True)) == expected
+
+
+# Tools of an IT helpdesk, a bank, an insurer, a loyalty scheme and a travel agent, as the name
+# transforms see them (name, description, parameter schemas), and the words no new name of a tool
+# or of its parameters may say: neighbouring senses of their words.
+HELPDESK_BANK_TRAVEL = [
+    ("schedule_callback", "Schedule a call-back to the caller's phone.", {"phone_number": {}}, {"hook", "interceptor"}),
+    ("expire_sessions", "Sign the user out everywhere: expire all login sessions.", {"user_id": {}}, {"meeting", "conference", "huddle"}),
+    ("reset_password", "Reset the password; a one-time code is sent.", {"method": {"enum": ["sms", "email"]}}, {"function", "procedure", "subroutine"}),
+    ("create_mail_rule", "Create an inbox rule.", {"condition": {"description": "A predicate."}}, {"status", "current", "present", "state"}),
+    ("get_statement", "Get the monthly statement of a bank account.", {"iban": {}}, {"invoice", "bill", "billing"}),
+    ("claim", "File an insurance claim under a policy.", {"policy_number": {}}, {"redeem", "encash", "rules", "regulations", "terms"}),
+    ("join_program", "Enroll in the loyalty program.", {"customer_id": {}}, {"script", "routine", "connect", "attach", "pair"}),
+    ("search_flights", "Search flights between airports.", {"origin": {}, "destination": {}}, {"provenance"}),
+    ("book", "Book a seat on a flight.", {"flight_id": {}}, {"hold"}),
+    ("book_hotel", "Book a hotel room for some nights.", {"room_type": {"enum": ["single", "double", "suite"]}}, {"suite"}),
+    ("get_flight_details", "Get the details of a flight.", {"booking_details": {}}, set()),
+    ("kb.answerReply", "Answer with a knowledge-base reply.", {"text": {}}, set()),
+    ("check_iban", "Check that an IBAN is valid.", {"amount_check": {}}, set()),
+]  # fmt: skip
+
+
+def _described_episode(tools) -> Episode:
+    return Episode.from_dict(
+        {
+            "id": "e",
+            "harness": {
+                "name": "h",
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": name,
+                            "description": description,
+                            "parameters": {
+                                "type": "object",
+                                "properties": {
+                                    p: {"type": "string", **schema} for p, schema in params.items()
+                                },
+                            },
+                        },
+                    }
+                    for name, description, params, _ in tools
+                ],
+            },
+            "messages": [{"role": "user", "content": "hi"}],
+            "gold": {"calls": [{"name": tools[0][0], "arguments": {}}]},
+        }
+    )
+
+
+def _malformed_plural(word: str) -> bool:
+    """A plural made of a plural word of the tables (``particularses``) or of a mass noun
+    (``informations``)."""
+    words = {w for g in lexicon().groups for m in g.train + g.heldout for w in m.split("_")}
+    return (word.endswith("es") and word[:-2] in words and is_plural(word[:-2])) or (
+        word.endswith("s") and word[:-1] in UNCOUNTABLE
+    )
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+@pytest.mark.parametrize("name", ["tool_name_paraphrase", "parameter_name_paraphrase"])
+def test_renamed_tools_of_other_domains_keep_their_words_sense_number_and_say_nothing_twice(
+    name, split
+):
+    """Through the transforms (the words of a tool's text tell a word's sense): no new name of a
+    tool or of its parameters says a neighbouring sense of a word, makes a plural plural twice
+    (``AcquireAirLegParticularses``), or says a word twice where the old name said it once
+    (``kb.replyReply`` of ``kb.answerReply``)."""
+    episode = _described_episode(HELPDESK_BANK_TRAVEL)
+    never = {tool: words for tool, _, _, words in HELPDESK_BANK_TRAVEL}
+    never |= {p: words for _, _, params, words in HELPDESK_BANK_TRAVEL for p in params}
+    renamed = 0
+    for seed in range(12):
+        for variant in augment_episode(recipe(name, split, seed), episode):
+            assert isinstance(variant, Variant), str(variant)
+            renames = dict(variant.mapping.tools)
+            for params in variant.mapping.parameters.values():
+                renames |= params
+            for old, new in renames.items():
+                words = [w.lower() for w in name_words(new)]
+                assert not set(words) & never[old], (old, new)
+                assert not any(_malformed_plural(w) for w in words), (old, new)
+                assert all(n <= o for n, o in zip(echoes(new), echoes(old), strict=True)), (
+                    old,
+                    new,
+                )
+                renamed += meaning(new) != meaning(old)
+    assert renamed  # the transforms still give these tools other words
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_hook_name_says_no_word_twice(split):
+    """A naming pattern's word the hook's name has already, or a synonym of it, is not added
+    again: ``check_iban`` is no ``check_iban_check`` nor ``validate_check_iban``."""
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "harness": {
+                "name": "h",
+                "tools": [{"type": "function", "function": {"name": "transfer"}}],
+                "hooks": [
+                    {"name": n, "event": "reply", "function": "f", "description": "Checks."}
+                    for n in ("check_iban", "limit_check", "validate_amount", "amount_validator")
+                ],
+                "hooks_source": "def f(payload, config):\n    return {'ok': True}\n",
+            },
+            "messages": [{"role": "user", "content": "hi"}],
+            "gold": {"calls": [{"name": "transfer", "arguments": {}}]},
+        }
+    )
+    for seed in range(12):
+        for variant in augment_episode(recipe("hook_implementation_swap", split, seed), episode):
+            assert isinstance(variant, Variant), str(variant)
+            for old, new in variant.mapping.hooks.items():
+                assert all(n <= o for n, o in zip(echoes(new), echoes(old), strict=True)), (
+                    old,
+                    new,
+                )
 
 
 @pytest.mark.parametrize("split", ["train", "heldout"])

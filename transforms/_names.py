@@ -25,7 +25,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import pairwise
+from itertools import combinations, pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -42,6 +42,7 @@ from hsa.text.names import (
     convention_of,
     meaning,
     name_words,
+    plural,
     singular,
     write_name,
 )
@@ -163,21 +164,14 @@ def _abbreviations() -> dict[str, dict[str, tuple[str, ...]]]:
     }
 
 
-def plural(word: str) -> str:
-    """The plural of an English word by the common rules."""
-    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    if word.endswith(("s", "x", "z", "ch", "sh")):
-        return word + "es"
-    return word + "s"
-
-
 def replacements(
     phrase: tuple[str, ...], split: str, context: set[str], leading: bool
 ) -> list[tuple[str, ...]]:
     """What the tables of ``split`` offer for a phrase of a name (lower-case words): synonyms
-    of the phrase or of its full word, and other forms of an abbreviation; a plural phrase gets
-    plural replacements."""
+    of the phrase or of its full word, and other forms of an abbreviation. A plural phrase
+    (``flight_details``) names things: it takes the noun groups of its singular, and each
+    replacement in the plural (:func:`hsa.text.names.plural`: a plural or mass noun as it is,
+    ``particulars``, ``information``); an adjective has no plural, so a plural gets none."""
     lex = lexicon()
     is_plural = False
     group = lex.group(phrase, context, leading)
@@ -185,22 +179,68 @@ def replacements(
     if group is None and abbreviation is None:
         one = phrase[:-1] + (singular(phrase[-1]),)
         if one != phrase:
-            is_plural = True
+            is_plural, leading = True, False  # "alerts" are alerts, never "notifies"
             phrase = one
             group = lex.group(phrase, context, leading)
             abbreviation = _abbreviations().get(phrase[0]) if len(phrase) == 1 else None
     if group is None and abbreviation is not None:  # `info`: the synonyms of `information`
         group = lex.group(tuple(abbreviation["train"][0].split("_")), context, leading)
+    if is_plural and group is not None and group.pos == "adj":
+        group = None
     out: list[tuple[str, ...]] = []
     for member in (group.part(split) if group else ()) + (
         abbreviation[split] if abbreviation else ()
     ):
-        words = tuple(member.split("_"))
-        if words != phrase and words not in out:
+        if tuple(member.split("_")) == phrase:
+            continue
+        words = tuple((plural(member) if is_plural else member).split("_"))
+        if words not in out:
             out.append(words)
-    if is_plural:
-        out = [words[:-1] + (plural(words[-1]),) for words in out]
     return out
+
+
+@lru_cache(maxsize=1)
+def _stem_groups() -> dict[str, frozenset[int]]:
+    """The lexicon's groups each one-word member is in (any part of speech or sense), by the
+    member's stem (:func:`_stem`: ``validator`` is in the group of ``validate``)."""
+    out: dict[str, set[int]] = {}
+    for i, group in enumerate(lexicon().groups):
+        for member in group.train + group.heldout:
+            if "_" not in member:
+                out.setdefault(_stem(member), set()).add(i)
+    return {stem: frozenset(ids) for stem, ids in out.items()}
+
+
+def _stem(word: str) -> str:
+    """``word`` less the endings that make a noun of a verb (``validator``, ``checker``,
+    ``validation`` -> ``validat``, ``check``): enough to see a word said twice."""
+    for _ in range(2):
+        for ending in ("or", "er", "ion", "ing", "ed", "e"):
+            if word.endswith(ending) and len(word) - len(ending) >= 4:
+                word = word[: -len(ending)]
+                break
+        else:
+            break
+    return word
+
+
+@lru_cache(maxsize=65536)
+def echoes(name: str) -> tuple[int, int]:
+    """How often ``name`` says a thing twice: (pairs of its words, as :func:`meaning` reads
+    them, that are one word; pairs that say one thing: one word, one stem (``validate``,
+    ``validator``) or words of one lexicon group (``check``, ``validator``)). A new name may
+    not say more twice than its old one: ``check_iban_check`` and ``validate_check_iban`` are
+    no names of ``check_iban``, nor ``kb.replyReply`` of ``kb.answerReply``."""
+    groups = _stem_groups()
+    none: frozenset[int] = frozenset()
+    same = related = 0
+    for a, b in combinations(meaning(name), 2):
+        stem_a, stem_b = _stem(a), _stem(b)
+        if a == b:
+            same += 1
+        if stem_a == stem_b or groups.get(stem_a, none) & groups.get(stem_b, none):
+            related += 1
+    return same, related
 
 
 @dataclass(frozen=True)
@@ -356,6 +396,16 @@ class Renamer:
     # ---- the rules every new name keeps ----------------------------------------------------
 
     def fits(self, old: str, new: str) -> bool:
+        """Whether ``new`` may be the new name of ``old``: :meth:`free`, and it says no word
+        twice where ``old`` says it once (:func:`echoes`: a suffix or pattern word the name has
+        already, a synonym beside the word it replaced)."""
+        return self.free(old, new) and all(
+            n <= o for n, o in zip(echoes(new), echoes(old), strict=True)
+        )
+
+    def free(self, old: str, new: str) -> bool:
+        """Whether ``new`` is unused, passes the caller's test and says what no other
+        identifier says: all an opaque name (a mask, whose words say nothing) must be."""
         if not new or new == old or new in self.taken or not self.accept(new):
             return False
         said, own = meaning(new), meaning(old)
@@ -369,9 +419,9 @@ class Renamer:
         return new
 
     def take_first(self, old: str, candidates: Iterable[str]) -> str | None:
-        """The first of ``candidates`` that fits, taken for ``old``; None if none does.
-        Candidates are drawn lazily, so a generator draws only until one fits."""
-        new = next((n for n in candidates if self.fits(old, n)), None)
+        """The first of ``candidates`` (opaque names) that is :meth:`free`, taken for ``old``;
+        None if none is. Candidates are drawn lazily, so a generator draws only until one is."""
+        new = next((n for n in candidates if self.free(old, n)), None)
         return None if new is None else self.take(old, new)
 
     def style(self) -> str:
@@ -407,7 +457,7 @@ class Renamer:
         for attempt in range(200):
             words = [prefix] + [self.mask_word(self.rng) for _ in range(1 + attempt // 50)]
             new = write_name(words, style)
-            if self.fits(old, new):
+            if self.free(old, new):
                 return self.take(old, new)
         raise HsaError(f"no free opaque name for {old!r} in convention {style}")
 

@@ -202,7 +202,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "10"  # 10: lexicon synonyms of one sense (name -> label gone)
+    version = "11"  # 11: no neighbouring senses; plurals once; no word said twice; the
+    # user's own data (a gold value the user types) is not renamed
+    # 10: lexicon synonyms of one sense (name -> label gone)
     # 8: lexicon senses, plurals; 6: no kebab case with keyword calls
 
     split: Split = "train"
@@ -228,7 +230,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "6"  # 6: JSON tool results' strings decoded (escapes, \/ addresses)
+    version = "7"  # 7: the user's own data (a gold value the user types) is not renamed
+    # 6: JSON tool results' strings decoded (escapes, \/ addresses)
     # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
@@ -274,7 +277,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "7"  # 7: lexicon verbs changed (localize, summon, bid, forge)
+    version = "8"  # 8: lexicon verbs changed (hold, join, attach, rejoin); no word said twice;
+    # the user's own data (a gold value the user types) is not renamed
+    # 7: lexicon verbs changed (localize, summon, bid, forge)
     # 5: no kebab case for a harness that writes keyword calls
 
     split: Split = "train"
@@ -318,7 +323,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "5"  # 5: JSON tool results' strings decoded (escapes, \/ addresses)
+    version = "6"  # 6: the user's own data (a gold value the user types) is not renamed
+    # 5: JSON tool results' strings decoded (escapes, \/ addresses)
     # 4: URLs keep names; plain-word names written as calls are renamed
 
     split: Split = "train"

@@ -70,6 +70,35 @@ _IRREGULAR_PLURALS = {
     "ids": "id",
 }
 _KEEP_S = ("ss", "us", "is", "ous", "ics")
+# Nouns a plural word is written with as they are: mass nouns, which have no plural ("flight
+# details" is no "flight informations"), and nouns that are plural already and have no singular
+# in their sense (pluralia tantum: "goods", "particulars"; a "-ics" word, "specifics", is one
+# too). Words, or `_`-joined phrases, of the name tables (transforms/lexicon.yaml,
+# abbreviations.yaml) and of everyday names.
+_UNCOUNTABLE_WORDS = """
+information info data feedback advice counsel guidance help assistance support knowledge
+evidence research equipment furniture luggage baggage merchandise money music news weather
+traffic progress headway software hardware homework mail spending postage freight shipping
+seating sizing wellness wellbeing health safety moderation vetting triage processing management
+handling banter gossip chitchat small_talk content footage tallness wideness heft aftercare
+access lending selling retail procurement excise meteo personnel staff subject_matter
+legal_tender source_code side_by_side series species media wording clothing jewelry jewellery
+rice
+"""
+_PLURALIA_TANTUM_WORDS = """
+goods particulars specifics belongings earnings takings holdings savings premises surroundings
+outskirts clothes thanks regards proceeds headquarters odds whereabouts wares scissors pants
+trousers glasses congratulations arrears dues
+"""
+UNCOUNTABLE = frozenset(_UNCOUNTABLE_WORDS.split())
+PLURALIA_TANTUM = frozenset(_PLURALIA_TANTUM_WORDS.split())
+# Singular words that end in -s as plurals do.
+_SINGULAR_S = frozenset({"alias", "atlas", "bias", "canvas", "gas", "iris"})
+_PLURAL_OF = {one: many for many, one in _IRREGULAR_PLURALS.items() if many != one} | {
+    "corpus": "corpora",
+    "rendezvous": "rendezvous",
+}
+_WRITTEN_PLURALS = frozenset(_PLURAL_OF.values())
 
 
 _IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
@@ -233,6 +262,46 @@ def singular(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(_KEEP_S):
         return word[:-1]
     return word
+
+
+def is_plural(word: str) -> bool:
+    """Whether a lower-case English word is written plural: a plural form (``details``,
+    ``addresses``, ``people``) or a noun that has no singular (``goods``, ``specifics``)."""
+    if word in PLURALIA_TANTUM or word in _WRITTEN_PLURALS:
+        return True
+    if len(word) > 3 and word.endswith("ics"):
+        return True
+    if word in _SINGULAR_S:
+        return False
+    if len(word) <= 3 and word.endswith("s") and not word.endswith(("ss", "us")):
+        return True  # hrs, qas: short plurals singular() leaves alone
+    return singular(word) != word
+
+
+def plural(word: str) -> str:
+    """The plural of a lower-case English noun (or ``_``-joined noun phrase) as a name writes
+    it: the common rules and the irregular plurals; a word that is plural already or has no
+    plural (a mass noun: ``information``, ``data``, ``feedback``) stays as it is, so that no
+    plural is made plural twice (``particulars``, not ``particularses``); in a phrase, its head
+    (``proofs_of_purchase``, ``flight_details``)."""
+    if "_" in word and word not in UNCOUNTABLE:
+        words = word.split("_")
+        head = words.index("of") - 1 if "of" in words[1:] else len(words) - 1
+        words[head] = plural(words[head])
+        return "_".join(words)
+    if word in UNCOUNTABLE or _IRREGULAR_PLURALS.get(word) == word:
+        return word
+    if word in _PLURAL_OF:
+        return _PLURAL_OF[word]
+    if is_plural(word):
+        return word
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith("sis"):  # synopsis, analysis, basis
+        return word[:-2] + "es"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    return word + "s"
 
 
 def _full_word(word: str) -> tuple[str, ...]:

@@ -1,0 +1,58 @@
+"""The phrase table of tool and parameter descriptions (tool_description_paraphrase, the
+``description_phrases`` of transforms/tool_schema/options.yaml): a phrase is replaced only by one
+that says the same in every sense the phrase has in a description, whatever the harness's domain
+(a knowledge base's how-to articles are no products, an array's items none either, and the user
+a tool acts on is no caller of the tool)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from hsa.transforms.tool_schema.options import DESCRIPTIONS
+
+SEEDS = range(30)
+
+
+def _rewordings(text: str, split: str) -> set[str]:
+    return {DESCRIPTIONS.paraphrase(text, split, random.Random(seed)) for seed in SEEDS}
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+@pytest.mark.parametrize(
+    ("text", "never"),
+    [
+        # an IT helpdesk's knowledge base, a news site, a law: articles are no products
+        ("Search the how-to articles of the knowledge base.", {"items", "products", "goods"}),
+        ("Returns the latest news articles.", {"items", "products", "goods", "wares"}),
+        ("Quote the article of the contract.", {"item", "product", "listing"}),
+        # an array's items, a to-do list's items, an invoice's line items: no products
+        ("Returns the items of the array.", {"products", "goods", "articles", "wares"}),
+        ("Mark an item of the to-do list as done.", {"product", "article", "listing"}),
+        ("Sum the line items of the invoice.", {"products", "goods", "articles"}),
+        ("Show a directory listing of the folder.", {"product", "item", "article"}),
+        # the user a tool acts on is no caller of the tool, nor the one who asks
+        ("Sign the user out everywhere.", {"caller", "requester"}),
+        ("Unlock the user's account.", {"caller's", "requester's"}),
+        ("Ask the caller to hold the line.", {"user", "requester"}),
+    ],
+)
+def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):
+    for out in _rewordings(text, split):
+        words = set(out.lower().rstrip(".").split())
+        assert not words & never, out
+
+
+@pytest.mark.parametrize(
+    ("text", "split", "rewording"),
+    [  # where the phrase has the sense of its group, the group still rewords it
+        ("Get the price of a product.", "train", "a merchandise item"),
+        ("Get the price of a product.", "heldout", "an article of merchandise"),
+        ("Lists the products in the cart.", "heldout", "goods"),
+        ("Sign the user out everywhere.", "heldout", "the end user"),
+        ("Returns the user's orders.", "heldout", "the end user's"),
+    ],
+)
+def test_descriptions_still_get_a_phrases_rewording_in_its_sense(text, split, rewording):
+    assert any(rewording in out for out in _rewordings(text, split))
