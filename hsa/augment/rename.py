@@ -285,7 +285,7 @@ def rename_messages(
             if text != content:
                 new = {**new, "content": text}
         elif isinstance(content, list):
-            rewrite = prose
+            rewrite: Callable[[str], str] = prose
             if keep is not None and from_user(message):
                 rewrite = partial(keeping, values=keep(), rewrite=prose)
             new = {**new, "content": [{**p, "text": rewrite(p["text"])} for p in content]}
