@@ -485,29 +485,10 @@ def test_the_tables_name_no_single_domain():
 
 
 def _episode(tools: dict[str, list[str]]) -> Episode:
-    first = next(iter(tools))
-    return Episode.from_dict(
-        {
-            "id": "e",
-            "harness": {
-                "name": "h",
-                "tools": [
-                    {
-                        "type": "function",
-                        "function": {
-                            "name": name,
-                            "parameters": {
-                                "type": "object",
-                                "properties": {p: {"type": "string"} for p in params},
-                            },
-                        },
-                    }
-                    for name, params in tools.items()
-                ],
-            },
-            "messages": [{"role": "user", "content": "hi"}],
-            "gold": {"calls": [{"name": first, "arguments": {}}]},
-        }
+    """An episode of one greeting under tools of string parameters, by name, without
+    descriptions."""
+    return _described_episode(
+        [(name, "", {p: {} for p in params}, None) for name, params in tools.items()]
     )
 
 
