@@ -1,8 +1,8 @@
 """The phrase table of tool and parameter descriptions (tool_description_paraphrase, the
 ``description_phrases`` of transforms/tool_schema/options.yaml): a phrase is replaced only by one
 that says the same in every sense the phrase has in a description, whatever the harness's domain
-(a knowledge base's how-to articles are no products, an array's items none either, and the user
-a tool acts on is no caller of the tool)."""
+(a knowledge base's how-to articles are no products, an array's items none either, the user a
+tool acts on is no caller of the tool, and a product may be of two numbers)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def _rewordings(text: str, split: str) -> set[str]:
         ("Sign the user out everywhere.", {"caller", "requester"}),
         ("Unlock the user's account.", {"caller's", "requester's"}),
         ("Ask the caller to hold the line.", {"user", "requester"}),
+        # a product of numbers, a company's software products: no merchandise (BFCL)
+        ("Calculate the product of two numbers.", {"merchandise", "item", "article", "goods"}),
+        (
+            "Get an array of Business Unit (BU) products from the given API endpoint.",
+            {"merchandise", "wares", "goods", "articles"},
+        ),
     ],
 )
 def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):
@@ -47,9 +53,6 @@ def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):
 @pytest.mark.parametrize(
     ("text", "split", "rewording"),
     [  # where the phrase has the sense of its group, the group still rewords it
-        ("Get the price of a product.", "train", "a merchandise item"),
-        ("Get the price of a product.", "heldout", "an article of merchandise"),
-        ("Lists the products in the cart.", "heldout", "goods"),
         ("Sign the user out everywhere.", "heldout", "the end user"),
         ("Returns the user's orders.", "heldout", "the end user's"),
     ],

@@ -1223,11 +1223,9 @@ def test_paraphrase_rewords_english_and_chinese_and_keeps_what_matters():
     assert zh != "获取指定商品的信息，例如价格。不要返回库存，最多20件。"
     assert "不要" in zh and "20件" in zh
     assert ts.DESCRIPTIONS.paraphrase("Sends a GET request.", "train", rng).count("GET") == 1
-    # a product is merchandise in every sense; an item (of a list, of an array) is no product
-    assert ts.DESCRIPTIONS.paraphrase("A product", "heldout", random.Random(0)) == (
-        "An article of merchandise"
-    )
-    assert ts.DESCRIPTIONS.paraphrase("An item", "heldout", random.Random(0)) == "An item"
+    # an item (of a list, of an array) is no product, and a product may be of two numbers
+    for phrase in ("An item", "A product"):
+        assert ts.DESCRIPTIONS.paraphrase(phrase, "heldout", random.Random(0)) == phrase
 
 
 _TOKENS = st.sampled_from(

@@ -229,6 +229,9 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("hold_seat", {"flight", "seat", "passenger"}, {"book", "reserve"}),
     ("rejoin_meeting", {"meeting", "call"}, {"reply", "respond", "answer"}),
     ("get_records", {"database", "table", "dns"}, {"history", "archive"}),
+    # a medical record is a patient's file, no table row nor log entry (BFCL)
+    ("medical_records", {"disease", "patient", "medical"}, {"row", "rows", "entry", "entries"}),
+    ("get_health_record", {"patient", "health", "doctor"}, {"row", "entry"}),
 ]
 
 

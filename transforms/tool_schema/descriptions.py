@@ -43,7 +43,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "7"  # 7: phrases of one sense (no articles, items, listing, caller, requester)
+    version = "8"  # 8: no "product" row (a product of two numbers, a company's software)
+    # 7: phrases of one sense (no articles, items, listing, caller, requester)
     # 6: verbs after a determiner are nouns; no change/switch, such as, viewer
     # 5: a backtick run that closes nowhere opens no code span (invariants)
     family = "tool_schema"
