@@ -30,6 +30,7 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.user_data import keeping, user_data_of
+from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
@@ -122,8 +123,7 @@ def _prose(mapping: Mapping) -> _Prose:
     return _PROSE.get(mapping.key, lambda: _Prose(mapping))
 
 
-# A JSON string, or a bracket that opens or closes a level; the colon after a key.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+# The colon after a key (a JSON string is a key when one follows it).
 _KEY_COLON = re.compile(r"\s*:")
 
 
@@ -148,7 +148,7 @@ def rewrite_json_strings(
     place, token by token: the text keeps its layout and its way of writing strings (``\\u``
     escapes for non-ASCII where the original string uses them), whatever its style."""
     parts, last, depth = [], 0, 0
-    for match in _JSON_TOKEN.finditer(content):
+    for match in JSON_STRING_OR_BRACKET.finditer(content):
         token = match.group(0)
         if token in ("{", "["):
             depth += 1
@@ -173,7 +173,7 @@ def rewrite_json_strings(
 def json_strings(content: str) -> list[str]:
     """The string values (not keys) of a JSON object or array's text, decoded, in order."""
     out = []
-    for match in _JSON_TOKEN.finditer(content):
+    for match in JSON_STRING_OR_BRACKET.finditer(content):
         token = match.group(0)
         if token[0] == '"' and not _KEY_COLON.match(content, match.end()):
             out.append(orjson.loads(token))

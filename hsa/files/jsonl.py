@@ -38,8 +38,9 @@ class NestedTooDeep(orjson.JSONDecodeError):
 # writes no more than 254, and the scorer's comparison recurses twice per level, past Python's
 # limit of 1,000 frames at about 500. 128 is serde_json's limit too; tool arguments nest a few.
 MAX_DEPTH = 128
-# A JSON string (skipped whole: brackets in text are text) or a bracket.
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+# A JSON string (read whole: brackets in text are text) or a bracket that opens or closes a
+# level: the tokens of JSON text that a scan of its nesting or strings reads.
+JSON_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 # Integers orjson reads as integers and writes back: beyond them it reads a float, silently.
 _INTEGERS = range(-(2**63), 2**64)
@@ -89,7 +90,7 @@ def _refuse_deep_nesting(document: str, value: Any) -> None:
     """Raise :class:`NestedTooDeep` at the bracket of valid JSON ``document`` (read as
     ``value``) that opens level :data:`MAX_DEPTH` + 1, if any, naming the field it is in."""
     depth = 0
-    for match in _STRING_OR_BRACKET.finditer(document):
+    for match in JSON_STRING_OR_BRACKET.finditer(document):
         token = match.group(0)
         if token == "{" or token == "[":
             depth += 1
