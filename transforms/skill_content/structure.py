@@ -299,8 +299,8 @@ def _read_item(lines: tuple[str, ...]) -> _ItemReading:
                 return _ItemReading(False, False, " ".join(prose))
             prose.append(text)
             continue
-        elif indent - offset < 4 and FENCE.match(text):
-            fence = FENCE.match(text).group(1)
+        elif indent - offset < 4 and (opened := FENCE.match(text)):
+            fence = opened.group(1)
         elif indent - offset >= 4 and (blank or state == "code"):
             state = "code"  # indented code
             blank = False
