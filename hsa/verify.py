@@ -36,7 +36,7 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import json_result, json_strings
-from hsa.augment.user_data import occurrences, stated, user_words, without
+from hsa.augment.user_data import occurrences, stated, user_values, user_words, without
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
@@ -255,7 +255,7 @@ def _stale_in_messages(
         if found is not None and from_user(message):
             # The user's own data (a reference "get_balance 7") is no mention: the rename went
             # around it (hsa.augment.user_data), and ``user_data`` checks that it is still there.
-            rest = without(content, tuple(value for value, _ in stated(episode)))
+            rest = without(content, user_values(episode))
             if rest != content:
                 found = _stale_in_text(rest, False, prose_names, code_names, any_name)
         if found is not None:

@@ -29,12 +29,12 @@ from typing import Any
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.user_data import keeping, user_data_of
+from hsa.augment.user_data import rewrite_around_user_data, user_values
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, from_user, tool_result
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
@@ -271,7 +271,7 @@ def rename_messages(
     keep: Callable[[], tuple[str, ...]] | None = None,
 ) -> tuple[dict, ...]:
     """``harness`` is the input-side harness (it tells which calls load skills). ``keep()``
-    gives the user's own data (:func:`hsa.augment.user_data.stated`): in the user's messages a
+    gives the user's own data (:func:`hsa.augment.user_data.user_values`): in the user's messages a
     rename goes around it (asked only when a user's message would change)."""
     prose = prose or _prose(mapping)
     out = []
@@ -279,16 +279,20 @@ def rename_messages(
         new = message
         content = message.get("content")
         if isinstance(content, str) and content:
-            text = prose.result(content) if tool_result(message) else prose(content)
-            if text != content and keep is not None and from_user(message):
-                text = keeping(content, keep(), prose)
+            if tool_result(message):
+                text = prose.result(content)
+            else:
+                text = rewrite_around_user_data(message, content, prose, keep)
             if text != content:
                 new = {**new, "content": text}
         elif isinstance(content, list):
-            rewrite: Callable[[str], str] = prose
-            if keep is not None and from_user(message):
-                rewrite = partial(keeping, values=keep(), rewrite=prose)
-            new = {**new, "content": [{**p, "text": rewrite(p["text"])} for p in content]}
+            new = {
+                **new,
+                "content": [
+                    {**p, "text": rewrite_around_user_data(message, p["text"], prose, keep)}
+                    for p in content
+                ],
+            }
         calls = message.get("tool_calls")
         if calls:
             renamed = [_rename_call(c, harness, mapping) for c in calls]
@@ -344,7 +348,7 @@ def rename_conversation(
     return episode.with_harness(
         harness,
         messages=rename_messages(
-            episode.messages, episode.harness, mapping, prose, keep=user_data_of(episode)
+            episode.messages, episode.harness, mapping, prose, keep=partial(user_values, episode)
         ),
         gold=mapping.apply_to_gold(episode.gold),
     )

@@ -69,10 +69,24 @@ def stated(episode: Episode) -> tuple[tuple[str, int], ...]:
     return _STATED.get(id(episode), lambda: (episode, _stated(episode)))[1]
 
 
-def user_data_of(episode: Episode) -> Callable[[], tuple[str, ...]]:
-    """The values :func:`stated` gives for ``episode``, when asked (for the rename kernel's
-    ``keep``)."""
-    return lambda: tuple(value for value, _ in stated(episode))
+def user_values(episode: Episode) -> tuple[str, ...]:
+    """The values of :func:`stated`, without their counts: what a rename goes around."""
+    return tuple(value for value, _ in stated(episode))
+
+
+def rewrite_around_user_data(
+    message: dict,
+    text: str,
+    rewrite: Callable[[str], str],
+    keep: Callable[[], tuple[str, ...]] | None,
+) -> str:
+    """``text`` (of ``message``) through ``rewrite``; in the user's own message, around the
+    user's data ``keep()`` (:func:`keeping`), which is asked only when the rewrite would change
+    the text."""
+    new = rewrite(text)
+    if new == text or keep is None or not from_user(message):
+        return new
+    return keeping(text, keep(), rewrite)
 
 
 def _stated(episode: Episode) -> tuple[tuple[str, int], ...]:

@@ -18,12 +18,12 @@ from hsa.augment.rename import (
     renamed_harness,
     rewrite_json_strings,
 )
-from hsa.augment.user_data import keeping, user_data_of
+from hsa.augment.user_data import rewrite_around_user_data, user_values
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import from_user, tool_result
+from hsa.model.hook import tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
@@ -253,7 +253,7 @@ def _renamed_conversation(
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
     prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
     out = rename_conversation(episode, mapping, harness)
-    keep = user_data_of(episode)
+    keep = partial(user_values, episode)  # the user's own data stays
     per_tool = mapping.parameters
     by_id: dict | None = None  # the calls, parsed once a result needs them
     messages = []
@@ -269,15 +269,18 @@ def _renamed_conversation(
                     content, prose, by_id.get(message.get("tool_call_id")), per_tool
                 )
             else:
-                text = _rewritten(prose, content)
-                if text != content and from_user(message):  # the user's own data stays
-                    text = keeping(content, keep(), partial(_rewritten, prose))
+                text = rewrite_around_user_data(message, content, partial(_rewritten, prose), keep)
             if text != content:
                 new = {**message, "content": text}
         elif isinstance(content, list):
             new = {
                 **message,
-                "content": [{**p, "text": prose(p["text"])} if "text" in p else p for p in content],
+                "content": [
+                    {**p, "text": rewrite_around_user_data(message, p["text"], prose, keep)}
+                    if "text" in p
+                    else p
+                    for p in content
+                ],
             }
         messages.append(new)
     return replace(out, messages=tuple(messages))
