@@ -23,8 +23,7 @@ unicode_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)),
 
 
 @st.composite
-def identifiers(draw, sep: str = "_") -> str:
-    """snake_case, sometimes dotted (``math.factorial``), e.g. for tool and parameter names."""
+def _identifiers(draw, sep: str) -> str:
     parts = draw(st.lists(_WORD, min_size=1, max_size=3))
     name = sep.join(parts)
     if sep == "_" and draw(st.booleans()):
@@ -32,9 +31,19 @@ def identifiers(draw, sep: str = "_") -> str:
     return name
 
 
+# The strategies below are built once and reused: hypothesis validates every strategy object
+# the first time it draws from it, and building them afresh in each draw of a harness was a
+# third of the contract tests' time.
+@functools.cache
+def identifiers(sep: str = "_"):
+    """snake_case, sometimes dotted (``math.factorial``), e.g. for tool and parameter names."""
+    return _identifiers(sep)
+
+
 skill_ids = st.builds(lambda parts: "-".join(parts), st.lists(_WORD, min_size=1, max_size=3))
 
 
+@functools.cache
 def unique_names(strategy, min_size=0, max_size=6, sep="_"):
     """Distinct names, often with one a prefix of another (get_price / get_price_history)."""
 
@@ -48,6 +57,7 @@ def unique_names(strategy, min_size=0, max_size=6, sep="_"):
     return build()
 
 
+@functools.cache
 def _scalar_schema():
     return st.one_of(
         st.just({"type": "string"}),
@@ -61,6 +71,7 @@ def _scalar_schema():
     )
 
 
+@functools.cache
 def property_schemas(depth: int = 2):
     """Parameter schemas: scalars, arrays of them, and nested objects (bounded depth)."""
     if depth == 0:
@@ -102,13 +113,11 @@ def harnesses(draw, min_tools: int = 0, max_tools: int = 6) -> Harness:
     skill_names = [
         n for n in draw(unique_names(skill_ids, max_size=4, sep="-")) if n not in tool_names
     ]
-    hook_names = draw(
-        st.lists(
-            identifiers().filter(lambda n: n not in tool_names and n not in skill_names),
-            max_size=3,
-            unique=True,
-        )
-    )
+    hook_names = [
+        n
+        for n in draw(st.lists(identifiers(), max_size=3, unique=True))
+        if n not in tool_names and n not in skill_names
+    ]
     hooks = tuple(
         Hook(
             name=n,
@@ -145,6 +154,12 @@ def harnesses(draw, min_tools: int = 0, max_tools: int = 6) -> Harness:
 
 def values_for(schema: dict):
     """JSON values that fit ``schema`` (strings avoid characters BFCL normalisation removes)."""
+    return _values_for(json.dumps(schema))  # key order kept: it is part of what is drawn
+
+
+@functools.cache  # one strategy per schema, as identifiers()
+def _values_for(key: str):
+    schema = json.loads(key)
     kind = schema.get("type")
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
