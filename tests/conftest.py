@@ -24,6 +24,39 @@ BFCL_FILES = [
 ]
 
 
+_SPLIT_GROUPS = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Fail the grouped tests of a run that would split the xdist groups: every test that
+    imports torch carries the group "torch" so that one worker process builds the tiny models
+    and serves them once. Under pytest 9.2 with xdist 3.8, ``--dist loadgroup`` stopped grouping
+    without a word (xdist issue 1386: the group suffix it writes into the node id no longer
+    takes), and the torch tests ran in both workers, session fixtures built twice. xdist marks a
+    grouped test by its node id ending in ``@<group>``: a grouped test without it means grouping
+    is off. (A worker that raised here would leave the controller an internal error that does
+    not say why; a failed test does.)"""
+    if not config.getvalue("loadgroup"):  # set in xdist workers under --dist loadgroup
+        return
+    for item in items:
+        group = item.get_closest_marker("xdist_group")
+        if group is not None and "@" not in item.nodeid:
+            config.stash[_SPLIT_GROUPS] = (
+                f"--dist loadgroup is not grouping tests ({item.nodeid} is in group "
+                f"{group.args[0] if group.args else group.kwargs.get('name')!r} but its node "
+                f"id has no @group suffix): check the pytest and pytest-xdist pins in "
+                f"pyproject.toml"
+            )
+            return
+
+
+def pytest_runtest_setup(item):
+    why = item.config.stash.get(_SPLIT_GROUPS, None)
+    if why is not None and item.get_closest_marker("xdist_group") is not None:
+        pytest.fail(why, pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def bfcl_data() -> Path:
     """The BFCL folder, for tests on real data: without it they fail with one clear message
