@@ -37,7 +37,8 @@ def pytest_collection_modifyitems(config, items):
     grouped test by its node id ending in ``@<group>``: a grouped test without it means grouping
     is off. (A worker that raised here would leave the controller an internal error that does
     not say why; a failed test does.)"""
-    if not config.getvalue("loadgroup"):  # set in xdist workers under --dist loadgroup
+    # Set in xdist workers under --dist loadgroup; absent without xdist (``pytest`` alone).
+    if not getattr(config.option, "loadgroup", False):
         return
     for item in items:
         group = item.get_closest_marker("xdist_group")
