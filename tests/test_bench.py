@@ -92,6 +92,22 @@ def test_a_kept_folder_can_be_benched_again_and_a_found_version_is_no_measuremen
         _generate(jsonl, tmp_path / "again", "tools-basic", 1)
 
 
+def test_repeated_measurements_each_make_their_rows_and_the_fastest_is_kept(tmp_path):
+    # A second generate run must make its version again (a found one would time a lookup and is
+    # refused), and a second naive run must convert again (datasets would read its own cache).
+    reports = run_bench(6, 2, "tools-basic", folder=tmp_path, only=("generate", "naive"), repeats=2)
+    measured = {r.scenario: r.results for r in reports}
+    assert set(measured["per-episode-tools"]) == {"naive", "generate_1", "generate_2"}
+    assert set(measured["shared-harness"]) == {"generate_1", "generate_2"}
+    for results in measured.values():
+        for result in results.values():
+            assert len(result["runs"]) == 2
+            assert result["rows_per_s"] == max(result["runs"])
+    assert measured["per-episode-tools"]["naive"]["rows"] == 6
+    with pytest.raises(HsaError, match="repeats must be at least 1"):
+        run_bench(6, 1, folder=tmp_path, repeats=0)
+
+
 def test_a_failed_measurement_stops_the_bench_with_its_error(tmp_path):
     # In a fresh interpreter with a timeout, so a regression (the bench waiting forever on a
     # child that never reported) fails here instead of hanging the suite.

@@ -511,6 +511,15 @@ def bench(
             "per-episode-tools/ and shared-harness/ folders are made afresh on each run)."
         ),
     ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Runs of each measurement but the floors (naive, generate, untransformed), "
+            "the fastest kept: on a shared or noisy machine one run can be a third slower than "
+            "the next.",
+        ),
+    ] = 1,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a JSON list, one per scenario.")
     ] = False,
@@ -523,7 +532,8 @@ def bench(
     transform, so the ratios tell the rows' own cost from the transforms'.
 
     Each measurement runs in a fresh process; a floor runs three times and is its fastest run
-    (the others are in --json's "runs"). Takes minutes at the default 100k rows.
+    (the others are in --json's "runs"), and so does every other measurement with --repeats.
+    Takes minutes at the default 100k rows (each repeat adds its time).
     """
     from hsa.dataset.bench import SCENARIOS, run_bench
     from hsa.files.jsonl import dumps
@@ -535,7 +545,9 @@ def bench(
             param_hint="--scenario",
         )
     chosen = tuple(s for s in SCENARIOS if s in scenario) or SCENARIOS
-    reports = run_bench(rows, workers, recipe, scenarios=chosen, folder=folder, only=tuple(only))
+    reports = run_bench(
+        rows, workers, recipe, scenarios=chosen, folder=folder, only=tuple(only), repeats=repeats
+    )
     if as_json:
         print(dumps([r.to_dict() for r in reports]))
         return

@@ -29,7 +29,10 @@ Rates are rows per second of *output rows*. A floor takes a second or two, and o
 shared machine its runs in fresh processes were seen to vary by two times (first-touch memory,
 the page cache), so each floor is run :data:`FLOOR_RUNS` times and its fastest run is the floor,
 as ``timeit`` takes the least time: noise only ever slows a run, and the least cost is what a
-floor stands for. Every run's rate is reported beside it (``runs``).
+floor stands for. Every run's rate is reported beside it (``runs``). The other measurements run
+once by default; ``repeats`` runs each of them that many times, also keeping the fastest: on
+this project's VM one process's CPU time for the same 10,000 rows varied from 5.0 to 8.2 s
+between runs, so one run of each cannot tell a ratio of 1.6 from one of 1.9.
 """
 
 from __future__ import annotations
@@ -421,6 +424,22 @@ def untransformed(recipe: Recipe) -> Recipe:
     return recipe.with_pipeline([{"identity": {}}], source=f"{recipe.name}, untransformed")
 
 
+def _output(folder: Path, transformed: bool, workers: int) -> Path:
+    """Where a generate (or untransformed) measurement with ``workers`` writes its versions."""
+    return folder / (f"gen-{workers}" if transformed else f"untransformed-{workers}")
+
+
+def _made_by(kind: str, folder: Path, workers: int) -> list[Path]:
+    """What a run of measurement ``kind`` leaves in the scenario's ``folder`` that would change
+    the next run: the version a second generate would find instead of making, the cache a
+    second ``datasets`` load would read instead of converting. Removed between repeated runs."""
+    if kind == "naive":
+        return [folder / "hf-cache"]
+    if kind in ("generate", "untransformed"):
+        return [_output(folder, kind == "generate", workers)]
+    return []  # a floor writes one file over, and reads nothing it wrote
+
+
 def _generate(
     jsonl: Path, out: Path, recipe: str, workers: int, *, transformed: bool = True
 ) -> int:
@@ -430,8 +449,7 @@ def _generate(
     loaded = load_recipe(recipe)
     if not transformed:
         loaded = untransformed(loaded)
-    name = f"gen-{workers}" if transformed else f"untransformed-{workers}"
-    result = generate(loaded, jsonl, out / name, workers=workers)
+    result = generate(loaded, jsonl, _output(out, transformed, workers), workers=workers)
     if result.reused:  # found, not made: its time would be a lookup's
         raise HsaError(f"{result.path} existed already: the bench measures a run that makes it")
     return result.manifest["counts"]["rows"]
@@ -476,10 +494,16 @@ def _child(kind: str, args: tuple, queue) -> None:
     )
 
 
-def _measure(kind: str, args: tuple, runs: int = 1) -> dict:
+def _measure(kind: str, args: tuple, runs: int = 1, leftovers: tuple[Path, ...] = ()) -> dict:
     """The fastest of ``runs`` runs of ``kind``, each in a fresh process (its peak memory is its
-    own); with more than one run, every run's rate too (``runs``)."""
-    made = [_run_once(kind, args) for _ in range(runs)]
+    own), ``leftovers`` removed before each run after the first; with more than one run, every
+    run's rate too (``runs``)."""
+    made = []
+    for run in range(runs):
+        if run:
+            for path in leftovers:
+                shutil.rmtree(path, ignore_errors=True)
+        made.append(_run_once(kind, args))
     fastest = max(made, key=lambda run: run["rows_per_s"])
     if runs > 1:
         fastest["runs"] = [run["rows_per_s"] for run in made]
@@ -556,16 +580,20 @@ def run_bench(
     scenarios: tuple[str, ...] = SCENARIOS,
     folder: str | os.PathLike | None = None,
     only: tuple[str, ...] = (),
+    repeats: int = 1,
 ) -> list[BenchReport]:
     """Each scenario's measurements, one after the other on the same machine (``only``: the
-    kinds to run, from :data:`KINDS`; a scenario with none of them is left out). A bench that
-    would measure nothing is refused before any input is written."""
+    kinds to run, from :data:`KINDS`; a scenario with none of them is left out; ``repeats``:
+    runs of each measurement other than the floors, the fastest kept). A bench that would
+    measure nothing is refused before any input is written."""
+    if repeats < 1:
+        raise HsaError(f"repeats must be at least 1, got {repeats}")
     unknown = sorted(set(only) - set(KINDS))
     if unknown:
         raise HsaError(
             f"unknown measurement(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}"
         )
-    plans = {s: plan for s in scenarios if (plan := _plan(s, workers, only))}
+    plans = {s: plan for s in scenarios if (plan := _plan(s, workers, only, repeats))}
     if not plans:
         raise HsaError(
             f"nothing to measure: {', '.join(only)} is no measurement of "
@@ -580,20 +608,23 @@ def run_bench(
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _plan(scenario: str, workers: int, only: tuple[str, ...]) -> list[tuple[str, str, int, int]]:
+def _plan(
+    scenario: str, workers: int, only: tuple[str, ...], repeats: int = 1
+) -> list[tuple[str, str, int, int]]:
     """A scenario's measurements, each as (name, measurement, workers, runs); workers 0 for the
-    floors and the naive baseline, which read the Parquet input. ``only`` keeps those kinds."""
+    floors and the naive baseline, which read the Parquet input. ``only`` keeps those kinds;
+    every measurement but the floors runs ``repeats`` times."""
     # The floor writes the scenario's rows at the least cost; the naive baseline renames a tool
     # in an inline harness, which the shared scenario does not have.
     plan = (
         [("floor", "shared-floor", 0, FLOOR_RUNS)]
         if scenario == "shared-harness"
-        else [("floor", "floor", 0, FLOOR_RUNS), ("naive", "naive", 0, 1)]
+        else [("floor", "floor", 0, FLOOR_RUNS), ("naive", "naive", 0, repeats)]
     )
-    plan.append(("generate_1", "generate", 1, 1))
-    plan.append(("untransformed_1", "untransformed", 1, 1))
+    plan.append(("generate_1", "generate", 1, repeats))
+    plan.append(("untransformed_1", "untransformed", 1, repeats))
     if workers > 1:
-        plan.append((f"generate_{workers}", "generate", workers, 1))
+        plan.append((f"generate_{workers}", "generate", workers, repeats))
     return [entry for entry in plan if not only or entry[0].split("_")[0] in only]
 
 
@@ -614,5 +645,6 @@ def _run_scenario(
     results = {}
     for name, kind, run_workers, runs in plan:
         args = (jsonl, folder, recipe, run_workers) if run_workers else (parquet, folder)
-        results[name] = {**_measure(kind, args, runs), "input_bytes": input_bytes}
+        leftovers = tuple(_made_by(kind, folder, run_workers))
+        results[name] = {**_measure(kind, args, runs, leftovers), "input_bytes": input_bytes}
     return BenchReport(scenario, rows, workers, recipe, results)
