@@ -393,12 +393,17 @@ def _shared_floor(parquet: Path, out: Path) -> int:
     return rows
 
 
+# Where the naive baseline's ``datasets`` keeps its converted input and its map's results: a
+# second run that found them would read them instead of doing the work (see _made_by).
+NAIVE_CACHE = "hf-cache"
+
+
 def _naive(parquet: Path, out: Path) -> int:
     import datasets
 
     datasets.disable_progress_bars()
     ds = datasets.load_dataset(
-        "parquet", data_files=str(parquet), split="train", cache_dir=str(out / "hf-cache")
+        "parquet", data_files=str(parquet), split="train", cache_dir=str(out / NAIVE_CACHE)
     )
 
     def rename_first_tool(row):
@@ -434,7 +439,7 @@ def _made_by(kind: str, folder: Path, workers: int) -> list[Path]:
     the next run: the version a second generate would find instead of making, the cache a
     second ``datasets`` load would read instead of converting. Removed between repeated runs."""
     if kind == "naive":
-        return [folder / "hf-cache"]
+        return [folder / NAIVE_CACHE]
     if kind in ("generate", "untransformed"):
         return [_output(folder, kind == "generate", workers)]
     return []  # a floor writes one file over, and reads nothing it wrote
