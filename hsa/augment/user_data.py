@@ -81,12 +81,21 @@ def rewrite_around_user_data(
     keep: Callable[[], tuple[str, ...]] | None,
 ) -> str:
     """``text`` (of ``message``) through ``rewrite``; in the user's own message, around the
-    user's data ``keep()`` (:func:`keeping`), which is asked only when the rewrite would change
-    the text."""
+    places where a value of the user's data ``keep()`` stands on its own (:func:`standalone`;
+    the longest first where two overlap), which stay as written. ``keep`` is asked only when the
+    rewrite would change the text, and a text without such a place keeps the whole rewrite."""
     new = rewrite(text)
     if new == text or keep is None or not from_user(message):
         return new
-    return keeping(text, keep(), rewrite)
+    spans = _spans(text, keep())
+    if not spans:
+        return new
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [rewrite(text[last:start]) if start > last else "", text[start:end]]
+        last = end
+    parts.append(rewrite(text[last:]) if last < len(text) else "")
+    return "".join(parts)
 
 
 def _stated(episode: Episode) -> tuple[tuple[str, int], ...]:
@@ -95,20 +104,6 @@ def _stated(episode: Episode) -> tuple[tuple[str, int], ...]:
         v: sum(occurrences(v, text) for text in said) for v in set(gold_strings(episode.gold))
     }
     return tuple(sorted((v, n) for v, n in counts.items() if n))
-
-
-def keeping(text: str, values: tuple[str, ...], rewrite: Callable[[str], str]) -> str:
-    """``rewrite`` applied to ``text`` outside the places where one of ``values`` stands on its
-    own (:func:`standalone`; the longest first where two overlap): those stay as written."""
-    spans = _spans(text, values)
-    if not spans:
-        return rewrite(text)
-    parts, last = [], 0
-    for start, end in spans:
-        parts += [rewrite(text[last:start]) if start > last else "", text[start:end]]
-        last = end
-    parts.append(rewrite(text[last:]) if last < len(text) else "")
-    return "".join(parts)
 
 
 def without(text: str, values: tuple[str, ...]) -> str:
