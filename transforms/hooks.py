@@ -42,6 +42,7 @@ from hsa.model.hook_feedback import (
     parse_feedback,
     split_format,
 )
+from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.render import prompt_parts, tools_json
 from hsa.text.names import name_words, write_name
@@ -301,10 +302,24 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
     used = _data(_written(episode.messages[recovery])) & given
     if not used:
         return False
+    shown = _shown_data(episode.harness)
     cut = {at, *hook_messages}
     kept = [_written(m) for k, m in enumerate(episode.messages[:recovery]) if k not in cut]
-    kept += [*prompt_parts(episode.harness), tools_json(episode.harness)]
-    return bool(used - set().union(*(_data(t) for t in kept)))
+    return bool(used - shown - set().union(*(_data(t) for t in kept)))
+
+
+# The data of what rows show of a harness (its rendered prompt and its tools), by exact
+# fingerprint: every retry sequence of every episode under one harness variant reads the same.
+_SHOWN_DATA: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
+
+
+def _shown_data(harness: Harness) -> frozenset[str]:
+    return _SHOWN_DATA.get(
+        harness.exact_fingerprint,
+        lambda: frozenset().union(
+            *(_data(t) for t in (*prompt_parts(harness), tools_json(harness)))
+        ),
+    )
 
 
 @register
