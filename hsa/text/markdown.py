@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from hsa.text.paraphrase import code_and_quote_spans
 
@@ -23,6 +24,14 @@ ITEM = re.compile(r"^( {0,3})([-*+]|[0-9]{1,9}[.)])([ \t]+|$)")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _BOLD_LINE = re.compile(r"^(\*\*|__)([^*_\n]*[^*_\s])\1[ \t]*$")
+
+
+@cache  # a handful of markers: ``` ```` ~~~
+def fence_close(marker: str) -> re.Pattern[str]:
+    """The line that closes a fence opened with ``marker`` (its character, at least as many)."""
+    return re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+
+
 # A word that would start a new block at the start of a line: never the first word of a
 # wrapped line or of a heading written as setext or bold.
 _BLOCK_START = re.compile(r"^(#{1,6}|[-*+]|[0-9]{1,9}[.)]|=+|-+)$|^(>|\||<|```|~~~)")
@@ -96,7 +105,7 @@ def parse(text: str) -> tuple[list[Block], list[str]]:
         if fence:
             marker = fence.group(1)
             j = i + 1
-            close = re.compile(rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$")
+            close = fence_close(marker)
             while j < n and not close.match(lines[j]):
                 j += 1
             j = min(j + 1, n)

@@ -20,6 +20,7 @@ from hsa.text.markdown import (
     Block,
     Item,
     block_text,
+    fence_close,
     indent_of,
     is_blank,
     item_offset,
@@ -290,7 +291,7 @@ def _read_item(lines: tuple[str, ...]) -> _ItemReading:
         if fence:
             if indent < offset:  # the item ends here (CommonMark), its fence left open
                 return _ItemReading(False, False, " ".join(prose))
-            if re.match(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", text):
+            if fence_close(fence).match(text):
                 fence = ""
         elif indent < offset:
             # A lazy line continues a paragraph only; under code, after a blank line, or as a
@@ -406,7 +407,8 @@ def structure_of(blocks: list[Block]) -> Structure:
                 continue
             texts = [item_text(item) for item in block.items]
             intro = blocks[k - 1] if k > section.start else None
-            holds = _holds_its_blocks(blocks, k)
+            # (an ordered list neither moves nor drops items: whether it holds is not asked)
+            holds = not block.ordered and _holds_its_blocks(blocks, k)
             shuffle = (
                 not block.ordered
                 and len(block.items) >= 2
