@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hsa.augment.user_data import rewrite_message_text
 from hsa.example import load_example_harness
 from hsa.model.episode import Episode
 from hsa.model.gold import TurnGold
@@ -128,3 +129,30 @@ def test_the_hook_swap_reads_a_feedback_message_of_several_parts_as_one_text():
             "text": '<check name="reply_compliance">Reply in Chinese. Keep it short.</check>',
         }
     ]
+
+
+def test_a_rewrite_reaches_every_text_part_and_no_other_part():
+    def upper(text):
+        return text.replace("get_price", "fetch_price")
+
+    parts = [{"type": "text", "text": "call get_price"}, IMAGE, {"type": "text", "text": "no"}]
+    out = rewrite_message_text({"role": "assistant", "content": parts}, upper, None)
+    assert out == [{"type": "text", "text": "call fetch_price"}, IMAGE, parts[2]]
+    assert out[1] is IMAGE and out[2] is parts[2]  # untouched parts are the same objects
+    assert parts[0]["text"] == "call get_price"  # the message itself is not changed
+    # Content the rewrite leaves alone is handed back as it is, whatever its shape.
+    untouched = [IMAGE, {"type": "text", "text": "nothing to move"}]
+    assert rewrite_message_text({"role": "user", "content": untouched}, upper, None) is untouched
+    for content in (None, "", 3):
+        assert rewrite_message_text({"role": "user", "content": content}, upper, None) is content
+
+
+def test_in_the_users_text_parts_a_rewrite_goes_around_the_users_data():
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": "use get_price, my reference is get_price 7"}],
+    }
+    out = rewrite_message_text(
+        message, lambda t: t.replace("get_price", "fetch_price"), lambda: ("get_price 7",)
+    )
+    assert out[0]["text"] == "use fetch_price, my reference is get_price 7"

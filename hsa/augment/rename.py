@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.user_data import rewrite_around_user_data, user_values
+from hsa.augment.user_data import rewrite_message_text, user_values
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -278,21 +278,12 @@ def rename_messages(
     for message in messages:
         new = message
         content = message.get("content")
-        if isinstance(content, str) and content:
-            if tool_result(message):
-                text = prose.result(content)
-            else:
-                text = rewrite_around_user_data(message, content, prose, keep)
-            if text != content:
-                new = {**new, "content": text}
-        elif isinstance(content, list):
-            new = {
-                **new,
-                "content": [
-                    {**p, "text": rewrite_around_user_data(message, p["text"], prose, keep)}
-                    for p in content
-                ],
-            }
+        if isinstance(content, str) and content and tool_result(message):
+            text = prose.result(content)
+        else:
+            text = rewrite_message_text(message, prose, keep)
+        if text != content:
+            new = {**new, "content": text}
         calls = message.get("tool_calls")
         if calls:
             renamed = [_rename_call(c, harness, mapping) for c in calls]

@@ -17,7 +17,7 @@ from hsa.model.episode import Episode
 from hsa.model.gold import Gold
 from hsa.model.hook import from_user
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import message_text
+from hsa.model.message import is_text_part, message_text
 
 
 def gold_strings(gold: Gold) -> Iterator[str]:
@@ -96,6 +96,30 @@ def rewrite_around_user_data(
         last = end
     parts.append(rewrite(text[last:]) if last < len(text) else "")
     return "".join(parts)
+
+
+def rewrite_message_text(
+    message: dict,
+    rewrite: Callable[[str], str],
+    keep: Callable[[], tuple[str, ...]] | None,
+):
+    """The ``content`` of ``message`` with its text through ``rewrite`` around the user's data
+    (:func:`rewrite_around_user_data`): a string, or each text part of a list of content parts
+    (other parts carry no text: hsa.model.message); any other content, or content the rewrite
+    leaves alone, is handed back as it is (the same object)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return rewrite_around_user_data(message, content, rewrite, keep) if content else content
+    if not isinstance(content, list):
+        return content
+    parts = [
+        {**part, "text": text}
+        if is_text_part(part)
+        and (text := rewrite_around_user_data(message, part["text"], rewrite, keep)) != part["text"]
+        else part
+        for part in content
+    ]
+    return content if all(a is b for a, b in zip(parts, content, strict=True)) else parts
 
 
 def _stated(episode: Episode) -> tuple[tuple[str, int], ...]:

@@ -18,7 +18,7 @@ from hsa.augment.rename import (
     renamed_harness,
     rewrite_json_strings,
 )
-from hsa.augment.user_data import rewrite_around_user_data, user_values
+from hsa.augment.user_data import rewrite_message_text, user_values
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -261,26 +261,15 @@ def _renamed_conversation(
         content = message.get("content")
         new = message
         # A text without an old name has nothing to move (most messages): it is left unread.
-        if isinstance(content, str) and any(old in content for old in names):
-            if tool_result(message):
-                if by_id is None:
-                    by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
-                text = _renamed_result(
-                    content, prose, by_id.get(message.get("tool_call_id")), per_tool
-                )
-            else:
-                text = rewrite_around_user_data(message, content, partial(_rewritten, prose), keep)
-            if text != content:
-                new = {**message, "content": text}
-        elif isinstance(content, list):
-            new = {
-                **message,
-                "content": [
-                    {**p, "text": rewrite_around_user_data(message, p["text"], prose, keep)}
-                    if "text" in p
-                    else p
-                    for p in content
-                ],
-            }
+        if isinstance(content, str) and not any(old in content for old in names):
+            text = content
+        elif isinstance(content, str) and tool_result(message):
+            if by_id is None:
+                by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
+            text = _renamed_result(content, prose, by_id.get(message.get("tool_call_id")), per_tool)
+        else:
+            text = rewrite_message_text(message, partial(_rewritten, prose), keep)
+        if text != content:
+            new = {**message, "content": text}
         messages.append(new)
     return replace(out, messages=tuple(messages))
