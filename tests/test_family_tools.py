@@ -20,6 +20,7 @@ from hsa.augment.lineage import replay
 from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.registry import registered
+from hsa.augment.rename import renamed_config
 from hsa.augment.variant import Variant
 from hsa.dataset.pipeline import augment, augment_episode
 from hsa.errors import HsaError
@@ -1563,3 +1564,96 @@ def test_verified_and_different_on_bfcl_and_the_example(name, real_data):
         assert differ >= 0.9 * len(applicable)
         for v in kept[:: max(1, len(kept) // 10)]:  # replays on a default instance
             assert replay(originals[v.source_id], v.lineage)[0] == v.episode
+
+
+LIMIT_HOOK = """
+def cap(payload, config):
+    for name, most in config["limits"].items():
+        value = payload["arguments"].get(name)
+        if value is not None and value > most:
+            return {"ok": False, "feedback": f"{name} {value} is over {most}"}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_hook_configured_per_parameter_keeps_checking_the_renamed_parameter(name):
+    """A hook's configuration may name the parameters it checks as keys (``limits: {amount:
+    500}``): renamed with the parameter, the hook still blocks an over-limit call under the new
+    name; a key that is the hook's own option stays."""
+    harness = Harness.from_dict(
+        {
+            "name": "payments",
+            "hooks": [
+                {
+                    "name": "payment_limits",
+                    "event": "tool_call",
+                    "function": "cap",
+                    "config": {"limits": {"refund_amount": 500, "max_items": 3}, "strict": True},
+                }
+            ],
+            "hooks_source": LIMIT_HOOK,
+            "tools": [
+                tool_of(
+                    "issue_refund",
+                    "Refunds an order.",
+                    {"order_ref": {"type": "string"}, "refund_amount": {"type": "number"}},
+                )
+            ],
+        },
+        trust_hooks=True,
+    )
+    episode = greeting(harness)
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("issue_refund", "refund_amount")
+        hook = variant.episode.harness.hooks[0]
+        assert hook.config == {"limits": {new: 500, "max_items": 3}, "strict": True}
+        check = variant.episode.harness.hook_functions()["payment_limits"]
+        blocked = check({"tool_name": "issue_refund", "arguments": {new: 900}}, hook.config)
+        assert not blocked["ok"] and blocked["feedback"] == f"{new} 900 is over 500"
+        renamed += new != "refund_amount"
+    assert renamed
+
+
+def test_a_rename_that_would_merge_two_keys_of_a_hook_configuration_is_refused():
+    names = {"refund_amount": "amount"}
+    config = {"limits": {"refund_amount": 500, "amount": 7}}
+    with pytest.raises(
+        HsaError, match="'refund_amount' renamed to 'amount' would merge with key 'amount'"
+    ):
+        renamed_config(config, names, lambda text: names.get(text, text))
+    assert renamed_config({"a": ["refund_amount", {"refund_amount": 1}]}, names, str) == {
+        "a": ["refund_amount", {"amount": 1}]
+    }
+
+
+def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name():
+    """`plan` is `book`'s parameter and a ticket type `search` takes; a hook keyed by ticket type
+    (`max_per_type: {plan: 2}`) writes the value. Renamed, the key would move with the
+    parameter, and the hook would no longer know the type."""
+    harness = Harness.from_dict(
+        {
+            "name": "travel",
+            "hooks": [
+                {
+                    "name": "ticket_caps",
+                    "event": "tool_call",
+                    "function": "cap_types",
+                    "config": {"max_per_type": {"plan": 2}},
+                }
+            ],
+            "hooks_source": "def cap_types(payload, config):\n    return {'ok': True}\n",
+            "tools": [
+                tool_of("search", "Searches.", {"type": {"type": "string", "enum": ["plan"]}}),
+                tool_of("book", "Books.", {"plan": {"type": "string"}, "seat_row": {}}),
+            ],
+        }
+    )
+    moved = set()
+    for seed in range(8):
+        variant = variant_of("parameter_name_paraphrase", greeting(harness), seed=seed)
+        moved |= set(variant.mapping.renamed()["parameters"])
+        assert variant.episode.harness.hooks[0].config == {"max_per_type": {"plan": 2}}
+    assert "book.plan" not in moved and "book.seat_row" in moved, moved

@@ -82,7 +82,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "9"  # 9: no word said twice, nor a synonym (check_iban_check, validate_check_iban);
+    version = "10"  # 10: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 9: no word said twice, nor a synonym (check_iban_check,
+    # validate_check_iban);
     # the user's own data (a gold value the user types) is not renamed
     # 8: JSON tool results' strings decoded (escapes, \/ addresses)
     # 7: a pattern word is not repeated; 6: no kebab case with keyword calls

@@ -202,7 +202,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "11"  # 11: no neighbouring senses; plurals once; no word said twice; the
+    version = "12"  # 12: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 11: no neighbouring senses; plurals once; no word said twice; the
     # user's own data (a gold value the user types) is not renamed
     # 10: lexicon synonyms of one sense (name -> label gone)
     # 8: lexicon senses, plurals; 6: no kebab case with keyword calls
@@ -230,7 +231,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "7"  # 7: the user's own data (a gold value the user types) is not renamed
+    version = "8"  # 8: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 7: the user's own data (a gold value the user types) is not renamed
     # 6: JSON tool results' strings decoded (escapes, \/ addresses)
     # 5: no kebab case for a harness that writes keyword calls
 
@@ -277,7 +279,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "8"  # 8: lexicon verbs changed (hold, join, attach, rejoin); no word said twice;
+    version = "9"  # 9: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 8: lexicon verbs changed (hold, join, attach, rejoin); no word said
+    # twice;
     # the user's own data (a gold value the user types) is not renamed
     # 7: lexicon verbs changed (localize, summon, bid, forge)
     # 5: no kebab case for a harness that writes keyword calls
@@ -323,7 +327,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "6"  # 6: the user's own data (a gold value the user types) is not renamed
+    version = "7"  # 7: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 6: the user's own data (a gold value the user types) is not renamed
     # 5: JSON tool results' strings decoded (escapes, \/ addresses)
     # 4: URLs keep names; plain-word names written as calls are renamed
 

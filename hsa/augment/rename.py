@@ -4,7 +4,7 @@ This is the kernel every renaming transform uses, so that "every mention moves w
 implemented once. What moves:
 
 * the harness: tool names and their parameter keys (``properties``, ``required``), skill ids and
-  ``allowed-tools``, hook names and hook configuration values equal to a renamed name;
+  ``allowed-tools``, hook names and hook configuration keys and values equal to a renamed name;
 * prose everywhere the model reads it (tool and skill descriptions, skill content, prompt texts,
   hook descriptions, message content, tool results): identifier-like names wherever they stand as
   a whole identifier, plain-word names only as code: inline code or a call written out (see
@@ -30,6 +30,7 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.user_data import rewrite_message_text, user_values
+from hsa.errors import HsaError
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -105,13 +106,32 @@ class _Prose:
 
     def value(self, value: Any) -> Any:
         """A configuration value: a string equal to a renamed name is that name, else prose."""
-        if isinstance(value, str):
-            return self.names.get(value, self(value))
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
-        if isinstance(value, dict):
-            return {self.names.get(k, k): self.value(v) for k, v in value.items()}
+        return renamed_config(value, self.names, lambda text: self.names.get(text, self(text)))
+
+
+def renamed_config(value: Any, names: dict[str, str], string: Callable[[str], str]) -> Any:
+    """A hook's configuration with every object key that is an old name of ``names`` renamed,
+    and every string through ``string``, at any depth. A key is a name as a value is: a hook
+    configured per tool or per parameter (``limits: {amount: 500}``) reads its keys as the
+    names it checks. Two keys of one object that a rename would merge (``amount`` renamed to
+    ``total`` beside a ``total`` of the hook's own) are refused: one would be lost."""
+    if isinstance(value, str):
+        return string(value)
+    if isinstance(value, list):
+        return [renamed_config(v, names, string) for v in value]
+    if not isinstance(value, dict):
         return value
+    keys = {key: names.get(key, key) for key in value}
+    if len(set(keys.values())) < len(keys):
+        first: dict[str, str] = {}  # new key -> the first key that takes it
+        for key, new in sorted(keys.items(), key=lambda kv: kv[0] != kv[1]):  # kept keys first
+            if new in first:
+                raise HsaError(
+                    f"hook configuration key {key!r} renamed to {new!r} would merge with key "
+                    f"{first[new]!r} of the same object"
+                )
+            first[new] = key
+    return {keys[key]: renamed_config(item, names, string) for key, item in value.items()}
 
 
 # The prose rewriter of each mapping, by its key: a harness variant's steps rename the

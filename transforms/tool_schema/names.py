@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "9"  # 9: a tool named like a value the tools take keeps its name, mentioned or not;
+    version = "10"  # 10: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 9: a tool named like a value the tools take keeps its name, mentioned or
+    # not;
     # the user's own data (a gold value the user types) is not renamed
     # 8: JSON tool results' strings decoded (escapes, \/ addresses)
     # 7: a tool named like a parameter and mentioned keeps its name
@@ -197,7 +199,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "13"  # 13: no neighbouring senses (callback, session, statement); plurals once;
+    version = "14"  # 14: a hook configuration key renamed onto another key of its object is
+    # refused, not merged; 13: no neighbouring senses (callback, session, statement); plurals once;
     # a tool named like a value the tools take keeps its name; the user's own data stays
     # 12: lexicon synonyms of one sense (name -> label gone)
     # 10: a tool named like a parameter and mentioned keeps its name
@@ -293,7 +296,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "15"  # 15: no neighbouring senses (condition, method, origin); plurals once;
+    version = "16"  # 16: hook configuration keys that name a parameter move with it; 15: no
+    # neighbouring senses (condition, method, origin); plurals once;
     # paths into a renamed object parameter move with it; the user's own data stays
     # 14: lexicon synonyms of one sense (name -> label gone)
     # 12: JSON results in place, senses; 11: memo by exact order
@@ -342,7 +346,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "14"  # 14: paths into a renamed object parameter (`resource.kind`) move with it;
+    version = "15"  # 15: hook configuration keys that name a parameter move with it; 14: paths
+    # into a renamed object parameter (`resource.kind`) move with it;
     # the user's own data (a gold value the user types) is not renamed
     # 13: a parameter named like a schema value keeps its name
     # 12: JSON results in place, senses; 11: memo by exact order

@@ -1,7 +1,8 @@
 """Renaming top-level tool parameters with every mention: the rename kernel
 (:func:`hsa.augment.rename.rename_episode`) moves schema keys, ``required``, tool-call argument
 keys and gold; this adds prose mentions (tool, skill, prompt and hook texts and messages), hook
-configuration values that name a parameter and tool results that echo the renamed arguments."""
+configuration keys and values that name a parameter and tool results that echo the renamed
+arguments."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hsa.augment.mapping import Mapping
 from hsa.augment.rename import (
     json_result,
     rename_conversation,
+    renamed_config,
     renamed_harness,
     rewrite_json_strings,
 )
@@ -56,18 +58,6 @@ def check_parameter_names(harness: Harness, names: dict[str, str]) -> None:
             raise HsaError(
                 f"parameter renames {names} give tool {tool.name!r} two parameters of one name"
             )
-
-
-def _config_values(value: Any, renames: dict[str, str]) -> Any:
-    """Hook configuration with every string value equal to a renamed parameter renamed (a hook
-    such as ``link_params: [link_number]`` names the parameters it checks)."""
-    if isinstance(value, str):
-        return renames.get(value, value)
-    if isinstance(value, list):
-        return [_config_values(v, renames) for v in value]
-    if isinstance(value, dict):
-        return {k: _config_values(v, renames) for k, v in value.items()}
-    return value
 
 
 def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> str:
@@ -115,10 +105,15 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     skills = tuple(
         replace(s, description=prose(s.description), content=prose(s.content)) for s in h.skills
     )
-    # A configuration value equal to a tool, skill or hook name is that name, not a parameter.
+    # A configuration key or value equal to a tool, skill or hook name is that name, not a
+    # parameter.
     config_names = {k: v for k, v in names.items() if k not in episode.harness.names}
     hooks = tuple(
-        replace(k, description=prose(k.description), config=_config_values(k.config, config_names))
+        replace(
+            k,
+            description=prose(k.description),
+            config=renamed_config(k.config, config_names, lambda v: config_names.get(v, v)),
+        )
         for k in h.hooks
     )
     prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
@@ -236,14 +231,16 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
 
 
 def _config_strings(value: Any):
-    """Every string value in a hook's configuration, at any depth."""
+    """Every string of a hook's configuration, object keys included (a key is renamed as a
+    value is: hsa.augment.rename.renamed_config), at any depth."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for v in value:
             yield from _config_strings(v)
     elif isinstance(value, dict):
-        for v in value.values():
+        for k, v in value.items():
+            yield k
             yield from _config_strings(v)
 
 
