@@ -56,6 +56,7 @@ from hsa.dataset.writer import (
 from hsa.errors import HsaError
 from hsa.files.jsonl import atomic_path, input_file, raw_lines
 from hsa.files.overlap import refuse_inside
+from hsa.model.episode import duplicate_id
 
 MANIFEST_VERSION = 1
 DEFAULT_BATCH = 256
@@ -465,8 +466,7 @@ def _reject_duplicate_ids(table: pa.Table, seen: set[str], source: str) -> pa.Ta
                     "stage": "load",
                     "field": "id",
                     "lineage": None,
-                    "reason": "duplicate episode id; an earlier line has it (ids must be unique, "
-                    "they key each variant's randomness)",
+                    "reason": duplicate_id(None),
                 }
             ).decode(),
         }

@@ -26,7 +26,7 @@ from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.outcome import Tally
 from hsa.errors import Reject
 from hsa.files.jsonl import write_jsonl
-from hsa.model.episode import Episode
+from hsa.model.episode import Episode, duplicate_id
 from hsa.verify import VerificationFailed, verify_variant
 
 
@@ -124,7 +124,7 @@ def augment(
                     line=None,
                     id=item.id,
                     field="id",
-                    reason="duplicate episode id; ids must be unique in one run",
+                    reason=duplicate_id(None),
                 )
             else:
                 seen.add(item.id)

@@ -574,6 +574,14 @@ def numbered_episodes(
             )
 
 
+def duplicate_id(first_line: int | None, why: str = "they key each variant's randomness") -> str:
+    """Why an episode whose id an earlier one has is rejected: the one wording of the rule for
+    every reader of episodes (loading, augment, generate, rollout), naming the first line that
+    has the id where the reader knows it."""
+    where = "an earlier episode has it" if first_line is None else f"line {first_line} has it"
+    return f"duplicate episode id; {where} (ids must be unique, {why})"
+
+
 def distinct_episodes(
     path: str | os.PathLike,
     *,
@@ -596,8 +604,7 @@ def distinct_episodes(
                     line=number,
                     id=item.id,
                     field="id",
-                    reason=f"duplicate episode id; line {first} has it (ids must be unique, "
-                    f"they key each variant's randomness)",
+                    reason=duplicate_id(first),
                 )
         yield item
 

@@ -69,7 +69,7 @@ from hsa.dataset.writer import (
 )
 from hsa.errors import HooksNotTrustedError, HsaError, Reject
 from hsa.files.jsonl import atomic_path, input_file, read_lines
-from hsa.model.episode import Episode, check_gold, parse_messages
+from hsa.model.episode import Episode, check_gold, duplicate_id, parse_messages
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness, load_harness
 from hsa.model.scorer import judge
@@ -269,8 +269,7 @@ def _plan(
                         episode.id,
                         None,
                         "load",
-                        "duplicate episode id; an earlier line has it (ids must be unique, they name "
-                        "each trajectory)",
+                        duplicate_id(None, "they name each trajectory"),
                         "id",
                     ),
                 )
