@@ -36,13 +36,13 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import json_result, json_strings
-from hsa.augment.user_data import occurrences, stated, user_values, user_words, without
+from hsa.augment.user_data import conversation_data, occurrences, stated, user_words, without
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import from_user, tool_result
+from hsa.model.hook import tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
 from hsa.model.schema import schema_nodes
@@ -252,12 +252,14 @@ def _stale_in_messages(
             content,
             partial(_stale_in_text, content, result, prose_names, code_names, any_name),
         )
-        if found is not None and from_user(message):
-            # The user's own data (a reference "get_balance 7") is no mention: the rename went
-            # around it (hsa.augment.user_data), and ``user_data`` checks that it is still there.
-            rest = without(content, user_values(episode))
-            if rest != content:
-                found = _stale_in_text(rest, False, prose_names, code_names, any_name)
+        if found is not None:
+            # The conversation's data (a reference "get_balance 7" the user gives, a scene
+            # "night_mode" a call passes and its result echoes) is no mention: the rename went
+            # around it (hsa.augment.user_data), and ``user_data`` checks that the user's is
+            # still there.
+            found = _stale_in_text(
+                content, result, prose_names, code_names, any_name, conversation_data(episode)
+            )
         if found is not None:
             return f"messages[{i}].content", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.
@@ -265,10 +267,16 @@ def _stale_in_messages(
 
 
 def _stale_in_text(
-    content: str, result: bool, prose_names: list[str], code_names: list[str], any_name: NameSearch
+    content: str,
+    result: bool,
+    prose_names: list[str],
+    code_names: list[str],
+    any_name: NameSearch,
+    data: tuple[str, ...] = (),
 ) -> str | None:
     """The first of the names a message text mentions, or None: a JSON tool result's string
-    values, decoded, as the rename reads them (its keys are the backend's fields)."""
+    values, decoded, as the rename reads them (its keys are the backend's fields); outside the
+    places where a value of ``data`` stands on its own."""
     written = any_name.search(content)
     # Raw JSON text hides a name only behind a \u escape: without one, and without a name as
     # written, a result is not parsed (most results of most variants).
@@ -278,6 +286,8 @@ def _stale_in_text(
         texts = [content]
     else:
         return None
+    if data:
+        texts = [without(text, data) for text in texts]
     named = (("", text) for text in texts if any_name.search(text))
     found = _first_mention(named, prose_names, code_names)
     return None if found is None else found[1]

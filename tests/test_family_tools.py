@@ -1657,3 +1657,75 @@ def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name
         moved |= set(variant.mapping.renamed()["parameters"])
         assert variant.episode.harness.hooks[0].config == {"max_per_type": {"plan": 2}}
     assert "book.plan" not in moved and "book.seat_row" in moved, moved
+
+
+@pytest.mark.parametrize(
+    ("transform", "tools", "passed"),
+    [
+        # devops: the user's playbook is called like a tool
+        (
+            "tool_name_mask",
+            [
+                tool_of("run_playbook", "Runs a playbook.", strings("playbook")),
+                tool_of("restart_service", "Restarts a service.", strings("service")),
+            ],
+            ("run_playbook", "playbook", "restart_service"),
+        ),
+        (
+            "tool_name_paraphrase",
+            [
+                tool_of("run_playbook", "Runs a playbook.", strings("playbook")),
+                tool_of("restart_service", "Restarts a service.", strings("service")),
+            ],
+            ("run_playbook", "playbook", "restart_service"),
+        ),
+        # parcels: the user's label is called like a parameter
+        (
+            "parameter_name_mask",
+            [
+                tool_of("track_parcel", "Tracks a parcel by its label.", strings("label")),
+                tool_of("ship", "Ships; `gift_wrap` wraps it.", {"gift_wrap": {"type": "boolean"}}),
+            ],
+            ("track_parcel", "label", "gift_wrap"),
+        ),
+    ],
+)
+def test_the_data_a_call_passes_stays_where_a_result_or_a_reply_repeats_it(
+    transform, tools, passed
+):
+    """A value the user gives and a call passes is data wherever the conversation repeats it:
+    the result that echoes it and the reply that quotes it keep it as written, though it is
+    also a harness name that the rename moves everywhere else (the rows read "night_mode_check
+    will run" for the user's scene "night_mode")."""
+    name, param, value = passed
+    harness = Harness.from_dict({"name": "h", "tools": tools})
+    result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({param: value, "ok": 1})}
+    reply = {"role": "assistant", "content": f"Done: {value} is on its way."}
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": f"Please take care of {value} for me."},
+                assistant(call(name, {param: value})),
+                result,
+                reply,
+            ],
+            "gold": {
+                "turns": [{"at": 1, "calls": [{"name": name, "arguments": {param: [value]}}]}]
+            },
+        },
+        harness=harness,
+    )
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of(transform, episode, seed=seed, fraction=1.0)
+        out = variant.episode
+        new = variant.mapping.tool(value) if transform.startswith("tool") else None
+        if new is None:
+            new = variant.mapping.parameter("ship", value)
+        renamed += new != value
+        assert out.messages[0]["content"] == f"Please take care of {value} for me."
+        assert value in json.loads(out.messages[2]["content"]).values()
+        assert out.messages[3]["content"] == f"Done: {value} is on its way."
+        verify_variant(episode, out, variant.mapping)
+    assert renamed

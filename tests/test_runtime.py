@@ -756,6 +756,24 @@ def test_code_tool_results_under_a_variant_read_as_its_rows_do(tmp_path):
     )
 
 
+def test_a_live_result_keeps_the_data_its_call_passed(tmp_path):
+    """Live as recorded (hsa.augment.user_data.conversation_data): a string the call passes is
+    data, kept where the result echoes it, though it is also a tool's name; the result's other
+    mentions of renamed names move."""
+    from hsa.runtime.tools import variant_result
+
+    harness = load_harness(write_harness(tmp_path / "shop"))
+    mapping = Mapping(tools={"get_price": "price_of", "get_price_history": "price_history"})
+    raw = json.dumps({"link": "get_price_history", "note": "get_price found get_price_history"})
+    out = json.loads(
+        variant_result(raw, harness, mapping, "get_price", {"link": "get_price_history"})
+    )
+    assert out == {"link": "get_price_history", "note": "price_of found get_price_history"}
+    # Passed by no call, the same name moves.
+    moved = json.loads(variant_result(raw, harness, mapping, "get_price", {"link": "7"}))
+    assert moved == {"link": "price_history", "note": "price_of found price_history"}
+
+
 def test_a_tool_that_hangs_does_not_keep_the_process_alive(tmp_path):
     """The hung call's thread cannot be stopped; it must not hold the run open once it is over
     (a real process, which must exit long before the tool would return)."""

@@ -82,7 +82,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "10"  # 10: a hook configuration key renamed onto another key of its object is
+    version = "11"  # 11: the data calls pass stays where results and replies repeat it; 10: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 9: no word said twice, nor a synonym (check_iban_check,
     # validate_check_iban);
     # the user's own data (a gold value the user types) is not renamed

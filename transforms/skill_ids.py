@@ -202,7 +202,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "12"  # 12: a hook configuration key renamed onto another key of its object is
+    version = "13"  # 13: the data calls pass stays where results and replies repeat it; 12: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 11: no neighbouring senses; plurals once; no word said twice; the
     # user's own data (a gold value the user types) is not renamed
     # 10: lexicon synonyms of one sense (name -> label gone)
@@ -231,7 +232,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "8"  # 8: a hook configuration key renamed onto another key of its object is
+    version = "9"  # 9: the data calls pass stays where results and replies repeat it; 8: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 7: the user's own data (a gold value the user types) is not renamed
     # 6: JSON tool results' strings decoded (escapes, \/ addresses)
     # 5: no kebab case for a harness that writes keyword calls
@@ -279,7 +281,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "9"  # 9: a hook configuration key renamed onto another key of its object is
+    version = "10"  # 10: the data calls pass stays where results and replies repeat it; 9: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 8: lexicon verbs changed (hold, join, attach, rejoin); no word said
     # twice;
     # the user's own data (a gold value the user types) is not renamed
@@ -327,7 +330,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "7"  # 7: a hook configuration key renamed onto another key of its object is
+    version = "8"  # 8: the data calls pass stays where results and replies repeat it; 7: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 6: the user's own data (a gold value the user types) is not renamed
     # 5: JSON tool results' strings decoded (escapes, \/ addresses)
     # 4: URLs keep names; plain-word names written as calls are renamed

@@ -14,8 +14,9 @@ implemented once. What moves:
 * gold: calls, parameters and skills, through :meth:`Mapping.apply_to_gold`.
 
 What does not move: the user's own data. A gold value the user types holds a harness name
-sometimes (a reference "get_balance 7", a reason "wrong check_in date"); in the user's messages
-the rename goes around it (:mod:`hsa.augment.user_data`), since the gold expects it as written.
+sometimes (a reference "get_balance 7", a reason "wrong check_in date", a scene "night_mode"); in
+every message the rename goes around it (:mod:`hsa.augment.user_data`), since the gold expects it
+as written and results and replies that repeat it hold the same data.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from typing import Any
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.user_data import rewrite_message_text, user_values
+from hsa.augment.user_data import (
+    conversation_data,
+    rewrite_around_user_data,
+    rewrite_message_text,
+)
 from hsa.errors import HsaError
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
@@ -95,6 +100,20 @@ class _Prose:
         if self._any_name is None:
             return content
         return LONG_TEXTS.get((self, "result"), content, lambda: self._result(content))
+
+    def result_around(self, content: str, keep: Callable[[], tuple[str, ...]] | None) -> str:
+        """:meth:`result` around the user's data ``keep()`` (hsa.augment.user_data): a result
+        that echoes a value the user wrote (``{"scene": "night_mode"}``, where ``night_mode``
+        is also a hook's name) holds the user's data, not the name. Read value by value in a
+        JSON result, so a value is found however the JSON writes it."""
+        new = self.result(content)
+        if new == content or keep is None:
+            return new  # most results: nothing to move, or no user data to go around
+        if json_result(content) is None:
+            return rewrite_around_user_data(content, self, keep)
+        return rewrite_json_strings(
+            content, lambda text: rewrite_around_user_data(text, self, keep)
+        )
 
     def _result(self, content: str) -> str:
         assert self._any_name is not None
@@ -200,10 +219,13 @@ def json_strings(content: str) -> list[str]:
     return out
 
 
-def rename_result(content: str, mapping: Mapping) -> str:
+def rename_result(
+    content: str, mapping: Mapping, keep: Callable[[], tuple[str, ...]] | None = None
+) -> str:
     """A tool result's text with the skill, tool and hook names of ``mapping`` renamed where it
-    mentions them, as :func:`rename_messages` renames a recorded result."""
-    return _prose(mapping).result(content)
+    mentions them, around the data ``keep()``, as :func:`rename_messages` renames a recorded
+    result."""
+    return _prose(mapping).result_around(content, keep)
 
 
 def _rename_schema(schema: dict, renames: dict) -> dict:
@@ -291,15 +313,15 @@ def rename_messages(
     keep: Callable[[], tuple[str, ...]] | None = None,
 ) -> tuple[dict, ...]:
     """``harness`` is the input-side harness (it tells which calls load skills). ``keep()``
-    gives the user's own data (:func:`hsa.augment.user_data.user_values`): in the user's messages a
-    rename goes around it (asked only when a user's message would change)."""
+    gives the conversation's data (:func:`hsa.augment.user_data.conversation_data`): in every
+    message a rename goes around it (asked only when a message would change)."""
     prose = prose or _prose(mapping)
     out = []
     for message in messages:
         new = message
         content = message.get("content")
         if isinstance(content, str) and content and tool_result(message):
-            text = prose.result(content)
+            text = prose.result_around(content, keep)
         else:
             text = rewrite_message_text(message, prose, keep)
         if text != content:
@@ -359,7 +381,11 @@ def rename_conversation(
     return episode.with_harness(
         harness,
         messages=rename_messages(
-            episode.messages, episode.harness, mapping, prose, keep=partial(user_values, episode)
+            episode.messages,
+            episode.harness,
+            mapping,
+            prose,
+            keep=partial(conversation_data, episode),
         ),
         gold=mapping.apply_to_gold(episode.gold),
     )

@@ -2,9 +2,10 @@
 
 A value the user types ("wrong check_in date" as a cancellation reason, "get_balance" as a
 reference) is data, even where it holds a harness name: the gold expects it as written. The rename
-kernel (:mod:`hsa.augment.rename`) leaves such values in the user's messages as they are, and
-verification (:mod:`hsa.verify`, ``user_data``) checks that every one is still there, as many
-times; both read them here.
+kernel (:mod:`hsa.augment.rename`) leaves such values as they are wherever they stand in the
+conversation (the user's words, a tool result that echoes them, a reply that repeats them), and
+verification (:mod:`hsa.verify`, ``user_data``) checks that every one is still in the user's
+words, as many times; both read them here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+
+import orjson
 
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
@@ -22,9 +25,14 @@ from hsa.model.message import is_text_part, message_text
 
 def gold_strings(gold: Gold) -> Iterator[str]:
     """Every non-empty string among the gold's acceptable argument values, at any depth."""
-    stack: list = [
-        values for turn in gold.turns for call in turn.calls for values in call.arguments.values()
-    ]
+    return strings_in(
+        [values for turn in gold.turns for call in turn.calls for values in call.arguments.values()]
+    )
+
+
+def strings_in(values: list) -> Iterator[str]:
+    """Every non-empty string in ``values`` (JSON data), at any depth, dict keys aside."""
+    stack = list(values)
     while stack:
         value = stack.pop()
         if isinstance(value, str):
@@ -70,22 +78,49 @@ def stated(episode: Episode) -> tuple[tuple[str, int], ...]:
 
 
 def user_values(episode: Episode) -> tuple[str, ...]:
-    """The values of :func:`stated`, without their counts: what a rename goes around."""
+    """The values of :func:`stated`, without their counts."""
     return tuple(value for value, _ in stated(episode))
 
 
+# The data of each episode's conversation, by the episode object (held by the entry, as in
+# ``_STATED``): asked only of a text a rename would change, once per episode.
+_DATA: BoundedMemo[tuple[Episode, tuple[str, ...]]] = BoundedMemo(1024)
+
+
+def conversation_data(episode: Episode) -> tuple[str, ...]:
+    """What a rename goes around in every message of ``episode``: the user's own values
+    (:func:`user_values`) and every string its tool calls pass, the task's data, which the
+    gold compares and no rename touches in the calls themselves (a tool result that echoes
+    ``"night_mode"``, a reply that repeats it, hold that data, though a hook is called so too).
+    The skill loader's skill ids are names, renamed in its calls, not data."""
+    return _DATA.get(id(episode), lambda: (episode, _conversation_data(episode)))[1]
+
+
+def _conversation_data(episode: Episode) -> tuple[str, ...]:
+    passed = [
+        arguments
+        for message in episode.messages
+        for call in message.get("tool_calls") or ()
+        if call["function"]["name"] != episode.harness.skill_loader
+        and isinstance(arguments := orjson.loads(call["function"]["arguments"]), dict)
+    ]
+    called = strings_in([value for arguments in passed for value in arguments.values()])
+    return tuple(sorted(set(user_values(episode)) | set(called)))
+
+
 def rewrite_around_user_data(
-    message: dict,
     text: str,
     rewrite: Callable[[str], str],
     keep: Callable[[], tuple[str, ...]] | None,
 ) -> str:
-    """``text`` (of ``message``) through ``rewrite``; in the user's own message, around the
-    places where a value of the user's data ``keep()`` stands on its own (:func:`standalone`;
-    the longest first where two overlap), which stay as written. ``keep`` is asked only when the
-    rewrite would change the text, and a text without such a place keeps the whole rewrite."""
+    """``text`` (of any message) through ``rewrite``, around the places where a value of the
+    user's data ``keep()`` stands on its own (:func:`standalone`; the longest first where two
+    overlap), which stay as written. Not only in the user's words: a tool result that echoes
+    the value (``{"scene": "night_mode"}``) and a reply that repeats it hold the same data.
+    ``keep`` is asked only when the rewrite would change the text, and a text without such a
+    place keeps the whole rewrite."""
     new = rewrite(text)
-    if new == text or keep is None or not from_user(message):
+    if new == text or keep is None:
         return new
     spans = _spans(text, keep())
     if not spans:
@@ -109,13 +144,13 @@ def rewrite_message_text(
     leaves alone, is handed back as it is (the same object)."""
     content = message.get("content")
     if isinstance(content, str):
-        return rewrite_around_user_data(message, content, rewrite, keep) if content else content
+        return rewrite_around_user_data(content, rewrite, keep) if content else content
     if not isinstance(content, list):
         return content
     parts = [
         {**part, "text": text}
         if is_text_part(part)
-        and (text := rewrite_around_user_data(message, part["text"], rewrite, keep)) != part["text"]
+        and (text := rewrite_around_user_data(part["text"], rewrite, keep)) != part["text"]
         else part
         for part in content
     ]

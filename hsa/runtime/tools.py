@@ -26,6 +26,7 @@ import orjson
 
 from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.rename import rename_result
+from hsa.augment.user_data import strings_in
 from hsa.errors import HsaError
 from hsa.files.textfile import read_text
 from hsa.model.harness import Harness
@@ -112,8 +113,16 @@ def variant_result(
     """``text``, the result of the call ``name(arguments)`` in the names of ``harness``, as a
     variant under ``mapping`` writes a recorded result: through the rename kernel (skill, tool
     and hook names where mentioned), then the parameter renames (an echoed argument's key,
-    parameters written as code), in the order a recipe's pipeline renames them."""
-    return renamed_call_result(rename_result(text, mapping), harness, mapping, name, arguments)
+    parameters written as code), in the order a recipe's pipeline renames them. The strings the
+    call passes are data, as in a recorded episode (hsa.augment.user_data.conversation_data):
+    where the result echoes one, it stays as written."""
+    passed = () if name == harness.skill_loader else tuple(strings_in(list(arguments.values())))
+
+    def keep() -> tuple[str, ...]:
+        return passed
+
+    renamed = rename_result(text, mapping, keep)
+    return renamed_call_result(renamed, harness, mapping, name, arguments, keep)
 
 
 class ToolBelt:

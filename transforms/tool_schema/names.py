@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "10"  # 10: a hook configuration key renamed onto another key of its object is
+    version = "11"  # 11: the data calls pass stays where results and replies repeat it; 10: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 9: a tool named like a value the tools take keeps its name, mentioned or
     # not;
     # the user's own data (a gold value the user types) is not renamed
@@ -199,7 +200,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "14"  # 14: a hook configuration key renamed onto another key of its object is
+    version = "15"  # 15: the data calls pass stays where results and replies repeat it; 14: a hook
+    # configuration key renamed onto another key of its object is
     # refused, not merged; 13: no neighbouring senses (callback, session, statement); plurals once;
     # a tool named like a value the tools take keeps its name; the user's own data stays
     # 12: lexicon synonyms of one sense (name -> label gone)
@@ -296,7 +298,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "16"  # 16: hook configuration keys that name a parameter move with it; 15: no
+    version = "17"  # 17: the data calls pass stays where results and replies repeat it; 16: hook
+    # configuration keys that name a parameter move with it; 15: no
     # neighbouring senses (condition, method, origin); plurals once;
     # paths into a renamed object parameter move with it; the user's own data stays
     # 14: lexicon synonyms of one sense (name -> label gone)
@@ -346,7 +349,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "15"  # 15: hook configuration keys that name a parameter move with it; 14: paths
+    version = "16"  # 16: the data calls pass stays where results and replies repeat it; 15: hook
+    # configuration keys that name a parameter move with it; 14: paths
     # into a renamed object parameter (`resource.kind`) move with it;
     # the user's own data (a gold value the user types) is not renamed
     # 13: a parameter named like a schema value keeps its name

@@ -20,7 +20,11 @@ from hsa.augment.rename import (
     renamed_harness,
     rewrite_json_strings,
 )
-from hsa.augment.user_data import rewrite_message_text, user_values
+from hsa.augment.user_data import (
+    conversation_data,
+    rewrite_around_user_data,
+    rewrite_message_text,
+)
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -60,15 +64,22 @@ def check_parameter_names(harness: Harness, names: dict[str, str]) -> None:
             )
 
 
-def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> str:
+def _renamed_result(
+    content: str,
+    prose,
+    call: tuple | None,
+    per_tool: dict,
+    keep: Callable[[], tuple[str, ...]] | None = None,
+) -> str:
     """A tool result under renamed parameters. A JSON result is the backend's data: its keys
     are its own fields, which no harness rename reaches, except a top-level key that echoes a
     renamed argument of the call (same key, same value); its strings are text, where mentions
-    move as in any prose. Rewritten in place (:func:`rewrite_json_strings`), so the result keeps
-    its layout whatever its style. Any other result is prose."""
+    move as in any prose, around the conversation's data ``keep()`` (hsa.augment.user_data).
+    Rewritten in place (:func:`rewrite_json_strings`), so the result keeps its layout whatever
+    its style. Any other result is prose."""
     result = json_result(content)
     if result is None:
-        return _rewritten(prose, content)
+        return rewrite_around_user_data(content, partial(_rewritten, prose), keep)
     renames = per_tool.get(call[0], {}) if call is not None else {}
     echoed: set[str] = set()
     if isinstance(result, dict) and renames:
@@ -77,7 +88,9 @@ def _renamed_result(content: str, prose, call: tuple | None, per_tool: dict) -> 
         if any(renames[k] in result for k in echoed):
             echoed = set()  # the new name is a field of the result already: keep both as sent
     return rewrite_json_strings(
-        content, prose, lambda key, depth: renames[key] if depth == 1 and key in echoed else None
+        content,
+        lambda text: rewrite_around_user_data(text, prose, keep),
+        lambda key, depth: renames[key] if depth == 1 and key in echoed else None,
     )
 
 
@@ -133,17 +146,22 @@ def rename_parameters_in_conversation(
 
 
 def renamed_call_result(
-    content: str, harness: Harness, mapping: Mapping, name: str, arguments: dict
+    content: str,
+    harness: Harness,
+    mapping: Mapping,
+    name: str,
+    arguments: dict,
+    keep: Callable[[], tuple[str, ...]] | None = None,
 ) -> str:
     """``content``, a result of the call ``name(arguments)`` (names of ``harness``, the input
     side of ``mapping``), under ``mapping``'s parameter renames as a recorded result is renamed
     (:func:`_renamed_result`): what tool code that knows only the old names returns, read under
-    a harness variant (hsa.runtime)."""
+    a harness variant (hsa.runtime), around the data ``keep()``."""
     names = {old: new for renames in mapping.parameters.values() for old, new in renames.items()}
     if not names or not any(old in content for old in names):
         return content
     _, prose, _ = _parameter_renames(harness, names)
-    return _renamed_result(content, prose, (name, arguments), mapping.parameters)
+    return _renamed_result(content, prose, (name, arguments), mapping.parameters, keep)
 
 
 # (renames per tool, prose rewrite) by (harness fingerprint, names): every row of a pool's
@@ -250,7 +268,7 @@ def _renamed_conversation(
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
     prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
     out = rename_conversation(episode, mapping, harness)
-    keep = partial(user_values, episode)  # the user's own data stays
+    keep = partial(conversation_data, episode)  # the conversation's data stays
     per_tool = mapping.parameters
     by_id: dict | None = None  # the calls, parsed once a result needs them
     messages = []
@@ -263,7 +281,8 @@ def _renamed_conversation(
         elif isinstance(content, str) and tool_result(message):
             if by_id is None:
                 by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
-            text = _renamed_result(content, prose, by_id.get(message.get("tool_call_id")), per_tool)
+            call = by_id.get(message.get("tool_call_id"))
+            text = _renamed_result(content, prose, call, per_tool, keep)
         else:
             text = rewrite_message_text(message, partial(_rewritten, prose), keep)
         if text != content:
