@@ -529,6 +529,13 @@ def test_mask_lengths_must_be_positive(options):
             "Put it in a ```diff block, then pass `size`.",
             "Put it in a ```diff block, then pass `dimension`.",
         ),
+        # an assignment in prose is code (a hook's feedback, a reply): glued to its value
+        (
+            "thermostat: size=28 is outside the range; set topic=news, channel=2.",
+            "thermostat: dimension=28 is outside the range; set subject=news, medium=2.",
+        ),
+        # not spaced out, not a comparison, not in a web address's query, not a path's end
+        ("size = 3, size==3, https://a.io/?size=3&topic=x, /size=3, a.size=3", None),
     ],
 )
 def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
@@ -538,6 +545,7 @@ def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
     assert rewrite(text) == (text if expected is None else expected)
     swap = parameter_mentions({"size": "topic", "topic": "size"})
     assert swap("`f(size=1, topic=2)` and g(topic=3)") == "`f(topic=1, size=2)` and g(size=3)"
+    assert swap("size=1 and `topic=2`") == "topic=1 and `size=2`"
 
 
 @pytest.mark.parametrize("naming", ["variant", "mixed"])
@@ -1728,4 +1736,77 @@ def test_the_data_a_call_passes_stays_where_a_result_or_a_reply_repeats_it(
         assert value in json.loads(out.messages[2]["content"]).values()
         assert out.messages[3]["content"] == f"Done: {value} is on its way."
         verify_variant(episode, out, variant.mapping)
+    assert renamed
+
+
+PATHS_HOOK = """
+def complete(payload, config):
+    missing = []
+    for path in config["required_paths"]:
+        value = payload["arguments"]
+        for step in path.split("."):
+            value = value.get(step) if isinstance(value, dict) else None
+        if value is None:
+            missing.append(path)
+    if missing:
+        return {"ok": False, "feedback": config["message"] + ": " + ", ".join(missing)}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_hook_that_requires_paths_into_a_parameter_follows_its_rename(name):
+    """Insurance claims: a hook requires `claimant.name` and `claimant.policy.number` in every
+    `file_claim` call and says so in its message. Renamed, `claimant` takes its paths and the
+    hook's text along: the variant's hook passes a complete call under the new name (before,
+    it blocked every correct call) and still blocks an incomplete one."""
+    claimant = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "policy": {"type": "object", "properties": {"number": {"type": "string"}}},
+        },
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "claims",
+            "hooks": [
+                {
+                    "name": "claim_complete",
+                    "event": "tool_call",
+                    "function": "complete",
+                    "config": {
+                        "required_paths": ["claimant.name", "claimant.policy.number"],
+                        "message": "Ask for the claimant.policy.number first",
+                    },
+                }
+            ],
+            "hooks_source": PATHS_HOOK,
+            "tools": [
+                tool_of(
+                    "file_claim",
+                    "Files a claim.",
+                    {"claimant": claimant, "loss_date": {"type": "string"}},
+                )
+            ],
+        },
+        trust_hooks=True,
+    )
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("file_claim", "claimant")
+        renamed += new != "claimant"
+        hook = variant.episode.harness.hooks[0]
+        assert hook.config["required_paths"] == [f"{new}.name", f"{new}.policy.number"]
+        check = variant.episode.harness.hook_functions()["claim_complete"]
+        whole = {new: {"name": "Ada", "policy": {"number": "P-9"}}}
+        assert check({"tool_name": "file_claim", "arguments": whole}, hook.config)["ok"]
+        blocked = check(
+            {"tool_name": "file_claim", "arguments": {new: {"name": "Ada"}}}, hook.config
+        )
+        assert blocked == {
+            "ok": False,
+            "feedback": f"Ask for the {new}.policy.number first: {new}.policy.number",
+        }
     assert renamed

@@ -292,14 +292,24 @@ def parameter_mentions(
     bare = rf"(?<![A-Za-z0-9_.\-/@'\"])({alternatives})"
     in_call = re.compile(rf"{quoted}|{bare}(?=\s*=)")
     in_code = re.compile(rf"{quoted}|{bare}(?=\s*=|:(?![:/\d]))")
+    # In prose too, a plain word glued to "=" and a value is an assignment, code wherever it
+    # stands: a hook's feedback "temperature=28 is outside the range", a reply "set level=3".
+    # Not "a = b", "x==y", nor a query string's "?level=3" (a web address).
+    code_call_or_assignment = (
+        re.compile(rf"{_CODE_OR_CALL.pattern}|(?P<assignment>{bare})(?==[^=\s])")
+        if words
+        else _CODE_OR_CALL
+    )
 
     def renamed(m: re.Match) -> str:
         if m.group(2) is not None:
             return m.group(1) + words[m.group(2)] + m.group(1)
         return words[m.group(3)]
 
-    def keywords(span: re.Match) -> str:
+    def keywords(span: re.Match, addresses: list[tuple[int, int]]) -> str:
         text = span.group(0)
+        if span.groupdict().get("assignment") is not None:
+            return text if _inside(span.start(), addresses) else words[text]
         if span.group("call") is None:
             whole = replace_code_mentions(text, words)  # the span is the name (`size`)
             if whole != text:
@@ -318,10 +328,11 @@ def parameter_mentions(
             text = into(text)
         text = replace_mentions(text, identifiers)
         # a substring test first: most texts (every message of every row) name no word at all
-        if ("`" in text or "(" in text) and any(w in text for w in words):
-            # Code spans and written-out calls in one pass, each span once: a swap (a -> b,
-            # b -> a) must not rename a name twice.
-            text = _CODE_OR_CALL.sub(keywords, text)
+        if ("`" in text or "(" in text or "=" in text) and any(w in text for w in words):
+            # Code spans, written-out calls and assignments in one pass, each span once: a swap
+            # (a -> b, b -> a) must not rename a name twice.
+            addresses = _addresses(text)
+            text = code_call_or_assignment.sub(lambda span: keywords(span, addresses), text)
         return text
 
     return rewrite

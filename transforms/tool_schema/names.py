@@ -298,7 +298,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "17"  # 17: the data calls pass stays where results and replies repeat it; 16: hook
+    version = "18"  # 18: hook configuration strings are prose (paths into a renamed object
+    # parameter move); a plain word glued to "=" and a value is code; 17: the data calls pass stays
+    # where results and replies repeat it; 16: hook
     # configuration keys that name a parameter move with it; 15: no
     # neighbouring senses (condition, method, origin); plurals once;
     # paths into a renamed object parameter move with it; the user's own data stays
@@ -349,7 +351,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "16"  # 16: the data calls pass stays where results and replies repeat it; 15: hook
+    version = "17"  # 17: hook configuration strings are prose (paths into a renamed object
+    # parameter move); a plain word glued to "=" and a value is code; 16: the data calls pass stays
+    # where results and replies repeat it; 15: hook
     # configuration keys that name a parameter move with it; 14: paths
     # into a renamed object parameter (`resource.kind`) move with it;
     # the user's own data (a gold value the user types) is not renamed

@@ -121,11 +121,20 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     # A configuration key or value equal to a tool, skill or hook name is that name, not a
     # parameter.
     config_names = {k: v for k, v in names.items() if k not in episode.harness.names}
+
+    def config_string(value: str) -> str:
+        # A parameter's name is that parameter; any other string is the hook's text, where
+        # mentions move as in any prose: a path into an object parameter the hook requires
+        # (``patient.birthDate``), a message it sends back that names a parameter.
+        if value in config_names:
+            return config_names[value]
+        return value if value in episode.harness.names else prose(value)
+
     hooks = tuple(
         replace(
             k,
             description=prose(k.description),
-            config=renamed_config(k.config, config_names, lambda v: config_names.get(v, v)),
+            config=renamed_config(k.config, config_names, config_string),
         )
         for k in h.hooks
     )
