@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from hsa.errors import HsaError
 from hsa.text.chinese import japanese, skip_chinese_match
+from hsa.text.language import reads_english
 from hsa.text.paraphrase import invariant_spans
 
 
@@ -165,14 +166,20 @@ class PhraseTable:
         names: Iterable[str] = (),
         *,
         in_japanese: bool = False,
+        in_english: bool = True,
     ) -> str:
         """``text`` with every phrase of the table replaced by another of the split's part;
         every invariant (:mod:`hsa.text.paraphrase`) and every one of ``names`` is kept. In
         Japanese (``text`` itself, or the document it belongs to: ``in_japanese``, see
-        :func:`hsa.text.chinese.japanese`) no Chinese phrase is replaced."""
+        :func:`hsa.text.chinese.japanese`) no Chinese phrase is replaced; in a text that does
+        not read as English (:func:`hsa.text.language.reads_english`; ``in_english``, the
+        document's judgement, where the text has no function word) no English one is: German
+        spells ``Maximum`` and ``Details`` as English does."""
         if not text or _PLACEHOLDER.search(text):
             return text  # text already using the placeholders' code points is left as it is
         masked, kept, en, zh = self._prepared(text, tuple(sorted(n for n in names if n in text)))
+        if en is not None and not reads_english(text, default=in_english):
+            en = None
         if en is None and zh is None:
             return text
         in_japanese = in_japanese or (zh is not None and japanese(text))

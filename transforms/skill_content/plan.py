@@ -12,10 +12,11 @@ import random
 from functools import lru_cache
 
 from hsa.errors import HsaError
-from hsa.text.chinese import japanese, skip_chinese_match
+from hsa.text.chinese import japanese
+from hsa.text.language import reads_english
 from hsa.text.markdown import block_text, parse
 from hsa.transforms.skill_content.options import PHRASES, RESTYLES, SKILL_PHRASES
-from hsa.transforms.skill_content.rewrite import rewrite_body
+from hsa.transforms.skill_content.rewrite import block_english, rewrite_body, skip_phrase
 from hsa.transforms.skill_content.structure import (
     free_segments,
     inline_blocks,
@@ -24,22 +25,23 @@ from hsa.transforms.skill_content.structure import (
 )
 
 
-def _found_phrases(blocks, structure, names, in_japanese: bool) -> list[str]:
+def _found_phrases(blocks, structure, names, in_japanese: bool, in_english: bool) -> list[str]:
     found = set()
     for k in inline_blocks(blocks, structure):
         text = block_text(blocks[k])
         pattern = phrases_in(text, PHRASES)
         if pattern is None:
             continue
+        english = block_english(blocks[k], in_english)
         for start, end in free_segments(text, names):
             # Per segment, as the rewrite reads it (rewrite._rephrase): a Chinese phrase counts
             # where it is a word of its segment, in a body that is not Japanese
-            # (hsa.text.chinese).
+            # (hsa.text.chinese), an English one in a block that reads as English.
             segment = text[start:end]
             found.update(
                 m.group(0).lower()
                 for m in pattern.finditer(segment)
-                if not skip_chinese_match(segment, m.start(), m.end(), in_japanese=in_japanese)
+                if not skip_phrase(segment, m, in_japanese=in_japanese, in_english=english)
             )
     return sorted(found)
 
@@ -50,8 +52,10 @@ def _analysis(body: str, names: tuple[str, ...]):
     same skill bodies recur in every episode of a harness)."""
     blocks, _ = parse(body)
     structure = structure_of(blocks)
-    # The body is the document: a line of kanji alone in a Japanese body is Japanese too.
-    return blocks, structure, _found_phrases(blocks, structure, names, japanese(body))
+    # The body is the document: a line of kanji alone in a Japanese body is Japanese too, and a
+    # heading without a function word in a German body German.
+    found = _found_phrases(blocks, structure, names, japanese(body), reads_english(body))
+    return blocks, structure, found
 
 
 def draw_plan(

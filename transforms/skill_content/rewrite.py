@@ -22,10 +22,12 @@ import orjson
 from hsa.errors import HsaError
 from hsa.model.frozen import replace
 from hsa.text.chinese import japanese, skip_chinese_match
+from hsa.text.language import reads_english
 from hsa.text.markdown import (
     ITEM,
     Block,
     Item,
+    block_text,
     heading_lines,
     indent_of,
     is_blank,
@@ -131,8 +133,11 @@ def _apply_plan(body: str, plan: dict, names) -> str:
     blocks = _rearrange(blocks, structure, plan)
     structure = structure_of(blocks)
     if replacements or emphasis:
-        # The body is the document: a line of kanji alone in a Japanese body is Japanese too.
-        _reword(blocks, structure, names, replacements, emphasis, japanese(body))
+        # The body is the document: a line of kanji alone in a Japanese body is Japanese too,
+        # and a heading without a function word in a German body German (plan._analysis).
+        _reword(
+            blocks, structure, names, replacements, emphasis, japanese(body), reads_english(body)
+        )
     if headings:
         _restyle_headings(blocks, structure, headings)
     if list_style:
@@ -339,15 +344,35 @@ def _emphasise(text: str, start: int, end: int, style: str) -> str:
     return _NEGATION_WORDS.sub(mark, segment)
 
 
-def _rephrase(segment: str, replacements: dict[str, str], in_japanese: bool) -> str:
+def block_english(block: Block, in_english: bool) -> bool:
+    """Whether a block reads as English (hsa.text.language), by its own function words, else
+    by its body's (``in_english``): where English phrases may be replaced."""
+    return reads_english(block_text(block), default=in_english)
+
+
+def skip_phrase(segment: str, match: re.Match, *, in_japanese: bool, in_english: bool) -> bool:
+    """Whether a phrase found in ``segment`` must be left as written: a Chinese phrase that is
+    no word of it or stands in a Japanese body (hsa.text.chinese), an English one in a block
+    that does not read as English (German writes ``Details`` as English does)."""
+    if not in_english and _LATIN.match(match.group(0)):
+        return True
+    return skip_chinese_match(segment, match.start(), match.end(), in_japanese=in_japanese)
+
+
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def _rephrase(
+    segment: str, replacements: dict[str, str], in_japanese: bool, in_english: bool
+) -> str:
     pattern = phrases_in(segment, replacements)
     if pattern is None:
         return segment
 
     def swap(match: re.Match) -> str:
         new = replacements.get(match.group(0).lower())
-        if new is None or skip_chinese_match(
-            segment, match.start(), match.end(), in_japanese=in_japanese
+        if new is None or skip_phrase(
+            segment, match, in_japanese=in_japanese, in_english=in_english
         ):
             return match.group(0)
         return new[:1].upper() + new[1:] if match.group(0)[:1].isupper() else new
@@ -356,10 +381,17 @@ def _rephrase(segment: str, replacements: dict[str, str], in_japanese: bool) -> 
 
 
 def _reword(
-    blocks: list[Block], structure: Structure, names, replacements, emphasis, in_japanese: bool
+    blocks: list[Block],
+    structure: Structure,
+    names,
+    replacements,
+    emphasis,
+    in_japanese: bool,
+    in_english: bool,
 ) -> None:
     for k in inline_blocks(blocks, structure):
         block = blocks[k]
+        english = block_english(block, in_english) if replacements else True
         parts = block.items if block.kind == "list" else [block]
         for part in parts:
             text = "\n".join(part.lines)
@@ -368,7 +400,7 @@ def _reword(
                 out.append(text[last:start])
                 segment = text[start:end]
                 if replacements:
-                    segment = _rephrase(segment, replacements, in_japanese)
+                    segment = _rephrase(segment, replacements, in_japanese, english)
                 if emphasis:
                     segment = _emphasise(
                         text[:start] + segment, start, start + len(segment), emphasis

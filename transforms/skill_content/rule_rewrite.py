@@ -34,7 +34,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "10"  # 10: lists of steps keep their order, an item moves with all it owns
+    version = "11"  # 11: English phrases only in blocks that read as English
+    # 10: lists of steps keep their order, an item moves with all it owns
     # 9: phrases of any domain (no customer -> viewer, request, the store)
     # 8: one-column tables, quoted rules; 7: rule paragraphs, wrap; 6: examples
     family = "skill_content"

@@ -17,6 +17,7 @@ from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import edit_schema, pointer, schema_nodes
 from hsa.text.chinese import japanese
+from hsa.text.language import reads_english
 from hsa.transforms.tool_schema.common import tool_named, with_tools
 from hsa.transforms.tool_schema.options import DESCRIPTIONS
 
@@ -33,6 +34,18 @@ def _japanese_harness(harness: Harness) -> bool:
     )
 
 
+# Whether a harness reads as English, by fingerprint, as ``_JAPANESE``.
+_ENGLISH: BoundedMemo[bool] = BoundedMemo(1024)
+
+
+def _english_harness(harness: Harness) -> bool:
+    """The harness is the document: a description without a function word ("Details") in a
+    German harness is German too (hsa.text.language)."""
+    return _ENGLISH.get(
+        harness.fingerprint, lambda: reads_english(*(text for _, text in harness.prose()))
+    )
+
+
 @register
 @dataclass(frozen=True)
 class ToolDescriptionParaphrase(Transform):
@@ -43,7 +56,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "8"  # 8: no "product" row (a product of two numbers, a company's software)
+    version = "9"  # 9: English phrases only in texts that read as English (hsa.text.language)
+    # 8: no "product" row (a product of two numbers, a company's software)
     # 7: phrases of one sense (no articles, items, listing, caller, requester)
     # 6: verbs after a determiner are nouns; no change/switch, such as, viewer
     # 5: a backtick run that closes nowhere opens no code span (invariants)
@@ -54,12 +68,17 @@ class ToolDescriptionParaphrase(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         names = harness.identifiers  # every name a rewording keeps
-        in_japanese = _japanese_harness(harness)
+        in_japanese, in_english = _japanese_harness(harness), _english_harness(harness)
         tools: dict[str, dict] = {}
         for tool in harness.tools:
             entry: dict[str, Any] = {}
             description = DESCRIPTIONS.paraphrase(
-                tool.description, self.split, rng, names, in_japanese=in_japanese
+                tool.description,
+                self.split,
+                rng,
+                names,
+                in_japanese=in_japanese,
+                in_english=in_english,
             )
             if description != tool.description:
                 entry["description"] = description
@@ -68,7 +87,7 @@ class ToolDescriptionParaphrase(Transform):
                 text = node.get("description")
                 if isinstance(text, str):
                     new = DESCRIPTIONS.paraphrase(
-                        text, self.split, rng, names, in_japanese=in_japanese
+                        text, self.split, rng, names, in_japanese=in_japanese, in_english=in_english
                     )
                     if new != text:
                         schema[pointer(parts)] = new

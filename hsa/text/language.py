@@ -1,0 +1,75 @@
+"""Whether a text reads as English: what a table of English phrases may reword.
+
+The phrase tables (:mod:`hsa.text.phrases`, skill bodies' synonyms) hold English words that other
+languages written in Latin script spell the same way (``Maximum``, ``Minimum``, ``Details``,
+``Information`` in German), so a German description would come back as "Greatest 14 Tage". A
+text is judged by its function words, the most frequent words of a language and the least
+likely to be borrowed: English's against those of German, French, Spanish, Italian, Portuguese
+and Dutch, each language counted on its own. Words that two of them share with English (``in``,
+``a``, ``an``, ``no``, ``on``, ``also``, ``was``, ``will``) count for none. A text without a
+function word (``Details zur Zuzahlung`` has one; ``Order ID`` has none) takes the judgement of
+the document it belongs to, as :func:`hsa.text.chinese.japanese` does for kanji.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from hsa.errors import HsaError
+
+
+FUNCTION_WORDS = Path(__file__).with_name("function_words.yaml")
+
+
+@lru_cache(maxsize=4)
+def _function_words(
+    path: Path = FUNCTION_WORDS,
+) -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """(English's function words, every other language's) from ``path``."""
+    table = {
+        language: frozenset(str(word).lower() for word in words)
+        for language, words in yaml.safe_load(path.read_text(encoding="utf-8")).items()
+    }
+    english = table.pop("en")
+    for language, words in table.items():
+        if words & english:
+            raise HsaError(
+                f"{language} lists English function words {sorted(words & english)}: a word "
+                f"both languages use tells neither",
+                file=str(path),
+            )
+    return english, table
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def reads_english(*texts: str, default: bool = True) -> bool:
+    """Whether ``texts`` read as English: more English function words than those of any other
+    language of ``function_words.yaml``; ``default`` (the document's judgement) when neither
+    side has more."""
+    english, others = 0, [0] * len(_function_words()[1])
+    for text in texts:
+        found_english, found_others = _counts(text)
+        english += found_english
+        others = [a + b for a, b in zip(others, found_others, strict=True)]
+    top = max(others)
+    if english == top:
+        return default
+    return english > top
+
+
+@lru_cache(maxsize=65536)
+def _counts(text: str) -> tuple[int, tuple[int, ...]]:
+    """(English function words, each other language's) in ``text``. Cached: a harness's texts
+    recur in every variant of every episode."""
+    english, others = _function_words()
+    words = _WORD.findall(text.lower())
+    return (
+        sum(word in english for word in words),
+        tuple(sum(word in table for word in words) for table in others.values()),
+    )
