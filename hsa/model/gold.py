@@ -23,7 +23,7 @@ from referencing.exceptions import Unresolvable
 
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.schema import referenced
-from hsa.model.tool import validator_within
+from hsa.model.tool import validation_problem, validator_within
 
 _REPLY_KEYS = {"contains", "not_contains", "language", "max_chars"}
 REPLY_LANGUAGES = ("zh", "en")
@@ -240,50 +240,64 @@ def exact_arguments(arguments: dict) -> dict:
     return {k: [exact_value(v)] for k, v in arguments.items()}
 
 
-def value_fits(value: Any, schema: Any, root: Any = None, *, hops: int = 0) -> bool:
+def value_fits(value: Any, schema: Any, root: Any = None) -> bool:
     """Whether an acceptable gold value validates against a parameter's JSON Schema, a
     sub-schema of ``root`` (the tool's parameters: references resolve against it).
 
     Patterns (also as items of a list) are checked key by key: every acceptable value of a key
     the schema defines must fit that key's schema (``""``, "may be left out", is skipped). A
     pattern meets a schema that names its object by reference, or offers it among ``anyOf`` or
-    ``oneOf`` branches, through that object's schema: a branch it fits. ``hops`` counts the
-    references and branches followed without going into the value (a schema may refer to
-    itself)."""
+    ``oneOf`` branches, through that object's schema: a branch it fits."""
+    return fit_problem(value, schema, root) is None
+
+
+def fit_problem(value: Any, schema: Any, root: Any = None, *, hops: int = 0) -> str | None:
+    """Why an acceptable gold value does not fit its schema, read as :func:`value_fits` reads
+    it (a pattern key by key, where the key's values are what the schema judges, never the
+    pattern's lists of acceptable values), or None when it fits. ``hops`` counts the references
+    and branches followed without going into the value (a schema may refer to itself)."""
     root = schema if root is None else root
     if isinstance(schema, dict) and hops < _MAX_HOPS:
         if is_pattern(value):
             target = referenced(schema, root)
             if target is not None:
-                return value_fits(value, target, root, hops=hops + 1)
+                return fit_problem(value, target, root, hops=hops + 1)
             if schema.get("type") == "object":
                 properties = schema.get("properties") or {}
-                return all(
-                    value_fits(v, properties[k], root)
-                    for k, options in value.items()
-                    if k in properties
-                    for v in options
-                    if v != ""
-                )
+                for key, options in value.items():
+                    for v in options if key in properties else ():
+                        if v != "" and (problem := fit_problem(v, properties[key], root)):
+                            return f"{key}: {problem}"
+                return None
             branches = [b for key in ("anyOf", "oneOf") for b in schema.get(key) or ()]
             if branches:
-                return any(value_fits(value, b, root, hops=hops + 1) for b in branches)
-            return _valid(value, schema, root)
+                problems = []
+                for branch in branches:
+                    problem = fit_problem(value, branch, root, hops=hops + 1)
+                    if problem is None:
+                        return None
+                    problems.append(problem)
+                return f"fits none of its {len(branches)} branches (first: {problems[0]})"
+            return _problem(value, schema, root)
         items = schema.get("items")
         if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
             shell = {k: v for k, v in schema.items() if k != "items"}
-            return _valid(value, shell, root) and all(
-                value_fits(item, items, root) for item in value
-            )
-    return _valid(value, schema, root)
+            problem = _problem(value, shell, root)
+            if problem is not None:
+                return problem
+            for i, item in enumerate(value):
+                if (problem := fit_problem(item, items, root)) is not None:
+                    return f"[{i}]: {problem}"
+            return None
+    return _problem(value, schema, root)
 
 
 # References and branches a pattern may follow before it is checked as a plain value.
 _MAX_HOPS = 16
 
 
-def _valid(value: Any, schema: Any, root: Any) -> bool:
+def _problem(value: Any, schema: Any, root: Any) -> str | None:
     try:
-        return validator_within(root, schema).is_valid(value)
+        return validation_problem(value, validator_within(root, schema))
     except Unresolvable as exc:  # a reference only a validation reaches (an anchor, an $id)
         raise HsaError(f"a $ref of the schema does not resolve: {exc}") from None
