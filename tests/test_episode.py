@@ -398,6 +398,27 @@ def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
     assert _check_failure(harness_dir, row).stage == "check:call_schema"
 
 
+def test_hook_feedback_from_a_hook_the_harness_does_not_define_is_rejected_at_load(harness_dir):
+    """A typo in a feedback message's hook name ("hook.replylength") was loaded and its row
+    written, then every variant failed in the hook transforms with the same reason: the episode
+    is wrong, and says so once, where it is read."""
+    row = good_row()
+    blocked = assistant(call("get_price", {"link": "three"}, "bad"))
+    feedback = {
+        "role": "tool",
+        "tool_call_id": "bad",
+        "name": "hook.replylength",
+        "content": "link must be a number",
+    }
+    row["messages"][1:1] = [blocked, feedback]
+    row["gold"]["turns"][0]["at"] = 3
+    row["gold"]["turns"][1]["at"] = 6
+    error = _check_failure(harness_dir, row)
+    assert error.field == "messages[2].name"
+    assert "the harness defines no hook 'replylength' (hooks: " in error.reason
+    assert "reply_length" in error.reason
+
+
 @pytest.mark.parametrize(
     ("values", "param", "accepted"),
     [
@@ -511,8 +532,15 @@ def test_patterns_inside_lists_are_checked_key_by_key():
     }
     Episode.from_dict(row)
     row["gold"]["calls"][0]["arguments"]["data"][0][1]["age"] = [-43]
-    with pytest.raises(EpisodeError, match="fits its schema"):
+    # The reason names the key and the value the schema refused, not the pattern's lists of
+    # acceptable values ("[42] is not of type 'integer'", which no one wrote).
+    with pytest.raises(EpisodeError, match=r"fits its schema: .*: \[1\]: age: -43 is less than"):
         Episode.from_dict(row)
+    row["gold"]["calls"][0]["arguments"]["data"][0][1]["age"] = [43]
+    row["gold"]["calls"][0]["arguments"]["data"][0][1]["name"] = [7]
+    with pytest.raises(EpisodeError) as caught:
+        Episode.from_dict(row)
+    assert caught.value.reason.endswith("[1]: name: 7 is not of type 'string'")
 
 
 WINDOW = {

@@ -39,15 +39,14 @@ import orjson
 from hsa.errors import EpisodeError, HsaError, Reject, locate
 from hsa.files.jsonl import json_error, loads, read_lines
 from hsa.model.frozen import replace
-from hsa.model.gold import Gold, value_fits
+from hsa.model.gold import Gold, fit_problem, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
-from hsa.model.hook import blocked_calls
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, blocked_calls
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
 from hsa.model.scorer import score_turn, type_problem
 from hsa.model.tool import (
     Tool,
-    schema_problem,
     schema_validator,
     simple_acceptor,
     validation_problem,
@@ -275,6 +274,18 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             raise EpisodeError(
                 "content must be a string, null or a list of text parts", field=f"{where}.content"
             )
+        name = message.get("name")
+        if isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX):
+            # Hook feedback names the hook that sent it: one the harness does not define
+            # (a typo, another harness's hook) could be neither renamed nor reformatted with it.
+            hook = name[len(HOOK_MESSAGE_PREFIX) :]
+            hooks = sorted(h.name for h in harness.hooks)
+            if hook not in hooks:
+                raise EpisodeError(
+                    f"hook feedback named {name!r}, but the harness defines no hook "
+                    f"{hook!r} (hooks: {', '.join(hooks) or 'none'})",
+                    field=f"{where}.name",
+                )
         message = dict(message)
         if "tool_calls" in message:
             if role != "assistant":
@@ -490,7 +501,7 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
                 typed = [v for v in values if type_problem(v, schema) is None]
                 if not typed:
                     continue  # a BFCL variable
-                problem = schema_problem(typed[0], schema, tool.parameters) or "does not fit"
+                problem = fit_problem(typed[0], schema, tool.parameters) or "does not fit"
                 raise EpisodeError(
                     f"no acceptable value of {call.name}.{param} fits its schema: "
                     f"{orjson.dumps(typed[0]).decode()[:80]}: {problem}",

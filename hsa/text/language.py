@@ -21,7 +21,6 @@ import yaml
 
 from hsa.errors import HsaError
 
-
 FUNCTION_WORDS = Path(__file__).with_name("function_words.yaml")
 
 
