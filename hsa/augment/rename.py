@@ -140,9 +140,9 @@ def renamed_config(value: Any, names: dict[str, str], string: Callable[[str], st
         return [renamed_config(v, names, string) for v in value]
     if not isinstance(value, dict):
         return value
-    keys = {key: names.get(key, key) for key in value}
+    keys: dict[Any, Any] = {key: names.get(key, key) for key in value}  # YAML keys may be numbers
     if len(set(keys.values())) < len(keys):
-        first: dict[str, str] = {}  # new key -> the first key that takes it
+        first: dict[Any, Any] = {}  # new key -> the first key that takes it
         for key, new in sorted(keys.items(), key=lambda kv: kv[0] != kv[1]):  # kept keys first
             if new in first:
                 raise HsaError(
