@@ -378,20 +378,27 @@ def test_a_recorded_call_that_breaks_its_schema_is_rejected(harness_dir):
     assert "'four' is not of type 'integer'" in error.reason and "'colour'" in error.reason
 
 
-def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
-    """fail -> hook feedback -> recover: the blocked call is the recorded mistake the lesson is
-    about, so it is not held to the schema; the recovery is."""
+def _with_blocked_call(hook: str) -> tuple[dict, dict]:
+    """A good row whose first call ``get_price(link="three")`` a hook's feedback (named
+    ``hook.<hook>``) answered before the recovery; (row, feedback message)."""
     row = good_row()
     blocked = assistant(call("get_price", {"link": "three"}, "bad"))
     feedback = {
         "role": "tool",
         "tool_call_id": "bad",
-        "name": "hook.reply_length",
+        "name": f"hook.{hook}",
         "content": "link must be a number",
     }
     row["messages"][1:1] = [blocked, feedback]
     row["gold"]["turns"][0]["at"] = 3
     row["gold"]["turns"][1]["at"] = 6
+    return row, feedback
+
+
+def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
+    """fail -> hook feedback -> recover: the blocked call is the recorded mistake the lesson is
+    about, so it is not held to the schema; the recovery is."""
+    row, feedback = _with_blocked_call("reply_length")
     episode = Episode.from_dict(row, harness=load_harness(harness_dir))
     assert episode.messages[1]["tool_calls"][0]["id"] == "bad"
     feedback["name"] = "a-viewer"  # not a hook: the wrong call stands unexcused
@@ -402,17 +409,7 @@ def test_hook_feedback_from_a_hook_the_harness_does_not_define_is_rejected_at_lo
     """A typo in a feedback message's hook name ("hook.replylength") was loaded and its row
     written, then every variant failed in the hook transforms with the same reason: the episode
     is wrong, and says so once, where it is read."""
-    row = good_row()
-    blocked = assistant(call("get_price", {"link": "three"}, "bad"))
-    feedback = {
-        "role": "tool",
-        "tool_call_id": "bad",
-        "name": "hook.replylength",
-        "content": "link must be a number",
-    }
-    row["messages"][1:1] = [blocked, feedback]
-    row["gold"]["turns"][0]["at"] = 3
-    row["gold"]["turns"][1]["at"] = 6
+    row, _ = _with_blocked_call("replylength")
     error = _check_failure(harness_dir, row)
     assert error.field == "messages[2].name"
     assert "the harness defines no hook 'replylength' (hooks: " in error.reason
