@@ -35,7 +35,7 @@ from functools import partial
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.rename import json_result, json_strings
+from hsa.augment.rename import json_result, json_strings, skill_results
 from hsa.augment.user_data import conversation_data, occurrences, stated, user_words, without
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
@@ -242,6 +242,7 @@ def _stale_in_messages(
     per mapping: what it mentions is a function of the text and the names alone."""
     if any_name is None:
         return None
+    loaded: set[int] | None = None  # the skill loader's results, found once one is asked
     for i, message in enumerate(episode.messages):
         content = message_text(message)
         if not content:
@@ -256,10 +257,13 @@ def _stale_in_messages(
             # The conversation's data (a reference "get_balance 7" the user gives, a scene
             # "night_mode" a call passes and its result echoes) is no mention: the rename went
             # around it (hsa.augment.user_data), and ``user_data`` checks that the user's is
-            # still there.
-            found = _stale_in_text(
-                content, result, prose_names, code_names, any_name, conversation_data(episode)
-            )
+            # still there. Not in a loaded skill's body, the harness's text, renamed whole.
+            if loaded is None:
+                loaded = skill_results(episode.messages, episode.harness)
+            if id(message) not in loaded:
+                found = _stale_in_text(
+                    content, result, prose_names, code_names, any_name, conversation_data(episode)
+                )
         if found is not None:
             return f"messages[{i}].content", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.

@@ -449,6 +449,22 @@ def test_dependent_lists_and_step_sections_keep_their_order(example):
 # reads, a last resort, tool calls whose results feed the next) and lists whose items own a
 # block the Markdown leaves outside them. Each body names its items by a few words, in order.
 STEP_LISTS = {
+    # Steps without a cue word, under a heading that says they are a procedure
+    "recruiting steps under 'Marche à suivre' (fr)": (
+        "# Entretiens\n\n## Marche à suivre\n\n- Vérifier le CV.\n- Planifier l'entretien.\n"
+        "- Envoyer la confirmation.\n\n## Règles\n\n- Rester courtois.\n",
+        ["Vérifier le CV", "Planifier l'entretien", "Envoyer la confirmation"],
+    ),
+    "shipping steps under '作業の流れ' (ja)": (
+        "# 出荷\n\n## 作業の流れ\n\n- 在庫を確認します。\n- 出荷を作成します。\n"
+        "- 追跡番号を伝えます。\n\n## 注意\n\n- 丁寧に話します。\n",
+        ["在庫を確認", "出荷を作成", "追跡番号"],
+    ),
+    "onboarding steps under 'Proceso de alta' (es)": (
+        "# Alta\n\n## Proceso de alta\n\n- Crear la cuenta.\n- Asignar el equipo.\n"
+        "- Enviar las credenciales.\n\n## Reglas\n\n- Ser amable.\n",
+        ["Crear la cuenta", "Asignar el equipo", "Enviar las credenciales"],
+    ),
     "helpdesk, a fallback and a ticket block under the last bullet": (
         "# Laptop won't boot\n\nWork through these with the user:\n\n"
         "* Check the power light and the charger.\n"

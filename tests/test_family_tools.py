@@ -536,6 +536,7 @@ def test_mask_lengths_must_be_positive(options):
         ),
         # not spaced out, not a comparison, not in a web address's query, not a path's end
         ("size = 3, size==3, https://a.io/?size=3&topic=x, /size=3, a.size=3", None),
+        ("paste shop.example/inventory?sku=FD-1&size=50 or ?topic=x", None),
     ],
 )
 def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
@@ -1576,6 +1577,7 @@ def test_verified_and_different_on_bfcl_and_the_example(name, real_data):
 
 LIMIT_HOOK = """
 def cap(payload, config):
+    config.get("refund_reason", {}).get("order_ref")  # a nested option read by its name
     for name, most in config["limits"].items():
         value = payload["arguments"].get(name)
         if value is not None and value > most:
@@ -1597,7 +1599,12 @@ def test_a_hook_configured_per_parameter_keeps_checking_the_renamed_parameter(na
                     "name": "payment_limits",
                     "event": "tool_call",
                     "function": "cap",
-                    "config": {"limits": {"refund_amount": 500, "max_items": 3}, "strict": True},
+                    "config": {
+                        "limits": {"refund_amount": 500, "max_items": 3},
+                        "strict": True,
+                        "order_ref": "required",
+                        "refund_reason": {"order_ref": 1},
+                    },
                 }
             ],
             "hooks_source": LIMIT_HOOK,
@@ -1605,7 +1612,11 @@ def test_a_hook_configured_per_parameter_keeps_checking_the_renamed_parameter(na
                 tool_of(
                     "issue_refund",
                     "Refunds an order.",
-                    {"order_ref": {"type": "string"}, "refund_amount": {"type": "number"}},
+                    {
+                        "order_ref": {"type": "string"},
+                        "refund_amount": {"type": "number"},
+                        "refund_reason": {"type": "string"},
+                    },
                 )
             ],
         },
@@ -1617,7 +1628,14 @@ def test_a_hook_configured_per_parameter_keeps_checking_the_renamed_parameter(na
         variant = variant_of(name, episode, seed=seed, fraction=1.0)
         new = variant.mapping.parameter("issue_refund", "refund_amount")
         hook = variant.episode.harness.hooks[0]
-        assert hook.config == {"limits": {new: 500, "max_items": 3}, "strict": True}
+        ref = variant.mapping.parameter("issue_refund", "order_ref")
+        assert hook.config == {
+            "limits": {new: 500, "max_items": 3},
+            "strict": True,
+            # an option named like a parameter is the hook's own, at the top or nested
+            "order_ref": "required",
+            "refund_reason": {"order_ref": 1},
+        }, ref
         check = variant.episode.harness.hook_functions()["payment_limits"]
         blocked = check({"tool_name": "issue_refund", "arguments": {new: 900}}, hook.config)
         assert not blocked["ok"] and blocked["feedback"] == f"{new} 900 is over 500"
@@ -1627,12 +1645,16 @@ def test_a_hook_configured_per_parameter_keeps_checking_the_renamed_parameter(na
 
 def test_a_rename_that_would_merge_two_keys_of_a_hook_configuration_is_refused():
     names = {"refund_amount": "amount"}
+
+    def key(name, depth):
+        return names.get(name, name)
+
     config = {"limits": {"refund_amount": 500, "amount": 7}}
     with pytest.raises(
         HsaError, match="'refund_amount' renamed to 'amount' would merge with key 'amount'"
     ):
-        renamed_config(config, names, lambda text: names.get(text, text))
-    assert renamed_config({"a": ["refund_amount", {"refund_amount": 1}]}, names, str) == {
+        renamed_config(config, key, lambda text: names.get(text, text))
+    assert renamed_config({"a": ["refund_amount", {"refund_amount": 1}]}, key, str) == {
         "a": ["refund_amount", {"amount": 1}]
     }
 
@@ -1809,4 +1831,134 @@ def test_a_hook_that_requires_paths_into_a_parameter_follows_its_rename(name):
             "ok": False,
             "feedback": f"Ask for the {new}.policy.number first: {new}.policy.number",
         }
+    assert renamed
+
+
+def test_a_loaded_skill_reads_as_the_variants_skill_whatever_data_the_calls_pass():
+    """Recruiting: the candidate's username is literally `schedule_interview`, a tool's name,
+    and the skill the agent loads names that tool. The username is data wherever the
+    conversation repeats it; the loaded body is the harness's text, renamed whole as the
+    variant's skill is (rows read the old tool name in the body, beside a renamed one). A value
+    glued into a name (`entretien` in `planification-entretien`) is no value of its own."""
+    body = (
+        "# Planification\n\nLook the candidate up with `lookup_user`, then call "
+        "`schedule_interview`; the `planification-entretien` notes say how.\n"
+    )
+    harness = Harness.from_dict(
+        {
+            "name": "recrutement",
+            "skills": [{"id": "planification-entretien", "description": "Plans.", "content": body}],
+            "tools": [
+                tool_of("schedule_interview", "Plans an interview.", strings("candidate")),
+                tool_of("lookup_user", "Finds a user.", strings("username")),
+            ],
+        }
+    )
+    messages = [
+        {"role": "user", "content": "My username is schedule_interview; plan my entretien."},
+        assistant(call("load_skill", {"name": "planification-entretien"}, "c0")),
+        {"role": "tool", "tool_call_id": "c0", "content": body},
+        assistant(call("lookup_user", {"username": "schedule_interview"}, "c1")),
+        {"role": "tool", "tool_call_id": "c1", "content": '{"username": "schedule_interview"}'},
+        assistant(call("schedule_interview", {"candidate": "entretien"}, "c2")),
+        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+        {"role": "assistant", "content": "Booked, as planification-entretien says."},
+    ]
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": messages,
+            "gold": {
+                "turns": [
+                    {
+                        "at": 3,
+                        "calls": [
+                            {
+                                "name": "lookup_user",
+                                "arguments": {"username": ["schedule_interview"]},
+                            }
+                        ],
+                    },
+                    {
+                        "at": 5,
+                        "calls": [
+                            {
+                                "name": "schedule_interview",
+                                "arguments": {"candidate": ["entretien"]},
+                            }
+                        ],
+                    },
+                ]
+            },
+        },
+        harness=harness,
+    )
+    for transform in ("tool_name_mask", "skill_id_mask"):
+        moved = 0
+        for seed in range(4):
+            variant = variant_of(transform, episode, seed=seed)
+            out = variant.episode
+            skill = out.harness.skills[0]
+            assert out.messages[2]["content"] == skill.content  # the body as the variant has it
+            assert out.messages[0]["content"].startswith("My username is schedule_interview;")
+            assert out.messages[4]["content"] == '{"username": "schedule_interview"}'
+            verify_variant(episode, out, variant.mapping)
+            moved += skill.content != body
+            if transform == "skill_id_mask":  # the id moves whole in the reply
+                assert out.messages[-1]["content"] == f"Booked, as {skill.id} says."
+        assert moved, transform
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_paths_into_an_array_parameter_follow_its_rename(name):
+    """Warehouse: a hook requires lot numbers at `packages[*].items[*]`, `packages.items` and
+    `lines[*]`, indexes into array parameters (of objects, of strings). Renamed, each path takes
+    the new name; a path to something the parameter does not hold stays as written."""
+    packages = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+        },
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "souko",
+            "hooks": [
+                {
+                    "name": "lot_required",
+                    "event": "tool_call",
+                    "function": "lots",
+                    "config": {
+                        "item_paths": [
+                            "packages[*].items[*]",
+                            "packages.items",
+                            "lines[*]",
+                            "packages.weight",
+                        ]
+                    },
+                }
+            ],
+            "hooks_source": "def lots(payload, config):\n    return {'ok': True}\n",
+            "tools": [
+                tool_of(
+                    "create_shipment",
+                    "Creates a shipment.",
+                    {"packages": packages, "lines": {"type": "array", "items": {"type": "string"}}},
+                )
+            ],
+        }
+    )
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        p = variant.mapping.parameter("create_shipment", "packages")
+        lines = variant.mapping.parameter("create_shipment", "lines")
+        renamed += p != "packages"
+        assert variant.episode.harness.hooks[0].config["item_paths"] == [
+            f"{p}[*].items[*]",
+            f"{p}.items",
+            f"{lines}[*]",
+            "packages.weight",  # no property of the parameter's items: no path into it
+        ]
     assert renamed

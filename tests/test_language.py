@@ -29,6 +29,9 @@ from hsa.text.language import _function_words, reads_english
         ("Restituisce il prezzo del prodotto.", False),
         ("Retorna a lista de consultas do paciente.", False),
         ("Haalt de lijst van afspraken op.", False),
+        # words in code and in names are not the text's own
+        ("Maximum 14 jours après from_date, pour la suite.", False),
+        ("Do not retry; e.g. wait for the job.", True),
     ],
 )
 def test_a_text_reads_as_the_language_of_its_function_words(text, english):
@@ -39,6 +42,8 @@ def test_a_text_without_function_words_takes_its_documents_judgement():
     for text in ("Order ID", "Details", "Maximum", ""):
         assert reads_english(text, default=True) is True
         assert reads_english(text, default=False) is False
+    # A word in code or in a name is none: "from" in `from_date` made this French text English.
+    assert reads_english("Maximum 14 jours dès `from_date` inclus.", default=False) is False
     # The texts of a document are read together.
     assert not reads_english("Details", "Holt die Stammdaten einer Patientin.")
 
@@ -126,3 +131,28 @@ def test_a_skill_body_keeps_english_phrases_in_its_german_blocks():
         assert german in content.replace("\n", " ") or german in content
         english_changed += english not in content
     assert english_changed
+
+
+def test_a_skill_of_kanji_and_katakana_in_a_japanese_harness_keeps_its_words():
+    """A warehouse harness in Japanese: one skill body is kanji and katakana alone (no
+    hiragana), which read by itself is no Japanese, and Chinese synonyms were written into its
+    terms (商品区分 -> 宝贝区分, 注意事項 -> 关注事項). The harness is the document."""
+    terms = "# 出荷区分\n\n- 商品区分: 冷蔵商品。\n- 注意事項: 別梱包。\n"
+    harness = Harness.from_dict(
+        {
+            "name": "souko",
+            "skills": [
+                {"id": "shukka", "description": "出荷の区分です。", "content": terms},
+                {
+                    "id": "annai",
+                    "description": "案内の仕方です。",
+                    "content": "# 案内\n\n在庫を確認してから、丁寧にお答えください。\n",
+                },
+            ],
+            "tools": [_tool("CreateShipment", "出荷を作成します。", {})],
+        }
+    )
+    for variant in _variants(harness, "skill_content_rewrite", seeds=16):
+        content = variant.harness.skill("shukka").content
+        for word in ("商品区分", "冷蔵商品", "注意事項"):
+            assert word in content, content

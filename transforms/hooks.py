@@ -82,7 +82,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "11"  # 11: the data calls pass stays where results and replies repeat it; 10: a hook
+    version = "12"  # 12: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; 11: the data calls pass stays where results and replies
+    # repeat it; 10: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 9: no word said twice, nor a synonym (check_iban_check,
     # validate_check_iban);

@@ -202,7 +202,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "13"  # 13: the data calls pass stays where results and replies repeat it; 12: a hook
+    version = "14"  # 14: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; 13: the data calls pass stays where results and replies
+    # repeat it; 12: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 11: no neighbouring senses; plurals once; no word said twice; the
     # user's own data (a gold value the user types) is not renamed
@@ -232,7 +234,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "9"  # 9: the data calls pass stays where results and replies repeat it; 8: a hook
+    version = "10"  # 10: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; 9: the data calls pass stays where results and replies
+    # repeat it; 8: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 7: the user's own data (a gold value the user types) is not renamed
     # 6: JSON tool results' strings decoded (escapes, \/ addresses)
@@ -281,7 +285,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "10"  # 10: the data calls pass stays where results and replies repeat it; 9: a hook
+    version = "11"  # 11: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; 10: the data calls pass stays where results and replies
+    # repeat it; 9: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 8: lexicon verbs changed (hold, join, attach, rejoin); no word said
     # twice;
@@ -330,7 +336,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "8"  # 8: the data calls pass stays where results and replies repeat it; 7: a hook
+    version = "9"  # 9: a loaded skill's body is renamed whole; data glued into a name is no data;
+    # query strings keep their keys; 8: the data calls pass stays where results and replies repeat
+    # it; 7: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 6: the user's own data (a gold value the user types) is not renamed
     # 5: JSON tool results' strings decoded (escapes, \/ addresses)

@@ -42,6 +42,7 @@ from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
+from hsa.model.message import answered_calls
 from hsa.model.schema import rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
 from hsa.text.mentions import (
@@ -125,32 +126,41 @@ class _Prose:
 
     def value(self, value: Any) -> Any:
         """A configuration value: a string equal to a renamed name is that name, else prose."""
-        return renamed_config(value, self.names, lambda text: self.names.get(text, self(text)))
+        names = self.names
+        return renamed_config(
+            value, lambda key, depth: names.get(key, key), lambda text: names.get(text, self(text))
+        )
 
 
-def renamed_config(value: Any, names: dict[str, str], string: Callable[[str], str]) -> Any:
-    """A hook's configuration with every object key that is an old name of ``names`` renamed,
-    and every string through ``string``, at any depth. A key is a name as a value is: a hook
-    configured per tool or per parameter (``limits: {amount: 500}``) reads its keys as the
-    names it checks. Two keys of one object that a rename would merge (``amount`` renamed to
-    ``total`` beside a ``total`` of the hook's own) are refused: one would be lost."""
+def renamed_config(
+    value: Any,
+    key: Callable[[Any, int], Any],
+    string: Callable[[str], str],
+    depth: int = 1,
+) -> Any:
+    """A hook's configuration with every object key through ``key(key, depth)`` (depth 1: the
+    hook's own options) and every string through ``string``, at any depth. A key may be a name
+    as a value is: a hook configured per tool or per parameter (``limits: {amount: 500}``)
+    reads its keys as the names it checks. Two keys of one object that a rename would merge
+    (``amount`` renamed to ``total`` beside a ``total`` of the hook's own) are refused: one
+    would be lost."""
     if isinstance(value, str):
         return string(value)
     if isinstance(value, list):
-        return [renamed_config(v, names, string) for v in value]
+        return [renamed_config(v, key, string, depth) for v in value]
     if not isinstance(value, dict):
         return value
-    keys: dict[Any, Any] = {key: names.get(key, key) for key in value}  # YAML keys may be numbers
+    keys: dict[Any, Any] = {k: key(k, depth) for k in value}  # YAML keys may be numbers
     if len(set(keys.values())) < len(keys):
         first: dict[Any, Any] = {}  # new key -> the first key that takes it
-        for key, new in sorted(keys.items(), key=lambda kv: kv[0] != kv[1]):  # kept keys first
+        for old, new in sorted(keys.items(), key=lambda kv: kv[0] != kv[1]):  # kept keys first
             if new in first:
                 raise HsaError(
-                    f"hook configuration key {key!r} renamed to {new!r} would merge with key "
+                    f"hook configuration key {old!r} renamed to {new!r} would merge with key "
                     f"{first[new]!r} of the same object"
                 )
-            first[new] = key
-    return {keys[key]: renamed_config(item, names, string) for key, item in value.items()}
+            first[new] = old
+    return {keys[k]: renamed_config(item, key, string, depth + 1) for k, item in value.items()}
 
 
 # The prose rewriter of each mapping, by its key: a harness variant's steps rename the
@@ -317,11 +327,17 @@ def rename_messages(
     message a rename goes around it (asked only when a message would change)."""
     prose = prose or _prose(mapping)
     out = []
+    loaded: set[int] | None = None  # the skill loader's results, found once one would change
     for message in messages:
         new = message
         content = message.get("content")
         if isinstance(content, str) and content and tool_result(message):
-            text = prose.result_around(content, keep)
+            text = prose.result(content)
+            if text != content and keep is not None:
+                if loaded is None:
+                    loaded = skill_results(messages, harness)
+                if id(message) not in loaded:
+                    text = prose.result_around(content, keep)
         else:
             text = rewrite_message_text(message, prose, keep)
         if text != content:
@@ -341,6 +357,17 @@ def rename_messages(
     if isinstance(messages, tuple) and all(a is b for a, b in zip(out, messages, strict=True)):
         return messages
     return tuple(out)
+
+
+def skill_results(messages, harness: Harness) -> set[int]:
+    """``id()`` of the messages that answer a call of ``harness``'s skill loader: a skill's body,
+    the harness's own text, renamed as the skill is wherever the conversation's data stands in
+    it (hsa.augment.user_data), so that it reads as the variant's skill does."""
+    return {
+        id(result)
+        for _, call, result in answered_calls(messages)
+        if call["function"]["name"] == harness.skill_loader
+    }
 
 
 # Renamed harnesses by (the harness object, mapping): episodes under one harness object (a

@@ -46,11 +46,13 @@ def strings_in(values: list) -> Iterator[str]:
 
 @lru_cache(maxsize=4096)
 def standalone(value: str) -> re.Pattern:
-    """``value`` where it stands on its own: not glued to identifier characters where it begins
-    or ends with one (``price`` in ``get_price``, ``get_price`` in ``get_price_history``, are
-    parts of other words, which a rename may move)."""
-    before = r"(?<![A-Za-z0-9_])" if re.match(r"[A-Za-z0-9_]", value) else ""
-    after = r"(?![A-Za-z0-9_])" if re.search(r"[A-Za-z0-9_]$", value) else ""
+    """``value`` where it stands on its own: not glued to a name's characters where it begins or
+    ends with one (``price`` in ``get_price``, ``get_price`` in ``get_price_history``,
+    ``entretien`` in ``planification-entretien``, ``yamato`` in ``yamato.cool`` are parts of
+    other names, which a rename may move whole); a hyphen or a dot between two words glues
+    them, a full stop after a word does not."""
+    before = r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_]\.)" if re.match(r"[A-Za-z0-9_]", value) else ""
+    after = r"(?![A-Za-z0-9_\-])(?!\.[A-Za-z0-9_])" if re.search(r"[A-Za-z0-9_]$", value) else ""
     return re.compile(before + re.escape(value) + after)
 
 
@@ -125,12 +127,39 @@ def rewrite_around_user_data(
     spans = _spans(text, keep())
     if not spans:
         return new
-    parts, last = [], 0
+    masked, holes = _masked(text, spans)
+    if masked is None:  # the text writes the holes' own characters: around them, piece by piece
+        parts, last = [], 0
+        for start, end in spans:
+            parts += [rewrite(text[last:start]) if start > last else "", text[start:end]]
+            last = end
+        parts.append(rewrite(text[last:]) if last < len(text) else "")
+        return "".join(parts)
+    # Rewritten whole, with each value held by a hole: the text keeps its structure (a code
+    # span around a value is still one span, where a mention beside it is still code).
+    return _HOLE_CHAR.sub(lambda m: holes[ord(m.group(0)) - _HOLE], rewrite(masked))
+
+
+# Holes for values a rewrite goes around: characters of the supplementary private use area, no
+# name's and no word's, so a mention beside one stays a mention and two sides never join.
+_HOLE = 0xF0000
+_HOLE_CHAR = re.compile(r"[\U000F0000-\U000FFFFD]")
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> tuple[str | None, list[str]]:
+    """``text`` with each span a hole, and what each hole holds; None when the text already
+    writes such characters."""
+    if _HOLE_CHAR.search(text) or len(spans) > 0xFFFD:
+        return None, []
+    parts: list[str] = []
+    holes: list[str] = []
+    last = 0
     for start, end in spans:
-        parts += [rewrite(text[last:start]) if start > last else "", text[start:end]]
+        parts += [text[last:start], chr(_HOLE + len(holes))]
+        holes.append(text[start:end])
         last = end
-    parts.append(rewrite(text[last:]) if last < len(text) else "")
-    return "".join(parts)
+    parts.append(text[last:])
+    return "".join(parts), holes
 
 
 def rewrite_message_text(
@@ -166,11 +195,15 @@ def _stated(episode: Episode) -> tuple[tuple[str, int], ...]:
 
 
 def without(text: str, values: tuple[str, ...]) -> str:
-    """``text`` with every place where one of ``values`` stands on its own cut out (a line break
-    in its stead, so that what stood on either side does not join)."""
+    """``text`` with every place where one of ``values`` stands on its own held by a hole, as
+    :func:`rewrite_around_user_data` holds it (a line break where the text writes the holes'
+    characters): what stood on either side does not join, and the rest reads as it did."""
     spans = _spans(text, values)
     if not spans:
         return text
+    masked, _ = _masked(text, spans)
+    if masked is not None:
+        return masked
     parts, last = [], 0
     for start, end in spans:
         parts.append(text[last:start])

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from hsa.errors import HsaError
+from hsa.text.mentions import CODE_SPAN
 
 FUNCTION_WORDS = Path(__file__).with_name("function_words.yaml")
 
@@ -44,7 +45,9 @@ def _function_words(
     return english, table
 
 
-_WORD = re.compile(r"[^\W\d_]+")
+# A token: word characters and hyphens; one counts when it is a word, letters only (a function
+# word inside a name, ``from_date``, ``in-store``, is none), outside inline code.
+_TOKEN = re.compile(r"[\w\-]+")
 
 
 def reads_english(*texts: str, default: bool = True) -> bool:
@@ -67,7 +70,8 @@ def _counts(text: str) -> tuple[int, tuple[int, ...]]:
     """(English function words, each other language's) in ``text``. Cached: a harness's texts
     recur in every variant of every episode."""
     english, others = _function_words()
-    words = _WORD.findall(text.lower())
+    prose = CODE_SPAN.sub(" ", text) if "`" in text else text
+    words = [token for token in _TOKEN.findall(prose.lower()) if token.isalpha()]
     return (
         sum(word in english for word in words),
         tuple(sum(word in table for word in words) for table in others.values()),

@@ -267,7 +267,9 @@ _CODE_OR_CALL = re.compile(rf"(?s:{CODE_SPAN.pattern})|(?P<call>{_CALL})")
 
 
 def parameter_mentions(
-    renames: Mapping[str, str], paths: Mapping[str, frozenset[str]] | None = None
+    renames: Mapping[str, str],
+    paths: Mapping[str, frozenset[str]] | None = None,
+    arrays: frozenset[str] = frozenset(),
 ) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
     they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
@@ -276,11 +278,17 @@ def parameter_mentions(
     `` `size: M` ``, `` `{"size": "M"}` ``) or inside a call written out in prose
     (``check_stock(size="M")``), since as plain words they are ordinary prose.
 
-    ``paths`` gives an object parameter's own properties (``resource -> {kind, path}``): a path
-    into it (``resource.kind``, ``resource.path[0]``), in code or prose, is a mention of the
-    parameter wherever it stands, since nothing else starts with both names; a path to
-    anything else (``resource.owner``, ``account.resource.kind``) is not."""
-    into = _paths_into({k: v for k, v in (paths or {}).items() if k in renames and v}, renames)
+    ``paths`` gives an object parameter's own properties (``resource -> {kind, path}``; an
+    array parameter's, its items' properties): a path into it (``resource.kind``,
+    ``resource.path[0]``), in code or prose, is a mention of the parameter wherever it stands,
+    since nothing else starts with both names; a path to anything else (``resource.owner``,
+    ``account.resource.kind``) is not. An index into one of the ``arrays`` parameters
+    (``lines[*]``, ``packages[0].items``) is such a path too."""
+    indexed = frozenset(arrays) & set(renames)
+    steps = {**dict.fromkeys(indexed, frozenset()), **(paths or {})}
+    into = _paths_into(
+        {k: v for k, v in steps.items() if k in renames and (v or k in indexed)}, renames, indexed
+    )
     identifiers = {k: v for k, v in renames.items() if parameter_identifier_like(k)}
     words = {k: v for k, v in renames.items() if not parameter_identifier_like(k)}
     alternatives = _alternation(words)
@@ -294,9 +302,10 @@ def parameter_mentions(
     in_code = re.compile(rf"{quoted}|{bare}(?=\s*=|:(?![:/\d]))")
     # In prose too, a plain word glued to "=" and a value is an assignment, code wherever it
     # stands: a hook's feedback "temperature=28 is outside the range", a reply "set level=3".
-    # Not "a = b", "x==y", nor a query string's "?level=3" (a web address).
+    # Not "a = b", "x==y", nor a query string's "?level=3" or "&limit=50", with or without the
+    # address's scheme (a pasted "shop.example/inventory?sku=1&limit=50").
     code_call_or_assignment = (
-        re.compile(rf"{_CODE_OR_CALL.pattern}|(?P<assignment>{bare})(?==[^=\s])")
+        re.compile(rf"{_CODE_OR_CALL.pattern}|(?<![?&])(?P<assignment>{bare})(?==[^=\s])")
         if words
         else _CODE_OR_CALL
     )
@@ -322,7 +331,7 @@ def parameter_mentions(
     def rewrite(text: str) -> str:
         if not text:
             return text
-        if into is not None and "." in text:
+        if into is not None and ("." in text or "[" in text):
             # First, and only a path: the rules below never read a name followed by ".x", so
             # a swap (a -> b, b -> a) renames no path twice.
             text = into(text)
@@ -339,15 +348,21 @@ def parameter_mentions(
 
 
 def _paths_into(
-    paths: Mapping[str, frozenset[str]], renames: Mapping[str, str]
+    paths: Mapping[str, frozenset[str]], renames: Mapping[str, str], arrays: frozenset[str]
 ) -> Callable[[str], str] | None:
-    """A rewrite of the paths into renamed object parameters (see :func:`parameter_mentions`)."""
+    """A rewrite of the paths into renamed object and array parameters (see
+    :func:`parameter_mentions`)."""
     if not paths:
         return None
-    pattern = re.compile(rf"{_BEFORE}({_alternation(paths)})(?=\.([A-Za-z_][{_ID}\-]*))")
+    pattern = re.compile(
+        rf"{_BEFORE}({_alternation(paths)})(?=((?:\[[^\]\s]*\])*)\.([A-Za-z_][{_ID}\-]*)"
+        rf"|(\[[^\]\s]*\]))"
+    )
 
     def renamed(m: re.Match) -> str:
-        old, step = m.group(1), m.group(2)
-        return renames[old] if step in paths[old] else old
+        old, indexes, step, index = m.group(1), m.group(2), m.group(3), m.group(4)
+        if (indexes or index) and old not in arrays:
+            return old  # an index into a name that is no array parameter's
+        return renames[old] if indexes or index or step in paths[old] else old
 
     return lambda text: sub_outside_urls(pattern, renamed, text)

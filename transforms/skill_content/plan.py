@@ -12,11 +12,14 @@ import random
 from functools import lru_cache
 
 from hsa.errors import HsaError
-from hsa.text.chinese import japanese
-from hsa.text.language import reads_english
 from hsa.text.markdown import block_text, parse
 from hsa.transforms.skill_content.options import PHRASES, RESTYLES, SKILL_PHRASES
-from hsa.transforms.skill_content.rewrite import block_english, rewrite_body, skip_phrase
+from hsa.transforms.skill_content.rewrite import (
+    block_english,
+    body_languages,
+    rewrite_body,
+    skip_phrase,
+)
 from hsa.transforms.skill_content.structure import (
     free_segments,
     inline_blocks,
@@ -47,15 +50,17 @@ def _found_phrases(blocks, structure, names, in_japanese: bool, in_english: bool
 
 
 @lru_cache(maxsize=4096)
-def _analysis(body: str, names: tuple[str, ...]):
+def _analysis(body: str, names: tuple[str, ...], languages: tuple[bool, bool]):
     """What drawing a plan reads of a body, computed once per body (read-only afterwards: the
     same skill bodies recur in every episode of a harness)."""
     blocks, _ = parse(body)
     structure = structure_of(blocks)
-    # The body is the document: a line of kanji alone in a Japanese body is Japanese too, and a
-    # heading without a function word in a German body German.
-    found = _found_phrases(blocks, structure, names, japanese(body), reads_english(body))
+    found = _found_phrases(blocks, structure, names, *languages)
     return blocks, structure, found
+
+
+# A body's document languages when nothing is known of its harness (body_languages).
+_DOCUMENT_DEFAULTS = {"japanese": False, "english": True}
 
 
 def draw_plan(
@@ -68,10 +73,17 @@ def draw_plan(
     restyle: bool = True,
     rephrase: bool = True,
     drop_examples: bool = True,
+    document: dict | None = None,
 ) -> dict:
-    """A rewrite plan for ``body``: JSON-only, every choice :func:`rewrite_body` needs."""
-    blocks, structure, found = _analysis(body, tuple(names))
+    """A rewrite plan for ``body``: JSON-only, every choice :func:`rewrite_body` needs.
+    ``document``: the languages of the body's harness (``{"japanese": ..., "english": ...}``,
+    hsa.transforms._language), kept in the plan where they change how the body reads."""
+    document = {k: v for k, v in (document or {}).items() if v != _DOCUMENT_DEFAULTS[k]}
+    languages = body_languages(body, document)
+    blocks, structure, found = _analysis(body, tuple(names), languages)
     plan: dict = {}
+    if document and languages != body_languages(body, {}):
+        plan["document"] = document
     if reorder and structure.reorder_sections and rng.random() < 0.7:
         order = list(range(len(structure.sections)))
         moved = list(structure.movable)

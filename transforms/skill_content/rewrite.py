@@ -133,11 +133,8 @@ def _apply_plan(body: str, plan: dict, names) -> str:
     blocks = _rearrange(blocks, structure, plan)
     structure = structure_of(blocks)
     if replacements or emphasis:
-        # The body is the document: a line of kanji alone in a Japanese body is Japanese too,
-        # and a heading without a function word in a German body German (plan._analysis).
-        _reword(
-            blocks, structure, names, replacements, emphasis, japanese(body), reads_english(body)
-        )
+        in_japanese, in_english = body_languages(body, plan.get("document") or {})
+        _reword(blocks, structure, names, replacements, emphasis, in_japanese, in_english)
     if headings:
         _restyle_headings(blocks, structure, headings)
     if list_style:
@@ -342,6 +339,17 @@ def _emphasise(text: str, start: int, end: int, style: str) -> str:
         return f"**{word}**"
 
     return _NEGATION_WORDS.sub(mark, segment)
+
+
+def body_languages(body: str, document: dict) -> tuple[bool, bool]:
+    """(Japanese, English) as the phrase tables read a skill body: by its own text, and where
+    that does not tell, by its harness's (``document``: a plan's, drawn from the harness, see
+    hsa.transforms._language): a body of kanji and katakana alone in a Japanese harness is
+    Japanese, a heading without a function word in a German body German."""
+    return (
+        japanese(body) or bool(document.get("japanese")),
+        reads_english(body, default=document.get("english", True)),
+    )
 
 
 def block_english(block: Block, in_english: bool) -> bool:

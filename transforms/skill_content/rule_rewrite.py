@@ -12,6 +12,7 @@ from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
+from hsa.transforms._language import english_harness, japanese_harness
 from hsa.transforms.skill_content.bodies import rewritten, with_known_bodies, with_skill_bodies
 from hsa.transforms.skill_content.plan import changing_plan, draw_plan, safe_plan
 
@@ -34,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "11"  # 11: English phrases only in blocks that read as English
+    version = "12"  # 12: the harness's languages for a body that does not tell; steps under
+    # procedure headings in French, Spanish, Japanese; words in code and names tell no language;
+    # 11: English phrases only in blocks that read as English
     # 10: lists of steps keep their order, an item moves with all it owns
     # 9: phrases of any domain (no customer -> viewer, request, the store)
     # 8: one-column tables, quoted rules; 7: rule paragraphs, wrap; 6: examples
@@ -49,6 +52,8 @@ class SkillContentRewrite(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = sorted(episode.harness.identifiers)
+        harness = episode.harness
+        document = {"japanese": japanese_harness(harness), "english": english_harness(harness)}
         plans = {}
         for skill in episode.harness.skills:
             if rng.random() >= self.fraction:
@@ -62,6 +67,7 @@ class SkillContentRewrite(Transform):
                 restyle=self.restyle,
                 rephrase=self.rephrase,
                 drop_examples=self.drop_examples,
+                document=document,
             )
             plan = safe_plan(skill.content, plan, names)
             if self.restyle:

@@ -42,8 +42,9 @@ _EXAMPLE_HEADING = re.compile(
 _ORDER_HEADING = re.compile(
     r"(?<![A-Za-z])(steps?|order|ordering|sequence|sequential|procedures?|"
     r"process|workflow|flow|pipeline|stages?|phases?|first|then|how to)"
-    r"(?![A-Za-z])|流程|步骤|顺序|次序|先后|过程|阶段|首先|然后|手順|順番|ステップ"
-    r"|(?<!\w)(schritte?|ablauf|reihenfolge|vorgehen|étapes?|procédure|pasos|procedimiento)(?!\w)",
+    r"(?![A-Za-z])|流程|步骤|顺序|次序|先后|过程|阶段|首先|然后|手順|順番|ステップ|流れ|工程|段取り"
+    r"|フロー|(?<!\w)(schritte?|ablauf|reihenfolge|vorgehen|verfahren|étapes?|procédure|"
+    r"marche à suivre|déroulement|démarche|processus|pasos|procedimiento|proceso|flujo)(?!\w)",
     re.IGNORECASE,
 )
 _POSITION_REF = re.compile(

@@ -13,37 +13,10 @@ from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
-from hsa.model.harness import Harness
-from hsa.model.memo import BoundedMemo
 from hsa.model.schema import edit_schema, pointer, schema_nodes
-from hsa.text.chinese import japanese
-from hsa.text.language import reads_english
+from hsa.transforms._language import english_harness, japanese_harness
 from hsa.transforms.tool_schema.common import tool_named, with_tools
 from hsa.transforms.tool_schema.options import DESCRIPTIONS
-
-# Whether a harness is written in Japanese, by fingerprint: a draw per episode of a harness of
-# its own counted every character of its texts again. Pure: the share reads the texts alone.
-_JAPANESE: BoundedMemo[bool] = BoundedMemo(1024)
-
-
-def _japanese_harness(harness: Harness) -> bool:
-    """The harness is the document: a description of kanji alone (対象商品) in a Japanese
-    harness is Japanese too."""
-    return _JAPANESE.get(
-        harness.fingerprint, lambda: japanese(*(text for _, text in harness.prose()))
-    )
-
-
-# Whether a harness reads as English, by fingerprint, as ``_JAPANESE``.
-_ENGLISH: BoundedMemo[bool] = BoundedMemo(1024)
-
-
-def _english_harness(harness: Harness) -> bool:
-    """The harness is the document: a description without a function word ("Details") in a
-    German harness is German too (hsa.text.language)."""
-    return _ENGLISH.get(
-        harness.fingerprint, lambda: reads_english(*(text for _, text in harness.prose()))
-    )
 
 
 @register
@@ -56,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "9"  # 9: English phrases only in texts that read as English (hsa.text.language)
+    version = "10"  # 10: words in code and names tell no language; 9: English phrases only in
+    # texts that read as English (hsa.text.language)
     # 8: no "product" row (a product of two numbers, a company's software)
     # 7: phrases of one sense (no articles, items, listing, caller, requester)
     # 6: verbs after a determiner are nouns; no change/switch, such as, viewer
@@ -68,7 +42,7 @@ class ToolDescriptionParaphrase(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         names = harness.identifiers  # every name a rewording keeps
-        in_japanese, in_english = _japanese_harness(harness), _english_harness(harness)
+        in_japanese, in_english = japanese_harness(harness), english_harness(harness)
         tools: dict[str, dict] = {}
         for tool in harness.tools:
             entry: dict[str, Any] = {}

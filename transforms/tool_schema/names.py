@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "11"  # 11: the data calls pass stays where results and replies repeat it; 10: a hook
+    version = "12"  # 12: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; 11: the data calls pass stays where results and replies
+    # repeat it; 10: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 9: a tool named like a value the tools take keeps its name, mentioned or
     # not;
@@ -200,7 +202,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "15"  # 15: the data calls pass stays where results and replies repeat it; 14: a hook
+    version = "16"  # 16: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; 15: the data calls pass stays where results and replies
+    # repeat it; 14: a hook
     # configuration key renamed onto another key of its object is
     # refused, not merged; 13: no neighbouring senses (callback, session, statement); plurals once;
     # a tool named like a value the tools take keeps its name; the user's own data stays
@@ -298,7 +302,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "18"  # 18: hook configuration strings are prose (paths into a renamed object
+    version = "19"  # 19: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; hook options named like a parameter stay; paths into
+    # array parameters move; 18: hook configuration strings are prose (paths into a renamed object
     # parameter move); a plain word glued to "=" and a value is code; 17: the data calls pass stays
     # where results and replies repeat it; 16: hook
     # configuration keys that name a parameter move with it; 15: no
@@ -351,7 +357,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "17"  # 17: hook configuration strings are prose (paths into a renamed object
+    version = "18"  # 18: a loaded skill's body is renamed whole; data glued into a name is no
+    # data; query strings keep their keys; hook options named like a parameter stay; paths into
+    # array parameters move; 17: hook configuration strings are prose (paths into a renamed object
     # parameter move); a plain word glued to "=" and a value is code; 16: the data calls pass stays
     # where results and replies repeat it; 15: hook
     # configuration keys that name a parameter move with it; 14: paths

@@ -7,7 +7,7 @@ arguments."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import orjson
@@ -19,6 +19,7 @@ from hsa.augment.rename import (
     renamed_config,
     renamed_harness,
     rewrite_json_strings,
+    skill_results,
 )
 from hsa.augment.user_data import (
     conversation_data,
@@ -29,7 +30,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import tool_result
+from hsa.model.hook import names_in_code, tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
@@ -130,11 +131,20 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
             return config_names[value]
         return value if value in episode.harness.names else prose(value)
 
+    # A key moves with the parameter it names below a hook's own options (``limits:
+    # {amount: 500}``, a map the hook reads by its keys), and where the hook's code does not
+    # write it (``config["limits"]["amount"]`` reads it by name). An option's own name that a
+    # parameter shares (``limit``, ``message``, ``mode``) is the hook's, and stays.
+    written = _written_in_code(episode.harness, config_names)
+
+    def config_key(key: Any, depth: int) -> Any:
+        return config_names.get(key, key) if depth > 1 and key not in written else key
+
     hooks = tuple(
         replace(
             k,
             description=prose(k.description),
-            config=renamed_config(k.config, config_names, config_string),
+            config=renamed_config(k.config, config_key, config_string),
         )
         for k in h.hooks
     )
@@ -193,21 +203,37 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
     per_tool = {tool: renames for tool, renames in per_tool.items() if renames}
     ambiguous = _ambiguous(harness)
     mentioned = {k: v for k, v in names.items() if k not in ambiguous}
-    prose = parameter_mentions(mentioned, _object_properties(harness, mentioned))
+    prose = parameter_mentions(
+        mentioned, _object_properties(harness, mentioned), _array_parameters(harness, mentioned)
+    )
     return per_tool, prose, Mapping(parameters=per_tool)
 
 
 def _object_properties(harness: Harness, names) -> dict[str, frozenset[str]]:
-    """The properties of each of ``names`` that is an object parameter of some tool (in every
-    tool that has it): what a path into it (``resource.kind``) may name next."""
+    """The properties of each of ``names`` that is an object parameter of some tool, or an array
+    of objects (in every tool that has it): what a path into it (``resource.kind``,
+    ``packages[*].items``) may name next."""
     found: dict[str, set[str]] = {}
     for tool in harness.tools:
         for name in names:
             schema = tool.properties.get(name)
+            if isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+                schema = schema["items"]
             inner = schema.get("properties") if isinstance(schema, dict) else None
             if isinstance(inner, dict):
                 found.setdefault(name, set()).update(inner)
     return {name: frozenset(steps) for name, steps in found.items()}
+
+
+def _array_parameters(harness: Harness, names) -> frozenset[str]:
+    """Which of ``names`` some tool takes as an array: an index into it (``lines[*]``) is a path
+    into the parameter."""
+    return frozenset(
+        name
+        for tool in harness.tools
+        for name in names
+        if isinstance(schema := tool.properties.get(name), dict) and schema.get("type") == "array"
+    )
 
 
 def _ambiguous(harness: Harness) -> set[str]:
@@ -257,6 +283,20 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     return tuple(n for n in names if n not in fixed)
 
 
+def _written_in_code(harness: Harness, names) -> frozenset[str]:
+    """Which of ``names`` the harness's hooks.py writes as string literals (parsed, never run)."""
+    if not harness.hooks_source:
+        return frozenset()
+    return _literals(harness.hooks_source, tuple(sorted(names)), f"{harness.name}/hooks.py")
+
+
+@lru_cache(maxsize=1024)
+def _literals(source: str, names: tuple[str, ...], file: str) -> frozenset[str]:
+    """Cached: every draw of a harness's parameter renames asks it of the same hooks.py."""
+    found = names_in_code(source, dict.fromkeys(names, "parameter"), file=file)
+    return frozenset(name for _, _, name in found)
+
+
 def _config_strings(value: Any):
     """Every string of a hook's configuration, object keys included (a key is renamed as a
     value is: hsa.augment.rename.renamed_config), at any depth."""
@@ -280,8 +320,9 @@ def _renamed_conversation(
     keep = partial(conversation_data, episode)  # the conversation's data stays
     per_tool = mapping.parameters
     by_id: dict | None = None  # the calls, parsed once a result needs them
+    loaded: set[int] = set()  # the skill loader's results (of ``episode``'s messages), as well
     messages = []
-    for message in out.messages:
+    for original, message in zip(episode.messages, out.messages, strict=True):
         content = message.get("content")
         new = message
         # A text without an old name has nothing to move (most messages): it is left unread.
@@ -290,8 +331,12 @@ def _renamed_conversation(
         elif isinstance(content, str) and tool_result(message):
             if by_id is None:
                 by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
+                loaded = skill_results(episode.messages, episode.harness)
             call = by_id.get(message.get("tool_call_id"))
-            text = _renamed_result(content, prose, call, per_tool, keep)
+            # A loaded skill's body is the harness's text: renamed as the skill is.
+            text = _renamed_result(
+                content, prose, call, per_tool, None if id(original) in loaded else keep
+            )
         else:
             text = rewrite_message_text(message, partial(_rewritten, prose), keep)
         if text != content:

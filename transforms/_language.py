@@ -1,0 +1,30 @@
+"""The language a harness is written in, as the rewording transforms read it: the harness is the
+document, so a text too short to tell (a description of kanji alone, 対象商品; a heading
+"Details") reads as the harness around it does (hsa.text.chinese.japanese,
+hsa.text.language.reads_english)."""
+
+from __future__ import annotations
+
+from hsa.model.harness import Harness
+from hsa.model.memo import BoundedMemo
+from hsa.text.chinese import japanese
+from hsa.text.language import reads_english
+
+# By fingerprint: a draw per episode of a harness of its own read every text of it again. Pure:
+# both read the texts alone.
+_JAPANESE: BoundedMemo[bool] = BoundedMemo(1024)
+_ENGLISH: BoundedMemo[bool] = BoundedMemo(1024)
+
+
+def japanese_harness(harness: Harness) -> bool:
+    """Whether the harness's texts, read together, are Japanese."""
+    return _JAPANESE.get(
+        harness.fingerprint, lambda: japanese(*(text for _, text in harness.prose()))
+    )
+
+
+def english_harness(harness: Harness) -> bool:
+    """Whether the harness's texts, read together, are English (or tell no language)."""
+    return _ENGLISH.get(
+        harness.fingerprint, lambda: reads_english(*(text for _, text in harness.prose()))
+    )
