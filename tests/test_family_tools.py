@@ -547,6 +547,9 @@ def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):
     swap = parameter_mentions({"size": "topic", "topic": "size"})
     assert swap("`f(size=1, topic=2)` and g(topic=3)") == "`f(topic=1, size=2)` and g(size=3)"
     assert swap("size=1 and `topic=2`") == "topic=1 and `size=2`"
+    # a one-letter name in prose is the text's own variable (BFCL: "where a=2, b=6")
+    letters = parameter_mentions({"a": "alpha", "size": "dimension"})
+    assert letters("where a=2, size=3; `a=4`") == "where a=2, dimension=3; `alpha=4`"
 
 
 @pytest.mark.parametrize("naming", ["variant", "mixed"])

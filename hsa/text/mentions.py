@@ -303,10 +303,15 @@ def parameter_mentions(
     # In prose too, a plain word glued to "=" and a value is an assignment, code wherever it
     # stands: a hook's feedback "temperature=28 is outside the range", a reply "set level=3".
     # Not "a = b", "x==y", nor a query string's "?level=3" or "&limit=50", with or without the
-    # address's scheme (a pasted "shop.example/inventory?sku=1&limit=50").
+    # address's scheme (a pasted "shop.example/inventory?sku=1&limit=50"); nor a one-letter
+    # name, a variable of the text's own ("a quadratic equation where a=2, b=6": BFCL).
+    assigned = _alternation(w for w in words if len(w) > 1)
     code_call_or_assignment = (
-        re.compile(rf"{_CODE_OR_CALL.pattern}|(?<![?&])(?P<assignment>{bare})(?==[^=\s])")
-        if words
+        re.compile(
+            rf"{_CODE_OR_CALL.pattern}|(?<![?&])(?<![A-Za-z0-9_.\-/@'\"])"
+            rf"(?P<assignment>{assigned})(?==[^=\s])"
+        )
+        if any(len(w) > 1 for w in words)
         else _CODE_OR_CALL
     )
 

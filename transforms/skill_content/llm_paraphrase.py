@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "11"  # 11: its fallback's (skill_content_rewrite 12); 10: its fallback's English
+    version = "12"  # 12: its fallback's (skill_content_rewrite 13); 11: its fallback's
+    # (skill_content_rewrite 12); 10: its fallback's English
     # phrases (skill_content_rewrite 11)
     # 9: its fallback's list orders (skill_content_rewrite 10)
     # 8: its fallback's phrases (skill_content_rewrite 9); 7: its fallback plan's examples and

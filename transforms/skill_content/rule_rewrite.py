@@ -35,7 +35,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "12"  # 12: the harness's languages for a body that does not tell; steps under
+    version = "13"  # 13: the "e" of "e.g." is no Portuguese word; 12: the harness's languages for
+    # a body that does not tell; steps under
     # procedure headings in French, Spanish, Japanese; words in code and names tell no language;
     # 11: English phrases only in blocks that read as English
     # 10: lists of steps keep their order, an item moves with all it owns

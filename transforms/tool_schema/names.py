@@ -302,7 +302,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "19"  # 19: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "20"  # 20: a one-letter name glued to "=" in prose is the text's own variable; 19: a
+    # loaded skill's body is renamed whole; data glued into a name is no
     # data; query strings keep their keys; hook options named like a parameter stay; paths into
     # array parameters move; 18: hook configuration strings are prose (paths into a renamed object
     # parameter move); a plain word glued to "=" and a value is code; 17: the data calls pass stays
@@ -357,7 +358,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "18"  # 18: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "19"  # 19: a one-letter name glued to "=" in prose is the text's own variable; 18: a
+    # loaded skill's body is renamed whole; data glued into a name is no
     # data; query strings keep their keys; hook options named like a parameter stay; paths into
     # array parameters move; 17: hook configuration strings are prose (paths into a renamed object
     # parameter move); a plain word glued to "=" and a value is code; 16: the data calls pass stays
