@@ -1965,3 +1965,97 @@ def test_paths_into_an_array_parameter_follow_its_rename(name):
             "packages.weight",  # no property of the parameter's items: no path into it
         ]
     assert renamed
+
+
+CODE_NAMES_HOOK = """
+def check_payment(payload, config):
+    if payload["tool_name"] == "book_trip" and payload["arguments"].get("payment") == "boleto":
+        return {"ok": False, "feedback": "boleto is not accepted"}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["parameter_name_paraphrase", "parameter_name_mask", "tool_name_paraphrase", "tool_name_mask"],
+)
+def test_a_name_the_hook_code_writes_keeps_its_name(name):
+    """Travel: hooks.py compares `tool_name == "book_trip"` and reads `arguments.get("payment")`.
+    Renamed, either would leave the variant's hook looking for a name no call has: it would
+    pass the boleto the recorded conversation shows it blocking. Such names stay; the others
+    still move."""
+    harness = Harness.from_dict(
+        {
+            "name": "viagem",
+            "hooks": [{"name": "payment_rules", "event": "tool_call", "function": "check_payment"}],
+            "hooks_source": CODE_NAMES_HOOK,
+            "tools": [
+                tool_of("book_trip", "Books a trip.", strings("payment", "traveller_name")),
+                tool_of("search_trips", "Finds trips.", strings("destination_city")),
+            ],
+        },
+        trust_hooks=True,
+    )
+    moved = set()
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        renamed = variant.mapping.renamed()
+        moved |= set(renamed["tools"]) | set(renamed["parameters"])
+        assert "book_trip" not in renamed["tools"]
+        assert "book_trip.payment" not in renamed["parameters"]
+        check = variant.episode.harness.hook_functions()["payment_rules"]
+        tool = variant.mapping.tool("book_trip")
+        blocked = check({"tool_name": tool, "arguments": {"payment": "boleto"}}, {})
+        assert not blocked["ok"]
+    assert moved - {"book_trip", "book_trip.payment"}, moved
+
+
+def test_what_the_gold_requires_a_reply_to_say_stays_in_the_reply():
+    """Recruiting: the gold requires the final reply to contain "remote_only", also a
+    parameter's name. Renamed in the reply as a mention, the recorded reply failed its own gold
+    and every such variant was rejected (`recorded_turn`)."""
+    harness = Harness.from_dict(
+        {
+            "name": "recrutement",
+            "tools": [
+                tool_of(
+                    "search_jobs",
+                    "Finds jobs.",
+                    {"remote_only": {"type": "boolean"}, **strings("job_title")},
+                )
+            ],
+        }
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": "Remote data jobs, please."},
+                assistant(call("search_jobs", {"remote_only": True, "job_title": "data"})),
+                {"role": "tool", "tool_call_id": "c1", "content": '{"jobs": 3}'},
+                {"role": "assistant", "content": "3 jobs, searched with remote_only on."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "calls": [
+                            {
+                                "name": "search_jobs",
+                                "arguments": {"remote_only": [True], "job_title": ["data"]},
+                            }
+                        ],
+                    },
+                    {"at": 3, "no_call": True, "reply": {"contains": ["remote_only"]}},
+                ]
+            },
+        },
+        harness=harness,
+    )
+    moved = 0
+    for seed in range(6):
+        variant = variant_of("parameter_name_mask", episode, seed=seed, fraction=1.0)
+        moved += variant.mapping.parameter("search_jobs", "remote_only") != "remote_only"
+        assert variant.episode.messages[3]["content"] == "3 jobs, searched with remote_only on."
+        verify_variant(episode, variant.episode, variant.mapping)
+    assert moved

@@ -82,7 +82,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "12"  # 12: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "13"  # 13: what the gold requires a reply to say stays; 12: a loaded skill's body is
+    # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 11: the data calls pass stays where results and replies
     # repeat it; 10: a hook
     # configuration key renamed onto another key of its object is

@@ -202,7 +202,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "14"  # 14: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "15"  # 15: what the gold requires a reply to say stays; 14: a loaded skill's body is
+    # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 13: the data calls pass stays where results and replies
     # repeat it; 12: a hook
     # configuration key renamed onto another key of its object is
@@ -234,7 +235,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "10"  # 10: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "11"  # 11: what the gold requires a reply to say stays; 10: a loaded skill's body is
+    # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 9: the data calls pass stays where results and replies
     # repeat it; 8: a hook
     # configuration key renamed onto another key of its object is
@@ -285,7 +287,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "11"  # 11: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "12"  # 12: what the gold requires a reply to say stays; 11: a loaded skill's body is
+    # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 10: the data calls pass stays where results and replies
     # repeat it; 9: a hook
     # configuration key renamed onto another key of its object is
@@ -336,7 +339,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "9"  # 9: a loaded skill's body is renamed whole; data glued into a name is no data;
+    version = "10"  # 10: what the gold requires a reply to say stays; 9: a loaded skill's body is
+    # renamed whole; data glued into a name is no data;
     # query strings keep their keys; 8: the data calls pass stays where results and replies repeat
     # it; 7: a hook
     # configuration key renamed onto another key of its object is

@@ -91,10 +91,11 @@ _DATA: BoundedMemo[tuple[Episode, tuple[str, ...]]] = BoundedMemo(1024)
 
 def conversation_data(episode: Episode) -> tuple[str, ...]:
     """What a rename goes around in every message of ``episode``: the user's own values
-    (:func:`user_values`) and every string its tool calls pass, the task's data, which the
-    gold compares and no rename touches in the calls themselves (a tool result that echoes
-    ``"night_mode"``, a reply that repeats it, hold that data, though a hook is called so too).
-    The skill loader's skill ids are names, renamed in its calls, not data."""
+    (:func:`user_values`), every string its tool calls pass, the task's data, which the gold
+    compares and no rename touches in the calls themselves (a tool result that echoes
+    ``"night_mode"``, a reply that repeats it, hold that data, though a hook is called so too),
+    and every string the gold requires a reply to contain. The skill loader's skill ids are
+    names, renamed in its calls, not data."""
     return _DATA.get(id(episode), lambda: (episode, _conversation_data(episode)))[1]
 
 
@@ -107,7 +108,9 @@ def _conversation_data(episode: Episode) -> tuple[str, ...]:
         and isinstance(arguments := orjson.loads(call["function"]["arguments"]), dict)
     ]
     called = strings_in([value for arguments in passed for value in arguments.values()])
-    return tuple(sorted(set(user_values(episode)) | set(called)))
+    # What the gold requires a reply to say ("remote_only"), said as written.
+    required = (s for turn in episode.gold.turns for s in turn.reply.get("contains", ()) if s)
+    return tuple(sorted(set(user_values(episode)) | set(called) | set(required)))
 
 
 def rewrite_around_user_data(

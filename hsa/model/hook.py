@@ -16,6 +16,7 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hsa.errors import HarnessError, HooksNotTrustedError
@@ -160,6 +161,21 @@ def names_in_code(source: str, names: dict[str, str], *, file: str) -> list[tupl
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
     }
     return sorted(found)
+
+
+def written_in_code(source: str | None, names) -> frozenset[str]:
+    """Which of ``names`` hooks.py (``source``) writes as string literals: names its code reads
+    or compares by what they are called, which a rename must leave (parsed, never run)."""
+    if not source:
+        return frozenset()
+    return _literals(source, tuple(sorted(names)))
+
+
+@lru_cache(maxsize=1024)
+def _literals(source: str, names: tuple[str, ...]) -> frozenset[str]:
+    """Cached: every draw of a harness's renames asks it of the same hooks.py."""
+    found = names_in_code(source, dict.fromkeys(names, "name"), file="hooks.py")
+    return frozenset(name for _, _, name in found)
 
 
 def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Callable[..., Any]]:

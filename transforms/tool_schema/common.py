@@ -14,6 +14,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
+from hsa.model.hook import written_in_code
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
@@ -88,7 +89,9 @@ def fixed_tool_names(harness: Harness) -> frozenset[str]:
 
 def _fixed(harness: Harness) -> frozenset[str]:
     names = set(harness.tool_names)
-    values = names & schema_values(harness)
+    # A tool name that is also a value the tools take; and one hooks.py compares or reads by its
+    # name (``tool_name == "applyPatch"``), which a renamed tool would never match.
+    values = (names & schema_values(harness)) | written_in_code(harness.hooks_source, names)
     parameters = {p for tool in harness.tools for p in tool.properties}
     clashing = (names & parameters) - values
     if not clashing:

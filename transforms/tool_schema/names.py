@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "12"  # 12: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "13"  # 13: a tool name hooks.py writes keeps its name;
+    # what the gold requires a reply to say stays; 12: a loaded skill's body is
+    # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 11: the data calls pass stays where results and replies
     # repeat it; 10: a hook
     # configuration key renamed onto another key of its object is
@@ -202,7 +204,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "16"  # 16: a loaded skill's body is renamed whole; data glued into a name is no
+    version = "17"  # 17: a tool name hooks.py writes keeps its name;
+    # what the gold requires a reply to say stays; 16: a loaded skill's body is
+    # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 15: the data calls pass stays where results and replies
     # repeat it; 14: a hook
     # configuration key renamed onto another key of its object is
@@ -302,7 +306,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "20"  # 20: a one-letter name glued to "=" in prose is the text's own variable; 19: a
+    version = "21"  # 21: a parameter name hooks.py writes keeps its name;
+    # what the gold requires a reply to say stays; 20: a one-letter name
+    # glued to "=" in prose is the text's own variable; 19: a
     # loaded skill's body is renamed whole; data glued into a name is no
     # data; query strings keep their keys; hook options named like a parameter stay; paths into
     # array parameters move; 18: hook configuration strings are prose (paths into a renamed object
@@ -358,7 +364,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "19"  # 19: a one-letter name glued to "=" in prose is the text's own variable; 18: a
+    version = "20"  # 20: a parameter name hooks.py writes keeps its name;
+    # what the gold requires a reply to say stays; 19: a one-letter name
+    # glued to "=" in prose is the text's own variable; 18: a
     # loaded skill's body is renamed whole; data glued into a name is no
     # data; query strings keep their keys; hook options named like a parameter stay; paths into
     # array parameters move; 17: hook configuration strings are prose (paths into a renamed object

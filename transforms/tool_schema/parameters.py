@@ -7,7 +7,7 @@ arguments."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 import orjson
@@ -30,7 +30,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import names_in_code, tool_result
+from hsa.model.hook import tool_result, written_in_code
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
@@ -135,7 +135,7 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     # {amount: 500}``, a map the hook reads by its keys), and where the hook's code does not
     # write it (``config["limits"]["amount"]`` reads it by name). An option's own name that a
     # parameter shares (``limit``, ``message``, ``mode``) is the hook's, and stays.
-    written = _written_in_code(episode.harness, config_names)
+    written = written_in_code(episode.harness.hooks_source, config_names)
 
     def config_key(key: Any, depth: int) -> Any:
         return config_names.get(key, key) if depth > 1 and key not in written else key
@@ -274,6 +274,9 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     valued = schema_values(harness) & set(names)
     configured = {v for hook in harness.hooks for v in _config_strings(hook.config)}
     fixed = {n for n in valued if parameter_identifier_like(n) or n in configured}
+    # A parameter hooks.py reads by its name (``arguments.get("payment")``): renamed, the hook
+    # would look for an argument no call has, and stop checking.
+    fixed |= written_in_code(harness.hooks_source, names)
     ambiguous = ((_ambiguous(harness) | valued) & set(names)) - fixed
     if ambiguous:
         texts = [t for _, t in harness.prose()]
@@ -281,20 +284,6 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
             n for n in ambiguous if any(parameter_mentions({n: "\0"})(t) != t for t in texts)
         }
     return tuple(n for n in names if n not in fixed)
-
-
-def _written_in_code(harness: Harness, names) -> frozenset[str]:
-    """Which of ``names`` the harness's hooks.py writes as string literals (parsed, never run)."""
-    if not harness.hooks_source:
-        return frozenset()
-    return _literals(harness.hooks_source, tuple(sorted(names)), f"{harness.name}/hooks.py")
-
-
-@lru_cache(maxsize=1024)
-def _literals(source: str, names: tuple[str, ...], file: str) -> frozenset[str]:
-    """Cached: every draw of a harness's parameter renames asks it of the same hooks.py."""
-    found = names_in_code(source, dict.fromkeys(names, "parameter"), file=file)
-    return frozenset(name for _, _, name in found)
 
 
 def _config_strings(value: Any):
