@@ -43,6 +43,7 @@ from hsa.text.names import (
     meaning,
     name_words,
     plural,
+    shared_conventions,
     singular,
     write_name,
 )
@@ -315,11 +316,19 @@ def split_conventions(split: str, harness: Harness | None) -> tuple[str, ...]:
 
 
 def variant_convention(
-    episode: Episode, split: str, rng: random.Random, mode: NamingMode, avoid: str | None = None
+    episode: Episode,
+    split: str,
+    rng: random.Random,
+    mode: NamingMode,
+    avoid: str | None = None,
+    kept: Iterable[str] = (),
 ) -> tuple[str | None, str | None]:
     """(the convention renamed names are written in, the convention to record in the prompt
-    options or None): the one the harness variant has, else one drawn from ``split`` (other
-    than ``avoid`` when possible) and recorded; (None, None) for ``mixed``."""
+    options or None): the one the harness variant has; else one of those the names a rename must
+    keep (``kept``: a tool hooks.py compares by name) are written in, so that the variant's
+    names share it too (drawn from ``split``'s where one is); else one drawn from ``split``
+    (other than ``avoid`` when possible); recorded unless declared; (None, None) for
+    ``mixed``."""
     if mode == "mixed":
         return None, None
     declared = episode.harness.prompt.options.get(NAMING_OPTION)
@@ -331,6 +340,12 @@ def variant_convention(
             )
         return declared, None
     conventions = split_conventions(split, episode.harness)
+    kept = list(kept)
+    if kept and (fits := shared_conventions(kept)):
+        # Drawn among those the kept names are written in: the split's where it has one.
+        conventions = tuple(c for c in conventions if c in fits) or tuple(
+            c for c in CONVENTIONS if c in fits
+        )
     choices = [c for c in conventions if c != avoid] or list(conventions)
     chosen = rng.choice(choices)
     return chosen, chosen

@@ -204,7 +204,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "17"  # 17: a tool name hooks.py writes keeps its name;
+    version = "18"  # 18: the convention is one the tools it keeps are written in; 17: a tool name
+    # hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 16: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 15: the data calls pass stays where results and replies
@@ -223,7 +224,10 @@ class ToolNameParaphrase(Transform):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
-        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        fixed = fixed_tool_names(harness)
+        convention, record = variant_convention(
+            episode, self.split, rng, self.naming, kept=kept_names(harness)
+        )
         renamer = Renamer(
             harness.tool_names,
             set(harness.names),
@@ -234,7 +238,6 @@ class ToolNameParaphrase(Transform):
             suffixes=TOOL_NAME_SUFFIXES[self.split],
             mask_prefixes=TOOL_MASK_PREFIXES[self.split],
         )
-        fixed = fixed_tool_names(harness)
         chosen = [t for t in harness.tools if rng.random() < self.fraction and t.name not in fixed]
         renames = {t.name: renamer.paraphrase(t.name, _context_words(t)) for t in chosen}
         for tool in harness.tools:  # one convention for the whole tool list
@@ -260,6 +263,14 @@ class ToolNameParaphrase(Transform):
 
     def apply(self, episode: Episode, params: dict) -> Episode:
         return record_convention(rename_episode(episode, self.mapping(episode, params)), params)
+
+
+def kept_names(harness: Harness) -> set[str]:
+    """The tool and parameter names the renames leave (:func:`fixed_tool_names`, and the
+    parameters :func:`renamable_parameters` holds back): one convention names a variant's tools
+    and parameters alike, so the one drawn must fit these too."""
+    parameters = {p for tool in harness.tools for p in tool.properties}
+    return set(fixed_tool_names(harness)) | (parameters - set(renamable_parameters(harness)))
 
 
 class _ParameterRename(Transform):
@@ -306,7 +317,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "21"  # 21: a parameter name hooks.py writes keeps its name;
+    version = "22"  # 22: the convention is one the parameters it keeps are written in; 21: a
+    # parameter name hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 20: a one-letter name
     # glued to "=" in prose is the text's own variable; 19: a
     # loaded skill's body is renamed whole; data glued into a name is no
@@ -327,7 +339,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         names = self._names(episode)
-        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        convention, record = variant_convention(
+            episode, self.split, rng, self.naming, kept=kept_names(episode.harness)
+        )
         renamer = Renamer(
             names,
             self._taken(episode),
