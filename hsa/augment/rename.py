@@ -102,12 +102,15 @@ class _Prose:
             return content
         return LONG_TEXTS.get((self, "result"), content, lambda: self._result(content))
 
-    def result_around(self, content: str, keep: Callable[[], tuple[str, ...]] | None) -> str:
+    def result_around(
+        self, content: str, keep: Callable[[], tuple[str, ...]] | None, new: str | None = None
+    ) -> str:
         """:meth:`result` around the user's data ``keep()`` (hsa.augment.user_data): a result
         that echoes a value the user wrote (``{"scene": "night_mode"}``, where ``night_mode``
         is also a hook's name) holds the user's data, not the name. Read value by value in a
-        JSON result, so a value is found however the JSON writes it."""
-        new = self.result(content)
+        JSON result, so a value is found however the JSON writes it. ``new``: the result
+        through :meth:`result` when the caller has it already."""
+        new = self.result(content) if new is None else new
         if new == content or keep is None:
             return new  # most results: nothing to move, or no user data to go around
         if json_result(content) is None:
@@ -337,7 +340,7 @@ def rename_messages(
                 if loaded is None:
                     loaded = skill_results(messages, harness)
                 if id(message) not in loaded:
-                    text = prose.result_around(content, keep)
+                    text = prose.result_around(content, keep, text)
         else:
             text = rewrite_message_text(message, prose, keep)
         if text != content:

@@ -132,12 +132,7 @@ def rewrite_around_user_data(
         return new
     masked, holes = _masked(text, spans)
     if masked is None:  # the text writes the holes' own characters: around them, piece by piece
-        parts, last = [], 0
-        for start, end in spans:
-            parts += [rewrite(text[last:start]) if start > last else "", text[start:end]]
-            last = end
-        parts.append(rewrite(text[last:]) if last < len(text) else "")
-        return "".join(parts)
+        return _pieces(text, spans, rewrite, lambda value: value)
     # Rewritten whole, with each value held by a hole: the text keeps its structure (a code
     # span around a value is still one span, where a mention beside it is still code).
     return _HOLE_CHAR.sub(lambda m: holes[ord(m.group(0)) - _HOLE], rewrite(masked))
@@ -163,6 +158,22 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> tuple[str | None, list[s
         last = end
     parts.append(text[last:])
     return "".join(parts), holes
+
+
+def _pieces(
+    text: str,
+    spans: list[tuple[int, int]],
+    outside: Callable[[str], str],
+    inside: Callable[[str], str],
+) -> str:
+    """``text`` with each stretch between ``spans`` through ``outside`` and each span through
+    ``inside``, piece by piece (where holes cannot be used: :func:`_masked`)."""
+    parts, last = [], 0
+    for start, end in spans:
+        parts += [outside(text[last:start]) if start > last else "", inside(text[start:end])]
+        last = end
+    parts.append(outside(text[last:]) if last < len(text) else "")
+    return "".join(parts)
 
 
 def rewrite_message_text(
@@ -207,12 +218,7 @@ def without(text: str, values: tuple[str, ...]) -> str:
     masked, _ = _masked(text, spans)
     if masked is not None:
         return masked
-    parts, last = [], 0
-    for start, end in spans:
-        parts.append(text[last:start])
-        last = end
-    parts.append(text[last:])
-    return "\n".join(parts)
+    return _pieces(text, spans, lambda piece: piece, lambda value: "\n")
 
 
 def _spans(text: str, values: tuple[str, ...]) -> list[tuple[int, int]]:

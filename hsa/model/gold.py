@@ -248,56 +248,70 @@ def value_fits(value: Any, schema: Any, root: Any = None) -> bool:
     the schema defines must fit that key's schema (``""``, "may be left out", is skipped). A
     pattern meets a schema that names its object by reference, or offers it among ``anyOf`` or
     ``oneOf`` branches, through that object's schema: a branch it fits."""
-    return fit_problem(value, schema, root) is None
+    return _fit(value, schema, root, explain=False) is None
 
 
-def fit_problem(value: Any, schema: Any, root: Any = None, *, hops: int = 0) -> str | None:
+def fit_problem(value: Any, schema: Any, root: Any = None) -> str | None:
     """Why an acceptable gold value does not fit its schema, read as :func:`value_fits` reads
     it (a pattern key by key, where the key's values are what the schema judges, never the
-    pattern's lists of acceptable values), or None when it fits. ``hops`` counts the references
-    and branches followed without going into the value (a schema may refer to itself)."""
+    pattern's lists of acceptable values), or None when it fits."""
+    return _fit(value, schema, root, explain=True)
+
+
+def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) -> str | None:
+    """The one walk of :func:`value_fits` and :func:`fit_problem`: None when ``value`` fits;
+    else why (``explain``), or a bare mark: most values that do not fit are BFCL variables
+    that loading and verification ask about by the thousand, and no one reads why. ``hops``
+    counts the references and branches followed without going into the value (a schema may
+    refer to itself)."""
     root = schema if root is None else root
     if isinstance(schema, dict) and hops < _MAX_HOPS:
         if is_pattern(value):
             target = referenced(schema, root)
             if target is not None:
-                return fit_problem(value, target, root, hops=hops + 1)
+                return _fit(value, target, root, explain=explain, hops=hops + 1)
             if schema.get("type") == "object":
                 properties = schema.get("properties") or {}
                 for key, options in value.items():
                     for v in options if key in properties else ():
-                        if v != "" and (problem := fit_problem(v, properties[key], root)):
+                        if v != "" and (problem := _fit(v, properties[key], root, explain=explain)):
                             return f"{key}: {problem}"
                 return None
             branches = [b for key in ("anyOf", "oneOf") for b in schema.get(key) or ()]
             if branches:
                 problems = []
                 for branch in branches:
-                    problem = fit_problem(value, branch, root, hops=hops + 1)
+                    problem = _fit(value, branch, root, explain=explain, hops=hops + 1)
                     if problem is None:
                         return None
                     problems.append(problem)
                 return f"fits none of its {len(branches)} branches (first: {problems[0]})"
-            return _problem(value, schema, root)
+            return _problem(value, schema, root, explain)
         items = schema.get("items")
         if isinstance(value, list) and isinstance(items, dict) and any(map(is_pattern, value)):
             shell = {k: v for k, v in schema.items() if k != "items"}
-            problem = _problem(value, shell, root)
+            problem = _problem(value, shell, root, explain)
             if problem is not None:
                 return problem
             for i, item in enumerate(value):
-                if (problem := fit_problem(item, items, root)) is not None:
+                if (problem := _fit(item, items, root, explain=explain)) is not None:
                     return f"[{i}]: {problem}"
             return None
-    return _problem(value, schema, root)
+    return _problem(value, schema, root, explain)
 
+
+# What _fit says of a value that does not fit when no one asks why.
+_UNFIT = "does not fit"
 
 # References and branches a pattern may follow before it is checked as a plain value.
 _MAX_HOPS = 16
 
 
-def _problem(value: Any, schema: Any, root: Any) -> str | None:
+def _problem(value: Any, schema: Any, root: Any, explain: bool) -> str | None:
     try:
-        return validation_problem(value, validator_within(root, schema))
+        validator = validator_within(root, schema)
+        if not explain:
+            return None if validator.is_valid(value) else _UNFIT
+        return validation_problem(value, validator)
     except Unresolvable as exc:  # a reference only a validation reaches (an anchor, an $id)
         raise HsaError(f"a $ref of the schema does not resolve: {exc}") from None

@@ -347,9 +347,16 @@ def body_languages(body: str, document: dict) -> tuple[bool, bool]:
     hsa.transforms._language): a body of kanji and katakana alone in a Japanese harness is
     Japanese, a heading without a function word in a German body German."""
     return (
-        japanese(body) or bool(document.get("japanese")),
+        _japanese_body(body) or bool(document.get("japanese")),
         reads_english(body, default=document.get("english", True)),
     )
+
+
+@lru_cache(maxsize=4096)
+def _japanese_body(body: str) -> bool:
+    """Cached: every draw of a harness's plans reads the same bodies (reads_english caches its
+    own counts)."""
+    return japanese(body)
 
 
 def block_english(block: Block, in_english: bool) -> bool:
