@@ -2059,3 +2059,33 @@ def test_what_the_gold_requires_a_reply_to_say_stays_in_the_reply():
         assert variant.episode.messages[3]["content"] == "3 jobs, searched with remote_only on."
         verify_variant(episode, variant.episode, variant.mapping)
     assert moved
+
+
+def test_a_hook_option_named_like_a_parameter_and_a_value_holds_nothing_back():
+    """The same `plan`, a parameter and a value `search` takes, now named by a hook's own option
+    (`plan: strict`): an option's name never moves with a parameter, so it takes no value along
+    and the parameter may be renamed."""
+    harness = Harness.from_dict(
+        {
+            "name": "travel",
+            "hooks": [
+                {
+                    "name": "ticket_caps",
+                    "event": "tool_call",
+                    "function": "cap_types",
+                    "config": {"plan": "strict"},
+                }
+            ],
+            "hooks_source": "def cap_types(payload, config):\n    return {'ok': True}\n",
+            "tools": [
+                tool_of("search", "Searches.", {"type": {"type": "string", "enum": ["plan"]}}),
+                tool_of("book", "Books.", {"plan": {"type": "string"}, "seat_row": {}}),
+            ],
+        }
+    )
+    moved = set()
+    for seed in range(8):
+        variant = variant_of("parameter_name_paraphrase", greeting(harness), seed=seed)
+        moved |= set(variant.mapping.renamed()["parameters"])
+        assert variant.episode.harness.hooks[0].config == {"plan": "strict"}
+    assert "book.plan" in moved, moved

@@ -317,7 +317,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "22"  # 22: the convention is one the parameters it keeps are written in; 21: a
+    version = "23"  # 23: a hook option's own name holds no parameter back; 22: the convention is
+    # one the parameters it keeps are written in; 21: a
     # parameter name hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 20: a one-letter name
     # glued to "=" in prose is the text's own variable; 19: a
@@ -378,7 +379,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "20"  # 20: a parameter name hooks.py writes keeps its name;
+    version = "21"  # 21: a hook option's own name holds no parameter back; 20: a parameter name
+    # hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 19: a one-letter name
     # glued to "=" in prose is the text's own variable; 18: a
     # loaded skill's body is renamed whole; data glued into a name is no

@@ -286,18 +286,20 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     return tuple(n for n in names if n not in fixed)
 
 
-def _config_strings(value: Any):
-    """Every string of a hook's configuration, object keys included (a key is renamed as a
-    value is: hsa.augment.rename.renamed_config), at any depth."""
+def _config_strings(value: Any, depth: int = 1):
+    """Every string of a hook's configuration that a parameter rename would move: values at any
+    depth, and object keys below the hook's own options (the keys ``rename_parameters`` moves;
+    an option's name stays whatever it is called)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, list):
         for v in value:
-            yield from _config_strings(v)
+            yield from _config_strings(v, depth)
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield k
-            yield from _config_strings(v)
+            if depth > 1:
+                yield k
+            yield from _config_strings(v, depth + 1)
 
 
 def _renamed_conversation(
