@@ -1662,11 +1662,10 @@ def test_a_rename_that_would_merge_two_keys_of_a_hook_configuration_is_refused()
     }
 
 
-def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name():
-    """`plan` is `book`'s parameter and a ticket type `search` takes; a hook keyed by ticket type
-    (`max_per_type: {plan: 2}`) writes the value. Renamed, the key would move with the
-    parameter, and the hook would no longer know the type."""
-    harness = Harness.from_dict(
+def _ticket_caps_harness(config: dict) -> Harness:
+    """Travel: `plan` is `book`'s parameter and a value `search` takes; a hook configured by
+    ``config``."""
+    return Harness.from_dict(
         {
             "name": "travel",
             "hooks": [
@@ -1674,7 +1673,7 @@ def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name
                     "name": "ticket_caps",
                     "event": "tool_call",
                     "function": "cap_types",
-                    "config": {"max_per_type": {"plan": 2}},
+                    "config": config,
                 }
             ],
             "hooks_source": "def cap_types(payload, config):\n    return {'ok': True}\n",
@@ -1684,6 +1683,13 @@ def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name
             ],
         }
     )
+
+
+def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name():
+    """`plan` is `book`'s parameter and a ticket type `search` takes; a hook keyed by ticket type
+    (`max_per_type: {plan: 2}`) writes the value. Renamed, the key would move with the
+    parameter, and the hook would no longer know the type."""
+    harness = _ticket_caps_harness({"max_per_type": {"plan": 2}})
     moved = set()
     for seed in range(8):
         variant = variant_of("parameter_name_paraphrase", greeting(harness), seed=seed)
@@ -2065,24 +2071,7 @@ def test_a_hook_option_named_like_a_parameter_and_a_value_holds_nothing_back():
     """The same `plan`, a parameter and a value `search` takes, now named by a hook's own option
     (`plan: strict`): an option's name never moves with a parameter, so it takes no value along
     and the parameter may be renamed."""
-    harness = Harness.from_dict(
-        {
-            "name": "travel",
-            "hooks": [
-                {
-                    "name": "ticket_caps",
-                    "event": "tool_call",
-                    "function": "cap_types",
-                    "config": {"plan": "strict"},
-                }
-            ],
-            "hooks_source": "def cap_types(payload, config):\n    return {'ok': True}\n",
-            "tools": [
-                tool_of("search", "Searches.", {"type": {"type": "string", "enum": ["plan"]}}),
-                tool_of("book", "Books.", {"plan": {"type": "string"}, "seat_row": {}}),
-            ],
-        }
-    )
+    harness = _ticket_caps_harness({"plan": "strict"})
     moved = set()
     for seed in range(8):
         variant = variant_of("parameter_name_paraphrase", greeting(harness), seed=seed)
