@@ -1188,3 +1188,52 @@ def test_a_nested_parameter_named_in_a_body_is_kept_like_a_top_level_one():
     assert out.harness.skill("skill-0").content == body
     # Where "briefly" names nothing, the same plan rewords it.
     assert "concisely" in rewrite_body(body, plan, ["check_stock", "link_number", "reply"])
+
+
+SKILL_GATE_HOOK = """
+def require_returns_skill(payload, config):
+    if "refund" in payload["reply"] and "returns-policy" not in payload["loaded_skills"]:
+        return {"ok": False, "feedback": "Load the returns policy before promising a refund."}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize("transform", ID_TRANSFORMS)
+def test_a_skill_id_the_hook_code_writes_keeps_its_id(transform):
+    """A bookshop's reply hook reads `"returns-policy" in payload["loaded_skills"]`: renamed,
+    the variant's hook would block every refund reply the recorded conversation shows passing
+    (the loaded skill would have another id). Such an id stays; the others still move."""
+    harness = Harness.from_dict(
+        {
+            "name": "bookshop",
+            "skills": [
+                {"id": "returns-policy", "description": "Refunds and returns.", "content": "x"},
+                {"id": "order-tracking", "description": "Where an order is.", "content": "y"},
+                {"id": "gift-wrapping", "description": "Wrapping a gift.", "content": "z"},
+            ],
+            "hooks": [
+                {"name": "refund_gate", "event": "reply", "function": "require_returns_skill"}
+            ],
+            "hooks_source": SKILL_GATE_HOOK,
+        },
+        trust_hooks=True,
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [{"role": "user", "content": "Can I get a refund?"}],
+            "gold": {"no_call": True},
+        },
+        harness=harness,
+    )
+    moved = set()
+    for seed in range(8):
+        for split in ("train", "heldout"):
+            variant, params = run(transform(split=split), episode, seed)
+            loaded = params["renames"].get("returns-policy", "returns-policy")
+            assert loaded in variant.harness.skill_ids
+            check = variant.harness.hook_functions()["refund_gate"]
+            payload = {"reply": "Your refund is on its way.", "loaded_skills": [loaded]}
+            assert check(payload, {})["ok"]
+            moved |= set(params["renames"])
+    assert moved == {"order-tracking", "gift-wrapping"}

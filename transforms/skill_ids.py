@@ -38,6 +38,8 @@ from hsa.augment.rename import rename_episode
 from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
+from hsa.model.hook import written_in_code
 from hsa.model.message import message_text
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import convention_of, identifier_like, name_words, write_segments
@@ -125,6 +127,13 @@ class _Namer:
         return other
 
 
+def fixed_skill_ids(harness: Harness) -> frozenset[str]:
+    """Skill ids a rename leaves: those hooks.py writes (``"returns-policy" in
+    payload["loaded_skills"]``), which the variant's hook would look for under the old id and
+    never find once the skill had a new one."""
+    return written_in_code(harness.hooks_source, harness.skill_ids)
+
+
 def _check_renames(episode: Episode, renames) -> dict:
     """``renames`` (old -> new skill id) checked against the episode; HsaError when unfit."""
     if not isinstance(renames, dict) or not all(
@@ -202,7 +211,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "15"  # 15: what the gold requires a reply to say stays; 14: a loaded skill's body is
+    version = "16"  # 16: a skill id hooks.py writes is kept;
+    # 15: what the gold requires a reply to say stays; 14: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 13: the data calls pass stays where results and replies
     # repeat it; 12: a hook
@@ -217,11 +227,14 @@ class SkillIdSynonym(_SkillRename):
     naming: NamingMode = "variant"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        convention, record = variant_convention(episode, self.split, rng, self.naming)
+        fixed = fixed_skill_ids(episode.harness)
+        convention, record = variant_convention(episode, self.split, rng, self.naming, kept=fixed)
         namer = _Namer(episode)
         renamer = self.renamer(episode, namer, rng, convention, rate=self.rate)
         renames = {
-            s.id: renamer.paraphrase(s.id, _skill_context(s)) for s in episode.harness.skills
+            s.id: renamer.paraphrase(s.id, _skill_context(s))
+            for s in episode.harness.skills
+            if s.id not in fixed
         }
         return {"renames": renames, "naming": record}
 
@@ -235,7 +248,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "11"  # 11: what the gold requires a reply to say stays; 10: a loaded skill's body is
+    version = "12"  # 12: a skill id hooks.py writes is kept;
+    # 11: what the gold requires a reply to say stays; 10: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 9: the data calls pass stays where results and replies
     # repeat it; 8: a hook
@@ -250,9 +264,11 @@ class SkillIdCase(_SkillRename):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         ids = episode.harness.skill_ids
         current = convention_of(ids) if ids else None
+        fixed = fixed_skill_ids(episode.harness)
         convention, record = variant_convention(
-            episode, self.split, rng, self.naming, avoid=current
+            episode, self.split, rng, self.naming, avoid=current, kept=fixed
         )
+        renamable = [skill_id for skill_id in ids if skill_id not in fixed]
         base = _Namer(episode)
         if convention is not None and record is None:  # the variant's, already chosen
             candidates = [convention]
@@ -267,13 +283,13 @@ class SkillIdCase(_SkillRename):
             namer = base.fork()
             renamer = self.renamer(episode, namer, rng, candidate)
             renames = {}
-            for skill_id in ids:
+            for skill_id in renamable:
                 new = renamer.restyle(skill_id)
                 if new is not None:
                     renames[skill_id] = new
             if len(renames) > len(best):
                 best, best_convention = renames, candidate
-            if len(best) == len(ids):
+            if len(best) == len(renamable):
                 break
         return {"renames": best, "naming": best_convention if record is not None else None}
 
@@ -287,7 +303,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "12"  # 12: what the gold requires a reply to say stays; 11: a loaded skill's body is
+    version = "13"  # 13: a skill id hooks.py writes is kept;
+    # 12: what the gold requires a reply to say stays; 11: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 10: the data calls pass stays where results and replies
     # repeat it; 9: a hook
@@ -302,6 +319,8 @@ class SkillIdNamespace(_SkillRename):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         ids = episode.harness.skill_ids
+        fixed = fixed_skill_ids(episode.harness)
+        renamable = [skill_id for skill_id in ids if skill_id not in fixed]
         declared = episode.harness.prompt.options.get(NAMING_OPTION)
         convention = declared_or_shared(episode, ids)
         namespaces = list(harness_namespaces(episode, self.split) + SKILL_NAMESPACES[self.split])
@@ -311,7 +330,7 @@ class SkillIdNamespace(_SkillRename):
             namer = base.fork()
             renamer = self.renamer(episode, namer, rng, convention)
             renames = {}
-            for skill_id in ids:
+            for skill_id in renamable:
                 # Under a convention the variant already has, the id is written in it too.
                 new = (
                     write_segments(f"{namespace}.{skill_id}", convention)
@@ -322,7 +341,7 @@ class SkillIdNamespace(_SkillRename):
                     renames[skill_id] = renamer.take(skill_id, new)
             if len(renames) > len(best):
                 best = renames
-            if len(best) == len(ids):
+            if len(best) == len(renamable):
                 break
         return {"renames": best}
 
@@ -339,7 +358,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "10"  # 10: what the gold requires a reply to say stays; 9: a loaded skill's body is
+    version = "11"  # 11: a skill id hooks.py writes is kept;
+    # 10: what the gold requires a reply to say stays; 9: a loaded skill's body is
     # renamed whole; data glued into a name is no data;
     # query strings keep their keys; 8: the data calls pass stays where results and replies repeat
     # it; 7: a hook
@@ -353,6 +373,7 @@ class SkillIdMask(_SkillRename):
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         ids = episode.harness.skill_ids
+        fixed = fixed_skill_ids(episode.harness)
         prefix = rng.choice(OPAQUE_PREFIXES[self.split])
         namer = _Namer(episode)
         convention = declared_or_shared(episode, ids) or "kebab"
@@ -367,6 +388,9 @@ class SkillIdMask(_SkillRename):
         )
         return {
             "renames": {
-                skill_id: renamer.mask(skill_id) for skill_id in ids if rng.random() < self.fraction
+                skill_id: renamer.mask(skill_id)
+                for skill_id in ids
+                # Drawn for every id, kept or not, so that a kept id shifts no other id's draw.
+                if rng.random() < self.fraction and skill_id not in fixed
             }
         }

@@ -70,8 +70,7 @@ def _warn_of_names_in_hook_code(harness, folder: Path) -> None:
     for line, kind, name in names_in_code(harness.hooks_source or "", names, file=str(file)):
         out.print(
             f"warning: {file}:{line}: hooks.py names {kind} {name!r} as a string; renaming "
-            f"transforms never change code, so they keep a tool's or parameter's name that the "
-            f"code writes (and a skill or hook renamed anyway leaves the hook acting on the old "
-            f"name). Read it from the hook's config instead (config values equal to a renamed "
-            f"name are renamed with it)."
+            f"transforms never change code, so they keep the name of a tool, parameter or skill "
+            f"that the code writes, and the variants vary less. Read it from the hook's config "
+            f"instead (config values equal to a renamed name are renamed with it)."
         )
