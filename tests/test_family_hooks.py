@@ -20,7 +20,7 @@ from hsa.dataset.pipeline import augment, augment_episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes, load_example_harness
 from hsa.model.episode import Episode
-from hsa.model.harness import load_harness
+from hsa.model.harness import Harness, load_harness
 from hsa.model.hook import Hook
 from hsa.model.hook_feedback import (
     FORMAT_KEY,
@@ -713,3 +713,52 @@ def test_stripping_removes_whole_sequences_and_keeps_every_judged_turn(row, seed
         )
         is episode
     )
+
+
+# A hooked harness's texts per language: the persona and the hook's description.
+HOOKED_IN = {
+    "en": ("You book trips for customers.", "Checks that the card is accepted."),
+    "it": ("Prenoti i viaggi per i clienti.", "Controlla che la carta sia accettata dal negozio."),
+    "zh": ("你为顾客预订行程。", "检查这张卡是否可以使用。"),
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "sentences"), [("en", {"en"}), ("it", set()), ("zh", {"en", "zh"})]
+)
+def test_swap_words_feedback_sentences_only_in_the_harness_language(language, sentences):
+    """A feedback sentence wraps the hook's own feedback: "检查 card_check 未通过：<Italian>"
+    mixes two languages in one message. Sentences come in a language the harness is written in
+    (a Chinese harness tells no English apart from none, and keeps English); formats without
+    words (tags, XML, JSON) serve every harness."""
+    persona, description = HOOKED_IN[language]
+    harness = Harness.from_dict(
+        {
+            "name": "trips",
+            "prompt": {"text": {"persona": persona}},
+            "hooks": [
+                {
+                    "name": "card_check",
+                    "event": "tool_call",
+                    "function": "f",
+                    "description": description,
+                }
+            ],
+            "hooks_source": "def f(payload, config):\n    return {'ok': True}\n",
+        }
+    )
+    episode = Episode.from_dict(
+        {"id": "e", "messages": [{"role": "user", "content": "?"}], "gold": {"no_call": True}},
+        harness=harness,
+    )
+    worded, wordless = set(), 0
+    for seed in range(60):
+        for split in ("train", "heldout"):
+            params = HookImplementationSwap(split=split).sample_params(episode, random.Random(seed))
+            style, wording = split_format(params["format"])
+            if style == "sentence":
+                worded.add(wording.split("-")[0])
+            else:
+                wordless += 1
+    assert worded == sentences
+    assert wordless

@@ -567,3 +567,54 @@ def test_layout_json_reads_back_and_keeps_its_shape(value, indent, depth, flat_f
     assert all(depth * indent <= pad <= flat_from * indent for pad in pads)
     if isinstance(value, dict | list) and value:  # a breaking container: a line per item
         assert text.count("\n") >= len(value)
+
+
+# One harness's texts per language: a persona, a skill and a tool described in it.
+WRITTEN_IN = {
+    "en": ("You help customers with their orders.", "Answers questions about the delivery."),
+    "it": ("Aiuti i clienti con i loro ordini.", "Risponde alle domande sulla consegna del pacco."),
+    "zh": ("你帮助顾客处理他们的订单。", "回答关于配送的问题。"),
+    "ja": ("あなたはお客様の注文を手伝います。", "配送についての質問に答えます。"),
+}
+
+
+def harness_written_in(language: str, **options) -> Harness:
+    persona, description = WRITTEN_IN[language]
+    return replace(
+        TINY,
+        skills=(replace(TINY.skills[0], description=description, content=description),),
+        tools=(replace(TINY.tools[0], description=description),),
+        hooks=(replace(TINY.hooks[0], description=description),),
+        prompt=replace(TINY.prompt, text={"persona": persona}, options=options),
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "options", "drawn"),
+    [
+        ("en", {}, {"en"}),
+        # The render's own headings are English: an Italian harness that keeps them reads
+        # English scaffolding already, and is reworded in English, never in Chinese.
+        ("it", {}, {"en"}),
+        ("zh", {}, {"en", "zh"}),
+        ("ja", {}, {"en"}),
+        # An Italian harness with headings of its own: no table speaks its language.
+        ("it", {"headings": {"skills": "Competenze", "tools": "Strumenti"}}, {None}),
+    ],
+)
+def test_wording_draws_only_a_language_the_harness_is_written_in(language, options, drawn):
+    """Chinese headings in an Italian or Japanese harness are wording no operator writes: the
+    variant would teach the model a harness mixed of two languages, not its harness reworded."""
+    harness = harness_written_in(language, **options)
+    episode = Episode.from_dict(
+        {"id": "e", "messages": [{"role": "user", "content": "?"}], "gold": {"no_call": True}},
+        harness=harness,
+    )
+    seen = set()
+    for seed in range(30):
+        for split in ("train", "heldout"):
+            params, out = draw(PromptWording(split=split), episode, seed)
+            seen.add(params["language"])
+            if params["language"] is None:
+                assert out.harness.prompt == harness.prompt
+    assert seen == drawn

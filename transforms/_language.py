@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.text.chinese import japanese
+from hsa.text.chinese import chinese, japanese
 from hsa.text.language import reads_english
 
 # By fingerprint: a draw per episode of a harness of its own read every text of it again. Pure:
 # both read the texts alone.
 _JAPANESE: BoundedMemo[bool] = BoundedMemo(1024)
 _ENGLISH: BoundedMemo[bool] = BoundedMemo(1024)
+_CHINESE: BoundedMemo[bool] = BoundedMemo(1024)
 
 
 def japanese_harness(harness: Harness) -> bool:
@@ -28,3 +29,22 @@ def english_harness(harness: Harness) -> bool:
     return _ENGLISH.get(
         harness.fingerprint, lambda: reads_english(*(text for _, text in harness.prose()))
     )
+
+
+def chinese_harness(harness: Harness) -> bool:
+    """Whether the harness's texts, read together, write Chinese (Han characters, not Japanese)."""
+    return _CHINESE.get(
+        harness.fingerprint, lambda: chinese(*(text for _, text in harness.prose()))
+    )
+
+
+def table_languages(harness: Harness) -> frozenset[str]:
+    """Which languages of the curated wording tables (``en``, ``zh``: prompt headings and
+    instructions, hook feedback sentences) the harness is written in: wording in another
+    language (Chinese headings in an Italian harness) is a mix no operator writes."""
+    found = set()
+    if english_harness(harness):
+        found.add("en")
+    if chinese_harness(harness):
+        found.add("zh")
+    return frozenset(found)

@@ -38,6 +38,7 @@ from hsa.model.hook_feedback import (
     FORMAT_KEY,
     FORMAT_SPLITS,
     format_feedback,
+    format_language,
     hook_format,
     parse_feedback,
     split_format,
@@ -46,6 +47,7 @@ from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.render import prompt_parts, tools_json
 from hsa.text.names import name_words, write_name
+from hsa.transforms._language import table_languages
 from hsa.transforms._names import NamingMode, Renamer, record_convention, variant_convention
 
 _TABLES = yaml.safe_load(Path(__file__).with_suffix(".yaml").read_text(encoding="utf-8"))
@@ -82,7 +84,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "13"  # 13: what the gold requires a reply to say stays; 12: a loaded skill's body is
+    version = "14"  # 14: feedback sentences only in a language the harness is written in;
+    # 13: what the gold requires a reply to say stays; 12: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 11: the data calls pass stays where results and replies
     # repeat it; 10: a hook
@@ -125,7 +128,14 @@ class HookImplementationSwap(Transform):
                 None,
             ) or renamer.mask(hook.name, style)
         current = {hook_format(h.config) for h in harness.hooks}
-        choices = [f for f in FORMAT_SPLITS[self.split] if f not in current]
+        # A sentence in a language the harness is not written in would wrap its hooks' own
+        # feedback in another language's words.
+        languages = table_languages(harness)
+        choices = [
+            f
+            for f in FORMAT_SPLITS[self.split]
+            if f not in current and format_language(f) in (None, *languages)
+        ]
         return {"renames": renames, "format": rng.choice(choices), "naming": record}
 
     def mapping(self, episode: Episode, params: dict) -> Mapping:

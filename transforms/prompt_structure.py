@@ -23,6 +23,7 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import BUILTIN_SECTIONS, Harness
 from hsa.render import DEFAULT_HEADINGS, DEFAULT_PHRASES, PLACEMENTS, available_layouts
+from hsa.transforms._language import table_languages
 
 # (layout, style) pairs: the style is prompt.options.layout_style, read by the layout (see the
 # comment at the top of each templates/layouts/*.j2). Held-out layouts are whole layouts that no
@@ -284,6 +285,17 @@ class PromptSectionOrder(Transform):
         )
 
 
+def wording_languages(harness: Harness) -> tuple[str, ...]:
+    """The languages (of :data:`LANGUAGES`) ``language: any`` rewords a harness's prompt in:
+    those its texts are written in, and English too while the prompt keeps the render's own
+    (English) headings and instructions, the scaffolding it shows already."""
+    written = table_languages(harness)
+    options = harness.prompt.options
+    if not options.get("headings") and not options.get("phrases"):
+        written |= {"en"}
+    return tuple(language for language in LANGUAGES if language in written)
+
+
 @register
 @dataclass(frozen=True)
 class PromptWording(Transform):
@@ -293,15 +305,21 @@ class PromptWording(Transform):
     name = "prompt_wording"
     scope = "harness"
     conversation = "kept"
-    version = "1"
+    version = "2"  # 2: language any draws only a language the harness is written in
     family = "prompt_structure"
 
     split: Literal["train", "heldout"] = "train"
     language: Literal["any", "en", "zh"] = "any"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
-        language = rng.choice(LANGUAGES) if self.language == "any" else self.language
         options = episode.harness.prompt.options
+        if self.language != "any":
+            language: str | None = self.language
+        else:
+            languages = wording_languages(episode.harness)
+            if not languages:
+                return {"language": None, "headings": {}, "phrases": {}}
+            language = rng.choice(languages)
         current_headings = {**DEFAULT_HEADINGS, **options.get("headings", {})}
         current_phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
         headings, phrases = {}, {}

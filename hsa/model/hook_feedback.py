@@ -88,6 +88,14 @@ FORMAT_SPLITS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+
+def format_language(format_id: str) -> str | None:
+    """The language a format's words are in (``en``, ``zh``: a sentence's wording id starts
+    with it), or None for a format without words (plain, tags, XML, JSON)."""
+    style, _, wording = format_id.partition(":")
+    return wording.split("-", 1)[0] if style == "sentence" else None
+
+
 FORMATS: tuple[str, ...] = (PLAIN,) + tuple(
     f"{style}:{wording}" for style in STYLES[1:] for wording in WORDINGS[style]
 )

@@ -78,6 +78,12 @@ def japanese(*texts: str) -> bool:
     return hiragana >= JAPANESE_HIRAGANA_SHARE * cjk
 
 
+def chinese(*texts: str) -> bool:
+    """Whether a document of ``texts`` writes Chinese: it holds a Han character and is not
+    Japanese (:func:`japanese`)."""
+    return any(text and _HAN.search(text) for text in texts) and not japanese(*texts)
+
+
 def skip_chinese_match(text: str, start: int, end: int, *, in_japanese: bool) -> bool:
     """Whether ``text[start:end]``, a match of a Chinese phrase, must be left alone: it holds Han
     characters and ``text`` belongs to a Japanese document (``in_japanese``: :func:`japanese`),
