@@ -32,6 +32,7 @@ from hsa.model.schema import pointer, schema_nodes
 from hsa.model.tool import Tool
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
 from hsa.text.paraphrase import invariants
+from hsa.transforms import skill_ids as ids
 from hsa.transforms._names import (
     CONVENTION_SPLITS,
     OPAQUE_ALPHABETS,
@@ -2078,3 +2079,59 @@ def test_a_hook_option_named_like_a_parameter_and_a_value_holds_nothing_back():
         moved |= set(variant.mapping.renamed()["parameters"])
         assert variant.episode.harness.hooks[0].config == {"plan": "strict"}
     assert "book.plan" in moved, moved
+
+
+def travel_harness(language: str) -> Harness:
+    """One travel agent's harness, written in Portuguese or in English (same tools)."""
+    if language == "pt":
+        persona = "Você é um agente de viagens. Ajude o cliente a reservar voos e hotéis."
+        tools = [
+            tool_of("buscar_voos", "Busca voos na data pedida.", strings("data_partida", "cidade")),
+            tool_of("reservar_hotel", "Reserva um hotel.", strings("nome_hotel", "total_noites")),
+        ]
+        skills = [("reserva-hotel", "Reserva de um hotel para o cliente.")]
+    else:
+        persona = "You are a travel agent. Help the customer book flights and hotels."
+        tools = [
+            tool_of(
+                "search_flights", "Finds flights on a date.", strings("departure_date", "city")
+            ),
+            tool_of("book_hotel", "Books a hotel.", strings("hotel_name", "total_nights")),
+        ]
+        skills = [("hotel-booking", "Books a hotel for the customer.")]
+    return Harness.from_dict(
+        {
+            "name": "travel",
+            "prompt": {"text": {"persona": persona}},
+            "tools": tools,
+            "skills": [{"id": i, "description": d, "content": d} for i, d in skills],
+        }
+    )
+
+
+@pytest.mark.parametrize("language", ["pt", "en"])
+def test_english_synonyms_reword_only_the_names_of_an_english_harness(language):
+    """Portuguese `data_partida` (departure date) had become `dataset_partida`, `total_noites`
+    `grand_total_noites`, `reservar_hotel` `reservar_lodging`: English synonyms of words the
+    two languages spell alike, a wrong sense in a name of two languages. A harness that does
+    not read English keeps its names' words (reordered, restyled or suffixed); an English one
+    still has them reworded."""
+    harness = travel_harness(language)
+    names = [*harness.names, *(p for tool in harness.tools for p in tool.properties)]
+    own = {w.lower() for name in names for w in name_words(name)}
+    suffixes = {
+        w
+        for table in (ts.TOOL_NAME_SUFFIXES, ts.PARAMETER_NAME_SUFFIXES, ids.SKILL_SUFFIXES)
+        for part in table.values()
+        for suffix in part
+        for w in suffix.split("_")
+        if w
+    }
+    new_words = set()
+    for name in ("tool_name_paraphrase", "parameter_name_paraphrase", "skill_id_synonym"):
+        for seed in range(6):
+            renamed = variant_of(name, greeting(harness), seed=seed).mapping.renamed()
+            for kind in ("tools", "parameters", "skills"):
+                for new in renamed[kind].values():
+                    new_words |= {w.lower() for w in name_words(new)} - own - suffixes
+    assert bool(new_words) == (language == "en"), new_words

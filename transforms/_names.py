@@ -47,6 +47,7 @@ from hsa.text.names import (
     singular,
     write_name,
 )
+from hsa.transforms._language import english_harness
 
 NAMING_OPTION = "naming"
 NamingMode = Literal["variant", "mixed"]
@@ -407,6 +408,9 @@ class Renamer:
         for name in names:
             self.said_by.setdefault(meaning(name), set()).add(name)
         self.chosen: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # The tables are English: in a harness written in another language they would put an
+        # English sense on a word both spell alike (Portuguese ``data``, a date, -> ``dataset``).
+        self.reworded = harness is None or english_harness(harness)
 
     # ---- the rules every new name keeps ----------------------------------------------------
 
@@ -449,7 +453,7 @@ class Renamer:
         fallbacks (reorder, convention, suffix, mask); always a name that fits."""
         style = self.style()
         segments = [name_words(s) or [s] for s in old.split(".")]
-        found = slots(segments, self.split, context, self.verbs)
+        found = slots(segments, self.split, context, self.verbs) if self.reworded else []
         for words in self._candidates(segments, found):
             new = ".".join(write_name(w, style) for w in words)
             if self.fits(old, new):

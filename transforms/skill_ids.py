@@ -211,7 +211,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "16"  # 16: a skill id hooks.py writes is kept;
+    version = "17"  # 17: no English synonyms in the ids of a harness in another language;
+    # 16: a skill id hooks.py writes is kept;
     # 15: what the gold requires a reply to say stays; 14: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 13: the data calls pass stays where results and replies

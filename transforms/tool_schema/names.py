@@ -204,7 +204,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "18"  # 18: the convention is one the tools it keeps are written in; 17: a tool name
+    version = "19"  # 19: no English synonyms in the names of a harness in another language;
+    # 18: the convention is one the tools it keeps are written in; 17: a tool name
     # hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 16: a loaded skill's body is
     # renamed whole; data glued into a name is no
@@ -317,7 +318,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "23"  # 23: a hook option's own name holds no parameter back; 22: the convention is
+    version = "24"  # 24: no English synonyms in the names of a harness in another language;
+    # 23: a hook option's own name holds no parameter back; 22: the convention is
     # one the parameters it keeps are written in; 21: a
     # parameter name hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 20: a one-letter name
