@@ -2135,3 +2135,69 @@ def test_english_synonyms_reword_only_the_names_of_an_english_harness(language):
                 for new in renamed[kind].values():
                     new_words |= {w.lower() for w in name_words(new)} - own - suffixes
     assert bool(new_words) == (language == "en"), new_words
+
+
+SCALE_RUNBOOK = """# Scale by hand
+
+If the tool is down, apply this manifest:
+
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: checkout
+  namespace: prod
+spec:
+  replicas: 12
+```
+
+or patch it: `kubectl patch deployment checkout -n prod -p '{"spec": {"replicas": 12}}'`
+
+Otherwise call `scale_deployment` with `namespace` and `replicas`:
+
+```json
+{"namespace": "prod", "deployment": "checkout", "replicas": 12}
+```
+
+As a call: `scale_deployment(namespace="prod", deployment="checkout", replicas=12)`, or
+`{"name": "scale_deployment", "arguments": {"namespace": "prod", "replicas": 12}}`.
+"""
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_keys_of_other_data_in_code_are_not_parameters(name):
+    """Devops: a runbook's Kubernetes manifest and `kubectl patch` JSON have keys `namespace`
+    and `replicas`, also parameters of `scale_deployment`. Renamed (`replicasArg: 12`), the
+    manifest and the command no longer work. Keys in code are the parameters' where the code
+    names the tool, or where every key it has is a parameter (an arguments object); the
+    runbook's calls and arguments still move."""
+    harness = Harness.from_dict(
+        {
+            "name": "ops",
+            "skills": [
+                {"id": "manual-scale", "description": "Scaling by hand.", "content": SCALE_RUNBOOK}
+            ],
+            "tools": [
+                tool_of(
+                    "scale_deployment",
+                    "Sets the replica count of a deployment.",
+                    {**strings("namespace", "deployment"), "replicas": {"type": "integer"}},
+                )
+            ],
+        }
+    )
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = {
+            p: variant.mapping.parameter("scale_deployment", p) for p in ("namespace", "replicas")
+        }
+        assert new["namespace"] != "namespace" and new["replicas"] != "replicas"
+        body = variant.episode.harness.skills[0].content
+        manifest = SCALE_RUNBOOK[SCALE_RUNBOOK.index("```yaml") : SCALE_RUNBOOK.index("```\n\nor")]
+        assert manifest in body
+        assert """-p '{"spec": {"replicas": 12}}'`""" in body
+        ns, rep = new["namespace"], new["replicas"]
+        assert f"with `{ns}` and `{rep}`:" in body
+        assert f'{{"{ns}": "prod", ' in body and f', "{rep}": 12}}\n```' in body
+        assert f'`scale_deployment({ns}="prod", ' in body
+        assert f'"arguments": {{"{ns}": "prod", "{rep}": 12}}}}`' in body

@@ -266,10 +266,19 @@ _CALL = rf"{_BEFORE_CALL}[A-Za-z_][A-Za-z0-9_.\-]*{_ARGS}"
 _CODE_OR_CALL = re.compile(rf"(?s:{CODE_SPAN.pattern})|(?P<call>{_CALL})")
 
 
+# Any key in code, whatever it names: quoted before ":" or "=", or bare before "=" or ":" (not a
+# port, a scheme or "::"), as the keyword patterns of parameter_mentions read one.
+_ANY_KEY = re.compile(
+    r"""(?<![A-Za-z0-9_.\-])(['"])([A-Za-z_][\w\-]*)\1(?=\s*[=:](?!:))"""
+    r"""|(?<![A-Za-z0-9_.\-/@'"])([A-Za-z_][\w\-]*)(?=\s*=(?!=)|:(?![:/\d]))"""
+)
+
+
 def parameter_mentions(
     renames: Mapping[str, str],
     paths: Mapping[str, frozenset[str]] | None = None,
     arrays: frozenset[str] = frozenset(),
+    arguments: Mapping[str, frozenset[str]] | None = None,
 ) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
     they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
@@ -283,7 +292,14 @@ def parameter_mentions(
     ``resource.path[0]``), in code or prose, is a mention of the parameter wherever it stands,
     since nothing else starts with both names; a path to anything else (``resource.owner``,
     ``account.resource.kind``) is not. An index into one of the ``arrays`` parameters
-    (``lines[*]``, ``packages[0].items``) is such a path too."""
+    (``lines[*]``, ``packages[0].items``) is such a path too.
+
+    ``arguments`` (each tool's name -> the names of its properties at any depth) tells the keys
+    of a call from those of other data: with it, a keyword in code or in a call is the
+    parameter's only where that code names a tool with the parameter, or where every key it has
+    is some tool's property (an arguments object, `` `size: M` ``). A Kubernetes manifest
+    (``kind:``, ``spec:``, ``replicas:``) or a ``kubectl patch`` JSON in a skill is the cluster's
+    data, which a renamed key would break."""
     indexed = frozenset(arrays) & set(renames)
     steps = {**dict.fromkeys(indexed, frozenset()), **(paths or {})}
     into = _paths_into(
@@ -320,6 +336,8 @@ def parameter_mentions(
             return m.group(1) + words[m.group(2)] + m.group(1)
         return words[m.group(3)]
 
+    about_arguments = None if arguments is None else _arguments_reader(arguments, words)
+
     def keywords(span: re.Match, addresses: list[tuple[int, int]]) -> str:
         text = span.group(0)
         if span.groupdict().get("assignment") is not None:
@@ -331,6 +349,8 @@ def parameter_mentions(
             pattern = in_code
         else:
             pattern = in_call
+        if about_arguments is not None and not about_arguments(text):
+            return text  # another system's data (a manifest, a query): its keys are its own
         return sub_outside_urls(pattern, renamed, text)
 
     def rewrite(text: str) -> str:
@@ -350,6 +370,23 @@ def parameter_mentions(
         return text
 
     return rewrite
+
+
+def _arguments_reader(
+    arguments: Mapping[str, frozenset[str]], words: Mapping[str, str]
+) -> Callable[[str], bool]:
+    """Whether a piece of code is about tool arguments (see :func:`parameter_mentions`)."""
+    keys = frozenset().union(*arguments.values())
+    tools = [tool for tool, names in arguments.items() if names & set(words)]
+    naming = re.compile(rf"{_BEFORE}({_alternation(tools)}){_AFTER}") if tools else None
+
+    def about(code: str) -> bool:
+        if naming is not None and naming.search(code):
+            return True
+        found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
+        return found <= keys
+
+    return about
 
 
 def _paths_into(

@@ -204,7 +204,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "19"  # 19: no English synonyms in the names of a harness in another language;
+    version = "20"  # 20: keys of other data in code (a manifest) are no parameters;
+    # 19: no English synonyms in the names of a harness in another language;
     # 18: the convention is one the tools it keeps are written in; 17: a tool name
     # hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 16: a loaded skill's body is
@@ -318,7 +319,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "24"  # 24: no English synonyms in the names of a harness in another language;
+    version = "25"  # 25: keys of other data in code (a manifest) are no parameters;
+    # 24: no English synonyms in the names of a harness in another language;
     # 23: a hook option's own name holds no parameter back; 22: the convention is
     # one the parameters it keeps are written in; 21: a
     # parameter name hooks.py writes keeps its name;
@@ -381,7 +383,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "21"  # 21: a hook option's own name holds no parameter back; 20: a parameter name
+    version = "22"  # 22: keys of other data in code (a manifest) are no parameters;
+    # 21: a hook option's own name holds no parameter back; 20: a parameter name
     # hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 19: a one-letter name
     # glued to "=" in prose is the text's own variable; 18: a

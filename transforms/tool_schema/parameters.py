@@ -32,7 +32,7 @@ from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import tool_result, written_in_code
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
-from hsa.model.schema import property_name, rewrite_descriptions, schema_nodes
+from hsa.model.schema import property_name, property_names, rewrite_descriptions, schema_nodes
 from hsa.text.mentions import parameter_mentions
 from hsa.text.names import parameter_identifier_like
 from hsa.transforms.tool_schema.common import calls, schema_values
@@ -204,9 +204,18 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
     ambiguous = _ambiguous(harness)
     mentioned = {k: v for k, v in names.items() if k not in ambiguous}
     prose = parameter_mentions(
-        mentioned, _object_properties(harness, mentioned), _array_parameters(harness, mentioned)
+        mentioned,
+        _object_properties(harness, mentioned),
+        _array_parameters(harness, mentioned),
+        argument_names(harness),
     )
     return per_tool, prose, Mapping(parameters=per_tool)
+
+
+def argument_names(harness: Harness) -> dict[str, frozenset[str]]:
+    """Each tool's name -> the names of its properties at any depth: the keys its calls' arguments
+    may have (what tells them from other data's keys in code, hsa.text.mentions)."""
+    return {t.name: frozenset(property_names(t.parameters)) for t in harness.tools}
 
 
 def _object_properties(harness: Harness, names) -> dict[str, frozenset[str]]:
@@ -280,8 +289,11 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     ambiguous = ((_ambiguous(harness) | valued) & set(names)) - fixed
     if ambiguous:
         texts = [t for _, t in harness.prose()]
+        arguments = argument_names(harness)
         fixed |= {  # text by text, as the rename reads them
-            n for n in ambiguous if any(parameter_mentions({n: "\0"})(t) != t for t in texts)
+            n
+            for n in ambiguous
+            if any(parameter_mentions({n: "\0"}, arguments=arguments)(t) != t for t in texts)
         }
     return tuple(n for n in names if n not in fixed)
 
