@@ -1237,3 +1237,62 @@ def test_a_skill_id_the_hook_code_writes_keeps_its_id(transform):
             assert check(payload, {})["ok"]
             moved |= set(params["renames"])
     assert moved == {"order-tracking", "gift-wrapping"}
+
+
+@pytest.mark.parametrize(
+    ("body", "items", "free"),
+    [
+        # Italian steps: "Per prima cosa", "Poi", "Se non basta", "Infine" are cues no table reads
+        (
+            "# Gestione di un reclamo\n\nSegui questi passi nell'ordine indicato:\n\n"
+            "- Per prima cosa scusati con l'assicurato per il disagio.\n"
+            "- Poi chiedi il numero di sinistro e annotalo.\n"
+            "- Se non basta a calmarlo, offri una richiamata dal responsabile entro 24 ore.\n"
+            "- Infine ringrazia e chiudi la conversazione.\n",
+            ["Per prima cosa", "Poi chiedi", "Se non basta", "Infine"],
+            False,
+        ),
+        # Portuguese steps ("Primeiro", "Depois", "Por fim")
+        (
+            "# Reembolso\n\nUse esta habilidade para os reembolsos do cliente.\n\n"
+            "- Primeiro confirme o número do pedido com o cliente.\n"
+            "- Depois consulte o estado do reembolso no sistema.\n"
+            "- Por fim informe o valor e o prazo ao cliente.\n",
+            ["Primeiro", "Depois", "Por fim"],
+            False,
+        ),
+        # An English list of independent rules: still free to move
+        (
+            "# Tone\n\nUse this skill for the tone of every reply.\n\n"
+            "- Be calm and polite with the customer.\n"
+            "- Never blame the customer for the delay.\n"
+            "- Keep the reply short and to the point.\n",
+            ["Be calm", "Never blame", "Keep the reply"],
+            True,
+        ),
+    ],
+)
+def test_lists_in_a_language_the_cues_do_not_read_keep_their_order(body, items, free):
+    """The sequence cues are read in English, Chinese, Japanese, German, French and Spanish: an
+    Italian complaint procedure (apologise first, a call back only if that is not enough) was
+    shuffled in 31 of 40 draws, the last resort first. Where the cues cannot be read, no list or
+    section is proved free, and the burden of proof lies on shuffling."""
+    orders = set()
+    for seed in range(30):
+        plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
+        new = rewrite_body(body, plan)
+        orders.add(tuple(sorted(items, key=new.index)))
+    assert (len(orders) > 1) == free, orders
+
+
+def test_a_list_in_an_unknown_script_keeps_its_order():
+    """Russian steps ("Сначала", "Затем", "Наконец"): no table reads their cues, and no function
+    word tells their language; letters beyond ASCII keep the list as written."""
+    body = (
+        "# Возврат\n\n- Сначала извинитесь перед клиентом.\n- Затем узнайте номер заказа.\n"
+        "- Наконец поблагодарите клиента.\n"
+    )
+    for seed in range(20):
+        plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
+        new = rewrite_body(body, plan)
+        assert new.index("Сначала") < new.index("Затем") < new.index("Наконец")

@@ -78,6 +78,11 @@ def japanese(*texts: str) -> bool:
     return hiragana >= JAPANESE_HIRAGANA_SHARE * cjk
 
 
+def han_or_kana(text: str) -> bool:
+    """Whether ``text`` holds a Han or kana character (Chinese or Japanese writing)."""
+    return _KANA_OR_HAN.search(text) is not None
+
+
 def chinese(*texts: str) -> bool:
     """Whether a document of ``texts`` writes Chinese: it holds a Han character and is not
     Japanese (:func:`japanese`)."""

@@ -65,6 +65,21 @@ def reads_english(*texts: str, default: bool = True) -> bool:
     return english > top
 
 
+def function_word_language(*texts: str) -> str | None:
+    """The language of ``function_words.yaml`` whose function words ``texts`` use the most
+    (``en``, ``de``, ``fr``, ``es``, ``it``, ``pt``, ``nl``); None when they use none, or two
+    languages as many."""
+    english, others = 0, [0] * len(_function_words()[1])
+    for text in texts:
+        found_english, found_others = _counts(text)
+        english += found_english
+        others = [a + b for a, b in zip(others, found_others, strict=True)]
+    counts = {"en": english, **dict(zip(_function_words()[1], others, strict=True))}
+    top = max(counts.values())
+    leaders = [language for language, n in counts.items() if n == top]
+    return leaders[0] if top and len(leaders) == 1 else None
+
+
 @lru_cache(maxsize=65536)
 def _counts(text: str) -> tuple[int, tuple[int, ...]]:
     """(English function words, each other language's) in ``text``. Cached: a harness's texts

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from hsa.text.chinese import han_or_kana
+from hsa.text.language import function_word_language
 from hsa.text.markdown import (
     FENCE,
     ITEM,
@@ -371,6 +373,27 @@ def _steps(items: list[Item]) -> bool:
     return len(calling) >= 2 and len(frozenset().union(*calling)) >= 2
 
 
+# The languages whose words the cues above read in Latin script; Chinese and Japanese are read
+# wherever their characters stand.
+_CUE_LANGUAGES = frozenset({"en", "de", "fr", "es"})
+
+
+def _cues_read(blocks: list[Block]) -> bool:
+    """Whether the cues can read the body: it holds Chinese or Japanese, or its function words
+    are those of a language the cues know (or, with none, its letters are ASCII). An Italian body's "Per prima cosa ... Poi ... Infine"
+    is a sequence no table sees, and a list whose order cannot be read is not free."""
+    texts = [block_text(block) for block in blocks]
+    if any(map(han_or_kana, texts)):
+        return True
+    language = function_word_language(*texts)
+    if language is not None:
+        return language in _CUE_LANGUAGES
+    # No function word tells: a body of ASCII letters (a terse German "- Sei freundlich.") is read
+    # as the cues' languages are; letters beyond ASCII (Polish, Russian, Greek...) may be in a
+    # language none of them is.
+    return all(ch.isascii() for text in texts for ch in text if ch.isalpha())
+
+
 def structure_of(blocks: list[Block]) -> Structure:
     title = 0 if blocks and blocks[0].kind == "heading" and blocks[0].level == 1 else None
     start = 0 if title is None else 1
@@ -399,7 +422,8 @@ def structure_of(blocks: list[Block]) -> Structure:
         if not s.examples
         for k in range(s.start, s.end)
     )
-    movable = [i for i, s in enumerate(sections) if not s.ordered]
+    read = _cues_read(blocks)
+    movable = [i for i, s in enumerate(sections) if not s.ordered] if read else []
     lists = []
     for section in [preamble] + sections:
         for k in range(section.start, section.end):
@@ -411,7 +435,8 @@ def structure_of(blocks: list[Block]) -> Structure:
             # (an ordered list neither moves nor drops items: whether it holds is not asked)
             holds = not block.ordered and _holds_its_blocks(blocks, k)
             shuffle = (
-                not block.ordered
+                read
+                and not block.ordered
                 and len(block.items) >= 2
                 and not section.ordered
                 and not (
