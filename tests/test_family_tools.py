@@ -33,6 +33,7 @@ from hsa.model.tool import Tool
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
 from hsa.text.paraphrase import invariants
 from hsa.transforms import skill_ids as ids
+from hsa.transforms._language import table_languages
 from hsa.transforms._names import (
     CONVENTION_SPLITS,
     OPAQUE_ALPHABETS,
@@ -44,6 +45,7 @@ from hsa.transforms._names import (
 from hsa.transforms.tool_schema import options as ts
 from hsa.transforms.tool_schema.common import fixed_tool_names
 from hsa.transforms.tool_schema.descriptions import ToolDescriptionParaphrase
+from hsa.transforms.tool_schema.distractors import DistractorTools
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES, assistant, call
 from tests.strategies import harnesses, rich_episode_dicts
@@ -1380,7 +1382,8 @@ def test_distractors_keep_the_original_tools_in_order(row, seed, split):
         return
     tools = variant.episode.harness.tools
     assert [t for t in tools if t.name in episode.harness.tool_names] == list(episode.harness.tools)
-    assert len(tools) > len(episode.harness.tools)
+    # The pool is English: a harness whose texts read as another language gets none.
+    assert (len(tools) > len(episode.harness.tools)) == ("en" in table_languages(episode.harness))
     assert variant.episode.gold == episode.gold
 
 
@@ -2201,3 +2204,17 @@ def test_keys_of_other_data_in_code_are_not_parameters(name):
         assert f'{{"{ns}": "prod", ' in body and f', "{rep}": 12}}\n```' in body
         assert f'`scale_deployment({ns}="prod", ' in body
         assert f'"arguments": {{"{ns}": "prod", "{rep}": 12}}}}`' in body
+
+
+@pytest.mark.parametrize("language", ["pt", "en"])
+def test_distractors_only_beside_tools_in_their_language(language):
+    """The pool is English and its keywords read English and Chinese: an Italian reminder
+    harness got `schedule_reminder` beside its own `imposta_promemoria` (26 of 200 variants),
+    and every English distractor among Portuguese tools is told apart by its language alone. A
+    harness that does not read English gets none; an English one still does."""
+    harness = travel_harness(language)
+    added = []
+    for seed in range(10):
+        params = DistractorTools().sample_params(greeting(harness), random.Random(seed))
+        added += params["tools"]
+    assert bool(added) == (language == "en")

@@ -20,6 +20,7 @@ from hsa.model.harness import Harness
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
 from hsa.text.names import name_words, write_segments
+from hsa.transforms._language import table_languages
 from hsa.transforms._names import declared_or_shared
 from hsa.transforms.tool_schema.common import with_tools
 from hsa.transforms.tool_schema.options import DISTRACTOR_TOOLS
@@ -94,11 +95,13 @@ class DistractorTools(Transform):
     harness already does) at random places in the tools list, their names written in the
     harness's convention; every existing tool, call and the gold are kept as they are. A
     conversation that asks for what a drawn distractor does is refused (the variant is
-    rejected), so no row is left with two tools for its request."""
+    rejected), so no row is left with two tools for its request. The pool is English: a harness
+    that does not read English gets none."""
 
     name = "distractor_tools"
     scope = "harness"
-    version = "4"  # 4: drawn from the harness alone (the request refuses, it does not steer)
+    version = "5"  # 5: none for a harness that does not read English; 4: drawn from the
+    # harness alone (the request refuses, it does not steer)
     family = "tool_schema"
 
     min_count: int = 1
@@ -117,6 +120,11 @@ class DistractorTools(Transform):
         # The harness alone decides (the draw is shared by every conversation under the
         # harness variant); a conversation that asks for a drawn tool is refused in apply.
         harness = episode.harness
+        if "en" not in table_languages(harness):
+            # The pool is English, and its keywords read English and Chinese: beside an Italian
+            # harness's tools its tools would be the only English ones (a tell, not a choice),
+            # and none could be told apart from a tool the harness has (a second reminder tool).
+            return {"tools": []}
         taken = set(harness.names)
         request = _harness_text(harness)
         tool_convention = declared_or_shared(episode, harness.tool_names)
