@@ -30,6 +30,7 @@ from hsa.model.gold import Gold
 from hsa.model.harness import Harness
 from hsa.model.schema import pointer, schema_nodes
 from hsa.model.tool import Tool
+from hsa.render import render_messages
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
 from hsa.text.paraphrase import invariants
 from hsa.transforms import skill_ids as ids
@@ -2218,3 +2219,45 @@ def test_distractors_only_beside_tools_in_their_language(language):
         params = DistractorTools().sample_params(greeting(harness), random.Random(seed))
         added += params["tools"]
     assert bool(added) == (language == "en")
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new_of"),
+    [
+        ("tool_name_paraphrase", "search_policy", lambda v: v.mapping.tool("search_policy")),
+        ("skill_id_mask", "claim-opening", lambda v: v.mapping.skill("claim-opening")),
+        (
+            "parameter_name_mask",
+            "policy_code",
+            lambda v: v.mapping.parameter("search_policy", "policy_code"),
+        ),
+    ],
+)
+def test_names_in_the_prompts_own_wording_move(name, old, new_of):
+    """An author's own headings and instructions (`prompt.options.phrases`) name a tool, a skill
+    and a parameter: left as written, the system prompt sends the model to names the variant no
+    longer has."""
+    harness = Harness.from_dict(
+        {
+            "name": "claims",
+            "prompt": {
+                "text": {"persona": "You handle insurance claims."},
+                "options": {
+                    "headings": {"tools": "Tools (start with `search_policy`)"},
+                    "phrases": {
+                        "tools_intro": "Always start from `search_policy` with `policy_code`.",
+                        "skills_intro": "For a new claim load `claim-opening` first.",
+                    },
+                },
+            },
+            "skills": [{"id": "claim-opening", "description": "Opens a claim.", "content": "x"}],
+            "tools": [tool_of("search_policy", "Finds a policy.", strings("policy_code"))],
+        }
+    )
+    for seed in range(3):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = new_of(variant)
+        assert new != old
+        prompt = render_messages(variant.episode)[0]["content"]
+        assert f"`{new}`" in prompt
+        assert f"`{old}`" not in prompt

@@ -17,25 +17,27 @@ _ENGLISH: BoundedMemo[bool] = BoundedMemo(1024)
 _CHINESE: BoundedMemo[bool] = BoundedMemo(1024)
 
 
+def _own_texts(harness: Harness) -> list[str]:
+    """The harness's prose, less the prompt options' headings and instructions: wording a
+    variant may take from a table (English headings on an Italian harness that kept the render's
+    English ones) tells nothing of the language the harness is written in."""
+    wording = {where for where, _ in harness.prompt.wording()}
+    return [text for where, text in harness.prose() if where not in wording]
+
+
 def japanese_harness(harness: Harness) -> bool:
     """Whether the harness's texts, read together, are Japanese."""
-    return _JAPANESE.get(
-        harness.fingerprint, lambda: japanese(*(text for _, text in harness.prose()))
-    )
+    return _JAPANESE.get(harness.fingerprint, lambda: japanese(*_own_texts(harness)))
 
 
 def english_harness(harness: Harness) -> bool:
     """Whether the harness's texts, read together, are English (or tell no language)."""
-    return _ENGLISH.get(
-        harness.fingerprint, lambda: reads_english(*(text for _, text in harness.prose()))
-    )
+    return _ENGLISH.get(harness.fingerprint, lambda: reads_english(*_own_texts(harness)))
 
 
 def chinese_harness(harness: Harness) -> bool:
     """Whether the harness's texts, read together, write Chinese (Han characters, not Japanese)."""
-    return _CHINESE.get(
-        harness.fingerprint, lambda: chinese(*(text for _, text in harness.prose()))
-    )
+    return _CHINESE.get(harness.fingerprint, lambda: chinese(*_own_texts(harness)))
 
 
 def table_languages(harness: Harness) -> frozenset[str]:

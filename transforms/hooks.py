@@ -84,7 +84,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "14"  # 14: feedback sentences only in a language the harness is written in;
+    version = "15"  # 15: names in the prompt options' headings and instructions move;
+    # 14: feedback sentences only in a language the harness is written in;
     # 13: what the gold requires a reply to say stays; 12: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 11: the data calls pass stays where results and replies

@@ -102,6 +102,7 @@ class _Namer:
         harness = episode.harness
         self.taken = set(harness.names)
         texts = [harness.description, *harness.prompt.text.values()]
+        texts += [text for _, text in harness.prompt.wording()]
         texts += [s.description + "\n" + s.content for s in harness.skills]
         texts += [t.description for t in harness.tools]
         texts += [h.description for h in harness.hooks]
@@ -211,7 +212,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "17"  # 17: no English synonyms in the ids of a harness in another language;
+    version = "18"  # 18: names in the prompt options' headings and instructions move;
+    # 17: no English synonyms in the ids of a harness in another language;
     # 16: a skill id hooks.py writes is kept;
     # 15: what the gold requires a reply to say stays; 14: a loaded skill's body is
     # renamed whole; data glued into a name is no
@@ -249,7 +251,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "12"  # 12: a skill id hooks.py writes is kept;
+    version = "13"  # 13: names in the prompt options' headings and instructions move;
+    # 12: a skill id hooks.py writes is kept;
     # 11: what the gold requires a reply to say stays; 10: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 9: the data calls pass stays where results and replies
@@ -304,7 +307,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "13"  # 13: a skill id hooks.py writes is kept;
+    version = "14"  # 14: names in the prompt options' headings and instructions move;
+    # 13: a skill id hooks.py writes is kept;
     # 12: what the gold requires a reply to say stays; 11: a loaded skill's body is
     # renamed whole; data glued into a name is no
     # data; query strings keep their keys; 10: the data calls pass stays where results and replies
@@ -359,7 +363,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "11"  # 11: a skill id hooks.py writes is kept;
+    version = "12"  # 12: names in the prompt options' headings and instructions move;
+    # 11: a skill id hooks.py writes is kept;
     # 10: what the gold requires a reply to say stays; 9: a loaded skill's body is
     # renamed whole; data glued into a name is no data;
     # query strings keep their keys; 8: the data calls pass stays where results and replies repeat

@@ -295,7 +295,7 @@ def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = No
         tools=tools,
         skills=skills,
         hooks=hooks,
-        prompt=replace(harness.prompt, text={k: prose(v) for k, v in harness.prompt.text.items()}),
+        prompt=harness.prompt.rewritten(prose),
     )
 
 

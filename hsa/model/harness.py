@@ -54,6 +54,11 @@ _HARNESS_KEYS = {
 }
 
 
+# The prompt options that word a heading or an instruction (section name or phrase key -> text),
+# read by the layouts (hsa.render): prose of the harness like its sections' texts.
+WORDING_OPTIONS = ("headings", "phrases")
+
+
 @dataclass(frozen=True, slots=True)
 class PromptSpec:
     """How the system prompt is laid out: a layout name, the section order, texts and options."""
@@ -62,6 +67,31 @@ class PromptSpec:
     sections: tuple[str, ...] = DEFAULT_SECTIONS
     text: dict = field(default_factory=dict)  # section name -> its text (persona, instructions...)
     options: dict = field(default_factory=dict)  # free-form knobs a layout reads
+
+    def wording(self):
+        """(where, text) for every heading and instruction the options word themselves
+        (``options.headings``, ``options.phrases``, as a layout reads them): prose the model
+        reads, which may name a tool or a skill."""
+        for option in WORDING_OPTIONS:
+            values = self.options.get(option)
+            if isinstance(values, dict):
+                for key, text in values.items():
+                    if isinstance(text, str):
+                        yield f"prompt.options.{option}.{key}", text
+
+    def rewritten(self, rewrite: Callable[[str], str]) -> PromptSpec:
+        """The prompt with ``rewrite`` applied to every text of it the model reads as prose:
+        the sections' texts and the options' own headings and instructions."""
+        options = dict(self.options)
+        for option in WORDING_OPTIONS:
+            values = options.get(option)
+            if isinstance(values, dict):
+                options[option] = {
+                    k: rewrite(v) if isinstance(v, str) else v for k, v in values.items()
+                }
+        if options == self.options:
+            options = self.options
+        return replace(self, text={k: rewrite(v) for k, v in self.text.items()}, options=options)
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"layout": self.layout, "sections": list(self.sections)}
@@ -186,6 +216,7 @@ class Harness:
         configuration."""
         for name, text in self.prompt.text.items():
             yield f"prompt.text.{name}", text
+        yield from self.prompt.wording()
         for skill in self.skills:
             yield f"skill {skill.id}", skill.description + "\n" + skill.content
         for tool in self.tools:

@@ -148,7 +148,7 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
         )
         for k in h.hooks
     )
-    prompt = replace(h.prompt, text={k: prose(v) for k, v in h.prompt.text.items()})
+    prompt = h.prompt.rewritten(prose)
     harness = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
     return _renamed_conversation(episode, mapping, prose, harness, names)
 
