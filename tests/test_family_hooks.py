@@ -756,7 +756,9 @@ def test_swap_words_feedback_sentences_only_in_the_harness_language(language, se
         for split in ("train", "heldout"):
             params = HookImplementationSwap(split=split).sample_params(episode, random.Random(seed))
             style, wording = split_format(params["format"])
-            if style == "sentence":
+            if params["format"] == "tag:lenticular":  # 【hook】: Chinese punctuation
+                worded.add("zh")
+            elif style == "sentence":
                 worded.add(wording.split("-")[0])
             else:
                 wordless += 1

@@ -84,7 +84,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "15"  # 15: names in the prompt options' headings and instructions move;
+    version = "16"  # 16: lenticular brackets only in a Chinese harness;
+    # 15: names in the prompt options' headings and instructions move;
     # 14: feedback sentences only in a language the harness is written in;
     # 13: what the gold requires a reply to say stays; 12: a loaded skill's body is
     # renamed whole; data glued into a name is no

@@ -89,11 +89,19 @@ FORMAT_SPLITS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Formats without words that are still one language's writing: lenticular brackets are Chinese
+# punctuation.
+_WRITTEN_IN = {"tag:lenticular": "zh"}
+
+
 def format_language(format_id: str) -> str | None:
-    """The language a format's words are in (``en``, ``zh``: a sentence's wording id starts
-    with it), or None for a format without words (plain, tags, XML, JSON)."""
+    """The language a format is written in (``en``, ``zh``: a sentence's wording id starts with
+    it; ``【hook】`` is Chinese punctuation), or None for a format of any language (plain, the
+    other tags, XML, JSON)."""
     style, _, wording = format_id.partition(":")
-    return wording.split("-", 1)[0] if style == "sentence" else None
+    if style == "sentence":
+        return wording.split("-", 1)[0]
+    return _WRITTEN_IN.get(format_id)
 
 
 FORMATS: tuple[str, ...] = (PLAIN,) + tuple(
