@@ -50,7 +50,15 @@ RENAMERS = [
 
 
 def test_words_of_names_in_any_convention():
-    assert name_words("getHTTPStatus2") == ["get", "HTTP", "Status", "2"]
+    assert name_words("getHTTPStatus2") == ["get", "HTTP", "Status2"]
+    # Digits stay in their word (written out again, k8s is no k_8_s, s3_bucket no s_3_bucket)
+    assert name_words("k8s.crashloop_backoff") == ["k8s", "crashloop", "backoff"]
+    assert name_words("h264Video") == ["h264", "Video"]
+    assert name_words("HTTP2Status") == ["HTTP2", "Status"]
+    assert name_words("x86_64") == ["x86", "64"]
+    assert name_words("K8S_NAMESPACE") == ["K8S", "NAMESPACE"]
+    assert write_name(name_words("s3_bucket"), "camel") == "s3Bucket"
+    assert write_name(name_words("getIpv4Address"), "snake") == "get_ipv4_address"
     assert name_words("shop.ITEM_QA") == ["shop", "ITEM", "QA"]
     assert name_words("item-qa") == ["item", "qa"]
     assert name_words("请调用get_price") == ["请调用", "get", "price"]

@@ -84,7 +84,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "16"  # 16: lenticular brackets only in a Chinese harness;
+    version = "17"  # 17: digits stay in their word (s3, k8s);
+    # 16: lenticular brackets only in a Chinese harness;
     # 15: names in the prompt options' headings and instructions move;
     # 14: feedback sentences only in a language the harness is written in;
     # 13: what the gold requires a reply to say stays; 12: a loaded skill's body is

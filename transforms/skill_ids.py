@@ -212,7 +212,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "18"  # 18: names in the prompt options' headings and instructions move;
+    version = "19"  # 19: digits stay in their word (s3, k8s);
+    # 18: names in the prompt options' headings and instructions move;
     # 17: no English synonyms in the ids of a harness in another language;
     # 16: a skill id hooks.py writes is kept;
     # 15: what the gold requires a reply to say stays; 14: a loaded skill's body is
@@ -251,7 +252,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "13"  # 13: names in the prompt options' headings and instructions move;
+    version = "14"  # 14: digits stay in their word (s3, k8s);
+    # 13: names in the prompt options' headings and instructions move;
     # 12: a skill id hooks.py writes is kept;
     # 11: what the gold requires a reply to say stays; 10: a loaded skill's body is
     # renamed whole; data glued into a name is no
@@ -307,7 +309,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "14"  # 14: names in the prompt options' headings and instructions move;
+    version = "15"  # 15: digits stay in their word (s3, k8s);
+    # 14: names in the prompt options' headings and instructions move;
     # 13: a skill id hooks.py writes is kept;
     # 12: what the gold requires a reply to say stays; 11: a loaded skill's body is
     # renamed whole; data glued into a name is no
@@ -363,7 +366,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "12"  # 12: names in the prompt options' headings and instructions move;
+    version = "13"  # 13: digits stay in their word (s3, k8s);
+    # 12: names in the prompt options' headings and instructions move;
     # 11: a skill id hooks.py writes is kept;
     # 10: what the gold requires a reply to say stays; 9: a loaded skill's body is
     # renamed whole; data glued into a name is no data;

@@ -132,8 +132,10 @@ def parameter_identifier_like(name: str) -> bool:
 
 def name_words(name: str) -> list[str]:
     """The words of a name, as written: split on any character that is not a letter or digit,
-    on camelCase humps, after acronyms and where letters and digits meet (``getHTTPStatus2`` ->
-    get, HTTP, Status, 2). Runs of non-ASCII letters are words of their own."""
+    on camelCase humps (after digits too) and after acronyms (``getHTTPStatus2`` -> get, HTTP,
+    Status2; ``h264Video`` -> h264, Video). Digits stay in the word they are written in: ``s3``,
+    ``k8s``, ``ipv4``, ``sha256`` are one word each, which ``s_3_bucket`` or ``k_8_s`` would
+    not read as. Runs of non-ASCII letters are words of their own."""
     return list(_words(name))
 
 
@@ -148,7 +150,7 @@ def _words(name: str) -> tuple[str, ...]:
                 nxt = part[i + 1] if i + 1 < len(part) else ""
                 boundary = (
                     (prev.islower() and ch.isupper())
-                    or (prev.isdigit() != ch.isdigit())
+                    or (prev.isdigit() and ch.isupper() and nxt.islower())
                     or (prev.isascii() != ch.isascii())
                     or (prev.isupper() and ch.isupper() and nxt.islower())
                 )

@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "14"  # 14: names in the prompt options' headings and instructions move;
+    version = "15"  # 15: digits stay in their word (s3, k8s);
+    # 14: names in the prompt options' headings and instructions move;
     # 13: a tool name hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 12: a loaded skill's body is
     # renamed whole; data glued into a name is no
@@ -205,7 +206,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "21"  # 21: names in the prompt options' headings and instructions move;
+    version = "22"  # 22: digits stay in their word (s3, k8s);
+    # 21: names in the prompt options' headings and instructions move;
     # 20: keys of other data in code (a manifest) are no parameters;
     # 19: no English synonyms in the names of a harness in another language;
     # 18: the convention is one the tools it keeps are written in; 17: a tool name
@@ -321,7 +323,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "26"  # 26: names in the prompt options' headings and instructions move;
+    version = "27"  # 27: digits stay in their word (s3, k8s);
+    # 26: names in the prompt options' headings and instructions move;
     # 25: keys of other data in code (a manifest) are no parameters;
     # 24: no English synonyms in the names of a harness in another language;
     # 23: a hook option's own name holds no parameter back; 22: the convention is
@@ -386,7 +389,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "23"  # 23: names in the prompt options' headings and instructions move;
+    version = "24"  # 24: digits stay in their word (s3, k8s);
+    # 23: names in the prompt options' headings and instructions move;
     # 22: keys of other data in code (a manifest) are no parameters;
     # 21: a hook option's own name holds no parameter back; 20: a parameter name
     # hooks.py writes keeps its name;
