@@ -102,7 +102,7 @@ def test_hook_names_in_each_convention():
     assert hook_name_in("{words} guard", "refund_guard") == "refund_guard"
     assert hook_name_in("guard {words}", "guardRefund", "camel") == "guardRefund"
     assert hook_name_in("{words} check", "replySkillLoaded", "kebab") == "reply-skill-loaded-check"
-    assert hook_name_in("validate {words}", "math.check2") == "validate_math_check_2"
+    assert hook_name_in("validate {words}", "math.check2") == "validate_math_check2"
     assert hook_name_in("enforce {words}", "tool_arguments", "pascal") == "EnforceToolArguments"
 
 
