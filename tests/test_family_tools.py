@@ -2261,3 +2261,88 @@ def test_names_in_the_prompts_own_wording_move(name, old, new_of):
         prompt = render_messages(variant.episode)[0]["content"]
         assert f"`{new}`" in prompt
         assert f"`{old}`" not in prompt
+
+
+PAYOUT_HOOK = """
+def check_payout(payload, config):
+    field = config["amount_field"]
+    amount = payload["arguments"].get(field, 0)
+    if amount > config["limit"]:
+        return {"ok": False, "feedback": f"{field} {amount} is over the limit of {config['limit']}."}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name):
+    """The payout hook reads the parameter it checks from its config (`amount_field: amount`)
+    and writes it into its feedback ("amount 26000 is over the limit"). The config moves with
+    the rename, so the variant's hook writes the new name: the recorded feedback must say what
+    the variant's hook says, not a name the variant has no longer."""
+    harness = Harness.from_dict(
+        {
+            "name": "claims",
+            "hooks": [
+                {
+                    "name": "payout_limit",
+                    "event": "tool_call",
+                    "function": "check_payout",
+                    "config": {"amount_field": "amount", "limit": 20000},
+                }
+            ],
+            "hooks_source": PAYOUT_HOOK,
+            "tools": [
+                tool_of(
+                    "pay_claim",
+                    "Pays a claim.",
+                    {"amount": {"type": "integer"}, **strings("claim_id")},
+                )
+            ],
+        },
+        trust_hooks=True,
+    )
+    blocked = call("pay_claim", {"amount": 26000, "claim_id": "C-1"})
+    retried = call("pay_claim", {"amount": 20000, "claim_id": "C-1"}, "c2")
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": "Pay claim C-1: 26000, or what the limit allows."},
+                assistant(blocked),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "name": "hook.payout_limit",
+                    "content": "amount 26000 is over the limit of 20000.",
+                },
+                assistant(retried),
+                {"role": "tool", "tool_call_id": "c2", "content": '{"paid": 20000}'},
+                {"role": "assistant", "content": "Paid 20000, the limit."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 3,
+                        "calls": [
+                            {
+                                "name": "pay_claim",
+                                "arguments": {"amount": [20000], "claim_id": ["C-1"]},
+                            }
+                        ],
+                    },
+                    {"at": 5, "no_call": True},
+                ]
+            },
+        },
+        harness=harness,
+    )
+    for seed in range(4):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("pay_claim", "amount")
+        assert new != "amount"
+        hook = variant.episode.harness.hooks[0]
+        said = variant.episode.harness.hook_functions()["payout_limit"](
+            {"tool_name": "pay_claim", "arguments": {new: 26000, "claim_id": "C-1"}}, hook.config
+        )
+        assert variant.episode.messages[2]["content"] == said["feedback"]
+        assert variant.episode.messages[0]["content"] == episode.messages[0]["content"]

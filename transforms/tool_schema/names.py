@@ -323,7 +323,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "27"  # 27: digits stay in their word (s3, k8s);
+    version = "28"  # 28: a plain-word parameter its hook's config names moves in
+    # that hook's feedback; 27: digits stay in their word (s3, k8s);
     # 26: names in the prompt options' headings and instructions move;
     # 25: keys of other data in code (a manifest) are no parameters;
     # 24: no English synonyms in the names of a harness in another language;
@@ -389,7 +390,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "24"  # 24: digits stay in their word (s3, k8s);
+    version = "25"  # 25: a plain-word parameter its hook's config names moves in
+    # that hook's feedback; 24: digits stay in their word (s3, k8s);
     # 23: names in the prompt options' headings and instructions move;
     # 22: keys of other data in code (a manifest) are no parameters;
     # 21: a hook option's own name holds no parameter back; 20: a parameter name

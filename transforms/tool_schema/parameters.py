@@ -30,10 +30,10 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import tool_result, written_in_code
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, hook_feedback, tool_result, written_in_code
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import property_name, property_names, rewrite_descriptions, schema_nodes
-from hsa.text.mentions import parameter_mentions
+from hsa.text.mentions import parameter_mentions, replace_mentions
 from hsa.text.names import parameter_identifier_like
 from hsa.transforms.tool_schema.common import calls, schema_values
 
@@ -341,8 +341,36 @@ def _renamed_conversation(
                 content, prose, call, per_tool, None if id(original) in loaded else keep
             )
         else:
-            text = rewrite_message_text(message, partial(_rewritten, prose), keep)
+            rewrite = partial(_rewritten, prose)
+            if words := _configured_words(episode.harness, original, names):
+                rewrite = partial(_feedback_rewritten, rewrite, words)
+            text = rewrite_message_text(message, rewrite, keep)
         if text != content:
             new = {**message, "content": text}
         messages.append(new)
     return replace(out, messages=tuple(messages))
+
+
+def _configured_words(harness: Harness, message: dict, names: dict[str, str]) -> dict[str, str]:
+    """The plain-word parameters (old -> new) that the configuration of the hook whose feedback
+    ``message`` is names: such a hook reads the parameter it checks from its config (moved with
+    the rename) and writes it into its feedback ("amount 26000 is over the limit"), so in its
+    feedback the word is the parameter, as the variant's hook would now write it. Empty for any
+    other message."""
+    if not hook_feedback(message):
+        return {}
+    hook = next((h for h in harness.hooks if HOOK_MESSAGE_PREFIX + h.name == message["name"]), None)
+    if hook is None:
+        return {}
+    configured = set(_config_strings(hook.config))
+    return {
+        old: new
+        for old, new in names.items()
+        if old in configured and not parameter_identifier_like(old)
+    }
+
+
+def _feedback_rewritten(rewrite: Callable[[str], str], words: dict[str, str], text: str) -> str:
+    """A hook's feedback through the parameter rename's prose, and its configured plain-word
+    parameters (:func:`_configured_words`) moved wherever they stand as a whole word."""
+    return replace_mentions(rewrite(text), words)
