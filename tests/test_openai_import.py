@@ -214,3 +214,61 @@ def test_a_rejected_line_does_not_take_its_id(tmp_path):
     result = import_openai(write(tmp_path / "chats.jsonl", rows))
     assert [e.id for e in result.episodes] == ["a"]
     assert [(r.line, r.field) for r in result.rejects] == [(1, "messages")]
+
+
+def legacy(row: dict) -> dict:
+    """``row`` as the legacy function-calling API wrote it: ``functions``, an assistant's one
+    ``function_call`` per message, ``role: function`` results named by the function."""
+    messages, names = [], {}
+    for message in row["messages"]:
+        if message.get("tool_calls"):
+            for c in message["tool_calls"]:
+                arguments = c["function"]["arguments"]
+                fn = {
+                    "name": c["function"]["name"],
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                }
+                messages.append({"role": "assistant", "content": None, "function_call": fn})
+                names[c["id"]] = fn["name"]
+        elif message["role"] == "tool":
+            name = names[message["tool_call_id"]]
+            messages.append({"role": "function", "name": name, "content": message["content"]})
+        else:
+            messages.append(message)
+    return {"messages": messages, "functions": [t["function"] for t in row["tools"]]}
+
+
+def test_legacy_function_calling_rows_are_read(tmp_path):
+    """Datasets written for the legacy API (`functions`, `function_call`, `role: function`) are
+    common: each call becomes a tool call with an id, each function result the tool result that
+    answers the latest unanswered call of that name. One call per message, so the parallel calls
+    of the modern row are consecutive messages, and the gold is the last one."""
+    result = import_openai(write(tmp_path / "legacy.jsonl", [legacy(chat())]))
+    assert not result.rejects, result.rejects
+    (episode,) = result.episodes
+    assert [t.name for t in episode.harness.tools] == ["get_price", "get_price_history"]
+    roles = [m["role"] for m in episode.messages]
+    assert roles == ["system", "user", "assistant", "tool"] + ["assistant"] * 2 + ["tool"] * 2 + [
+        "assistant"
+    ]
+    ids = [m["tool_calls"][0]["id"] for m in episode.messages if m.get("tool_calls")]
+    answers = [m["tool_call_id"] for m in episode.messages if m["role"] == "tool"]
+    assert answers == ids  # each result answers its own call
+    assert len(set(ids)) == 3
+    assert [m["content"] for m in episode.messages if m["role"] == "tool"] == [
+        "99",
+        "199",
+        "[99, 89]",
+    ]
+    (turn,) = episode.gold.turns
+    assert [c.name for c in turn.calls] == ["get_price_history"]
+
+
+def test_a_legacy_row_that_does_not_pair_up_is_rejected_by_field(tmp_path):
+    orphan = legacy(chat())
+    orphan["messages"].insert(2, {"role": "function", "name": "get_price", "content": "1"})
+    both = {**legacy(chat()), "tools": chat()["tools"]}
+    result = import_openai(write(tmp_path / "bad.jsonl", [orphan, both]))
+    first, second = result.rejects
+    assert first.field == "messages[2]" and "no call of get_price" in first.reason
+    assert "both tools and functions" in second.reason

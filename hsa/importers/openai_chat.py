@@ -6,7 +6,9 @@ order). A conversation whose assistant never calls a tool gets a ``no_call`` gol
 assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``.
 Messages as the OpenAI SDK dumps them are read too: its fields that carry nothing
 (``refusal: null``, ``annotations: []``, ``audio``, ``function_call`` and ``tool_calls`` null)
-count as absent.
+count as absent. Rows of the legacy function-calling API are read too: ``functions`` as the
+tools, an assistant's ``function_call`` as its one tool call (given the id ``call_<n>``), and a
+``role: function`` message as the tool result of the latest unanswered call of that name.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hsa.model.episode import Episode, parse_arguments
 from hsa.model.gold import exact_arguments
 
 _KEYS = {"id", "messages", "tools", "meta"}
+_LEGACY_KEYS = {"functions"}
 # What the OpenAI SDK's message objects write when they carry nothing (``model_dump()`` of a
 # chat completion message), and the fine-tuning format's per-line switch: read as absent. A
 # value that carries something (a refusal's text, annotations) is still an unknown key.
@@ -112,7 +115,7 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         raise EpisodeError(
             f"expected a JSON object with messages and tools, got {type(value).__name__}"
         )
-    unknown = set(value) - _KEYS - _IGNORED_KEYS
+    unknown = set(value) - _KEYS - _LEGACY_KEYS - _IGNORED_KEYS
     if unknown:
         raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}")
     messages = value.get("messages")
@@ -120,6 +123,11 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         raise EpisodeError("messages must be a list", field="messages")
     messages = _without_empty_sdk_fields(messages)
     tools = value.get("tools") or []
+    if "functions" in value:
+        if "tools" in value:
+            raise EpisodeError("a row has both tools and functions (the legacy name): give one")
+        tools = _legacy_tools(value["functions"])
+    messages = _legacy_calls(messages)
     if not isinstance(tools, list):
         raise EpisodeError("tools must be a list of tool objects", field="tools")
     meta = value.get("meta") or {}
@@ -134,3 +142,49 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         "gold": gold_from_messages(messages),
         "meta": meta,
     }
+
+
+def _legacy_tools(functions: Any) -> list:
+    """The legacy ``functions`` list as tools."""
+    if not isinstance(functions, list):
+        raise EpisodeError("functions must be a list of function objects", field="functions")
+    return [{"type": "function", "function": f} for f in functions]
+
+
+def _legacy_calls(messages: list) -> list:
+    """``messages`` with legacy ``function_call`` and ``role: function`` messages written as
+    tool calls and tool results (see the module docstring); other messages as they are."""
+    if not any(
+        isinstance(m, dict) and ("function_call" in m or m.get("role") == "function")
+        for m in messages
+    ):
+        return messages
+    out, unanswered = [], []  # (call id, function name) of the calls no result answers yet
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and "function_call" in message:
+            fn = message["function_call"]
+            if not isinstance(fn, dict) or "tool_calls" in message:
+                raise EpisodeError(
+                    "function_call must be one {name, arguments} object, without tool_calls",
+                    field=f"messages[{i}].function_call",
+                )
+            call_id = f"call_{len(out)}"
+            unanswered.append((call_id, fn.get("name")))
+            message = {k: v for k, v in message.items() if k != "function_call"}
+            message["tool_calls"] = [{"id": call_id, "type": "function", "function": fn}]
+        elif isinstance(message, dict) and message.get("role") == "function":
+            name = message.get("name")
+            answered = next((c for c in reversed(unanswered) if c[1] == name), None)
+            if answered is None:
+                raise EpisodeError(
+                    f"a function result answers no call of {name} before it",
+                    field=f"messages[{i}]",
+                )
+            unanswered.remove(answered)
+            message = {
+                "role": "tool",
+                "tool_call_id": answered[0],
+                "content": message.get("content"),
+            }
+        out.append(message)
+    return out
