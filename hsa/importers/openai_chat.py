@@ -159,7 +159,8 @@ def _legacy_calls(messages: list) -> list:
         for m in messages
     ):
         return messages
-    out, unanswered = [], []  # (call id, function name) of the calls no result answers yet
+    out: list[Any] = []
+    unanswered: list[tuple[str, Any]] = []  # (call id, function name): calls no result answers
     for i, message in enumerate(messages):
         if isinstance(message, dict) and "function_call" in message:
             fn = message["function_call"]
