@@ -47,6 +47,7 @@ from hsa.transforms.tool_schema import options as ts
 from hsa.transforms.tool_schema.common import fixed_tool_names
 from hsa.transforms.tool_schema.descriptions import ToolDescriptionParaphrase
 from hsa.transforms.tool_schema.distractors import DistractorTools
+from hsa.transforms.tool_schema.spelling import ToolSchemaSpelling
 from hsa.verify import verify_variant
 from tests.conftest import BFCL_DIR, BFCL_FILES, assistant, call
 from tests.strategies import harnesses, rich_episode_dicts
@@ -2346,3 +2347,111 @@ def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name):
         )
         assert variant.episode.messages[2]["content"] == said["feedback"]
         assert variant.episode.messages[0]["content"] == episode.messages[0]["content"]
+
+
+TRANSFER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "iban": {"type": "string"},
+        "card_number": {"type": "string"},
+        "card_id": {"type": "string"},
+        "amount": {"type": "number"},
+        "bic": {"type": "string"},
+        "kind": {"type": "string", "enum": ["SEPA", "ABROAD"]},
+        "execution_date": {"type": "string"},
+        "purpose": {"type": "string"},
+    },
+    "required": ["amount", "kind"],
+    "anyOf": [{"required": ["iban"]}, {"required": ["card_number"]}, {"required": ["card_id"]}],
+    "dependentRequired": {"execution_date": ["purpose"]},
+    "if": {"properties": {"kind": {"const": "ABROAD"}}, "required": ["kind"]},
+    "then": {"required": ["bic"]},
+    "oneOf": [{"not": {"required": ["card_number", "card_id"]}}],
+}
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_rename_reaches_every_keyword_that_names_the_objects_properties(name):
+    """A bank's transfer tool lists its properties beyond `properties` and `required`: in
+    `anyOf` branches, `dependentRequired`, `if`/`then`, `oneOf`/`not`. Left as written, no call
+    could satisfy the `anyOf` (it names properties the variant's tool no longer has) and
+    "ABROAD needs a bic" would say nothing: every call valid for the source must be valid for the
+    variant, renamed, and every invalid one invalid."""
+    harness = Harness.from_dict(
+        {
+            "name": "bank",
+            "tools": [
+                {"name": "transfer", "description": "Sends money.", "parameters": TRANSFER_SCHEMA}
+            ],
+        }
+    )
+    calls = [
+        {"iban": "DE1", "amount": 5, "kind": "SEPA"},
+        {"card_id": "K-1", "amount": 5, "kind": "SEPA"},
+        {"iban": "CH9", "amount": 5, "kind": "ABROAD", "bic": "UBSW"},
+        {"iban": "CH9", "amount": 5, "kind": "ABROAD"},  # no bic
+        {"amount": 5, "kind": "SEPA"},  # no account
+        {"iban": "DE1", "amount": 5, "kind": "SEPA", "execution_date": "2027-01-02"},  # no purpose
+        {"card_number": "4", "card_id": "K-1", "amount": 5, "kind": "SEPA"},  # both cards
+    ]
+    for seed in range(3):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        schema = variant.episode.harness.tool("transfer").parameters
+        new = variant.mapping.parameters["transfer"]
+        assert len(new) == len(TRANSFER_SCHEMA["properties"])
+        for args in calls:
+            renamed = {new.get(k, k): v for k, v in args.items()}
+            assert jsonschema.Draft202012Validator(schema).is_valid(renamed) == (
+                jsonschema.Draft202012Validator(TRANSFER_SCHEMA).is_valid(args)
+            ), (args, schema)
+
+
+ADDRESS_SCHEMA = {
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            "required": ["street", "city"],
+        }
+    },
+    "properties": {
+        "new_address": {
+            "allOf": [{"$ref": "#/$defs/address"}],
+            "properties": {"valid_from": {"type": "string"}},
+        },
+        "delivery": {
+            "type": "object",
+            "properties": {"kind": {"type": "string"}},
+            "oneOf": [{"properties": {"email": {"type": "string"}}, "required": ["email"]}],
+        },
+        "note": {"type": "object", "properties": {"text": {"type": "string"}}},
+    },
+}
+
+
+def test_spelling_never_closes_an_object_that_takes_keys_from_elsewhere():
+    """`new_address` takes `street` and `city` through `allOf`/`$ref`, `delivery` its `email`
+    through `oneOf`: closed with "additionalProperties": false, each refuses a call its own
+    schema requires, whatever the episode's calls use. A plain object (`note`) still closes."""
+    harness = Harness.from_dict(
+        {
+            "name": "post",
+            "tools": [{"name": "move", "description": "Moves.", "parameters": ADDRESS_SCHEMA}],
+        }
+    )
+    valid = {
+        "new_address": {"street": "Königstraße 12", "city": "Stuttgart", "valid_from": "2027"},
+        "delivery": {"kind": "email", "email": "a@b.de"},
+        "note": {"text": "hi"},
+    }
+    assert jsonschema.Draft202012Validator(ADDRESS_SCHEMA).is_valid(valid)
+    closed = set()
+    for seed in range(30):
+        params = ToolSchemaSpelling(rate=1.0).sample_params(greeting(harness), random.Random(seed))
+        for at, change in params["edits"].get("move", {}).items():
+            if change.get("additionalProperties") == "close":
+                closed.add(at)
+        schema = ToolSchemaSpelling(rate=1.0).apply(greeting(harness), params).harness.tools[0]
+        assert jsonschema.Draft202012Validator(schema.parameters).is_valid(valid)
+    assert closed == {"", "/properties/note"}, closed  # the root declares its keys too

@@ -241,14 +241,50 @@ def rename_result(
     return _prose(mapping).result_around(content, keep)
 
 
+# Keywords whose subschemas apply to the very object of the schema they stand in (JSON Schema's
+# in-place applicators): a property name they list (an ``anyOf`` branch's ``required``, an
+# ``if``'s ``properties``) is one of the object's own, and moves with it.
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE = ("not", "if", "then", "else")
+
+
 def _rename_schema(schema: dict, renames: dict) -> dict:
-    if not renames:
+    """A tool's parameters schema with its top-level properties renamed (``old -> new``)
+    wherever the schema names them: ``properties``, ``required``, ``dependentRequired``,
+    ``dependentSchemas`` and draft-7 ``dependencies``, here and in every in-place subschema.
+    Left as written, an ``anyOf: [{required: [iban]}, ...]`` would name properties the variant's
+    tool no longer has, and no call could satisfy it."""
+    if not renames or not isinstance(schema, dict):
         return schema
+
+    def name(key):
+        return renames.get(key, key) if isinstance(key, str) else key
+
+    def names(value):
+        return [name(k) for k in value] if isinstance(value, list) else value
+
     out = dict(schema)
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {renames.get(k, k): v for k, v in out["properties"].items()}
-    if isinstance(out.get("required"), list):
-        out["required"] = [renames.get(k, k) for k in out["required"]]
+        out["properties"] = {name(k): v for k, v in out["properties"].items()}
+    if "required" in out:
+        out["required"] = names(out["required"])
+    for key in _IN_PLACE_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [_rename_schema(sub, renames) for sub in out[key]]
+    for key in _IN_PLACE:
+        if isinstance(out.get(key), dict):
+            out[key] = _rename_schema(out[key], renames)
+    if isinstance(out.get("dependentRequired"), dict):
+        out["dependentRequired"] = {name(k): names(v) for k, v in out["dependentRequired"].items()}
+    if isinstance(out.get("dependentSchemas"), dict):
+        out["dependentSchemas"] = {
+            name(k): _rename_schema(v, renames) for k, v in out["dependentSchemas"].items()
+        }
+    if isinstance(out.get("dependencies"), dict):  # draft 7: a list of names, or a schema
+        out["dependencies"] = {
+            name(k): names(v) if isinstance(v, list) else _rename_schema(v, renames)
+            for k, v in out["dependencies"].items()
+        }
     return out
 
 

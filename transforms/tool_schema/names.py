@@ -323,7 +323,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "28"  # 28: a plain-word parameter its hook's config names moves in
+    version = "29"  # 29: a rename reaches every schema keyword that names the
+    # object's properties; 28: a plain-word parameter its hook's config names moves in
     # that hook's feedback; 27: digits stay in their word (s3, k8s);
     # 26: names in the prompt options' headings and instructions move;
     # 25: keys of other data in code (a manifest) are no parameters;
@@ -390,7 +391,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "25"  # 25: a plain-word parameter its hook's config names moves in
+    version = "26"  # 26: a rename reaches every schema keyword that names the
+    # object's properties; 25: a plain-word parameter its hook's config names moves in
     # that hook's feedback; 24: digits stay in their word (s3, k8s);
     # 23: names in the prompt options' headings and instructions move;
     # 22: keys of other data in code (a manifest) are no parameters;

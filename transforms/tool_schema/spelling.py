@@ -67,7 +67,7 @@ def _closing_is_safe(
     nothing the task needs. Only a node on an instance path qualifies: a branch of ``anyOf`` or
     ``allOf`` describes the value together with its siblings, so closing it alone could reject
     keys another branch declares."""
-    if not is_instance_path(parts):
+    if not is_instance_path(parts) or not _declares_its_keys(node):
         return False
     allowed = set(node.get("properties") or {})
     instances: list[Any] = []
@@ -82,14 +82,42 @@ def _closing_is_safe(
     return all(set(i) <= allowed for i in instances if isinstance(i, dict))
 
 
+# Keywords through which an object node takes keys from other schemas (a ``$ref``, in-place
+# branches, conditions, dependent schemas, patterns): "additionalProperties": false on the node
+# would refuse those keys, whatever its calls use, since it sees only the node's own properties.
+_KEYS_FROM_ELSEWHERE = frozenset(
+    {
+        "$ref",
+        "$dynamicRef",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "dependencies",
+        "patternProperties",
+        "unevaluatedProperties",
+    }
+)
+
+
+def _declares_its_keys(node: dict) -> bool:
+    """Whether an object node's ``properties`` are every key it allows by name (no keyword of
+    :data:`_KEYS_FROM_ELSEWHERE`): only such a node keeps its meaning closed."""
+    return not _KEYS_FROM_ELSEWHERE & set(node)
+
+
 def _check_closing(
     episode: Episode, arguments: dict[str, list[dict]], tool: str, parts: list[str], node: dict
 ) -> None:
     """Raise unless the object node at ``parts`` may be closed (:func:`_closing_is_safe`)."""
     if not _closing_is_safe(episode, arguments, tool, parts, node):
         raise HsaError(
-            f"tool {tool!r} schema node {pointer(parts)!r}: a call or gold value uses an "
-            f"undeclared key, so the schema cannot be closed"
+            f"tool {tool!r} schema node {pointer(parts)!r}: it takes keys from other schemas, "
+            f"or a call or gold value uses an undeclared key, so it cannot be closed"
         )
 
 
@@ -113,7 +141,8 @@ class ToolSchemaSpelling(Transform):
 
     name = "tool_schema_spelling"
     scope = "harness"
-    version = "2"  # 2: every sub-schema (hsa.model.schema), not only properties and items
+    version = "3"  # 3: no object closed that takes keys through $ref, branches or conditions;
+    # 2: every sub-schema (hsa.model.schema), not only properties and items
     family = "tool_schema"
 
     rate: Share = 0.5  # chance of each possible respelling
