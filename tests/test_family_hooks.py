@@ -720,11 +720,13 @@ HOOKED_IN = {
     "en": ("You book trips for customers.", "Checks that the card is accepted."),
     "it": ("Prenoti i viaggi per i clienti.", "Controlla che la carta sia accettata dal negozio."),
     "zh": ("你为顾客预订行程。", "检查这张卡是否可以使用。"),
+    # No Latin function word tells Hangul from English: its script does.
+    "ko": ("고객의 여행을 예약합니다.", "카드를 사용할 수 있는지 확인합니다."),
 }
 
 
 @pytest.mark.parametrize(
-    ("language", "sentences"), [("en", {"en"}), ("it", set()), ("zh", {"en", "zh"})]
+    ("language", "sentences"), [("en", {"en"}), ("it", set()), ("zh", {"en", "zh"}), ("ko", set())]
 )
 def test_swap_words_feedback_sentences_only_in_the_harness_language(language, sentences):
     """A feedback sentence wraps the hook's own feedback: "检查 card_check 未通过：<Italian>"

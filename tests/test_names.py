@@ -57,6 +57,12 @@ def test_words_of_names_in_any_convention():
     assert name_words("HTTP2Status") == ["HTTP2", "Status"]
     assert name_words("x86_64") == ["x86", "64"]
     assert name_words("K8S_NAMESPACE") == ["K8S", "NAMESPACE"]
+    # Latin letters beyond ASCII are letters of the word (no "ausfÜHrungsdatum", "straSSE")
+    assert name_words("ausführungsdatum") == ["ausführungsdatum"]
+    assert name_words("empfängerName") == ["empfänger", "Name"]
+    assert write_name(name_words("überweisung_prüfen"), "camel") == "überweisungPrüfen"
+    assert write_name(name_words("straße_nummer"), "pascal") == "StraßeNummer"
+    assert name_words("dépôt-légal") == ["dépôt", "légal"]
     assert write_name(name_words("s3_bucket"), "camel") == "s3Bucket"
     assert write_name(name_words("getIpv4Address"), "snake") == "get_ipv4_address"
     assert name_words("shop.ITEM_QA") == ["shop", "ITEM", "QA"]

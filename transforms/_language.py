@@ -8,7 +8,7 @@ from __future__ import annotations
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 from hsa.text.chinese import chinese, japanese
-from hsa.text.language import reads_english
+from hsa.text.language import other_script, reads_english
 
 # By fingerprint: a draw per episode of a harness of its own read every text of it again. Pure:
 # both read the texts alone.
@@ -31,8 +31,14 @@ def japanese_harness(harness: Harness) -> bool:
 
 
 def english_harness(harness: Harness) -> bool:
-    """Whether the harness's texts, read together, are English (or tell no language)."""
-    return _ENGLISH.get(harness.fingerprint, lambda: reads_english(*_own_texts(harness)))
+    """Whether the harness's texts, read together, are English (or tell no language): not when
+    they are written in another script than Latin, Chinese or Japanese (a Korean harness has no
+    function word of any language hsa.text.language counts)."""
+    return _ENGLISH.get(harness.fingerprint, lambda: _english(_own_texts(harness)))
+
+
+def _english(texts: list[str]) -> bool:
+    return reads_english(*texts) and not other_script(*texts)
 
 
 def chinese_harness(harness: Harness) -> bool:

@@ -84,7 +84,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "17"  # 17: digits stay in their word (s3, k8s);
+    version = "18"  # 18: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 17: digits stay in their word (s3, k8s);
     # 16: lenticular brackets only in a Chinese harness;
     # 15: names in the prompt options' headings and instructions move;
     # 14: feedback sentences only in a language the harness is written in;

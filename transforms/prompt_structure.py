@@ -305,7 +305,8 @@ class PromptWording(Transform):
     name = "prompt_wording"
     scope = "harness"
     conversation = "kept"
-    version = "2"  # 2: language any draws only a language the harness is written in
+    version = "3"  # 3: a Hangul or Cyrillic harness is no English one; 2: language any draws
+    # only a language the harness is written in
     family = "prompt_structure"
 
     split: Literal["train", "heldout"] = "train"

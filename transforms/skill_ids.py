@@ -212,7 +212,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "19"  # 19: digits stay in their word (s3, k8s);
+    version = "20"  # 20: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 19: digits stay in their word (s3, k8s);
     # 18: names in the prompt options' headings and instructions move;
     # 17: no English synonyms in the ids of a harness in another language;
     # 16: a skill id hooks.py writes is kept;
@@ -252,7 +253,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "14"  # 14: digits stay in their word (s3, k8s);
+    version = "15"  # 15: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 14: digits stay in their word (s3, k8s);
     # 13: names in the prompt options' headings and instructions move;
     # 12: a skill id hooks.py writes is kept;
     # 11: what the gold requires a reply to say stays; 10: a loaded skill's body is
@@ -309,7 +311,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "15"  # 15: digits stay in their word (s3, k8s);
+    version = "16"  # 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 15: digits stay in their word (s3, k8s);
     # 14: names in the prompt options' headings and instructions move;
     # 13: a skill id hooks.py writes is kept;
     # 12: what the gold requires a reply to say stays; 11: a loaded skill's body is
@@ -366,7 +369,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "13"  # 13: digits stay in their word (s3, k8s);
+    version = "14"  # 14: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 13: digits stay in their word (s3, k8s);
     # 12: names in the prompt options' headings and instructions move;
     # 11: a skill id hooks.py writes is kept;
     # 10: what the gold requires a reply to say stays; 9: a loaded skill's body is

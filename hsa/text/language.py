@@ -14,6 +14,7 @@ the document it belongs to, as :func:`hsa.text.chinese.japanese` does for kanji.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -78,6 +79,33 @@ def function_word_language(*texts: str) -> str | None:
     top = max(counts.values())
     leaders = [language for language, n in counts.items() if n == top]
     return leaders[0] if top and len(leaders) == 1 else None
+
+
+def other_script(*texts: str) -> bool:
+    """Whether ``texts`` are written mostly in a script that is neither Latin nor Chinese or
+    Japanese (Hangul, Cyrillic, Greek, Arabic...): no function word of this module's languages
+    stands in such a text, so :func:`reads_english` cannot tell it from English."""
+    latin = other = 0
+    for text in texts:
+        found_latin, found_other = _scripts(text)
+        latin, other = latin + found_latin, other + found_other
+    return other > latin
+
+
+@lru_cache(maxsize=65536)
+def _scripts(text: str) -> tuple[int, int]:
+    """(Latin letters, letters of another script than Latin, Chinese or Japanese) in ``text``."""
+    latin = other = 0
+    for ch in text:
+        if ch.isascii():
+            latin += ch.isalpha()
+        elif ch.isalpha():
+            script = unicodedata.name(ch, "").split(" ", 1)[0]
+            if script == "LATIN":
+                latin += 1
+            elif script not in ("CJK", "HIRAGANA", "KATAKANA"):
+                other += 1
+    return latin, other
 
 
 @lru_cache(maxsize=65536)

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -135,8 +136,16 @@ def name_words(name: str) -> list[str]:
     on camelCase humps (after digits too) and after acronyms (``getHTTPStatus2`` -> get, HTTP,
     Status2; ``h264Video`` -> h264, Video). Digits stay in the word they are written in: ``s3``,
     ``k8s``, ``ipv4``, ``sha256`` are one word each, which ``s_3_bucket`` or ``k_8_s`` would
-    not read as. Runs of non-ASCII letters are words of their own."""
+    not read as. Runs of letters of another script than Latin (``请调用get_price``) are words
+    of their own; Latin letters beyond ASCII (``ausführungsdatum``, ``straße``) are not."""
     return list(_words(name))
+
+
+@lru_cache(maxsize=4096)
+def _latin(ch: str) -> bool:
+    """Whether ``ch`` is written in Latin script (ASCII, or a letter such as ü, ß, é): a run of
+    other script (Chinese glued to an ASCII name) is a word of its own, an umlaut is not."""
+    return ch.isascii() or unicodedata.name(ch, "").startswith("LATIN ")
 
 
 @lru_cache(maxsize=65536)
@@ -151,7 +160,7 @@ def _words(name: str) -> tuple[str, ...]:
                 boundary = (
                     (prev.islower() and ch.isupper())
                     or (prev.isdigit() and ch.isupper() and nxt.islower())
-                    or (prev.isascii() != ch.isascii())
+                    or (_latin(prev) != _latin(ch))
                     or (prev.isupper() and ch.isupper() and nxt.islower())
                 )
                 if boundary:

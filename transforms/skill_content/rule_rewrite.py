@@ -35,7 +35,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "14"  # 14: no list or section moves in a body whose language the cues cannot read;
+    version = "15"  # 15: a Hangul or Cyrillic harness is no English one;
+    # 14: no list or section moves in a body whose language the cues cannot read;
     # 13: the "e" of "e.g." is no Portuguese word; 12: the harness's languages for
     # a body that does not tell; steps under
     # procedure headings in French, Spanish, Japanese; words in code and names tell no language;

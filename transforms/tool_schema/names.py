@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "15"  # 15: digits stay in their word (s3, k8s);
+    version = "16"  # 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 15: digits stay in their word (s3, k8s);
     # 14: names in the prompt options' headings and instructions move;
     # 13: a tool name hooks.py writes keeps its name;
     # what the gold requires a reply to say stays; 12: a loaded skill's body is
@@ -206,7 +207,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "22"  # 22: digits stay in their word (s3, k8s);
+    version = "23"  # 23: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 22: digits stay in their word (s3, k8s);
     # 21: names in the prompt options' headings and instructions move;
     # 20: keys of other data in code (a manifest) are no parameters;
     # 19: no English synonyms in the names of a harness in another language;
@@ -323,7 +325,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "29"  # 29: a rename reaches every schema keyword that names the
+    version = "30"  # 30: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 29: a rename reaches every schema keyword that names the
     # object's properties; 28: a plain-word parameter its hook's config names moves in
     # that hook's feedback; 27: digits stay in their word (s3, k8s);
     # 26: names in the prompt options' headings and instructions move;
@@ -391,7 +394,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "26"  # 26: a rename reaches every schema keyword that names the
+    version = "27"  # 27: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    # English one; 26: a rename reaches every schema keyword that names the
     # object's properties; 25: a plain-word parameter its hook's config names moves in
     # that hook's feedback; 24: digits stay in their word (s3, k8s);
     # 23: names in the prompt options' headings and instructions move;
