@@ -203,6 +203,9 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("invite_user", {"group", "chat"}, {"bid", "summon"}),
     ("gift_card", {"balance", "store"}, {"giveaway", "keepsake"}),
     ("emergency_contact", {"patient", "phone"}, {"connection", "acquaintance"}),
+    # contact details (an e-mail address, a phone number) are no person
+    ("contact", {"order", "email", "phone", "receipt"}, {"person", "correspondent"}),
+    ("update_contact", {"customer", "email", "address"}, {"person", "correspondent"}),
     ("write_review", {"product", "rating", "stars"}, {"save", "persist", "store"}),
     # a phone call-back is no hook, a login session no meeting, a bank statement no invoice
     ("schedule_callback", {"phone", "call", "customer", "time"}, {"hook", "interceptor"}),
@@ -281,6 +284,7 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("connect_device", {"bluetooth"}, "heldout", "pair"),
         ("flight_details", {"flight"}, "heldout", "particulars"),
         ("get_records", {"database", "table"}, "train", "entries"),
+        ("supplier_contact", {"supplier", "person", "name"}, "train", "person"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):

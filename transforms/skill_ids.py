@@ -212,7 +212,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "20"  # 20: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "21"  # 21: contact is a person only beside a person's words;
+    # 20: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 19: digits stay in their word (s3, k8s);
     # 18: names in the prompt options' headings and instructions move;
     # 17: no English synonyms in the ids of a harness in another language;

@@ -207,7 +207,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "23"  # 23: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "24"  # 24: contact is a person only beside a person's words;
+    # 23: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 22: digits stay in their word (s3, k8s);
     # 21: names in the prompt options' headings and instructions move;
     # 20: keys of other data in code (a manifest) are no parameters;
@@ -325,7 +326,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "30"  # 30: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "31"  # 31: contact is a person only beside a person's words;
+    # 30: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 29: a rename reaches every schema keyword that names the
     # object's properties; 28: a plain-word parameter its hook's config names moves in
     # that hook's feedback; 27: digits stay in their word (s3, k8s);
