@@ -36,7 +36,14 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import json_result, json_strings, skill_results
-from hsa.augment.user_data import conversation_data, occurrences, stated, user_words, without
+from hsa.augment.user_data import (
+    conversation_data,
+    names_in_users_words,
+    occurrences,
+    stated,
+    user_words,
+    without,
+)
 from hsa.errors import EpisodeError, HsaError
 from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_recorded_turns
 from hsa.model.frozen import replace
@@ -261,9 +268,10 @@ def _stale_in_messages(
             if loaded is None:
                 loaded = skill_results(episode.messages, episode.harness)
             if id(message) not in loaded:
-                found = _stale_in_text(
-                    content, result, prose_names, code_names, any_name, conversation_data(episode)
-                )
+                data = conversation_data(episode)
+                # A name the user writes as their own word kept it (hsa.augment.user_data).
+                data += tuple(names_in_users_words(episode, [*prose_names, *code_names]))
+                found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
         if found is not None:
             return f"messages[{i}].content", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.

@@ -1296,3 +1296,77 @@ def test_a_list_in_an_unknown_script_keeps_its_order():
         plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
         new = rewrite_body(body, plan)
         assert new.index("Сначала") < new.index("Затем") < new.index("Наконец")
+
+
+@pytest.mark.parametrize("transform", ID_TRANSFORMS)
+def test_a_skill_id_that_is_the_users_own_word_stays_in_their_words(transform):
+    """A bank's skill `online-banking` is also the word the customer types: "Mein
+    online-banking ist gesperrt". Renamed there (`Mein sk-bpkj ist gesperrt`), the user would
+    type the id the gold expects the model to load, which no user writes. In the user's words
+    and the reply that repeats them it stays; the harness, the loader call and the gold move."""
+    harness = Harness.from_dict(
+        {
+            "name": "bank",
+            "skills": [
+                {
+                    "id": "online-banking",
+                    "description": "Online-Banking entsperren.",
+                    "content": "x",
+                },
+                {"id": "card-block", "description": "Karte sperren.", "content": "y"},
+            ],
+        }
+    )
+    user = "Mein online-banking ist gesperrt, Kundennummer 44812."
+    reply = "Ihr online-banking ist wieder entsperrt."
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": user},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {
+                                "name": "load_skill",
+                                "arguments": json.dumps({"name": "online-banking"}),
+                            },
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "x"},
+                {"role": "assistant", "content": reply},
+            ],
+            "gold": {
+                "turns": [{"at": 1, "skills": ["online-banking"]}, {"at": 3, "no_call": True}]
+            },
+        },
+        harness=harness,
+    )
+    moved = 0
+    for seed in range(6):
+        out = augment_episode(
+            Recipe.from_dict(
+                {
+                    "recipe_version": 1,
+                    "name": "t",
+                    "seed": seed,
+                    "variants_per_episode": 1,
+                    "pipeline": [{transform.name: {}}],
+                }
+            ),
+            episode,
+        )[0]
+        assert isinstance(out, Variant), str(out)
+        new = out.mapping.skill("online-banking")
+        moved += new != "online-banking"
+        assert out.episode.messages[0]["content"] == user
+        assert out.episode.messages[3]["content"] == reply
+        loaded = json.loads(out.episode.messages[1]["tool_calls"][0]["function"]["arguments"])
+        assert loaded == {"name": new}
+        assert new in out.episode.harness.skill_ids
+    assert moved

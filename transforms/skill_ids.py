@@ -212,7 +212,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "21"  # 21: contact is a person only beside a person's words;
+    version = "22"  # 22: a name the user writes as their own word stays in their
+    # words; 21: contact is a person only beside a person's words;
     # 20: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 19: digits stay in their word (s3, k8s);
     # 18: names in the prompt options' headings and instructions move;
@@ -254,7 +255,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "15"  # 15: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "16"  # 16: a name the user writes as their own word stays in their
+    # words; 15: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 14: digits stay in their word (s3, k8s);
     # 13: names in the prompt options' headings and instructions move;
     # 12: a skill id hooks.py writes is kept;
@@ -312,7 +314,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "16"  # 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "17"  # 17: a name the user writes as their own word stays in their
+    # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 15: digits stay in their word (s3, k8s);
     # 14: names in the prompt options' headings and instructions move;
     # 13: a skill id hooks.py writes is kept;
@@ -370,7 +373,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "14"  # 14: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "15"  # 15: a name the user writes as their own word stays in their
+    # words; 14: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 13: digits stay in their word (s3, k8s);
     # 12: names in the prompt options' headings and instructions move;
     # 11: a skill id hooks.py writes is kept;

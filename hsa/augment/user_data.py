@@ -11,7 +11,7 @@ words, as many times; both read them here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 
 import orjson
@@ -21,6 +21,7 @@ from hsa.model.gold import Gold
 from hsa.model.hook import from_user
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part, message_text
+from hsa.text.mentions import CODE_SPAN
 
 
 def gold_strings(gold: Gold) -> Iterator[str]:
@@ -110,7 +111,29 @@ def _conversation_data(episode: Episode) -> tuple[str, ...]:
     called = strings_in([value for arguments in passed for value in arguments.values()])
     # What the gold requires a reply to say ("remote_only"), said as written.
     required = (s for turn in episode.gold.turns for s in turn.reply.get("contains", ()) if s)
-    return tuple(sorted(set(user_values(episode)) | set(called) | set(required)))
+    worded = names_in_users_words(episode, episode.harness.names)
+    return tuple(sorted(set(user_values(episode)) | set(called) | set(required) | worded))
+
+
+# A name written as a language writes a compound (``online-banking``, ``check-in``): lowercase
+# words joined by hyphens.
+_HYPHENATED_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
+def names_in_users_words(episode: Episode, names: Iterable[str]) -> set[str]:
+    """Those of ``names`` written as words (:data:`_HYPHENATED_WORDS`) that the user writes in
+    their own text, outside code: the customer's "Mein online-banking ist gesperrt" is their
+    word, not the skill ``online-banking``; renamed there (and in the reply that repeats it), the
+    user would type the id the model is meant to find. Verification asks it of a variant with
+    the names its renames took away."""
+    names = [name for name in names if _HYPHENATED_WORDS.fullmatch(name)]
+    if not names:
+        return set()
+    found: set[str] = set()
+    for text in user_words(episode):
+        prose = CODE_SPAN.sub(" ", text)
+        found.update(n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", prose))
+    return found
 
 
 def rewrite_around_user_data(

@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "16"  # 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "17"  # 17: a name the user writes as their own word stays in their
+    # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 15: digits stay in their word (s3, k8s);
     # 14: names in the prompt options' headings and instructions move;
     # 13: a tool name hooks.py writes keeps its name;
@@ -207,7 +208,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "24"  # 24: contact is a person only beside a person's words;
+    version = "25"  # 25: a name the user writes as their own word stays in their
+    # words; 24: contact is a person only beside a person's words;
     # 23: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 22: digits stay in their word (s3, k8s);
     # 21: names in the prompt options' headings and instructions move;
@@ -326,7 +328,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "31"  # 31: contact is a person only beside a person's words;
+    version = "32"  # 32: a name the user writes as their own word stays in their
+    # words; 31: contact is a person only beside a person's words;
     # 30: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 29: a rename reaches every schema keyword that names the
     # object's properties; 28: a plain-word parameter its hook's config names moves in
@@ -396,7 +399,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "27"  # 27: umlauts stay in their word; a Hangul or Cyrillic harness is no
+    version = "28"  # 28: a name the user writes as their own word stays in their
+    # words; 27: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 26: a rename reaches every schema keyword that names the
     # object's properties; 25: a plain-word parameter its hook's config names moves in
     # that hook's feedback; 24: digits stay in their word (s3, k8s);
