@@ -2455,3 +2455,45 @@ def test_spelling_never_closes_an_object_that_takes_keys_from_elsewhere():
         schema = ToolSchemaSpelling(rate=1.0).apply(greeting(harness), params).harness.tools[0]
         assert jsonschema.Draft202012Validator(schema.parameters).is_valid(valid)
     assert closed == {"", "/properties/note"}, closed  # the root declares its keys too
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_ref_to_a_renamed_property_follows_it_and_constrained_names_stay(name):
+    """`first_rate` is `{"$ref": "#/properties/amount"}`: left pointing at the old name, the
+    variant's schema does not resolve and every variant is rejected. A tool whose schema
+    constrains its property names (`propertyNames: {pattern: ^[a-z_]+$}`) keeps them: a kebab or
+    camelCase variant name would break the constraint the tool declares."""
+    standing = {
+        "type": "object",
+        "properties": {
+            "amount": {"type": "number", "maximum": 10000},
+            "first_rate": {"$ref": "#/properties/amount"},
+            "interval": {"type": "string", "enum": ["monthly", "yearly"]},
+        },
+        "required": ["amount", "interval"],
+    }
+    strict = {
+        "type": "object",
+        "propertyNames": {"pattern": "^[a-z_]+$"},
+        "properties": {"reference": {"type": "string"}},
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "bank",
+            "tools": [
+                {"name": "standing_order", "description": "Sets one up.", "parameters": standing},
+                {"name": "lookup", "description": "Finds a payment.", "parameters": strict},
+            ],
+        }
+    )
+    args = {"amount": 50, "first_rate": 75, "interval": "monthly"}
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameters.get("standing_order", {})
+        assert set(new) == set(args)
+        schema = variant.episode.harness.tool("standing_order").parameters
+        renamed = {new[k]: v for k, v in args.items()}
+        assert jsonschema.Draft202012Validator(schema).is_valid(renamed)
+        too_much = {**renamed, new["first_rate"]: 20000}
+        assert not jsonschema.Draft202012Validator(schema).is_valid(too_much)
+        assert "lookup" not in variant.mapping.parameters

@@ -288,11 +288,35 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
     return out
 
 
+# A JSON pointer into a schema's top-level properties, as ``$ref`` writes one.
+_PROPERTY_POINTER = "#/properties/"
+
+
+def _renamed_refs(value: Any, renames: dict) -> Any:
+    """``value`` (a schema) with every ``$ref`` into a renamed top-level property
+    (``#/properties/amount``, ``#/properties/amount/items``) pointing at its new name: left as
+    written, the variant's schema would not resolve."""
+    if isinstance(value, list):
+        return [_renamed_refs(v, renames) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _renamed_refs(v, renames) for k, v in value.items()}
+    ref = value.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_PROPERTY_POINTER):
+        head, slash, rest = ref[len(_PROPERTY_POINTER) :].partition("/")
+        old = head.replace("~1", "/").replace("~0", "~")  # RFC 6901 escapes
+        if old in renames:
+            new = renames[old].replace("~", "~0").replace("/", "~1")
+            out["$ref"] = _PROPERTY_POINTER + new + slash + rest
+    return out
+
+
 def _rename_tool(tool, mapping: Mapping, prose: _Prose):
     name, description = mapping.tool(tool.name), prose(tool.description)
-    parameters = _rename_schema(
-        rewrite_descriptions(tool.parameters, prose), mapping.parameters.get(tool.name, {})
-    )
+    renames = mapping.parameters.get(tool.name, {})
+    parameters = _rename_schema(rewrite_descriptions(tool.parameters, prose), renames)
+    if renames and "$ref" in orjson.dumps(parameters).decode():
+        parameters = _renamed_refs(parameters, renames)
     if name == tool.name and description == tool.description and parameters is tool.parameters:
         return tool
     return replace(tool, name=name, description=description, parameters=parameters)

@@ -328,7 +328,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "32"  # 32: a name the user writes as their own word stays in their
+    version = "33"  # 33: a $ref into a renamed property follows it;
+    # propertyNames keep names; 32: a name the user writes as their own word stays in their
     # words; 31: contact is a person only beside a person's words;
     # 30: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 29: a rename reaches every schema keyword that names the
@@ -399,7 +400,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "28"  # 28: a name the user writes as their own word stays in their
+    version = "29"  # 29: a $ref into a renamed property follows it;
+    # propertyNames keep names; 28: a name the user writes as their own word stays in their
     # words; 27: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 26: a rename reaches every schema keyword that names the
     # object's properties; 25: a plain-word parameter its hook's config names moves in
