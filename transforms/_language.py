@@ -10,11 +10,19 @@ from hsa.model.memo import BoundedMemo
 from hsa.text.chinese import chinese, japanese
 from hsa.text.language import other_script, reads_english
 
-# By fingerprint: a draw per episode of a harness of its own read every text of it again. Pure:
-# both read the texts alone.
-_JAPANESE: BoundedMemo[bool] = BoundedMemo(1024)
-_ENGLISH: BoundedMemo[bool] = BoundedMemo(1024)
-_CHINESE: BoundedMemo[bool] = BoundedMemo(1024)
+# (Japanese, English, Chinese) by fingerprint: a draw per episode of a harness of its own read
+# every text of it again, and one reading answers all three. Pure: it reads the texts alone.
+_LANGUAGES: BoundedMemo[tuple[bool, bool, bool]] = BoundedMemo(1024)
+
+
+def _languages(harness: Harness) -> tuple[bool, bool, bool]:
+    return _LANGUAGES.get(harness.fingerprint, lambda: _read(_own_texts(harness)))
+
+
+def _read(texts: list[str]) -> tuple[bool, bool, bool]:
+    in_japanese = japanese(*texts)
+    in_english = reads_english(*texts) and not other_script(*texts)
+    return in_japanese, in_english, chinese(*texts)
 
 
 def _own_texts(harness: Harness) -> list[str]:
@@ -27,32 +35,24 @@ def _own_texts(harness: Harness) -> list[str]:
 
 def japanese_harness(harness: Harness) -> bool:
     """Whether the harness's texts, read together, are Japanese."""
-    return _JAPANESE.get(harness.fingerprint, lambda: japanese(*_own_texts(harness)))
+    return _languages(harness)[0]
 
 
 def english_harness(harness: Harness) -> bool:
     """Whether the harness's texts, read together, are English (or tell no language): not when
     they are written in another script than Latin, Chinese or Japanese (a Korean harness has no
     function word of any language hsa.text.language counts)."""
-    return _ENGLISH.get(harness.fingerprint, lambda: _english(_own_texts(harness)))
-
-
-def _english(texts: list[str]) -> bool:
-    return reads_english(*texts) and not other_script(*texts)
+    return _languages(harness)[1]
 
 
 def chinese_harness(harness: Harness) -> bool:
     """Whether the harness's texts, read together, write Chinese (Han characters, not Japanese)."""
-    return _CHINESE.get(harness.fingerprint, lambda: chinese(*_own_texts(harness)))
+    return _languages(harness)[2]
 
 
 def table_languages(harness: Harness) -> frozenset[str]:
     """Which languages of the curated wording tables (``en``, ``zh``: prompt headings and
     instructions, hook feedback sentences) the harness is written in: wording in another
     language (Chinese headings in an Italian harness) is a mix no operator writes."""
-    found = set()
-    if english_harness(harness):
-        found.add("en")
-    if chinese_harness(harness):
-        found.add("zh")
-    return frozenset(found)
+    _, in_english, in_chinese = _languages(harness)
+    return frozenset(("en",) * in_english + ("zh",) * in_chinese)

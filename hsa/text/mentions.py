@@ -372,16 +372,22 @@ def parameter_mentions(
     return rewrite
 
 
+@lru_cache(maxsize=1024)
+def _naming(tools: tuple[str, ...]) -> re.Pattern:
+    """Any of ``tools`` named as a whole identifier. Cached: every rename of a harness's
+    parameters reads its code with the same tools, and only where code holds a keyword."""
+    return re.compile(rf"{_BEFORE}({_alternation(tools)}){_AFTER}")
+
+
 def _arguments_reader(
     arguments: Mapping[str, frozenset[str]], words: Mapping[str, str]
 ) -> Callable[[str], bool]:
     """Whether a piece of code is about tool arguments (see :func:`parameter_mentions`)."""
     keys = frozenset().union(*arguments.values())
-    tools = [tool for tool, names in arguments.items() if names & set(words)]
-    naming = re.compile(rf"{_BEFORE}({_alternation(tools)}){_AFTER}") if tools else None
+    tools = tuple(sorted(tool for tool, names in arguments.items() if names & set(words)))
 
     def about(code: str) -> bool:
-        if naming is not None and naming.search(code):
+        if tools and _naming(tools).search(code):
             return True
         found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
         return found <= keys
