@@ -1055,7 +1055,11 @@ def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
     assert "rejects by reason (3 in all):" in printed.err
     assert "2  load: not valid JSON" in printed.err
     assert "FAILED: no rows written; 3 reject(s)" in printed.err
-    assert Path(printed.out.strip().splitlines()[-1]).is_dir()  # the version is still there
+    empty = Path(printed.out.strip().splitlines()[-1])
+    assert empty.is_dir()  # the version is still there, to show its rejects
+    # Its files are intact, but a version with no rows is no dataset: verify says so, exit 1.
+    assert main(["verify", str(empty), "--trust-hooks"]) == 1
+    assert "the version has no rows (3 rejects: see rejects.parquet)" in capsys.readouterr().err
     # One good episode (4 rows) and one broken line: 1 of 5 outputs, 1 of 2 lines rejected.
     mixed = small_source(tmp_path / "mixed", 1, ("{not json",))
     args = [

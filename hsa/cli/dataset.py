@@ -310,7 +310,8 @@ def verify(
     """Recompute shard hashes, check the counts, rebuild and re-verify every row.
 
     The version's files must be exactly the ones its manifest lists. Exits non-zero and lists
-    what is wrong on any mismatch.
+    what is wrong on any mismatch, and exits 1 for a version with no rows (generate keeps one
+    only to show its rejects).
     """
     from hsa.cli.progress import progress_bar
     from hsa.dataset.audit import audit_version
@@ -332,6 +333,16 @@ def verify(
         for problem in report.problems:
             err.print(f"  {problem}", markup=False, highlight=False)
         err.print(f"FAILED: {version_dir}: {len(report.problems)} problem(s)")
+        raise typer.Exit(1)
+    if not rows:
+        # Intact, but no dataset: generate keeps such a version only to show its rejects.
+        rejects = read_manifest(version_dir).get("rejects", {}).get("rows", 0)
+        err.print(
+            f"FAILED: {version_dir}: its files match its manifest, but the version has no rows "
+            f"({rejects} rejects: see rejects.parquet)",
+            markup=False,
+            highlight=False,
+        )
         raise typer.Exit(1)
     out.print(
         f"ok: {version_dir}: hashes and counts match; {report.rows_checked} rows rebuilt "
