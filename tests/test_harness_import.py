@@ -186,6 +186,35 @@ def test_skill_folders_become_a_harness_skeleton(tmp_path, capsys):
     assert "non-empty" in capsys.readouterr().err
 
 
+def test_claude_code_front_matter_keys_are_kept_under_metadata(tmp_path, capsys):
+    """Claude Code skills write `model`, `context`, `argument-hint`, `disable-model-invocation`
+    in their front matter, keys the Agent Skills format does not define: the import refused every
+    such skill. They are kept under `metadata` (which holds any key), with a notice; the body and
+    the skill's own metadata are as they were."""
+    source = tmp_path / "cc"
+    (source / "deploy").mkdir(parents=True)
+    (source / "deploy" / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: Deploy the app.\nmodel: haiku\ncontext: fork\n"
+        "metadata:\n  owner: ops\n---\nRun `make deploy`, then check the logs.\n"
+    )
+    (source / "review").mkdir()
+    (source / "review" / "SKILL.md").write_text(
+        "---\nname: review\ndescription: Review a PR.\ndisable-model-invocation: true\n"
+        'argument-hint: "[pr]"\n---\nReview $ARGUMENTS\n'
+    )
+    out = tmp_path / "h"
+    assert main(["import", "skills", str(source), "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert "2 skill folders -> 2 skills, 0 rejected" in printed.out
+    assert "['model', 'context'] are no Agent Skills keys: kept under metadata" in printed.err
+    harness = load_harness(out)
+    deploy, review = harness.skill("deploy"), harness.skill("review")
+    assert deploy.metadata == {"owner": "ops", "model": "haiku", "context": "fork"}
+    assert deploy.content == "Run `make deploy`, then check the logs.\n"
+    assert review.metadata == {"disable-model-invocation": True, "argument-hint": "[pr]"}
+    assert review.content == "Review $ARGUMENTS\n"
+
+
 # ---- licences ----------------------------------------------------------------------------------
 
 

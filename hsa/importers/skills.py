@@ -12,7 +12,9 @@ one name keep the first. ``allowed-tools`` (Agent Skills or Claude Code syntax) 
 of the skeleton are the agent runtime's tools (``Read``, ``Bash``...) and are declared as
 ``runtime_tools``; tools come later (``tools/*.json``, e.g. from ``hsa import mcp``). Symbolic
 links inside a skill folder are not followed (a link can lead anywhere) and are listed as
-notices. The skeleton loads as a harness before it appears, whole, at ``out``.
+notices. Front-matter keys the Agent Skills format does not define (Claude Code's ``model``,
+``context``, ``argument-hint``...) are moved under ``metadata`` in the copied SKILL.md, with a
+notice. The skeleton loads as a harness before it appears, whole, at ``out``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from hsa.errors import HsaError, Notice, Reject
 from hsa.files.jsonl import plain_permissions
 from hsa.files.textfile import dump_yaml, read_text
 from hsa.model.harness import DEFAULT_SKILL_LOADER, load_harness
-from hsa.model.skill import Skill, allowed_tool_name
+from hsa.model.skill import Skill, allowed_tool_name, foreign_keys_as_metadata
 
 
 @dataclass
@@ -38,6 +40,9 @@ class SkillsImport:
     rejects: list[Reject] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     folders: int = 0
+    # SKILL.md as written into the skeleton, by skill id, where it differs from the source's
+    # (foreign front-matter keys moved under metadata)
+    rewritten: dict[str, str] = field(default_factory=dict)
 
 
 def skill_folders(path: Path) -> list[Path]:
@@ -59,9 +64,8 @@ def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
         out.folders += 1
         skill_file = folder / "SKILL.md"
         try:
-            skill = Skill.from_markdown(
-                read_text(skill_file), folder=folder.name, file=str(skill_file)
-            )
+            text, moved = foreign_keys_as_metadata(read_text(skill_file))
+            skill = Skill.from_markdown(text, folder=folder.name, file=str(skill_file))
         except HsaError as exc:  # not a skill, or not UTF-8 text
             out.rejects.append(
                 Reject(exc.file or str(skill_file), exc.line, folder.name, exc.field, exc.reason)
@@ -80,6 +84,17 @@ def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
             continue
         seen[skill.id] = folder
         out.skills.append((skill, folder))
+        if moved:
+            out.rewritten[skill.id] = text
+            out.notices.append(
+                Notice(
+                    str(skill_file),
+                    None,
+                    skill.id,
+                    "metadata",
+                    f"front matter keys {moved} are no Agent Skills keys: kept under metadata",
+                )
+            )
     return out
 
 
@@ -144,6 +159,10 @@ def import_skills(
         (staging / "harness.yaml").write_text(dump_yaml(manifest), encoding="utf-8")
         for skill, folder in found.skills:
             _copy_skill(folder, staging / "skills" / skill.id, found.notices)
+            if skill.id in found.rewritten:
+                (staging / "skills" / skill.id / "SKILL.md").write_text(
+                    found.rewritten[skill.id], encoding="utf-8"
+                )
         load_harness(staging)  # the skeleton is a harness, or nothing appears
         if target.exists():
             target.rmdir()

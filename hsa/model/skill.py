@@ -35,6 +35,30 @@ _FRONT_MATTER_KEYS = (
 )
 
 
+def foreign_keys_as_metadata(text: str) -> tuple[str, list[str]]:
+    """SKILL.md ``text`` with the front-matter keys the Agent Skills format does not define
+    (Claude Code's ``model``, ``context``, ``argument-hint``...) moved under ``metadata``, which
+    holds any key, and the keys moved; ``text`` as it is when there are none, or when its front
+    matter cannot be read (the loader then says why). A key ``metadata`` already has is left
+    where it is, for the loader to refuse: one of the two would be lost."""
+    match = _FRONT_MATTER.match(text)
+    try:
+        front = load_yaml(match.group(1)) if match else None
+    except yaml.YAMLError:
+        front = None
+    if match is None or not isinstance(front, dict):
+        return text, []
+    if not isinstance(front.get("metadata") or {}, dict):
+        return text, []
+    metadata = dict(front.get("metadata") or {})
+    moved = [k for k in front if k not in _FRONT_MATTER_KEYS and k not in metadata]
+    if not moved:
+        return text, []
+    kept = {k: v for k, v in front.items() if k not in moved}
+    kept["metadata"] = {**metadata, **{k: front[k] for k in moved}}
+    return f"---\n{dump_yaml(kept)}---\n{text[match.end() :]}", [str(k) for k in moved]
+
+
 def allowed_tool_name(spec: str) -> str:
     """The tool an ``allowed-tools`` entry names: ``Bash(python:*)`` -> ``Bash``."""
     return spec.split("(", 1)[0].strip()
