@@ -52,12 +52,19 @@ def test_top_reasons_group_long_tails_and_keep_first_seen_order_on_ties():
     ]
     assert top_reasons(rejects, limit=10) == [
         ("verify:a", "short", 2),
-        ("load", long, 2),
+        ("load", long + " …", 2),
         ("load", "other", 1),
         ("verify:b", "short", 1),
     ]
     assert top_reasons(rejects, limit=1) == [("verify:a", "short", 2)]
     assert top_reasons([], limit=10) == []
+    # One long reason, however often: said whole (a broken harness rejects every line for it)
+    whole = "skills/refunds/SKILL.md:1: SKILL.md must start with YAML front matter " * 3
+    assert top_reasons([("load", whole)] * 3, limit=10) == [("load", whole, 3)]
+    # Long reasons that differ in their tails: one group, the common start and an ellipsis
+    assert top_reasons([("load", long + "1"), ("load", long + "2")], limit=1) == [
+        ("load", long + " …", 2)
+    ]
 
 
 def test_a_tally_counts_what_a_stream_kept_and_rejected():
@@ -72,3 +79,21 @@ def test_a_tally_counts_what_a_stream_kept_and_rejected():
     assert tally.failure(what="variants") == failure(3, 3, what="variants")
     assert tally.failure(what="variants", max_reject_share=0.4) is not None
     assert Tally().failure(what="variants") == "no variants written; the input holds nothing"
+
+
+def test_a_versions_reject_summary_groups_and_says_reasons_as_every_summary(tmp_path):
+    """The card's and `hsa generate`'s summary of a version's rejects (read from its
+    rejects.parquet) say them as a run's tally does: a broken harness's one long reason whole,
+    reasons that differ in their tails as their common start."""
+    import polars as pl
+
+    from hsa.dataset.card import top_rejects
+
+    long = "x" * REASON_CHARS
+    whole = "harness/skills/refunds/SKILL.md:1: SKILL.md must start with YAML front matter " * 3
+    rejects = [("load", long + "A"), ("load", long + "B")] + [("load", whole)] * 3
+    pl.DataFrame(
+        {"stage": [s for s, _ in rejects], "reason": [r for _, r in rejects]}
+    ).write_parquet(tmp_path / "rejects.parquet")
+    assert top_rejects(tmp_path, limit=10) == top_reasons(rejects, limit=10)
+    assert top_rejects(tmp_path, limit=10)[0] == ("load", whole, 3)

@@ -67,21 +67,31 @@ def _recipe_yaml(recipe: dict) -> str:
 
 
 def top_rejects(version_dir: str | os.PathLike, *, limit: int) -> list[tuple[str, str, int]]:
-    """The most frequent (stage, reason, count) of a version's rejects, reasons cut to
-    :data:`~hsa.dataset.outcome.REASON_CHARS` characters as in every summary of rejects."""
+    """The most frequent (stage, reason, count) of a version's rejects, grouped and said as in
+    every summary of rejects (:func:`hsa.dataset.outcome.top_reasons`: on their first
+    :data:`~hsa.dataset.outcome.REASON_CHARS` characters, a group of one reason whole)."""
     path = Path(version_dir) / "rejects.parquet"
     with reading_parquet(path, Path(version_dir)):
         rejects = read_table(path, ["stage", "reason"])
     if not rejects.height:
         return []
-    return (
-        rejects.with_columns(pl.col("reason").str.slice(0, REASON_CHARS))
-        .group_by(["stage", "reason"])
-        .len()
-        .sort(["len", "stage", "reason"], descending=[True, False, False])
+    grouped = (
+        rejects.with_columns(start=pl.col("reason").str.slice(0, REASON_CHARS))
+        .group_by(["stage", "start"])
+        .agg(
+            pl.len().alias("count"),
+            pl.col("reason").n_unique().alias("kinds"),
+            pl.col("reason").min().alias("whole"),
+        )
+        .sort(["count", "stage", "start"], descending=[True, False, False])
         .head(limit)
-        .rows()
     )
+    return [
+        (stage, whole if kinds == 1 else f"{start} …", count)
+        for stage, start, count, kinds, whole in grouped.select(
+            ["stage", "start", "count", "kinds", "whole"]
+        ).rows()
+    ]
 
 
 def card_text(

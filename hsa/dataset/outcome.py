@@ -54,9 +54,22 @@ def failure(
 
 def top_reasons(rejects: Iterable[tuple[str, str]], *, limit: int) -> list[tuple[str, str, int]]:
     """The ``limit`` most frequent (stage, reason, count) of ``rejects`` ((stage, reason) pairs),
-    reasons cut to :data:`REASON_CHARS`; equal counts keep the order they first appeared in."""
-    counts = Counter((stage, reason[:REASON_CHARS]) for stage, reason in rejects)
-    return [(stage, reason, count) for (stage, reason), count in counts.most_common(limit)]
+    grouped on their first :data:`REASON_CHARS` characters; equal counts keep the order they
+    first appeared in. A group of one reason says it whole (the cause, a broken harness's, is
+    often at its end); one of several says their common start and " …"."""
+    counts: Counter = Counter()
+    whole: dict[tuple[str, str], str | None] = {}
+    for stage, reason in rejects:
+        key = (stage, reason[:REASON_CHARS])
+        counts[key] += 1
+        if key not in whole:
+            whole[key] = reason
+        elif whole[key] != reason:
+            whole[key] = None  # reasons that differ in their tails
+    return [
+        (stage, whole[(stage, start)] or f"{start} …", count)
+        for (stage, start), count in counts.most_common(limit)
+    ]
 
 
 @dataclass
