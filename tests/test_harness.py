@@ -155,8 +155,9 @@ def test_hook_code_that_exits_at_import_is_a_harness_error(tmp_path):
         "import sys\nsys.exit(0)\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"
     )
     harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
-    with pytest.raises(HarnessError, match="hooks.py failed to import: SystemExit"):
+    with pytest.raises(HarnessError, match="hooks.py failed to import: SystemExit") as raised:
         harness.hook_functions()
+    assert raised.value.line == 2  # where the code stopped, as a syntax error says its line
 
 
 def test_system_prompt_renders_sections_in_order(harness_dir):

@@ -217,6 +217,20 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
             raise HarnessError(
                 f"{file.rsplit('/', 1)[-1]} failed to import: {type(exc).__name__}: {exc}",
                 file=file,
+                line=_line_in(exc, file),
             ) from exc
         sys.modules[module_name] = module
     return module
+
+
+def _line_in(exc: BaseException, file: str) -> int | None:
+    """The line of ``file`` (a harness's code) where ``exc`` was raised: the deepest frame of
+    its traceback in that file, or where Python reports a syntax error."""
+    if isinstance(exc, SyntaxError) and exc.filename == file:
+        return exc.lineno
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == file:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
