@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from hsa.cli import main
 from hsa.importers.bfcl import bfcl_category, import_bfcl, normalize_schema
@@ -130,6 +131,43 @@ def test_schema_quirks_become_json_schema():
             "nested": {"type": "object", "properties": {"x": {"type": "number"}}},
         },
     }
+
+
+def test_java_and_javascript_type_names_become_json_schema():
+    """BFCL's simple_java and simple_javascript functions name their parameters' types in those
+    languages (`String`, `Boolean`, `HashMap`, `ArrayList`, `long`, `double`...); their answers
+    are JSON values of the matching JSON types (BFCL's own checker converts them so). Left as
+    written, the schema was no JSON Schema and 11 of 11 JavaScript items were rejected."""
+    java = {
+        "type": "dict",
+        "properties": {
+            "name": {"type": "String"},
+            "flag": {"type": "Boolean"},
+            "small": {"type": "boolean"},
+            "params": {"type": "HashMap"},
+            "paths": {"type": "ArrayList", "items": {"type": "String"}},
+            "values": {"type": "Array"},
+            "count": {"type": "long"},
+            "ratio": {"type": "double"},
+            "letter": {"type": "char"},
+            "anything": {"type": "any"},
+        },
+    }
+    normal = normalize_schema(java)
+    assert {k: v.get("type") for k, v in normal["properties"].items()} == {
+        "name": "string",
+        "flag": "boolean",
+        "small": "boolean",
+        "params": "object",
+        "paths": "array",
+        "values": "array",
+        "count": "integer",
+        "ratio": "number",
+        "letter": "string",
+        "anything": None,
+    }
+    assert normal["properties"]["paths"]["items"] == {"type": "string"}
+    Draft202012Validator.check_schema(normal)
 
 
 def test_schema_quirks_are_normalised_in_every_sub_schema():

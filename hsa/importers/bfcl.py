@@ -4,7 +4,9 @@ Questions are JSON Lines ``{"id", "question": [[messages...]], "function": [sche
 are ``{"id", "ground_truth": [{func_name: {param: [acceptable values]}}]}``. What changes on import:
 
 * BFCL's schema dialect becomes JSON Schema: ``dict`` -> ``object``, ``float`` -> ``number``,
-  ``tuple`` -> ``array``, ``any`` -> untyped, and an ``enum`` on an array moves to its items.
+  ``tuple`` -> ``array``, ``any`` -> untyped, Java and JavaScript type names (``String``,
+  ``Boolean``, ``HashMap``, ``ArrayList``, ``long``, ``double``...) -> their JSON types, and an
+  ``enum`` on an array moves to its items.
 * ``""`` in a parameter's acceptable values ("may be omitted") becomes the gold call's
   ``omittable`` list. BFCL's checker also accepts the parameter written empty: ``""`` (and what
   its string normalisation makes ``""``, such as ``" "``) for a string or ``any`` parameter, and
@@ -48,6 +50,21 @@ _TYPE_MAP = {
     "str": "string",
     "bool": "boolean",
     "list": "array",
+    # simple_java and simple_javascript name their types in those languages; their answers are
+    # JSON values of these types (BFCL's checker converts them so)
+    "String": "string",
+    "char": "string",
+    "Boolean": "boolean",
+    "HashMap": "object",
+    "Map": "object",
+    "ArrayList": "array",
+    "List": "array",
+    "Array": "array",
+    "long": "integer",
+    "short": "integer",
+    "byte": "integer",
+    "double": "number",
+    "Bigint": "integer",
 }
 _CATEGORY = re.compile(r"^(.*?)_\d+(?:-\d+)*$")
 NO_ANSWER_CATEGORIES = ("irrelevance", "live_irrelevance")
