@@ -321,3 +321,19 @@ def test_skill_licences_reach_the_card_and_guard_push(tmp_path):
         )
         == 0
     )
+
+
+def test_a_skill_file_named_in_another_case_is_a_reject_not_skipped(tmp_path, capsys):
+    """A folder whose skill file is `skill.md` (Agent Skills names it SKILL.md) was skipped
+    without a word: "1 skill folders -> 1 skills, 0 rejected". It is a reject naming the file."""
+    source = tmp_path / "skills"
+    (source / "ok").mkdir(parents=True)
+    (source / "ok" / "SKILL.md").write_text("---\nname: ok\ndescription: Fine.\n---\nBody\n")
+    (source / "lower").mkdir()
+    (source / "lower" / "skill.md").write_text("---\nname: lower\ndescription: Lower.\n---\nB\n")
+    assert main(["import", "skills", str(source), "--out", str(tmp_path / "h")]) == 0
+    printed = capsys.readouterr()
+    assert "2 skill folders -> 1 skills, 1 rejected" in printed.out
+    assert f"{source / 'lower' / 'skill.md'} id=lower: the skill file must be named SKILL.md" in (
+        printed.err
+    )

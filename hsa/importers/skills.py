@@ -45,13 +45,25 @@ class SkillsImport:
     rewritten: dict[str, str] = field(default_factory=dict)
 
 
+def _skill_file(folder: Path) -> Path | None:
+    """The folder's skill file: SKILL.md, or a file of that name in another case (``skill.md``,
+    which :func:`read_skills` rejects by name rather than skip without a word); None if none."""
+    if (folder / "SKILL.md").is_file():
+        return folder / "SKILL.md"
+    return next(
+        (p for p in sorted(folder.iterdir()) if p.is_file() and p.name.lower() == "skill.md"),
+        None,
+    )
+
+
 def skill_folders(path: Path) -> list[Path]:
-    """``path`` if it holds a SKILL.md, else its subfolders that do, in name order."""
+    """``path`` if it holds a SKILL.md, else its subfolders that do, in name order (a skill file
+    named in another case counts, to be rejected for it)."""
     if not path.is_dir():
         raise HsaError("not a folder of skills", file=str(path))
-    if (path / "SKILL.md").is_file():
+    if _skill_file(path) is not None:
         return [path]
-    found = sorted(p for p in path.iterdir() if p.is_dir() and (p / "SKILL.md").is_file())
+    found = sorted(p for p in path.iterdir() if p.is_dir() and _skill_file(p) is not None)
     if not found:
         raise HsaError("holds no SKILL.md, nor folders with one", file=str(path))
     return found
@@ -62,7 +74,18 @@ def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
     seen: dict[str, Path] = {}
     for folder in (f for p in paths for f in skill_folders(Path(p))):
         out.folders += 1
-        skill_file = folder / "SKILL.md"
+        skill_file = _skill_file(folder) or folder / "SKILL.md"
+        if skill_file.name != "SKILL.md":
+            out.rejects.append(
+                Reject(
+                    str(skill_file),
+                    None,
+                    folder.name,
+                    None,
+                    f"the skill file must be named SKILL.md, not {skill_file.name}",
+                )
+            )
+            continue
         try:
             text, moved = foreign_keys_as_metadata(read_text(skill_file))
             skill = Skill.from_markdown(text, folder=folder.name, file=str(skill_file))
