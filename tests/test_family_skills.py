@@ -51,7 +51,7 @@ from hsa.transforms.skill_content import (
 from hsa.transforms.skill_content import llm_paraphrase as llm_paraphrase_module
 from hsa.transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
 from hsa.verify import verify_variant
-from tests.conftest import served
+from tests.conftest import assistant, call, served
 from tests.strategies import rich_episode_dicts
 
 ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
@@ -72,9 +72,9 @@ def loads(episode: Episode) -> list[tuple[str, str]]:
     """(loaded skill id, tool result content) for every skill-loader call of the episode."""
     calls, out = {}, []
     for message in episode.messages:
-        for call in message.get("tool_calls") or ():
-            if call["function"]["name"] == episode.harness.skill_loader:
-                calls[call["id"]] = orjson.loads(call["function"]["arguments"])["name"]
+        for made in message.get("tool_calls") or ():
+            if made["function"]["name"] == episode.harness.skill_loader:
+                calls[made["id"]] = orjson.loads(made["function"]["arguments"])["name"]
         if message.get("role") == "tool" and message.get("tool_call_id") in calls:
             out.append((calls[message["tool_call_id"]], message["content"]))
     return out
@@ -1324,20 +1324,7 @@ def test_a_skill_id_that_is_the_users_own_word_stays_in_their_words(transform):
             "id": "e",
             "messages": [
                 {"role": "user", "content": user},
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "c1",
-                            "type": "function",
-                            "function": {
-                                "name": "load_skill",
-                                "arguments": json.dumps({"name": "online-banking"}),
-                            },
-                        }
-                    ],
-                },
+                assistant(call("load_skill", {"name": "online-banking"})),
                 {"role": "tool", "tool_call_id": "c1", "content": "x"},
                 {"role": "assistant", "content": reply},
             ],

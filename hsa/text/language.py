@@ -55,27 +55,29 @@ def reads_english(*texts: str, default: bool = True) -> bool:
     """Whether ``texts`` read as English: more English function words than those of any other
     language of ``function_words.yaml``; ``default`` (the document's judgement) when neither
     side has more."""
+    counts = _language_counts(texts)
+    english = counts.pop("en")
+    top = max(counts.values())
+    if english == top:
+        return default
+    return english > top
+
+
+def _language_counts(texts: tuple[str, ...]) -> dict[str, int]:
+    """Each language's function words in ``texts``, English's first (``en``)."""
     english, others = 0, [0] * len(_function_words()[1])
     for text in texts:
         found_english, found_others = _counts(text)
         english += found_english
         others = [a + b for a, b in zip(others, found_others, strict=True)]
-    top = max(others)
-    if english == top:
-        return default
-    return english > top
+    return {"en": english, **dict(zip(_function_words()[1], others, strict=True))}
 
 
 def function_word_language(*texts: str) -> str | None:
     """The language of ``function_words.yaml`` whose function words ``texts`` use the most
     (``en``, ``de``, ``fr``, ``es``, ``it``, ``pt``, ``nl``); None when they use none, or two
     languages as many."""
-    english, others = 0, [0] * len(_function_words()[1])
-    for text in texts:
-        found_english, found_others = _counts(text)
-        english += found_english
-        others = [a + b for a, b in zip(others, found_others, strict=True)]
-    counts = {"en": english, **dict(zip(_function_words()[1], others, strict=True))}
+    counts = _language_counts(texts)
     top = max(counts.values())
     leaders = [language for language, n in counts.items() if n == top]
     return leaders[0] if top and len(leaders) == 1 else None
