@@ -67,7 +67,12 @@ def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path
         (str(page1), "tools[1].parameters", "broken"),
         (str(page2), "tools[1].name", "search_orders"),
     ]
-    assert "4 tools listed -> 2 files, 2 rejected" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "4 tools listed -> 2 files, 2 rejected" in printed.out
+    assert "nextCursor" not in printed.err  # the last page given is the listing's last
+    # Only the first page: its nextCursor says the listing goes on, which the import says too.
+    assert main(["import", "mcp", str(page1), "--out", str(tmp_path / "p1" / "tools")]) == 0
+    assert "the listing goes on (nextCursor 'p2')" in capsys.readouterr().err
     (tmp_path / "h" / "harness.yaml").write_text("name: shop\n", encoding="utf-8")
     harness = load_harness(tmp_path / "h")
     assert harness.tool_names == ("billing/refund", "search_orders")

@@ -173,6 +173,8 @@ def import_mcp_cmd(
     )
     for reject in result.rejects[:5]:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
+    for notice in result.notices:
+        err.print(f"  {notice}", markup=False, highlight=False)
     out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
     if not written:
         raise HsaError("no tool could be imported")

@@ -6,7 +6,8 @@ of one listing. Every tool is written or rejected with its reason (file, ``tools
 it must load as a harness tool (a name, a JSON Schema ``inputSchema`` describing an object), and
 two tools may not share a name. Each file holds the MCP tool object as the server sent it, so
 nothing (``title``, ``annotations``, ``outputSchema``) is lost; the harness loader reads it as an
-OpenAI function. Files appear only when every one can be written (nothing is overwritten).
+OpenAI function. Files appear only when every one can be written (nothing is overwritten). A
+last page whose ``nextCursor`` names another page is a notice: the listing is not whole.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from hsa.errors import HarnessError, HsaError, Reject
+from hsa.errors import HarnessError, HsaError, Notice, Reject
 from hsa.files.jsonl import json_error, loads, write_jsonl
 from hsa.files.textfile import read_bytes
 from hsa.model.tool import Tool
@@ -34,14 +35,15 @@ class McpImport:
     sources: list[str]
     tools: list[tuple[str, dict]] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
 
     @property
     def listed(self) -> int:
         return len(self.tools) + len(self.rejects)
 
 
-def _listed_tools(path: Path) -> list:
-    """The ``tools`` array of a ``tools/list`` result or response file."""
+def _listed_page(path: Path) -> tuple[list, object]:
+    """(the ``tools`` array, the ``nextCursor``) of a ``tools/list`` result or response file."""
     try:
         data = loads(read_bytes(path))
     except OSError as exc:
@@ -62,7 +64,7 @@ def _listed_tools(path: Path) -> list:
             '{"jsonrpc": "2.0", "result": {"tools": [...]}}',
             file=str(path),
         )
-    return result["tools"]
+    return result["tools"], result.get("nextCursor")
 
 
 # File names stay well under the 255 bytes file systems allow, with room for "-<n>.json".
@@ -84,8 +86,10 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
     out = McpImport(sources=[str(p) for p in paths])
     names: set[str] = set()
     files: set[str] = set()
+    cursor = None
     for path in map(Path, paths):
-        for i, raw in enumerate(_listed_tools(path)):
+        listed, cursor = _listed_page(path)
+        for i, raw in enumerate(listed):
             where = f"tools[{i}]"
             try:
                 tool = Tool.from_dict(raw, where=where)
@@ -111,6 +115,18 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
                 name, n = f"{file_name(tool.name)}-{n}", n + 1
             files.add(name.lower())
             out.tools.append((f"{name}.json", raw))
+    if cursor is not None:
+        # MCP pages a long listing: the last page given names the next one, which is missing.
+        out.notices.append(
+            Notice(
+                str(paths[-1]),
+                None,
+                None,
+                "nextCursor",
+                f"the listing goes on (nextCursor {cursor!r}): these are not all the server's "
+                f"tools; pass every page, in order",
+            )
+        )
     return out
 
 
