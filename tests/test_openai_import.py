@@ -272,3 +272,22 @@ def test_a_legacy_row_that_does_not_pair_up_is_rejected_by_field(tmp_path):
     first, second = result.rejects
     assert first.field == "messages[2]" and "no call of get_price" in first.reason
     assert "both tools and functions" in second.reason
+
+
+def test_trl_prompt_completion_rows_are_read_as_one_conversation(tmp_path):
+    """TRL's conversational prompt-completion format splits a conversation in two lists; it was
+    refused ("unknown keys ['completion', 'prompt']"). Read as its prompt then its completion,
+    it is the conversation it was split from; a plain-text prompt is a reject naming the key."""
+    row = chat()
+    split = {
+        "prompt": row["messages"][:2],
+        "completion": row["messages"][2:],
+        "tools": row["tools"],
+    }
+    text = {"prompt": "Price of link 1?", "completion": "99", "tools": row["tools"]}
+    result = import_openai(write(tmp_path / "pc.jsonl", [split, text]))
+    plain = import_openai(write(tmp_path / "plain.jsonl", [chat()])).episodes[0]
+    (episode,) = result.episodes
+    assert episode.messages == plain.messages and episode.gold == plain.gold
+    (reject,) = result.rejects
+    assert reject.line == 2 and reject.field == "prompt" and "list of messages" in reject.reason

@@ -6,7 +6,9 @@ order). A conversation whose assistant never calls a tool gets a ``no_call`` gol
 assistant message. The id is the line's ``id`` when present, else ``<file stem>-<line number>``.
 Messages as the OpenAI SDK dumps them are read too: its fields that carry nothing
 (``refusal: null``, ``annotations: []``, ``audio``, ``function_call`` and ``tool_calls`` null)
-count as absent. Rows of the legacy function-calling API are read too: ``functions`` as the
+count as absent. TRL's conversational prompt-completion rows (``prompt`` and ``completion``,
+lists of messages) are read as their prompt then their completion. Rows of the legacy
+function-calling API are read too: ``functions`` as the
 tools, an assistant's ``function_call`` as its one tool call (given the id ``call_<n>``), and a
 ``role: function`` message as the tool result of the latest unanswered call of that name.
 """
@@ -26,6 +28,8 @@ from hsa.model.gold import exact_arguments
 
 _KEYS = {"id", "messages", "tools", "meta"}
 _LEGACY_KEYS = {"functions"}
+# TRL's conversational prompt-completion rows: the conversation is the prompt, then the completion.
+_PROMPT_COMPLETION_KEYS = {"prompt", "completion"}
 # What the OpenAI SDK's message objects write when they carry nothing (``model_dump()`` of a
 # chat completion message), and the fine-tuning format's per-line switch: read as absent. A
 # value that carries something (a refusal's text, annotations) is still an unknown key.
@@ -115,9 +119,11 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         raise EpisodeError(
             f"expected a JSON object with messages and tools, got {type(value).__name__}"
         )
-    unknown = set(value) - _KEYS - _LEGACY_KEYS - _IGNORED_KEYS
+    unknown = set(value) - _KEYS - _LEGACY_KEYS - _PROMPT_COMPLETION_KEYS - _IGNORED_KEYS
     if unknown:
         raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}")
+    if _PROMPT_COMPLETION_KEYS & set(value):
+        value = _prompt_completion(value)
     messages = value.get("messages")
     if not isinstance(messages, list):
         raise EpisodeError("messages must be a list", field="messages")
@@ -189,3 +195,19 @@ def _legacy_calls(messages: list) -> list:
             }
         out.append(message)
     return out
+
+
+def _prompt_completion(value: dict) -> dict:
+    """A TRL conversational prompt-completion row as a messages row: the prompt's messages, then
+    the completion's."""
+    if "messages" in value:
+        raise EpisodeError("a row has both messages and prompt/completion: give one")
+    for key in ("prompt", "completion"):
+        if not isinstance(value.get(key), list):
+            raise EpisodeError(
+                f"{key} must be a list of messages (TRL's conversational prompt-completion "
+                f"format; a plain-text prompt has no tool calls to learn from)",
+                field=key,
+            )
+    rest = {k: v for k, v in value.items() if k not in _PROMPT_COMPLETION_KEYS}
+    return {**rest, "messages": [*value["prompt"], *value["completion"]]}
