@@ -112,7 +112,10 @@ def import_bfcl_cmd(
 def import_openai_cmd(
     source: Annotated[
         Path,
-        typer.Argument(help="JSONL with `messages` and `tools` per line (OpenAI / TRL format)."),
+        typer.Argument(
+            help="JSONL with `messages` and `tools` per line (OpenAI / TRL format; TRL's "
+            "`prompt`/`completion` rows and the legacy `functions`/`function_call` rows too)."
+        ),
     ],
     out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],
     rejects: Annotated[
