@@ -184,6 +184,32 @@ def assistant(*calls: dict, content: str | None = None) -> dict:
     return message
 
 
+def one_transform_recipe(name: str, seed: int = 1, variants: int = 1, **options):
+    """A recipe of the one transform ``name`` (with ``options``), originals not kept."""
+    from hsa.augment.recipe import Recipe
+
+    return Recipe.from_dict(
+        {
+            "recipe_version": 1,
+            "name": f"t-{name}",
+            "seed": seed,
+            "variants_per_episode": variants,
+            "keep_original": False,
+            "pipeline": [{name: options}],
+        }
+    )
+
+
+def variant_of(name: str, episode, seed: int = 1, **options):
+    """The first variant of ``episode`` under the one transform ``name``; fails on a reject."""
+    from hsa.augment.variant import Variant
+    from hsa.dataset.pipeline import augment_episode
+
+    out = augment_episode(one_transform_recipe(name, seed, **options), episode)[0]
+    assert isinstance(out, Variant), str(out)
+    return out
+
+
 # Hypothesis budgets: "ci" for make test; HSA_HYPOTHESIS_PROFILE=deep for a long bug hunt.
 # "ci" draws the same examples on every run (derandomize: seeded from each test), so a clean
 # clone's `make test` here is what CI runs, and CI never goes red on a draw no one has seen;

@@ -51,7 +51,7 @@ from hsa.transforms.skill_content import (
 from hsa.transforms.skill_content import llm_paraphrase as llm_paraphrase_module
 from hsa.transforms.skill_ids import SkillIdCase, SkillIdMask, SkillIdNamespace, SkillIdSynonym
 from hsa.verify import verify_variant
-from tests.conftest import assistant, call, served
+from tests.conftest import assistant, call, served, variant_of
 from tests.strategies import rich_episode_dicts
 
 ID_TRANSFORMS = [SkillIdSynonym, SkillIdCase, SkillIdNamespace, SkillIdMask]
@@ -1336,19 +1336,7 @@ def test_a_skill_id_that_is_the_users_own_word_stays_in_their_words(transform):
     )
     moved = 0
     for seed in range(6):
-        out = augment_episode(
-            Recipe.from_dict(
-                {
-                    "recipe_version": 1,
-                    "name": "t",
-                    "seed": seed,
-                    "variants_per_episode": 1,
-                    "pipeline": [{transform.name: {}}],
-                }
-            ),
-            episode,
-        )[0]
-        assert isinstance(out, Variant), str(out)
+        out = variant_of(transform.name, episode, seed=seed)
         new = out.mapping.skill("online-banking")
         moved += new != "online-banking"
         assert out.episode.messages[0]["content"] == user

@@ -49,30 +49,12 @@ from hsa.transforms.tool_schema.descriptions import ToolDescriptionParaphrase
 from hsa.transforms.tool_schema.distractors import DistractorTools
 from hsa.transforms.tool_schema.spelling import ToolSchemaSpelling
 from hsa.verify import verify_variant
-from tests.conftest import BFCL_DIR, BFCL_FILES, assistant, call
+from tests.conftest import BFCL_DIR, BFCL_FILES, assistant, call, variant_of
+from tests.conftest import one_transform_recipe as recipe
 from tests.strategies import harnesses, rich_episode_dicts
 
 FAMILY = sorted(n for n, cls in registered().items() if cls.family == "tool_schema")
 SPLIT_TRANSFORMS = [n for n in FAMILY if "split" in registered()[n].options()]
-
-
-def recipe(name: str, seed: int = 1, variants: int = 1, **options) -> Recipe:
-    return Recipe.from_dict(
-        {
-            "recipe_version": 1,
-            "name": f"t-{name}",
-            "seed": seed,
-            "variants_per_episode": variants,
-            "keep_original": False,
-            "pipeline": [{name: options}],
-        }
-    )
-
-
-def variant_of(name: str, episode: Episode, seed: int = 1, **options) -> Variant:
-    out = augment_episode(recipe(name, seed, **options), episode)[0]
-    assert isinstance(out, Variant), str(out)
-    return out
 
 
 @pytest.fixture(scope="module")
