@@ -43,7 +43,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import answered_calls
-from hsa.model.schema import rewrite_descriptions
+from hsa.model.schema import IN_PLACE_LISTS, IN_PLACE_VALUES, rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
 from hsa.text.mentions import (
     replace_call_mentions,
@@ -241,13 +241,6 @@ def rename_result(
     return _prose(mapping).result_around(content, keep)
 
 
-# Keywords whose subschemas apply to the very object of the schema they stand in (JSON Schema's
-# in-place applicators): a property name they list (an ``anyOf`` branch's ``required``, an
-# ``if``'s ``properties``) is one of the object's own, and moves with it.
-_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
-_IN_PLACE = ("not", "if", "then", "else")
-
-
 def _rename_schema(schema: dict, renames: dict) -> dict:
     """A tool's parameters schema with its top-level properties renamed (``old -> new``)
     wherever the schema names them: ``properties``, ``required``, ``dependentRequired``,
@@ -268,10 +261,10 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
         out["properties"] = {name(k): v for k, v in out["properties"].items()}
     if "required" in out:
         out["required"] = names(out["required"])
-    for key in _IN_PLACE_LISTS:
+    for key in IN_PLACE_LISTS:
         if isinstance(out.get(key), list):
             out[key] = [_rename_schema(sub, renames) for sub in out[key]]
-    for key in _IN_PLACE:
+    for key in IN_PLACE_VALUES:
         if isinstance(out.get(key), dict):
             out[key] = _rename_schema(out[key], renames)
     if isinstance(out.get("dependentRequired"), dict):
@@ -315,7 +308,7 @@ def _rename_tool(tool, mapping: Mapping, prose: _Prose):
     name, description = mapping.tool(tool.name), prose(tool.description)
     renames = mapping.parameters.get(tool.name, {})
     parameters = _rename_schema(rewrite_descriptions(tool.parameters, prose), renames)
-    if renames and "$ref" in orjson.dumps(parameters).decode():
+    if renames and b'"$ref"' in orjson.dumps(parameters):
         parameters = _renamed_refs(parameters, renames)
     if name == tool.name and description == tool.description and parameters is tool.parameters:
         return tool

@@ -28,6 +28,11 @@ SUBSCHEMA_LISTS = ("prefixItems", "anyOf", "oneOf", "allOf")
 SUBSCHEMA_VALUES = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 # ``items`` also takes a list (the draft 4-7 tuple form).
 _LIST_TOO = ("items",)
+# Keywords whose sub-schemas describe the very value of the schema they stand in (in-place
+# applicators), as lists and as single schemas: a property name they list (an ``anyOf`` branch's
+# ``required``) is one of that object's own.
+IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+IN_PLACE_VALUES = ("not", "if", "then", "else")
 # Steps that lead from a value to the values inside it (an object's properties, an array's
 # elements), as opposed to branches that describe the same value or definitions used elsewhere.
 INSTANCE_STEPS = ("properties", "items")

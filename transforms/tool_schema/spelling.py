@@ -17,7 +17,15 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.message import called_tools
-from hsa.model.schema import edit_schema, is_instance_path, pointer, pointer_parts, schema_nodes
+from hsa.model.schema import (
+    IN_PLACE_LISTS,
+    IN_PLACE_VALUES,
+    edit_schema,
+    is_instance_path,
+    pointer,
+    pointer_parts,
+    schema_nodes,
+)
 from hsa.transforms.tool_schema.common import calls, shuffled, tool_named, with_tools
 
 
@@ -89,13 +97,8 @@ _KEYS_FROM_ELSEWHERE = frozenset(
     {
         "$ref",
         "$dynamicRef",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "if",
-        "then",
-        "else",
+        *IN_PLACE_LISTS,
+        *IN_PLACE_VALUES,
         "dependentSchemas",
         "dependencies",
         "patternProperties",
