@@ -21,7 +21,7 @@ from hsa.augment.transform import Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
-from hsa.model.harness import BUILTIN_SECTIONS, Harness
+from hsa.model.harness import BUILTIN_SECTIONS, WORDING_OPTIONS, Harness
 from hsa.render import DEFAULT_HEADINGS, DEFAULT_PHRASES, PLACEMENTS, available_layouts
 from hsa.transforms._language import table_languages
 
@@ -290,8 +290,7 @@ def wording_languages(harness: Harness) -> tuple[str, ...]:
     those its texts are written in, and English too while the prompt keeps the render's own
     (English) headings and instructions, the scaffolding it shows already."""
     written = table_languages(harness)
-    options = harness.prompt.options
-    if not options.get("headings") and not options.get("phrases"):
+    if not any(harness.prompt.options.get(option) for option in WORDING_OPTIONS):
         written |= {"en"}
     return tuple(language for language in LANGUAGES if language in written)
 

@@ -318,7 +318,8 @@ def verify(
     from hsa.dataset.writer import read_manifest
     from hsa.rollout.audit import audit_rollout, is_rollout
 
-    rows = read_manifest(version_dir)["counts"].get("rows")
+    manifest = read_manifest(version_dir)
+    rows = manifest["counts"].get("rows")
     audit = audit_rollout if is_rollout(version_dir) else audit_version
     with progress_bar("verify", total=rows, unit="rows", show_rows=False) as advance:
         report = audit(
@@ -336,7 +337,7 @@ def verify(
         raise typer.Exit(1)
     if not rows:
         # Intact, but no dataset: generate keeps such a version only to show its rejects.
-        rejects = read_manifest(version_dir).get("rejects", {}).get("rows", 0)
+        rejects = manifest.get("rejects", {}).get("rows", 0)
         err.print(
             f"FAILED: {version_dir}: its files match its manifest, but the version has no rows "
             f"({rejects} rejects: see rejects.parquet)",

@@ -8,9 +8,9 @@ Messages as the OpenAI SDK dumps them are read too: its fields that carry nothin
 (``refusal: null``, ``annotations: []``, ``audio``, ``function_call`` and ``tool_calls`` null)
 count as absent. TRL's conversational prompt-completion rows (``prompt`` and ``completion``,
 lists of messages) are read as their prompt then their completion. Rows of the legacy
-function-calling API are read too: ``functions`` as the
-tools, an assistant's ``function_call`` as its one tool call (given the id ``call_<n>``), and a
-``role: function`` message as the tool result of the latest unanswered call of that name.
+function-calling API are read too: ``functions`` as the tools, an assistant's ``function_call``
+as its one tool call (given the id ``call_<n>``), and a ``role: function`` message as the tool
+result of the latest unanswered call of that name.
 """
 
 from __future__ import annotations

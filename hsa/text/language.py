@@ -22,6 +22,7 @@ import yaml
 
 from hsa.errors import HsaError
 from hsa.text.mentions import CODE_SPAN
+from hsa.text.names import latin_script
 
 FUNCTION_WORDS = Path(__file__).with_name("function_words.yaml")
 
@@ -99,14 +100,12 @@ def _scripts(text: str) -> tuple[int, int]:
     """(Latin letters, letters of another script than Latin, Chinese or Japanese) in ``text``."""
     latin = other = 0
     for ch in text:
-        if ch.isascii():
-            latin += ch.isalpha()
-        elif ch.isalpha():
-            script = unicodedata.name(ch, "").split(" ", 1)[0]
-            if script == "LATIN":
-                latin += 1
-            elif script not in ("CJK", "HIRAGANA", "KATAKANA"):
-                other += 1
+        if not ch.isalpha():
+            continue
+        if latin_script(ch):
+            latin += 1
+        elif unicodedata.name(ch, "").split(" ", 1)[0] not in ("CJK", "HIRAGANA", "KATAKANA"):
+            other += 1
     return latin, other
 
 

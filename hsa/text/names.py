@@ -142,7 +142,7 @@ def name_words(name: str) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _latin(ch: str) -> bool:
+def latin_script(ch: str) -> bool:
     """Whether ``ch`` is written in Latin script (ASCII, or a letter such as ü, ß, é): a run of
     other script (Chinese glued to an ASCII name) is a word of its own, an umlaut is not."""
     return ch.isascii() or unicodedata.name(ch, "").startswith("LATIN ")
@@ -160,7 +160,7 @@ def _words(name: str) -> tuple[str, ...]:
                 boundary = (
                     (prev.islower() and ch.isupper())
                     or (prev.isdigit() and ch.isupper() and nxt.islower())
-                    or (_latin(prev) != _latin(ch))
+                    or (latin_script(prev) != latin_script(ch))
                     or (prev.isupper() and ch.isupper() and nxt.islower())
                 )
                 if boundary:

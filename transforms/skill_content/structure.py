@@ -380,8 +380,9 @@ _CUE_LANGUAGES = frozenset({"en", "de", "fr", "es"})
 
 def _cues_read(blocks: list[Block]) -> bool:
     """Whether the cues can read the body: it holds Chinese or Japanese, or its function words
-    are those of a language the cues know (or, with none, its letters are ASCII). An Italian body's "Per prima cosa ... Poi ... Infine"
-    is a sequence no table sees, and a list whose order cannot be read is not free."""
+    are those of a language the cues know (or, with none, its letters are ASCII). An Italian
+    body's "Per prima cosa ... Poi ... Infine" is a sequence no table sees, and a list whose
+    order cannot be read is not free."""
     texts = [block_text(block) for block in blocks]
     if any(map(han_or_kana, texts)):
         return True

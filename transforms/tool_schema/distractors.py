@@ -20,7 +20,7 @@ from hsa.model.harness import Harness
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
 from hsa.text.names import name_words, write_segments
-from hsa.transforms._language import table_languages
+from hsa.transforms._language import english_harness
 from hsa.transforms._names import declared_or_shared
 from hsa.transforms.tool_schema.common import with_tools
 from hsa.transforms.tool_schema.options import DISTRACTOR_TOOLS
@@ -122,7 +122,7 @@ class DistractorTools(Transform):
         # The harness alone decides (the draw is shared by every conversation under the
         # harness variant); a conversation that asks for a drawn tool is refused in apply.
         harness = episode.harness
-        if "en" not in table_languages(harness):
+        if not english_harness(harness):
             # The pool is English, and its keywords read English and Chinese: beside an Italian
             # harness's tools its tools would be the only English ones (a tell, not a choice),
             # and none could be told apart from a tool the harness has (a second reminder tool).
