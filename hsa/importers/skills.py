@@ -56,14 +56,15 @@ def _skill_file(folder: Path) -> Path | None:
     )
 
 
-def skill_folders(path: Path) -> list[Path]:
-    """``path`` if it holds a SKILL.md, else its subfolders that do, in name order (a skill file
-    named in another case counts, to be rejected for it)."""
+def skill_files(path: Path) -> list[Path]:
+    """The skill file of ``path`` if it holds one, else those of its subfolders that do, in name
+    order (a skill file named in another case counts, to be rejected for it)."""
     if not path.is_dir():
         raise HsaError("not a folder of skills", file=str(path))
-    if _skill_file(path) is not None:
-        return [path]
-    found = sorted(p for p in path.iterdir() if p.is_dir() and _skill_file(p) is not None)
+    own = _skill_file(path)
+    if own is not None:
+        return [own]
+    found = [f for p in sorted(path.iterdir()) if p.is_dir() and (f := _skill_file(p)) is not None]
     if not found:
         raise HsaError("holds no SKILL.md, nor folders with one", file=str(path))
     return found
@@ -72,9 +73,9 @@ def skill_folders(path: Path) -> list[Path]:
 def read_skills(paths: list[str | os.PathLike]) -> SkillsImport:
     out = SkillsImport()
     seen: dict[str, Path] = {}
-    for folder in (f for p in paths for f in skill_folders(Path(p))):
+    for skill_file in (f for p in paths for f in skill_files(Path(p))):
+        folder = skill_file.parent
         out.folders += 1
-        skill_file = _skill_file(folder) or folder / "SKILL.md"
         if skill_file.name != "SKILL.md":
             out.rejects.append(
                 Reject(
