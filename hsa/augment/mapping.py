@@ -102,9 +102,14 @@ class Mapping:
         return self.parameters.get(tool, {}).get(param, param)
 
     def apply_to_call(self, call: GoldCall) -> GoldCall:
-        renames = self.parameters.get(call.name, {})
+        """``call`` renamed; the same object when the mapping names neither its tool nor its
+        parameters (gold is frozen, so sharing it is safe)."""
+        renames = self.parameters.get(call.name)
+        name = self.tools.get(call.name, call.name)
+        if not renames:
+            return call if name == call.name else GoldCall(name, call.arguments, call.omittable)
         return GoldCall(
-            name=self.tool(call.name),
+            name=name,
             arguments={renames.get(k, k): v for k, v in call.arguments.items()},
             omittable=tuple(renames.get(p, p) for p in call.omittable),
         )
@@ -112,30 +117,33 @@ class Mapping:
     def apply_to_gold(self, gold: Gold) -> Gold:
         if not self:
             return gold
-        touched = [self._touches(turn) for turn in gold.turns]
-        if not any(touched):
-            return gold  # the same gold object: nothing in it is renamed
         # A turn the mapping does not touch is kept as it is (most turns of a rename that
-        # reaches one tool): equal either way, and no copy is made per variant.
-        return Gold(
-            turns=tuple(
-                replace(
-                    t,
-                    calls=tuple(self.apply_to_call(c) for c in t.calls),
-                    skills=tuple(self.skill(s) for s in t.skills),
-                )
-                if hit
-                else t
-                for t, hit in zip(gold.turns, touched, strict=True)
-            )
-        )
+        # reaches one tool): equal either way, and no copy is made per variant. Verification
+        # and every rename ask this of every variant, so the untouched case costs a lookup.
+        turns: list[TurnGold] | None = None
+        for k, turn in enumerate(gold.turns):
+            renamed = self._renamed_turn(turn)
+            if renamed is not turn:
+                if turns is None:
+                    turns = list(gold.turns)
+                turns[k] = renamed
+        return gold if turns is None else Gold(turns=tuple(turns))
 
-    def _touches(self, turn: TurnGold) -> bool:
-        """Whether this mapping renames a tool, parameter or skill that ``turn`` names."""
-        if self.skills and any(s in self.skills for s in turn.skills):
-            return True
-        tools = self._call_names
-        return bool(tools) and any(c.name in tools for c in turn.calls)
+    def _renamed_turn(self, turn: TurnGold) -> TurnGold:
+        """``turn`` with the tools, parameters and skills it names renamed; the same object when
+        it names none of them."""
+        skills = self.skills
+        calls = turn.calls
+        touched_skills = bool(skills) and any(s in skills for s in turn.skills)
+        names = self._call_names
+        touched_calls = bool(names) and any(c.name in names for c in calls)
+        if not (touched_skills or touched_calls):
+            return turn
+        return replace(
+            turn,
+            calls=tuple(self.apply_to_call(c) for c in calls) if touched_calls else calls,
+            skills=tuple(self.skill(s) for s in turn.skills) if touched_skills else turn.skills,
+        )
 
     @cached_property
     def _call_names(self) -> frozenset[str]:

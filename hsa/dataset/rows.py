@@ -16,8 +16,9 @@ import pyarrow as pa
 from hsa.augment.step import Step
 from hsa.augment.variant import Variant, VariantReject
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.render import render_messages, renders_alike, tools_json
+from hsa.render import prompt_parts, render_messages, renders_alike, tools_json
 
 JSON = pa.json_()
 
@@ -131,16 +132,36 @@ def visibly_changed(before: Episode, after: Episode) -> bool:
         return True
     if before.harness is after.harness:
         return False
-    tools, others = before.harness.all_tools(), after.harness.all_tools()
+    verdict = _HARNESS_CHANGES.get(
+        (id(before.harness), id(after.harness)),
+        lambda: (before.harness, after.harness, _harness_change(before.harness, after.harness)),
+    )[2]
+    if verdict is not None:
+        return verdict
+    # The prompts differ: apart wherever the conversation has a user turn (renders_alike).
+    return not renders_alike(before.harness, after.harness, after.messages)
+
+
+def _harness_change(before: Harness, after: Harness) -> bool | None:
+    """What :func:`visibly_changed` reads of two harnesses alone: True when the tools the model
+    reads differ, False when they and the prompt parts are the same, None when only the prompt
+    parts differ (whether that shows depends on the conversation: :func:`renders_alike`)."""
+    tools, others = before.all_tools(), after.all_tools()
     if tools != others:
         return True
     # Equal tools may be written in another order of their schemas' keys
     # (``tool_property_order``), which the tools column shows the model whatever the layout
     # renders; a tool no step touched is the same object, and its column is not looked at.
     touched = any(tool is not other for tool, other in zip(tools, others, strict=True))
-    if touched and tools_json(before.harness) != tools_json(after.harness):
+    if touched and tools_json(before) != tools_json(after):
         return True
-    return not renders_alike(before.harness, after.harness, after.messages)
+    return False if prompt_parts(before) == prompt_parts(after) else None
+
+
+# What two harnesses show apart (:func:`_harness_change`), by the harnesses' ids: every row of a
+# pool's harness variant replays the same steps on the same harness objects, so each step's
+# verdict is made once. The entry holds both harnesses, so while remembered their ids are theirs.
+_HARNESS_CHANGES: BoundedMemo[tuple[Harness, Harness, bool | None]] = BoundedMemo(4096)
 
 
 def visible_families(variant: Variant) -> list[str]:
