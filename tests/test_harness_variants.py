@@ -214,6 +214,7 @@ def test_replaying_a_harness_variants_rows_makes_its_harness_once_and_changes_no
 def monkeypatch_memo(monkeypatch):
     from hsa import render, verify
     from hsa.augment import compose, rename, stage
+    from hsa.dataset import rows
     from hsa.model import episode, memo
 
     memos = (
@@ -222,6 +223,8 @@ def monkeypatch_memo(monkeypatch):
         stage.STAGE_MEMO,
         render._TOOLS_JSON,
         episode._ARGUMENT_VALIDATORS,
+        episode._RECORDED_VERDICTS,
+        rows._HARNESS_CHANGES,
         rename._RENAMED,
         render._PROMPTS,
         verify._STALE_IN_HARNESS,
@@ -396,3 +399,19 @@ def test_the_memo_of_long_texts_holds_no_short_text_and_no_more_characters_than_
     memo.get("rewriter", texts[-1], lambda: rewrite(texts[-1]))  # the latest are held
     memo.get("rewriter", texts[0], lambda: rewrite(texts[0]))  # the first went first
     assert made == [texts[0]]
+
+
+def test_a_harness_variant_that_leaves_the_harness_keeps_every_rows_folder_reference(tmp_path):
+    # A stage of steps that keep the conversation and change nothing (identity) leaves each
+    # episode under the folder it named, in the first episode of a slot (which makes the stage)
+    # and in every other (which replays it), as a run without a pool does.
+    from hsa.model.episode import read_episodes
+
+    jsonl, _ = write_inputs(tmp_path, 6, "shared-harness")
+    episodes = [e for e in read_episodes(jsonl) if isinstance(e, Episode)]
+    assert len(episodes) == 6 and all(e.harness_ref for e in episodes)
+    for pool in (None, 1):
+        made = variants_of(pooled(pool, pipeline=[{"identity": {}}], variants=2), *episodes)
+        assert [v.episode.harness_ref for v in made] == [
+            e.harness_ref for e in episodes for _ in range(2)
+        ]

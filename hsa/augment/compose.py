@@ -18,6 +18,7 @@ from hsa.augment.mapping import EMPTY, Mapping
 from hsa.augment.rng import derive_harness_rng, derive_rng
 from hsa.augment.step import Step
 from hsa.augment.transform import Transform
+from hsa.augment.variant import HarnessChange
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -58,15 +59,17 @@ class HarnessStep:
 @dataclass
 class RunState:
     """Where one variant is in the pipeline: its coordinates, lineage so far and mapping, and
-    its trail: (family, episode before, episode after) of every fired transform, so that rows can
-    tell which families changed what the model reads (no copies: episodes are frozen)."""
+    its trail: (family, episode before, episode after) of every fired transform, or (family,
+    :class:`HarnessChange`, episode) of one a harness stage's replay knows changed the harness
+    alone, so that rows can tell which families changed what the model reads (no copies:
+    episodes are frozen)."""
 
     seed: int
     episode_id: str
     variant: int
     lineage: list[Step] = field(default_factory=list)
     mapping: Mapping = EMPTY
-    trail: list[tuple[str, Episode, Episode]] = field(default_factory=list)
+    trail: list[tuple[str, Episode | HarnessChange, Episode]] = field(default_factory=list)
     # The harness variant this variant drew from the recipe's pool ("<fingerprint>:<slot>"), or
     # None when the recipe has no pool (every variant draws its own harness).
     harness_variant: str | None = None

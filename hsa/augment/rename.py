@@ -41,7 +41,7 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
-from hsa.model.memo import LONG_TEXTS, BoundedMemo
+from hsa.model.memo import LONG_TEXTS, BoundedMemo, LongTexts
 from hsa.model.message import answered_calls
 from hsa.model.schema import IN_PLACE_LISTS, IN_PLACE_VALUES, rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
@@ -76,6 +76,14 @@ class _Prose:
         self.names = names
         # A text that holds no old name (most message texts) is left at one search.
         self._any_name = written_anywhere(names)
+
+    def may_change(self, text: str) -> bool:
+        """False when the rewrite (as prose or as a result) certainly keeps ``text``: no old name
+        is written in it. Read directly for a short text, where the layers around the search
+        cost more than the search; a long one is left to the memo of long texts."""
+        if self._any_name is None:
+            return False
+        return len(text) >= LongTexts.SHORTEST or self._any_name.search(text)
 
     def __call__(self, text: str) -> str:
         # A long text (a skill body loaded in many rows of a harness variant) is read once per
@@ -387,7 +395,9 @@ def rename_messages(
     for message in messages:
         new = message
         content = message.get("content")
-        if isinstance(content, str) and content and tool_result(message):
+        if isinstance(content, str) and not prose.may_change(content):
+            text = content  # as it is (most texts: no old name is written in them)
+        elif isinstance(content, str) and content and tool_result(message):
             text = prose.result(content)
             if text != content and keep is not None:
                 if loaded is None:

@@ -16,11 +16,15 @@ it, on batch size, worker count or engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from hsa.augment.compose import HarnessStep, RunState, Sequence, TransformFailed, TransformNode
 from hsa.augment.mapping import Mapping
 from hsa.augment.step import Step
+from hsa.augment.transform import Transform
+from hsa.augment.variant import HarnessChange
 from hsa.model.episode import Episode
+from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
 
@@ -34,6 +38,17 @@ class FiredStep:
     made: HarnessStep
     lineage_before: int  # lineage steps recorded before it (what a reject at it carries)
 
+    @property
+    def keeps_conversation(self) -> bool:
+        """Whether replaying the step only puts its harness under the episode: a transform
+        whose ``apply`` keeps messages and gold (``conversation = "kept"``) with no shortcut of
+        its own."""
+        transform = self.node.transform
+        return (
+            transform.conversation == "kept"
+            and type(transform).apply_to_conversation is Transform.apply_to_conversation
+        )
+
 
 @dataclass(frozen=True)
 class HarnessStage:
@@ -44,16 +59,38 @@ class HarnessStage:
     harness: Harness
     fired: tuple[FiredStep, ...]
 
+    @cached_property
+    def _kept(self) -> tuple[bool, ...]:
+        return tuple(step.keeps_conversation for step in self.fired)
+
     def replay(self, episode: Episode, state: RunState) -> Episode:
-        """``episode`` through the stage, recording into ``state`` what running it would."""
-        for step in self.fired:
+        """``episode`` through the stage, recording into ``state`` what running it would.
+
+        A step that keeps the conversation (most of a stage: orders, descriptions, shapes,
+        prompt structure) only changes the harness the next step reads: a run of them puts
+        the last one's harness under the episode once, and the trail records each as a
+        :class:`HarnessChange`. Same output as replaying each step on its own."""
+        harness, ref = episode.harness, episode.harness_ref  # what the episode is to carry
+        for step, kept in zip(self.fired, self._kept, strict=True):
+            family = step.node.transform.family
+            if kept:
+                made = step.made
+                state.trail.append((family, HarnessChange(harness, made.harness), episode))
+                harness = made.harness
+                ref = ref if made.unchanged else None
+                continue
+            if harness is not episode.harness or ref != episode.harness_ref:
+                episode = replace(episode, harness=harness, harness_ref=ref)
             try:
                 out = step.node.replay(episode, step.params, step.made)
             except Exception as exc:  # as TransformNode.run: the variant becomes a reject
                 state.lineage.extend(self.lineage[: step.lineage_before])
                 raise TransformFailed(step.node.transform.name, step.node.path, exc) from exc
-            state.trail.append((step.node.transform.family, episode, out))
+            state.trail.append((family, episode, out))
             episode = out
+            harness, ref = episode.harness, episode.harness_ref
+        if harness is not episode.harness or ref != episode.harness_ref:
+            episode = replace(episode, harness=harness, harness_ref=ref)
         state.lineage.extend(self.lineage)
         state.mapping = self.mapping
         return episode

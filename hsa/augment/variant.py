@@ -7,6 +7,18 @@ from dataclasses import dataclass, field
 from hsa.augment.mapping import Mapping
 from hsa.augment.step import Step
 from hsa.model.episode import Episode
+from hsa.model.harness import Harness
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessChange:
+    """A trail entry's first side for a step that changed the harness alone (its conversation
+    kept): the harness before and after it; the entry's last side is the episode whose
+    conversation both share (as the replay of a pool's harness stage records such steps, without
+    a copy of the episode for each)."""
+
+    before: Harness
+    after: Harness
 
 
 @dataclass(frozen=True)
@@ -19,7 +31,8 @@ class Variant:
     episode: Episode
     lineage: tuple[Step, ...]
     mapping: Mapping
-    # (family, episode before, episode after) of each fired transform, in order: what
+    # (family, episode before, episode after) of each fired transform, in order, or (family,
+    # HarnessChange, episode) for one that changed the harness alone: what
     # hsa.dataset.rows.visible_families reads. Not serialised; replay rebuilds it.
     trail: tuple = field(default=(), compare=False, repr=False)
     # "<source harness fingerprint>:<slot>" when the recipe has a harness-variant pool

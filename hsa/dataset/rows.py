@@ -14,7 +14,7 @@ import orjson
 import pyarrow as pa
 
 from hsa.augment.step import Step
-from hsa.augment.variant import Variant, VariantReject
+from hsa.augment.variant import HarnessChange, Variant, VariantReject
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
@@ -130,16 +130,21 @@ def visibly_changed(before: Episode, after: Episode) -> bool:
         return False
     if before.messages != after.messages:
         return True
-    if before.harness is after.harness:
+    return harness_visibly_changed(before.harness, after.harness, after.messages)
+
+
+def harness_visibly_changed(before: Harness, after: Harness, conversation) -> bool:
+    """Whether ``conversation`` under ``after`` shows the model anything else than under
+    ``before`` (:func:`visibly_changed` of a step that kept the conversation)."""
+    if before is after:
         return False
     verdict = _HARNESS_CHANGES.get(
-        (id(before.harness), id(after.harness)),
-        lambda: (before.harness, after.harness, _harness_change(before.harness, after.harness)),
+        (id(before), id(after)), lambda: (before, after, _harness_change(before, after))
     )[2]
     if verdict is not None:
         return verdict
     # The prompts differ: apart wherever the conversation has a user turn (renders_alike).
-    return not renders_alike(before.harness, after.harness, after.messages)
+    return not renders_alike(before, after, conversation)
 
 
 def _harness_change(before: Harness, after: Harness) -> bool | None:
@@ -169,7 +174,13 @@ def visible_families(variant: Variant) -> list[str]:
     each fired step of its trail compared before and after (:func:`visibly_changed`)."""
     found: set[str] = set()
     for family, before, after in variant.trail:
-        if family not in found and visibly_changed(before, after):
+        if family in found:
+            continue
+        if isinstance(before, HarnessChange):
+            changed = harness_visibly_changed(before.before, before.after, after.messages)
+        else:
+            changed = visibly_changed(before, after)
+        if changed:
             found.add(family)
     return sorted(found)
 

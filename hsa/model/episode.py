@@ -510,14 +510,28 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
                 )
 
 
+# The scorer's verdict on a recorded message, by what it reads: the message and the gold turn
+# (objects: episodes are frozen), the skill loader, and the tools the turn's gold calls. A
+# variant's rename leaves most messages and turns it does not touch the same objects (the final
+# reply of every variant of an episode), so their verdict is made once. The entry holds all
+# three, so while remembered their ids are theirs.
+_RECORDED_VERDICTS: BoundedMemo[tuple[dict, Any, tuple, Any]] = BoundedMemo(4096)
+
+
 def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None:
     """Each judged turn's recorded assistant message passes its own gold under the one scorer: a
     recording that contradicts its gold would teach the wrong answer; stage
     ``check:recorded_turn``."""
+    loader = harness.skill_loader if harness.skills else None
     for i, turn in enumerate(gold.turns):
         if turn.at >= len(messages):
             continue  # a prompt awaiting its message (BFCL): nothing recorded to check
-        verdict = score_turn(messages[turn.at], turn, harness)
+        message = messages[turn.at]
+        tools = tuple(harness.tool(call.name) for call in turn.calls)
+        verdict = _RECORDED_VERDICTS.get(
+            (id(message), id(turn), loader, tuple(map(id, tools))),
+            lambda: (message, turn, tools, score_turn(message, turn, harness)),  # noqa: B023
+        )[3]
         if not verdict.correct:
             raise EpisodeError(
                 f"the recorded messages[{turn.at}] fails its own gold: {verdict.reason}",
