@@ -13,7 +13,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hsa.dataset.row_shape import RowShape, distribution, median
+from hsa.dataset.row_shape import SHAPE_COLUMNS, RowShape, distribution, median, shape_of
 from hsa.dataset.rows import ROW_SCHEMA
 
 
@@ -90,3 +90,45 @@ def test_the_tally_does_not_depend_on_how_the_rows_arrive(rows, cuts):
         assert shape.messages == Counter(m for _, m, _ in rows)
         assert shape.tools == Counter(t for _, _, t in rows)
         assert shape.first_id == "s0"
+
+
+@given(
+    rows_of_sources,
+    st.lists(st.sampled_from([None, "en", "zh", "xx"]), min_size=1, max_size=30),
+)
+def test_counts_a_rows_maker_writes_tally_as_a_scan_of_its_json_does(rows, stated):
+    # hsa generate's workers count each row's messages, tools and stated reply languages as
+    # they make it (shape_of); the card must say what reading the shards says. A tool argument
+    # named language is no reply language.
+    table = _rows(rows)
+    golds = []
+    for k in range(table.num_rows):
+        language = stated[k % len(stated)]
+        turn = {"at": 1, "calls": [{"name": "f", "arguments": {"language": ["de"]}}]}
+        if language is not None:
+            turn["reply"] = {"language": language}
+        golds.append(json.dumps({"turns": [turn]}, separators=(",", ":")))
+    table = table.set_column(
+        table.schema.get_field_index("hsa_gold"),
+        "hsa_gold",
+        pa.array(golds, ROW_SCHEMA.field("hsa_gold").type),
+    )
+    made = [
+        shape_of(m.as_py(), t.as_py(), g.as_py())
+        for m, t, g in zip(
+            table.column("messages").chunk(0).storage,
+            table.column("tools").chunk(0).storage,
+            table.column("hsa_gold").chunk(0).storage,
+            strict=True,
+        )
+    ]
+    counted = table
+    for name in SHAPE_COLUMNS:
+        counted = counted.append_column(name, pa.array([row[name] for row in made]))
+    scanned, tallied = RowShape(), RowShape()
+    scanned.add(table)
+    tallied.add(counted)
+    assert tallied.messages == scanned.messages == Counter(m for _, m, _ in rows)
+    assert tallied.tools == scanned.tools
+    assert tallied.languages == scanned.languages
+    assert tallied.per_source == scanned.per_source

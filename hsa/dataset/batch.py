@@ -24,6 +24,7 @@ from hsa.augment.recipe import Recipe
 from hsa.augment.variant import VariantReject
 from hsa.dataset.harness_variants import variant_lineage_end
 from hsa.dataset.pipeline import augment_episode
+from hsa.dataset.row_shape import shape_of
 from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, skill_licenses, variant_row
 from hsa.errors import HsaError, Reject
 from hsa.files.jsonl import line_error, loads
@@ -43,6 +44,11 @@ OUTPUT_SCHEMA = (
     .append(pa.field("hsa_fired", pa.list_(pa.string())))
     .append(pa.field("hsa_skill_licenses", JSON))
     .append(pa.field("hsa_harness_lineage_end", pa.int32()))
+    # the row's shape for the card (hsa.dataset.row_shape.SHAPE_COLUMNS), counted here so that
+    # the writer tallies numbers instead of scanning every row's JSON
+    .append(pa.field("hsa_message_count", pa.int32()))
+    .append(pa.field("hsa_tool_count", pa.int32()))
+    .append(pa.field("hsa_reply_languages", pa.list_(pa.string())))
 )
 _EMPTY_ROW = dict.fromkeys(ROW_SCHEMA.names)
 
@@ -157,9 +163,11 @@ class BatchFunction:
                 out.append(self._variant_reject(item, line))
                 continue
             try:
+                row = variant_row(item, self.job.version)
                 out.append(
                     {
-                        **variant_row(item, self.job.version),
+                        **row,
+                        **shape_of(row["messages"], row["tools"], row["hsa_gold"]),
                         "hsa_reject": None,
                         "hsa_fired": [s.transform for s in fired_steps(item.lineage)],
                         "hsa_skill_licenses": None,

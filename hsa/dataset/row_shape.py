@@ -28,6 +28,22 @@ MESSAGE_MARK = '"role":'
 TOOL_MARK = '"type":"function"'
 
 
+# What a row's maker may count as it makes the row (see :func:`shape_of`), so that the process
+# that writes the rows tallies numbers instead of scanning every row's JSON.
+SHAPE_COLUMNS = ("hsa_message_count", "hsa_tool_count", "hsa_reply_languages")
+
+
+def shape_of(messages: str, tools: str, gold: str) -> dict:
+    """The :data:`SHAPE_COLUMNS` of one row, from its ``messages``, ``tools`` and ``hsa_gold``
+    JSON: what :meth:`RowShape.add` would find scanning them (the same marks, the same reading of
+    the gold)."""
+    return {
+        "hsa_message_count": messages.count(MESSAGE_MARK),
+        "hsa_tool_count": tools.count(TOOL_MARK),
+        "hsa_reply_languages": sorted(_stated_languages(gold)) if '"language":' in gold else [],
+    }
+
+
 class RowShape:
     """Counts of each value of variants per source, messages per row and tools per row.
 
@@ -46,13 +62,20 @@ class RowShape:
 
     def add(self, rows: pa.Table | pa.RecordBatch) -> None:
         """Tally ``rows`` (with ``hsa_source_id``, ``messages``, ``tools`` and ``hsa_gold``), in
-        write order."""
+        write order. Rows that carry their :data:`SHAPE_COLUMNS` (a generate's workers count
+        them as they make each row) are tallied from those, without a scan of their JSON."""
         if rows.num_rows == 0:
             return
-        self.messages.update(_marks(rows.column("messages"), MESSAGE_MARK))
-        self.tools.update(_marks(rows.column("tools"), TOOL_MARK))
-        if unseen := set(REPLY_LANGUAGES) - self.languages:  # none left to look for: no scan
-            self.languages |= gold_languages(rows.column("hsa_gold"), unseen)
+        if all(name in rows.column_names for name in SHAPE_COLUMNS):
+            self.messages.update(tally(rows.column("hsa_message_count")))
+            self.tools.update(tally(rows.column("hsa_tool_count")))
+            stated = pc.unique(pc.list_flatten(rows.column("hsa_reply_languages"))).to_pylist()
+            self.languages |= set(stated) & set(REPLY_LANGUAGES)
+        else:
+            self.messages.update(_marks(rows.column("messages"), MESSAGE_MARK))
+            self.tools.update(_marks(rows.column("tools"), TOOL_MARK))
+            if unseen := set(REPLY_LANGUAGES) - self.languages:  # none left to look for
+                self.languages |= gold_languages(rows.column("hsa_gold"), unseen)
         for source_id in rows.column("hsa_source_id").to_pylist():
             if self.first_id is None:
                 self.first_id = source_id
