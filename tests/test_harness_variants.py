@@ -225,6 +225,7 @@ def monkeypatch_memo(monkeypatch):
         episode._ARGUMENT_VALIDATORS,
         episode._RECORDED_VERDICTS,
         rows._HARNESS_CHANGES,
+        rows._MESSAGE_JSON,
         rename._RENAMED,
         render._PROMPTS,
         verify._STALE_IN_HARNESS,

@@ -100,25 +100,49 @@ def chat_template_messages(messages: list[dict]) -> list[dict]:
 
     Episodes keep OpenAI's JSON-string arguments; templates (Qwen's among them) apply ``tojson``
     to the arguments, which would double-encode a string."""
-    out = []
-    for message in messages:
-        calls = message.get("tool_calls")
-        if calls:
-            message = {
-                **message,
-                "tool_calls": [
-                    {
-                        **call,
-                        "function": {
-                            **call["function"],
-                            "arguments": orjson.loads(call["function"]["arguments"]),
-                        },
-                    }
-                    for call in calls
-                ],
+    return [chat_template_message(message) for message in messages]
+
+
+def chat_template_message(message: dict) -> dict:
+    """One message as :func:`chat_template_messages` writes it."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    return {
+        **message,
+        "tool_calls": [
+            {
+                **call,
+                "function": {
+                    **call["function"],
+                    "arguments": orjson.loads(call["function"]["arguments"]),
+                },
             }
-        out.append(message)
-    return out
+            for call in calls
+        ],
+    }
+
+
+# A conversation's messages as a row writes them (:func:`chat_template_message`, as JSON), by the
+# message object: the variants of an episode share every message their steps left alone (a
+# user's question, a tool's result, the reply), so each is converted and written once. The entry
+# holds the message, so while remembered its id is no other message's.
+_MESSAGE_JSON: BoundedMemo[tuple[dict, str]] = BoundedMemo(4096)
+
+
+def messages_json(rendered: list[dict], conversation: tuple[dict, ...]) -> str:
+    """``_json(chat_template_messages(rendered))``: the messages the model reads (``rendered``,
+    :func:`render_messages`) as a row's ``messages`` column, the conversation's own messages
+    among them (``conversation``) written once per message object."""
+    own = {id(message) for message in conversation}
+    parts = [
+        _MESSAGE_JSON.get(id(m), lambda m=m: (m, _json(chat_template_message(m))))[1]
+        if id(m) in own
+        else _json(chat_template_message(m))
+        for m in rendered
+    ]
+    # orjson writes a list as "[" + its items joined by "," + "]", each item as it would alone
+    return "[" + ",".join(parts) + "]"
 
 
 def visibly_changed(before: Episode, after: Episode) -> bool:
@@ -192,7 +216,7 @@ def variant_row(variant: Variant, version: str) -> dict:
     changed = visible_families(variant)
     return {
         "id": row_id(variant.source_id, variant.index),
-        "messages": _json(chat_template_messages(render_messages(episode))),
+        "messages": messages_json(render_messages(episode), episode.messages),
         "tools": tools_json(episode.harness),
         "hsa_source_id": variant.source_id,
         "hsa_variant": variant.index,
