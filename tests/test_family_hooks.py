@@ -720,18 +720,21 @@ HOOKED_IN = {
     "en": ("You book trips for customers.", "Checks that the card is accepted."),
     "it": ("Prenoti i viaggi per i clienti.", "Controlla che la carta sia accettata dal negozio."),
     "zh": ("你为顾客预订行程。", "检查这张卡是否可以使用。"),
+    "ja": ("お客様の旅行を予約します。", "カードが使えるかどうかを確認します。"),
     # No Latin function word tells Hangul from English: its script does.
     "ko": ("고객의 여행을 예약합니다.", "카드를 사용할 수 있는지 확인합니다."),
 }
 
 
 @pytest.mark.parametrize(
-    ("language", "sentences"), [("en", {"en"}), ("it", set()), ("zh", {"en", "zh"}), ("ko", set())]
+    ("language", "sentences"),
+    [("en", {"en"}), ("it", set()), ("zh", {"zh"}), ("ja", set()), ("ko", set())],
 )
 def test_swap_words_feedback_sentences_only_in_the_harness_language(language, sentences):
     """A feedback sentence wraps the hook's own feedback: "检查 card_check 未通过：<Italian>"
     mixes two languages in one message. Sentences come in a language the harness is written in
-    (a Chinese harness tells no English apart from none, and keeps English); formats without
+    (a harness written in Chinese or Japanese alone, with no English function word, is no
+    English one: "Check card_check failed: <Japanese>" had been written); formats without
     words (tags, XML, JSON) serve every harness."""
     persona, description = HOOKED_IN[language]
     harness = Harness.from_dict(

@@ -34,7 +34,7 @@ from hsa.render import render_messages
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
 from hsa.text.paraphrase import invariants
 from hsa.transforms import skill_ids as ids
-from hsa.transforms._language import table_languages
+from hsa.transforms._language import english_harness, english_names, table_languages
 from hsa.transforms._names import (
     CONVENTION_SPLITS,
     OPAQUE_ALPHABETS,
@@ -2069,8 +2069,31 @@ def test_a_hook_option_named_like_a_parameter_and_a_value_holds_nothing_back():
 
 
 def travel_harness(language: str) -> Harness:
-    """One travel agent's harness, written in Portuguese or in English (same tools)."""
-    if language == "pt":
+    """One travel agent's harness, written in Portuguese or in English (same tools), or in
+    Japanese or Chinese with English (ASCII) names, as such harnesses name their tools."""
+    if language in ("ja", "zh"):
+        ja = language == "ja"
+        persona = (
+            "あなたは旅行代理店の担当者です。お客様の航空券とホテルの予約を手伝ってください。"
+            if ja
+            else "你是旅行社的客服。帮助客户预订机票和酒店。"
+        )
+        tools = [
+            tool_of(
+                "search_flights",
+                "指定した日付の航空券を検索します。" if ja else "按日期搜索航班。",
+                strings("departure_date", "city"),
+            ),
+            tool_of(
+                "book_hotel",
+                "ホテルを予約します。" if ja else "预订酒店。",
+                strings("hotel_name", "total_nights"),
+            ),
+        ]
+        skills = [
+            ("hotel-booking", "お客様のホテルを予約する手順。" if ja else "为客户预订酒店的步骤。")
+        ]
+    elif language == "pt":
         persona = "Você é um agente de viagens. Ajude o cliente a reservar voos e hotéis."
         tools = [
             tool_of("buscar_voos", "Busca voos na data pedida.", strings("data_partida", "cidade")),
@@ -2096,7 +2119,7 @@ def travel_harness(language: str) -> Harness:
     )
 
 
-@pytest.mark.parametrize("language", ["pt", "en"])
+@pytest.mark.parametrize("language", ["pt", "en", "ja"])
 def test_english_synonyms_reword_only_the_names_of_an_english_harness(language):
     """Portuguese `data_partida` (departure date) had become `dataset_partida`, `total_noites`
     `grand_total_noites`, `reservar_hotel` `reservar_lodging`: English synonyms of words the
@@ -2121,7 +2144,23 @@ def test_english_synonyms_reword_only_the_names_of_an_english_harness(language):
             for kind in ("tools", "parameters", "skills"):
                 for new in renamed[kind].values():
                     new_words |= {w.lower() for w in name_words(new)} - own - suffixes
-    assert bool(new_words) == (language == "en"), new_words
+    # A Japanese harness names its tools in English words (ASCII): the tables reword them.
+    assert bool(new_words) == (language in ("en", "ja")), new_words
+
+
+@pytest.mark.parametrize("language", ["ja", "zh"])
+def test_a_harness_written_in_han_or_kana_alone_is_no_english_one(language):
+    """A Japanese harness (its texts in kana and Han, its names ASCII) has no English function
+    word; it had been read as English by default, and got English distractor tools (whose
+    refusal keywords cannot read a Japanese request: タイマー asked for a set_timer it was
+    offered) and English hook feedback sentences around Japanese feedback."""
+    harness = travel_harness(language)
+    assert not english_harness(harness)
+    assert english_names(harness)
+    assert table_languages(harness) == (frozenset({"zh"}) if language == "zh" else frozenset())
+    for seed in range(10):
+        variant = variant_of("distractor_tools", greeting(harness), seed=seed)
+        assert variant.episode.harness.tools == harness.tools
 
 
 SCALE_RUNBOOK = """# Scale by hand

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.text.chinese import chinese, japanese
+from hsa.text.chinese import chinese, han_or_kana, japanese
 from hsa.text.language import other_script, reads_english
 
 # (Japanese, English, Chinese) by fingerprint: a draw per episode of a harness of its own read
@@ -21,7 +21,13 @@ def _languages(harness: Harness) -> tuple[bool, bool, bool]:
 
 def _read(texts: list[str]) -> tuple[bool, bool, bool]:
     in_japanese = japanese(*texts)
-    in_english = reads_english(*texts) and not other_script(*texts)
+    # Texts with no function word of any language tell nothing, and read as English by
+    # default; not where they write Han or kana: a harness all in Japanese or Chinese (its
+    # names ASCII) has no English function word, and is no English harness.
+    written_in_han_or_kana = any(han_or_kana(text) for text in texts)
+    in_english = reads_english(*texts, default=not written_in_han_or_kana) and not other_script(
+        *texts
+    )
     return in_japanese, in_english, chinese(*texts)
 
 
@@ -43,6 +49,16 @@ def english_harness(harness: Harness) -> bool:
     they are written in another script than Latin, Chinese or Japanese (a Korean harness has no
     function word of any language hsa.text.language counts)."""
     return _languages(harness)[1]
+
+
+def english_names(harness: Harness) -> bool:
+    """Whether the English tables may reword the harness's names: its texts read English
+    (:func:`english_harness`), or they are written in Chinese or Japanese, whose harnesses name
+    their tools and parameters in ASCII, in English words (a romanised word, ``kaimono``, is in
+    no table and stays as it is). The names of a harness in another Latin-script language are
+    its own language's words (Portuguese ``data``, a date, is no ``dataset``)."""
+    in_japanese, in_english, in_chinese = _languages(harness)
+    return in_english or in_japanese or in_chinese
 
 
 def chinese_harness(harness: Harness) -> bool:

@@ -47,7 +47,7 @@ from hsa.text.names import (
     singular,
     write_name,
 )
-from hsa.transforms._language import english_harness
+from hsa.transforms._language import english_names
 
 NAMING_OPTION = "naming"
 NamingMode = Literal["variant", "mixed"]
@@ -410,7 +410,7 @@ class Renamer:
         self.chosen: dict[tuple[str, ...], tuple[str, ...]] = {}
         # The tables are English: in a harness written in another language they would put an
         # English sense on a word both spell alike (Portuguese ``data``, a date, -> ``dataset``).
-        self.reworded = harness is None or english_harness(harness)
+        self.reworded = harness is None or english_names(harness)
 
     # ---- the rules every new name keeps ----------------------------------------------------
 

@@ -84,7 +84,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "19"  # 19: a name the user writes as their own word stays in their
+    version = "20"  # 20: a harness in Han or kana alone is no English one
+    # 19: a name the user writes as their own word stays in their
     # words; 18: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 17: digits stay in their word (s3, k8s);
     # 16: lenticular brackets only in a Chinese harness;

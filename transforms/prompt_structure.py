@@ -304,7 +304,8 @@ class PromptWording(Transform):
     name = "prompt_wording"
     scope = "harness"
     conversation = "kept"
-    version = "3"  # 3: a Hangul or Cyrillic harness is no English one; 2: language any draws
+    version = "4"  # 4: a harness in Han or kana alone is no English one
+    # 3: a Hangul or Cyrillic harness is no English one; 2: language any draws
     # only a language the harness is written in
     family = "prompt_structure"
 

@@ -35,7 +35,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "15"  # 15: a Hangul or Cyrillic harness is no English one;
+    version = "16"  # 16: a harness in Han or kana alone is no English one
+    # 15: a Hangul or Cyrillic harness is no English one;
     # 14: no list or section moves in a body whose language the cues cannot read;
     # 13: the "e" of "e.g." is no Portuguese word; 12: the harness's languages for
     # a body that does not tell; steps under

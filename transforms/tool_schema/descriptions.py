@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "12"  # 12: a Hangul or Cyrillic harness is no English one;
+    version = "13"  # 13: a harness in Han or kana alone is no English one
+    # 12: a Hangul or Cyrillic harness is no English one;
     # 11: the "e" of "e.g." is no Portuguese word; 10: words in code and names tell
     # no language; 9: English phrases only in
     # texts that read as English (hsa.text.language)

@@ -100,7 +100,8 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "7"  # 7: umlauts stay in their word; none for a Hangul or Cyrillic harness;
+    version = "8"  # 8: a harness in Han or kana alone is no English one
+    # 7: umlauts stay in their word; none for a Hangul or Cyrillic harness;
     # 6: digits stay in their word (s3, k8s); 5: none for a harness that does
     # not read English; 4: drawn from the
     # harness alone (the request refuses, it does not steer)
