@@ -2229,6 +2229,64 @@ def test_keys_of_other_data_in_code_are_not_parameters(name):
         assert f'"arguments": {{"{ns}": "prod", "{rep}": 12}}}}`' in body
 
 
+BILLING_GUIDE = """# Nightly billing
+
+Export the open invoices:
+
+```sql
+SELECT invoice_id, patient_id, status FROM invoices
+WHERE status = 'open' ORDER BY invoice_id;
+```
+
+```python
+rows = [{"invoice_id": r["invoice_id"], "payer": r["payer"]} for r in db.query("invoices")]
+```
+
+Then call `record_payment` with `invoice_id`:
+
+```json
+{"invoice_id": "INV-7", "amount": 20}
+```
+"""
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_other_systems_code_in_a_skill_keeps_its_names(name):
+    """A clinic's billing skill holds a query of its own database and a script reading its rows,
+    whose column and field names are also `record_payment`'s parameters: `SELECT invoice_id,
+    patient_id, status` had become `SELECT invoice-id, patient-id, status ... WHERE
+    current-status = 'open'`, half renamed and no longer SQL. A fenced query (```sql), and code
+    that names no tool with the parameter and has keys no tool has, stay as written; the
+    skill's own mention and its arguments example still move."""
+    harness = Harness.from_dict(
+        {
+            "name": "clinic",
+            "skills": [
+                {"id": "nightly-billing", "description": "Billing.", "content": BILLING_GUIDE}
+            ],
+            "tools": [
+                tool_of(
+                    "record_payment",
+                    "Records a payment on an invoice.",
+                    {**strings("invoice_id", "status", "patient_id"), "amount": {"type": "number"}},
+                )
+            ],
+        }
+    )
+    moved = 0
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("record_payment", "invoice_id")
+        body = variant.episode.harness.skills[0].content
+        for block in ("```sql", "```python"):
+            start = BILLING_GUIDE.index(block)
+            assert BILLING_GUIDE[start : BILLING_GUIDE.index("```\n", start + 3)] in body
+        if new != "invoice_id":
+            moved += 1
+            assert f"with `{new}`:" in body and f'{{"{new}": "INV-7"' in body
+    assert moved
+
+
 @pytest.mark.parametrize("language", ["pt", "en"])
 def test_distractors_only_beside_tools_in_their_language(language):
     """The pool is English and its keywords read English and Chinese: an Italian reminder

@@ -353,7 +353,18 @@ def parameter_mentions(
             return text  # another system's data (a manifest, a query): its keys are its own
         return sub_outside_urls(pattern, renamed, text)
 
+    about_code = None if arguments is None else _arguments_reader(arguments, renames)
+
     def rewrite(text: str) -> str:
+        if about_code is not None and ("```" in text or "~~~" in text):
+            # A fenced block of another system's code is its data, whole: a query of its
+            # database (```sql: a renamed column, ``invoice-id``, breaks it), or code whose keys
+            # are not all tool properties and that names no tool with the parameter (a script
+            # reading rows, ``{"invoice_id": r["invoice_id"], "name": ...}``).
+            return _outside_code_of_others(text, rewrite_prose, about_code)
+        return rewrite_prose(text)
+
+    def rewrite_prose(text: str) -> str:
         if not text:
             return text
         if into is not None and ("." in text or "[" in text):
@@ -370,6 +381,34 @@ def parameter_mentions(
         return text
 
     return rewrite
+
+
+# A fenced block of code (```lang ... ```), and the query languages among its info strings.
+QUERY_LANGUAGES = frozenset(
+    {"sql", "mysql", "postgresql", "postgres", "psql", "sqlite", "plsql", "tsql"}
+)
+_FENCED_BLOCK = re.compile(
+    r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(.*?\n)??[ \t]*\2[`~]*[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def _outside_code_of_others(
+    text: str, rewrite: Callable[[str], str], about_arguments: Callable[[str], bool]
+) -> str:
+    """``text`` through ``rewrite``, but its fenced blocks of other systems' code (a query
+    language's, or code :func:`_arguments_reader` finds no tool arguments in), which stay as
+    written."""
+    parts, last = [], 0
+    for block in _FENCED_BLOCK.finditer(text):
+        body = block.group(4) or ""
+        if block.group(3).lower() in QUERY_LANGUAGES or not about_arguments(body):
+            parts += [rewrite(text[last : block.start()]), block.group(0)]
+            last = block.end()
+    if not parts:
+        return rewrite(text)
+    parts.append(rewrite(text[last:]))
+    return "".join(parts)
 
 
 @lru_cache(maxsize=1024)

@@ -208,7 +208,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "25"  # 25: a name the user writes as their own word stays in their
+    version = "26"  # 26: other systems' code (a query, a script) keeps its names
+    # 25: a name the user writes as their own word stays in their
     # words; 24: contact is a person only beside a person's words;
     # 23: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 22: digits stay in their word (s3, k8s);
@@ -328,7 +329,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "33"  # 33: a $ref into a renamed property follows it;
+    version = "34"  # 34: other systems' code (a query, a script) keeps its names
+    # 33: a $ref into a renamed property follows it;
     # propertyNames keep names; 32: a name the user writes as their own word stays in their
     # words; 31: contact is a person only beside a person's words;
     # 30: umlauts stay in their word; a Hangul or Cyrillic harness is no
@@ -400,7 +402,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "29"  # 29: a $ref into a renamed property follows it;
+    version = "30"  # 30: other systems' code (a query, a script) keeps its names
+    # 29: a $ref into a renamed property follows it;
     # propertyNames keep names; 28: a name the user writes as their own word stays in their
     # words; 27: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 26: a rename reaches every schema keyword that names the
