@@ -448,6 +448,27 @@ def test_a_recovery_that_writes_what_only_the_feedback_gave_keeps_its_sequence()
     ]
 
 
+def test_a_recovery_that_writes_the_feedbacks_number_in_groups_keeps_its_sequence():
+    """A clinic's payment hook said "over the front-desk limit of 2000"; the recovery told the
+    caller "at most $2,000": cut, 15 of 18 rows taught a limit the model never read."""
+
+    def episode(feedback: str):
+        return _hand_episode(
+            [
+                {"role": "user", "content": "Please book the room."},
+                {"role": "assistant", "content": "Booked for you."},
+                {"role": "user", "name": "hook.reply_compliance", "content": feedback},
+                {"role": "assistant", "content": "Sorry: one payment can be at most $2,000."},
+            ],
+            {"at": 3, "no_call": True},
+        )
+
+    assert retry_sequences(episode("Over the front-desk limit of 2000.")) == []
+    assert retry_sequences(episode("Over the front-desk limit of 2,000.")) == []
+    # a number the feedback does not give: the recovery leans on nothing
+    assert retry_sequences(episode("Over the front-desk limit.")) != []
+
+
 TEST_HARNESSES = Path(__file__).parent / "harnesses"
 HARNESSES_WITH_HOOKS = [
     pytest.param(load_example_harness, id="live-commerce"),

@@ -303,8 +303,16 @@ def retry_sequences(episode: Episode) -> list[dict]:
 _DATUM = re.compile(r"\d+(?:[.,:/\-]\d+)*")
 
 
+# A number written in groups of three digits (2,000 or 1,250,000.50), as a reply writes what a
+# hook's feedback gave as 2000.
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+
+
 def _data(text: str) -> set[str]:
-    return set(_DATUM.findall(text))
+    """The data ``text`` writes, each as written and a grouped number also without its commas:
+    "at most $2,000" writes the 2000 of "over the limit of 2000"."""
+    found = set(_DATUM.findall(text))
+    return found | {datum.replace(",", "") for datum in found if _GROUPED.fullmatch(datum)}
 
 
 def _written(message: dict) -> str:
@@ -354,7 +362,7 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "3"
+    version = "4"  # 4: a number the feedback gave, written in groups (2,000), is read there
     family = "hooks"
 
     keep_share: Share = 0.2  # chance that one sequence is kept whole
