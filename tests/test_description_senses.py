@@ -59,3 +59,18 @@ def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):
 )
 def test_descriptions_still_get_a_phrases_rewording_in_its_sense(text, split, rewording):
     assert any(rewording in out for out in _rewordings(text, split))
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_parameters_description_opens_with_a_noun_not_a_verb(split):
+    """A clinic's `reference` parameter: "Check number or card authorisation code." had become
+    "Verify number ...", "Inspect number ...": a parameter's description names a value, so the
+    verb it opens with is the noun spelled alike. A tool's description opens with its action,
+    which is still reworded."""
+    value = "Check number or card authorisation code."
+    assert {
+        DESCRIPTIONS.paraphrase(value, split, random.Random(seed), names_a_value=True).split()[0]
+        for seed in SEEDS
+    } == {"Check"}
+    action = "Check the stock of an item."
+    assert {w.split()[0] for w in _rewordings(action, split)} - {"Check"}

@@ -167,6 +167,7 @@ class PhraseTable:
         *,
         in_japanese: bool = False,
         in_english: bool = True,
+        names_a_value: bool = False,
     ) -> str:
         """``text`` with every phrase of the table replaced by another of the split's part;
         every invariant (:mod:`hsa.text.paraphrase`) and every one of ``names`` is kept. In
@@ -174,7 +175,9 @@ class PhraseTable:
         :func:`hsa.text.chinese.japanese`) no Chinese phrase is replaced; in a text that does
         not read as English (:func:`hsa.text.language.reads_english`; ``in_english``, the
         document's judgement, where the text has no function word) no English one is: German
-        spells ``Maximum`` and ``Details`` as English does."""
+        spells ``Maximum`` and ``Details`` as English does. ``names_a_value``: the text describes
+        a value (a parameter's description), which opens with a noun phrase, so a verb it opens
+        with is the noun it is spelled like ("Check number or card code": no "Verify number")."""
         if not text or _PLACEHOLDER.search(text):
             return text  # text already using the placeholders' code points is left as it is
         masked, kept, en, zh = self._prepared(text, tuple(sorted(n for n in names if n in text)))
@@ -190,9 +193,11 @@ class PhraseTable:
             if len(phrase) > 1 and phrase.isupper() and phrase not in group.members:
                 return match.group(0)  # an acronym (GET, HTTP), not the word
             if group.pos == "verb" and (
-                match.group("art") or _DETERMINER.search(match.string, 0, match.start())
+                match.group("art")
+                or _DETERMINER.search(match.string, 0, match.start())
+                or (names_a_value and not match.string[: match.start()].strip())
             ):
-                return match.group(0)  # a noun here ("the check", "a change")
+                return match.group(0)  # a noun here ("the check", "a change", "Check number")
             choices = [c for c in group.part(split) if c.lower() != phrase.lower()]
             if not choices:
                 return match.group(0)

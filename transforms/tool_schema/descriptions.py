@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "13"  # 13: a harness in Han or kana alone is no English one
+    version = "14"  # 14: a parameter's description opens with a noun (Check number)
+    # 13: a harness in Han or kana alone is no English one
     # 12: a Hangul or Cyrillic harness is no English one;
     # 11: the "e" of "e.g." is no Portuguese word; 10: words in code and names tell
     # no language; 9: English phrases only in
@@ -64,7 +65,13 @@ class ToolDescriptionParaphrase(Transform):
                 text = node.get("description")
                 if isinstance(text, str):
                     new = DESCRIPTIONS.paraphrase(
-                        text, self.split, rng, names, in_japanese=in_japanese, in_english=in_english
+                        text,
+                        self.split,
+                        rng,
+                        names,
+                        in_japanese=in_japanese,
+                        in_english=in_english,
+                        names_a_value=True,
                     )
                     if new != text:
                         schema[pointer(parts)] = new
