@@ -628,6 +628,38 @@ def test_a_tool_named_like_a_value_its_skills_write_as_code_keeps_its_name():
     assert fixed_tool_names(Harness.from_dict(data)) == {"build", "run_checks"}
 
 
+def test_a_plain_word_tool_the_prose_names_as_a_word_keeps_its_name():
+    """A clinic's prompt says "Identify the patient with search before you read the record", and
+    a skill lists "(search, check_insurance, search_slots)": prose keeps plain words, so with
+    `search` renamed `locate` the rows sent the model to a tool they do not have (165 rows).
+    Written as a plain word in prose, such a tool keeps its name; written only as code it is
+    still renamed, with its mentions."""
+    plain = {"type": "object", "properties": {"q": {"type": "string"}}}
+
+    def harness(persona: str) -> Harness:
+        return Harness.from_dict(
+            {
+                "name": "clinic",
+                "prompt": {"text": {"persona": persona}},
+                "tools": [
+                    {"name": "search", "description": "Finds a patient.", "parameters": plain},
+                    {"name": "get_patient", "description": "A patient.", "parameters": plain},
+                ],
+            }
+        )
+
+    in_prose = harness("Identify the patient with search before you read the record.")
+    in_code = harness("Identify the patient with `search` before you read the record.")
+    assert fixed_tool_names(in_prose) == {"search"}
+    assert fixed_tool_names(in_code) == frozenset()
+    for name in ("tool_name_paraphrase", "tool_name_mask"):
+        moved = set()
+        for seed in range(6):
+            assert "search" not in variant_of(name, greeting(in_prose), seed=seed).mapping.tools
+            moved |= set(variant_of(name, greeting(in_code), seed=seed).mapping.tools)
+        assert "search" in moved, moved
+
+
 @pytest.mark.parametrize(
     ("tool", "value_of", "result"),
     [

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import orjson
 
+from hsa.augment.user_data import standalone
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -18,7 +19,7 @@ from hsa.model.hook import written_in_code
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
-from hsa.text.mentions import find_name_mentions
+from hsa.text.mentions import CODE_SPAN, find_name_mentions
 from hsa.text.names import identifier_like
 
 
@@ -83,7 +84,9 @@ def fixed_tool_names(harness: Harness) -> frozenset[str]:
     also a parameter's name (``baggage``, a tool, and ``book``'s ``baggage``) is kept when the
     harness's texts mention it where a rename would reach (a plain word as code,
     `` `baggage` ``; an identifier-like name anywhere): such a mention may be either, and
-    renamed as the tool it would name a parameter no tool has."""
+    renamed as the tool it would name a parameter no tool has. A plain-word tool name the
+    harness's prose writes as a plain word ("find the patient with search first") is kept: prose
+    keeps plain words, and would name a tool the variant does not have."""
     return _FIXED.get(harness.fingerprint, lambda: _fixed(harness))
 
 
@@ -92,11 +95,28 @@ def _fixed(harness: Harness) -> frozenset[str]:
     # A tool name that is also a value the tools take; and one hooks.py compares or reads by its
     # name (``tool_name == "applyPatch"``), which a renamed tool would never match.
     values = (names & schema_values(harness)) | written_in_code(harness.hooks_source, names)
+    prose = list(harness.prose())
+    texts = [t for _, t in prose]
+    # A plain-word tool name (``search``) that the prose writes as a plain word ("identify the
+    # patient with search first"): prose keeps plain words (a word is no name there), so
+    # renamed, the prose would send the model to a tool the variant does not have. Not the
+    # tool's own descriptions, which say what it does in that word ("Search the catalogue").
+    plain = [n for n in names - values if not identifier_like(n)]
+    if plain:
+        words = [(where, CODE_SPAN.sub(" ", t)) for where, t in prose]
+        values |= {
+            n
+            for n in plain
+            if any(
+                standalone(n).search(t)
+                for where, t in words
+                if where not in (f"tool {n}", f"tool {n} parameters")
+            )
+        }
     parameters = {p for tool in harness.tools for p in tool.properties}
     clashing = (names & parameters) - values
     if not clashing:
         return frozenset(values)
-    texts = [t for _, t in harness.prose()]
     identifiers = [n for n in clashing if identifier_like(n)]
     words = [n for n in clashing if not identifier_like(n)]
     mentioned = {m for t in texts for m in find_name_mentions(t, identifiers, words)}

@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "17"  # 17: a name the user writes as their own word stays in their
+    version = "18"  # 18: a plain-word tool the prose names as a word keeps its name
+    # 17: a name the user writes as their own word stays in their
     # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 15: digits stay in their word (s3, k8s);
     # 14: names in the prompt options' headings and instructions move;
@@ -208,7 +209,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "26"  # 26: other systems' code (a query, a script) keeps its names
+    version = "27"  # 27: a plain-word tool the prose names as a word keeps its name
+    # 26: other systems' code (a query, a script) keeps its names
     # 25: a name the user writes as their own word stays in their
     # words; 24: contact is a person only beside a person's words;
     # 23: umlauts stay in their word; a Hangul or Cyrillic harness is no
@@ -329,7 +331,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "34"  # 34: other systems' code (a query, a script) keeps its names
+    version = "35"  # 35: a plain-word tool the prose names as a word keeps its name
+    # 34: other systems' code (a query, a script) keeps its names
     # 33: a $ref into a renamed property follows it;
     # propertyNames keep names; 32: a name the user writes as their own word stays in their
     # words; 31: contact is a person only beside a person's words;
