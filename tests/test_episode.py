@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hsa.errors import EpisodeError, HsaError, Reject
 from hsa.files.jsonl import LongInteger, loads
 from hsa.model.episode import Episode, read_all_episodes, read_episodes
-from hsa.model.harness import load_harness
+from hsa.model.harness import Harness, load_harness
 from tests.conftest import PRICE_TOOL, assistant, call, write_harness
 
 
@@ -148,6 +148,10 @@ def _mutations():
     def unhashable_result(row):
         row["messages"][3]["tool_call_id"] = ["c1"]
 
+    def duplicate_open_call_id(row):
+        # two open calls under one id: a result could answer either
+        row["messages"][1]["tool_calls"][1]["id"] = row["messages"][1]["tool_calls"][0]["id"]
+
     def gold_unknown_tool(row):
         row["gold"]["turns"][0]["calls"][0]["name"] = "get_cost"
 
@@ -188,6 +192,11 @@ def _mutations():
         (orphan_result, "messages[3].tool_call_id", "answers no earlier tool call"),
         (second_result, "messages[3].tool_call_id", "answers a call messages[2] already answered"),
         (unhashable_result, "messages[3].tool_call_id", "must be a string, got list"),
+        (
+            duplicate_open_call_id,
+            "messages[1].tool_calls[1].id",
+            "is already the id of messages[1].tool_calls[0], which no result has answered yet",
+        ),
         (gold_unknown_tool, "gold.turns[0].calls[0].name", "unknown tool 'get_cost'"),
         (gold_unknown_param, "gold.turns[0].calls[0].arguments", "parameter 'colour'"),
         (gold_unknown_omittable, "gold.turns[0].calls[0].omittable", "parameter 'colour'"),
@@ -830,3 +839,30 @@ def test_json_loads_refuses_exactly_the_integers_it_cannot_keep(value):
                 loads(document)
         else:
             assert loads(document) == exact
+
+
+def test_a_call_id_may_come_back_once_its_call_is_answered():
+    # Many logs number calls per turn (call_0 in every turn): an answered id is free again.
+    harness = Harness.from_dict(
+        {
+            "name": "h",
+            "tools": [
+                {
+                    "name": "ping",
+                    "description": "Pings.",
+                    "parameters": {"type": "object", "properties": {}},
+                }
+            ],
+        }
+    )
+    call = {"id": "call_0", "type": "function", "function": {"name": "ping", "arguments": "{}"}}
+    turn = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "pong"},
+    ]
+    messages = [{"role": "user", "content": "ping twice"}, *turn, *turn]
+    messages.append({"role": "assistant", "content": "Done."})
+    episode = Episode.from_dict(
+        {"id": "e", "messages": messages, "gold": {"at": 5, "no_call": True}}, harness=harness
+    )
+    assert len(episode.messages) == 6

@@ -255,7 +255,7 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
     if not isinstance(raw, list) or not raw:
         raise EpisodeError("messages must be a non-empty list", field="messages")
     out = []
-    open_calls: set[str] = set()
+    open_calls: dict[str, str] = {}  # call id -> where the call is, until a result answers it
     answered: dict[str, int] = {}  # call id -> the message that answered it
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
@@ -313,7 +313,7 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                         else f"tool_call_id {call_id!r} answers no earlier tool call",
                         field=f"{where}.tool_call_id",
                     )
-                open_calls.discard(call_id)
+                del open_calls[call_id]
                 answered[call_id] = i
             if not isinstance(content, str):
                 raise EpisodeError(
@@ -327,7 +327,7 @@ def _is_text_parts(content: Any) -> bool:
     return isinstance(content, list) and all(is_text_part(p) for p in content)
 
 
-def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[str]) -> list:
+def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: dict[str, str]) -> list:
     if not isinstance(raw, list) or not raw:
         raise EpisodeError("tool_calls must be a non-empty list", field=f"{where}.tool_calls")
     calls = []
@@ -362,7 +362,15 @@ def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: set[st
         if "id" in call:
             if not isinstance(call["id"], str):
                 raise EpisodeError("tool call id must be a string", field=f"{cw}.id")
-            open_calls.add(call["id"])
+            if call["id"] in open_calls:
+                # A result names the call it answers by id: with two calls open under one id,
+                # it could answer either (an id may come back once its call is answered).
+                raise EpisodeError(
+                    f"tool call id {call['id']!r} is already the id of "
+                    f"{open_calls[call['id']]}, which no result has answered yet",
+                    field=f"{cw}.id",
+                )
+            open_calls[call["id"]] = cw
         calls.append(call)
     return calls
 
