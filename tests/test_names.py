@@ -249,6 +249,21 @@ NEIGHBOURS_NOT_SYNONYMS = [
     # a medical record is a patient's file, no table row nor log entry (BFCL)
     ("medical_records", {"disease", "patient", "medical"}, {"row", "rows", "entry", "entries"}),
     ("get_health_record", {"patient", "health", "doctor"}, {"row", "entry"}),
+    # a clinic and a shopping live stream (audits of harnesses of new domains): a payment taken
+    # is no disbursement (money paid out), a price no tariff, a person's height no elevation,
+    # an invoice's billed line items no goods, an insurance member no client, a search query
+    # no question, a record no acquisition, a delivery date no postage, a clothing size no
+    # dimensions, a product's options (colour, gift wrap) no alternatives
+    ("record_payment", {"invoice", "card", "amount"}, {"disbursement"}),
+    ("unit_price", {"price", "product", "live"}, {"tariff"}),
+    ("height_cm", {"weight", "size", "recommend"}, {"elevation", "tallness"}),
+    ("line_items", {"invoice", "billed", "services", "price"}, {"goods", "merchandise"}),
+    ("member_id", {"insurance", "plan", "coverage"}, {"client", "user", "patron"}),
+    ("query", {"search", "patients", "text"}, {"question", "inquiry"}),
+    ("get_patient", {"patient", "record"}, {"acquire"}),
+    ("get_shipping_date", {"delivery", "postcode"}, {"postage", "freight"}),
+    ("recommend_size", {"height", "weight", "clothing"}, {"dimensions", "measurement"}),
+    ("options", {"size", "colour", "gift", "wrap"}, {"alternatives", "possibilities"}),
 ]
 
 
@@ -285,6 +300,9 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("flight_details", {"flight"}, "heldout", "particulars"),
         ("get_records", {"database", "table"}, "train", "entries"),
         ("supplier_contact", {"supplier", "person", "name"}, "train", "person"),
+        ("item_id", {"shop", "cart"}, "heldout", "merchandise"),
+        ("product_id", {"product"}, "train", "item"),
+        ("get_shipping_date", {"delivery"}, "heldout", "dispatch"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):

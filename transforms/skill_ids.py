@@ -212,7 +212,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "22"  # 22: a name the user writes as their own word stays in their
+    version = "23"  # 23: no neighbouring sense in a clinic or a shop (payment, price, height,
+    # items, member, query, size, options)
+    # 22: a name the user writes as their own word stays in their
     # words; 21: contact is a person only beside a person's words;
     # 20: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 19: digits stay in their word (s3, k8s);
@@ -314,7 +316,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "17"  # 17: a name the user writes as their own word stays in their
+    version = "18"  # 18: no neighbouring sense in a clinic or a shop (payment, price, height,
+    # items, member, query, size, options)
+    # 17: a name the user writes as their own word stays in their
     # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 15: digits stay in their word (s3, k8s);
     # 14: names in the prompt options' headings and instructions move;

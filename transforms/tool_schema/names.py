@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "27"  # 27: a plain-word tool the prose names as a word keeps its name
+    version = "28"  # 28: no neighbouring sense in a clinic or a shop (payment, price, height,
+    # items, member, query, size, options)
+    # 27: a plain-word tool the prose names as a word keeps its name
     # 26: other systems' code (a query, a script) keeps its names
     # 25: a name the user writes as their own word stays in their
     # words; 24: contact is a person only beside a person's words;
@@ -331,7 +333,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "35"  # 35: a plain-word tool the prose names as a word keeps its name
+    version = "36"  # 36: no neighbouring sense in a clinic or a shop (payment, price, height,
+    # items, member, query, size, options)
+    # 35: a plain-word tool the prose names as a word keeps its name
     # 34: other systems' code (a query, a script) keeps its names
     # 33: a $ref into a renamed property follows it;
     # propertyNames keep names; 32: a name the user writes as their own word stays in their
