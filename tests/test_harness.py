@@ -190,6 +190,23 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "bad.json",
             "must describe an object",
         ),
+        (
+            # a typo or a property left out: no call could give it and be correct
+            dict(
+                tools={
+                    "uncallable.json": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"currency": {"type": "string"}},
+                            "required": ["curency"],
+                        },
+                    }
+                }
+            ),
+            "uncallable.json",
+            r"parameters\.required: required \['curency'\] names no parameter of properties",
+        ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
         (
             # JSON readers take it for a float: the tools column would show another bound

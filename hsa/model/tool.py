@@ -243,3 +243,13 @@ def check_parameters_schema(schema: Any, *, where: str) -> None:
             f"parameters must describe an object (type 'object'), got type {schema.get('type')!r}",
             field=where,
         )
+    properties = schema.get("properties") or {}
+    undefined = [name for name in schema.get("required") or () if name not in properties]
+    if undefined:
+        # A call's argument the properties do not define is unexpected (the scorer judges as
+        # BFCL does), so a call could never both give a required one and pass.
+        raise HarnessError(
+            f"required {undefined} names no parameter of properties: no call could give it and "
+            f"be correct (a typo, or a property left out?)",
+            field=f"{where}.required",
+        )
