@@ -64,7 +64,8 @@ def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path
         for line in (tmp_path / "h" / "tools.rejects.jsonl").read_text().splitlines()
     ]
     assert [(r["source"], r["field"], r["id"]) for r in rejects] == [
-        (str(page1), "tools[1].parameters", "broken"),
+        # as the file writes it: a JSON-RPC response's result, the tool's inputSchema
+        (str(page1), "result.tools[1].inputSchema", "broken"),
         (str(page2), "tools[1].name", "search_orders"),
     ]
     printed = capsys.readouterr()
@@ -111,8 +112,9 @@ def test_an_error_response_or_another_shape_is_refused_with_one_message(tmp_path
     assert main(["import", "mcp", str(other), "--out", str(tmp_path / "tools")]) == 2
     assert "expected a tools/list result" in capsys.readouterr().err
     none = write_json(tmp_path / "n.json", {"tools": [BAD_SCHEMA]})
-    assert main(["import", "mcp", str(none), "--out", str(tmp_path / "tools")]) == 2
-    assert "no tool could be imported" in capsys.readouterr().err
+    # the job ran and kept nothing: 1, as every import that keeps nothing
+    assert main(["import", "mcp", str(none), "--out", str(tmp_path / "tools")]) == 1
+    assert "FAILED: no tool could be imported" in capsys.readouterr().err
 
 
 # ---- skills ------------------------------------------------------------------------------------

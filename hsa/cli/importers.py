@@ -14,7 +14,6 @@ import typer
 
 from hsa.cli.console import err, fail_unless_healthy, out
 from hsa.dataset.outcome import Tally
-from hsa.errors import HsaError
 
 import_app = typer.Typer(
     no_args_is_help=True,
@@ -180,7 +179,11 @@ def import_mcp_cmd(
         err.print(f"  {notice}", markup=False, highlight=False)
     out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
     if not written:
-        raise HsaError("no tool could be imported")
+        # the job ran and kept nothing: exit 1, as every import that keeps nothing does
+        err.print(
+            f"FAILED: no tool could be imported; see {rejects_path}", markup=False, highlight=False
+        )
+        raise typer.Exit(1)
 
 
 @import_app.command("skills")

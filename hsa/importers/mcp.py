@@ -42,8 +42,9 @@ class McpImport:
         return len(self.tools) + len(self.rejects)
 
 
-def _listed_page(path: Path) -> tuple[list, object]:
-    """(the ``tools`` array, the ``nextCursor``) of a ``tools/list`` result or response file."""
+def _listed_page(path: Path) -> tuple[list, object, str]:
+    """(the ``tools`` array, the ``nextCursor``, the path of the array in the file: ``tools``
+    or ``result.tools``) of a ``tools/list`` result or response file."""
     try:
         data = loads(read_bytes(path))
     except OSError as exc:
@@ -64,7 +65,11 @@ def _listed_page(path: Path) -> tuple[list, object]:
             '{"jsonrpc": "2.0", "result": {"tools": [...]}}',
             file=str(path),
         )
-    return result["tools"], result.get("nextCursor")
+    return (
+        result["tools"],
+        result.get("nextCursor"),
+        "result.tools" if result is not data else "tools",
+    )
 
 
 # File names stay well under the 255 bytes file systems allow, with room for "-<n>.json".
@@ -88,14 +93,16 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
     files: set[str] = set()
     cursor = None
     for path in map(Path, paths):
-        listed, cursor = _listed_page(path)
+        listed, cursor, array = _listed_page(path)
         for i, raw in enumerate(listed):
-            where = f"tools[{i}]"
+            where = f"{array}[{i}]"
             try:
                 tool = Tool.from_dict(raw, where=where)
             except HarnessError as exc:
                 out.rejects.append(
-                    Reject(str(path), None, _name(raw), exc.field or where, exc.reason)
+                    Reject(
+                        str(path), None, _name(raw), _as_listed(exc.field, where, raw), exc.reason
+                    )
                 )
                 continue
             if tool.name in names:
@@ -128,6 +135,17 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
             )
         )
     return out
+
+
+def _as_listed(field: str | None, where: str, raw) -> str:
+    """A reject's field as the listing writes it: a tool loads its MCP ``inputSchema`` as its
+    ``parameters``, and an error there names the key the file has."""
+    if not field:
+        return where
+    parameters = f"{where}.parameters"
+    if isinstance(raw, dict) and "inputSchema" in raw and field.startswith(parameters):
+        return f"{where}.inputSchema{field[len(parameters) :]}"
+    return field
 
 
 def _name(raw) -> str | None:
