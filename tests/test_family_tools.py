@@ -2195,6 +2195,17 @@ def test_a_harness_written_in_han_or_kana_alone_is_no_english_one(language):
         assert variant.episode.harness.tools == harness.tools
 
 
+def one_skill_harness(skill_id: str, content: str, tool: dict) -> Harness:
+    """A harness of one skill (its body ``content``) and one tool."""
+    return Harness.from_dict(
+        {
+            "name": "one-skill",
+            "skills": [{"id": skill_id, "description": "How to do it.", "content": content}],
+            "tools": [tool],
+        }
+    )
+
+
 SCALE_RUNBOOK = """# Scale by hand
 
 If the tool is down, apply this manifest:
@@ -2229,20 +2240,14 @@ def test_keys_of_other_data_in_code_are_not_parameters(name):
     manifest and the command no longer work. Keys in code are the parameters' where the code
     names the tool, or where every key it has is a parameter (an arguments object); the
     runbook's calls and arguments still move."""
-    harness = Harness.from_dict(
-        {
-            "name": "ops",
-            "skills": [
-                {"id": "manual-scale", "description": "Scaling by hand.", "content": SCALE_RUNBOOK}
-            ],
-            "tools": [
-                tool_of(
-                    "scale_deployment",
-                    "Sets the replica count of a deployment.",
-                    {**strings("namespace", "deployment"), "replicas": {"type": "integer"}},
-                )
-            ],
-        }
+    harness = one_skill_harness(
+        "manual-scale",
+        SCALE_RUNBOOK,
+        tool_of(
+            "scale_deployment",
+            "Sets the replica count of a deployment.",
+            {**strings("namespace", "deployment"), "replicas": {"type": "integer"}},
+        ),
     )
     for seed in range(4):
         variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
@@ -2290,20 +2295,14 @@ def test_other_systems_code_in_a_skill_keeps_its_names(name):
     current-status = 'open'`, half renamed and no longer SQL. A fenced query (```sql), and code
     that names no tool with the parameter and has keys no tool has, stay as written; the
     skill's own mention and its arguments example still move."""
-    harness = Harness.from_dict(
-        {
-            "name": "clinic",
-            "skills": [
-                {"id": "nightly-billing", "description": "Billing.", "content": BILLING_GUIDE}
-            ],
-            "tools": [
-                tool_of(
-                    "record_payment",
-                    "Records a payment on an invoice.",
-                    {**strings("invoice_id", "status", "patient_id"), "amount": {"type": "number"}},
-                )
-            ],
-        }
+    harness = one_skill_harness(
+        "nightly-billing",
+        BILLING_GUIDE,
+        tool_of(
+            "record_payment",
+            "Records a payment on an invoice.",
+            {**strings("invoice_id", "status", "patient_id"), "amount": {"type": "number"}},
+        ),
     )
     moved = 0
     for seed in range(4):
