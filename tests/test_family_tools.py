@@ -433,6 +433,11 @@ def test_random_mask_prefixes_are_one_new_word_per_variant(row, seed, prefix_let
     episode = Episode.from_dict(row)
     transform = registered()["tool_name_mask"](prefix_letters=prefix_letters, split=split)
     renames = transform.sample_params(episode, random.Random(seed))["renames"]
+    # every tool a rename may take is masked (a plain-word tool the prose writes as a word, a
+    # persona "a" beside a tool `a`, keeps its name: fixed_tool_names)
+    assert set(renames) == set(episode.harness.tool_names) - fixed_tool_names(episode.harness)
+    if not renames:
+        return
     firsts = {name_words(new)[0].lower() for new in renames.values()}
     assert len(firsts) == 1  # every tool of the variant shares the drawn word
     (first,) = firsts

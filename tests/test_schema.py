@@ -221,8 +221,10 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     first, second = episode.harness.tools[:2]
     parameters = {
         **second.parameters,
-        "$defs": {"note": {"type": "string", "description": f"Get the product; see {first.name}."}},
-        "anyOf": [{"description": f"Get the product with {first.name}."}],
+        "$defs": {
+            "note": {"type": "string", "description": f"The product to check; see {first.name}."}
+        },
+        "anyOf": [{"description": f"The product to check, with {first.name}."}],
     }
     tools = (
         first,
@@ -252,12 +254,12 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     new = masked.mapping.tool(first.name)
     schema = masked.episode.harness.tool(masked.mapping.tool(second.name)).parameters
     assert list(schema_descriptions(schema))[-2:] == [
-        f"Get the product; see {new}.",
-        f"Get the product with {new}.",
+        f"The product to check; see {new}.",
+        f"The product to check, with {new}.",
     ]
     reworded = variant("tool_description_paraphrase").episode.harness.tool(second.name)
     texts = list(schema_descriptions(reworded.parameters))[-2:]
-    assert all(t.startswith("Get the product") is False for t in texts), texts
+    assert all(not t.startswith("The product to check") for t in texts), texts
     assert orjson.dumps(reworded.parameters["anyOf"][0]).count(first.name.encode()) == 1
 
 
