@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hsa.cli import main
-from tests.conftest import HOOKS_PY, write_harness
+from tests.conftest import HOOKS_PY, PRICE_TOOL, write_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,6 +79,22 @@ def test_harness_validate_reports_and_trusts_only_on_request(tmp_path, capsys):
     assert "1 skills, 2 tools, 1 hooks" in printed and "--trust-hooks" in printed
     assert main(["harness", "validate", str(harness), "--trust-hooks"]) == 0
     assert "hooks.py imported" in capsys.readouterr().out
+
+
+def test_harness_validate_warns_of_a_misspelt_schema_keyword(tmp_path, capsys):
+    # "tpye" is legal JSON Schema and checks nothing: the harness is valid, its check is gone
+    price = json.loads(json.dumps(PRICE_TOOL))
+    price["function"]["parameters"]["properties"]["currency"] = {"tpye": "string"}
+    harness = write_harness(tmp_path / "h", tools={"a_price.json": price})
+    assert main(["harness", "validate", str(harness)]) == 0
+    printed = capsys.readouterr().out
+    assert "ok:" in printed
+    assert (
+        "tool 'get_price' parameters/properties/currency: 'tpye' is no JSON Schema keyword, so it "
+        "checks nothing (did you mean 'type'?)"
+    ) in printed
+    assert main(["harness", "validate", str(write_harness(tmp_path / "fine"))]) == 0
+    assert "warning" not in capsys.readouterr().out
 
 
 def test_harness_validate_never_says_ok_of_hooks_that_fail_to_import(tmp_path, capsys):

@@ -37,6 +37,7 @@ def harness_validate(
         f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
         f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks"
     )
+    _warn_of_misspelt_keywords(harness, folder)
     if harness.hooks_source is not None:
         _warn_of_names_in_hook_code(harness, folder)
     if harness.hooks:
@@ -44,6 +45,23 @@ def harness_validate(
             out.print("hooks.py imported; every hook resolves to a function")
         else:
             out.print("hooks.py parsed, not imported (pass --trust-hooks to import it)")
+
+
+def _warn_of_misspelt_keywords(harness, folder: Path) -> None:
+    """A warning for each key of a tool's schema that nearly spells a JSON Schema keyword
+    (:func:`hsa.model.schema.misspelt_keywords`): legal JSON Schema, so the harness is valid,
+    but the check it meant (``"tpye": "string"``) is not made."""
+    from hsa.model.schema import misspelt_keywords
+
+    for tool in harness.tools:
+        for at, key, keyword in misspelt_keywords(tool.parameters):
+            out.print(
+                f"warning: {folder}: tool {tool.name!r} parameters{at or ' (root)'}: "
+                f"{key!r} is no JSON Schema keyword, so it checks nothing (did you mean "
+                f"{keyword!r}?)",
+                markup=False,
+                highlight=False,
+            )
 
 
 def _warn_of_names_in_hook_code(harness, folder: Path) -> None:

@@ -255,3 +255,39 @@ def rewrite_descriptions(schema: Any, prose: Callable[[str], str]) -> Any:
 
 def _described(node: dict, text: str) -> dict:
     return {**node, "description": text}
+
+
+# Every keyword of JSON Schema (draft 2020-12 and the draft 4-7 ones it renamed: validation,
+# applicators, annotations, core), and the two OpenAPI adds that tool schemas often carry. An
+# unknown key is legal JSON Schema and checks nothing: a misspelt keyword ("tpye") silently
+# drops its check.
+KEYWORDS = frozenset(
+    {
+        *("$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary"),
+        *("$comment", "$defs", "definitions", "$recursiveRef", "$recursiveAnchor"),
+        *("type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum"),
+        *("exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems"),
+        *("uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties"),
+        *("required", "dependentRequired", "dependencies", "allOf", "anyOf", "oneOf", "not"),
+        *("if", "then", "else", "dependentSchemas", "prefixItems", "items", "additionalItems"),
+        *("contains", "properties", "patternProperties", "additionalProperties"),
+        *("propertyNames", "unevaluatedItems", "unevaluatedProperties", "format"),
+        *("contentEncoding", "contentMediaType", "contentSchema", "title", "description"),
+        *("default", "deprecated", "readOnly", "writeOnly", "examples", "nullable", "example"),
+    }
+)
+
+
+def misspelt_keywords(schema: Any) -> Iterator[tuple[str, str, str]]:
+    """(pointer of the node, key, the keyword it looks like) for every key of a sub-schema of
+    ``schema`` that is no keyword of JSON Schema but nearly spells one (``tpye``, ``requried``,
+    ``minimun``): legal, and checking nothing. Extensions (``x-...``) are none."""
+    from difflib import get_close_matches
+
+    for parts, node in schema_nodes(schema):
+        for key in node:
+            if not isinstance(key, str) or key in KEYWORDS or key.startswith("x-"):
+                continue
+            close = get_close_matches(key, KEYWORDS, n=1, cutoff=0.7)
+            if close:
+                yield pointer(parts), key, close[0]
