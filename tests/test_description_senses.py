@@ -42,6 +42,8 @@ def _rewordings(text: str, split: str) -> set[str]:
             "Get an array of Business Unit (BU) products from the given API endpoint.",
             {"merchandise", "wares", "goods", "articles"},
         ),
+        # to inspect takes no that-clause: "Inspect that a patient's insurance covers ..."
+        ("Check that a patient's insurance covers the visit.", {"inspect"}),
     ],
 )
 def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):

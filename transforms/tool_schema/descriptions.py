@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "14"  # 14: a parameter's description opens with a noun (Check number)
+    version = "15"  # 15: no inspect for check (it takes no that-clause)
+    # 14: a parameter's description opens with a noun (Check number)
     # 13: a harness in Han or kana alone is no English one
     # 12: a Hangul or Cyrillic harness is no English one;
     # 11: the "e" of "e.g." is no Portuguese word; 10: words in code and names tell
