@@ -2185,6 +2185,32 @@ def test_english_synonyms_reword_only_the_names_of_an_english_harness(language):
     assert bool(new_words) == (language in ("en", "ja")), new_words
 
 
+@pytest.mark.parametrize("name", ["tool_name_paraphrase", "parameter_name_paraphrase"])
+def test_names_that_take_a_suffix_take_the_variants_one_suffix(name):
+    """A Spanish travel harness's tools had become `buscar_vuelos_fn`, `buscar_hoteles_tool`
+    and `calcular_precio_total_api` in one variant: a harness whose words no table rewords
+    takes suffixes, and one operator writes one suffix on every name that needs one."""
+    harness = travel_harness("pt")
+    suffixes = {
+        w
+        for part in (ts.TOOL_NAME_SUFFIXES, ts.PARAMETER_NAME_SUFFIXES)
+        for s in part.values()
+        for w in s
+    }
+    seen = 0
+    for seed in range(12):
+        renamed = variant_of(name, greeting(harness), seed=seed).mapping.renamed()
+        kind = "tools" if name.startswith("tool") else "parameters"
+        used = {
+            w.lower()
+            for old, new in renamed[kind].items()
+            for w in name_words(new)[len(name_words(old.split(".")[-1])) :]
+        } & suffixes
+        assert len(used) <= 1, renamed[kind]
+        seen += bool(used)
+    assert seen
+
+
 @pytest.mark.parametrize("language", ["ja", "zh"])
 def test_a_harness_written_in_han_or_kana_alone_is_no_english_one(language):
     """A Japanese harness (its texts in kana and Han, its names ASCII) has no English function

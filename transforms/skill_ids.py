@@ -212,7 +212,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "23"  # 23: no neighbouring sense in a clinic or a shop (payment, price, height,
+    version = "24"  # 24: one suffix per variant on every name that needs one
+    # 23: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 22: a name the user writes as their own word stays in their
     # words; 21: contact is a person only beside a person's words;

@@ -209,7 +209,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "28"  # 28: no neighbouring sense in a clinic or a shop (payment, price, height,
+    version = "29"  # 29: one suffix per variant on every name that needs one
+    # 28: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 27: a plain-word tool the prose names as a word keeps its name
     # 26: other systems' code (a query, a script) keeps its names
@@ -333,7 +334,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "36"  # 36: no neighbouring sense in a clinic or a shop (payment, price, height,
+    version = "37"  # 37: one suffix per variant on every name that needs one
+    # 36: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 35: a plain-word tool the prose names as a word keeps its name
     # 34: other systems' code (a query, a script) keeps its names
