@@ -100,9 +100,7 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
                 tool = Tool.from_dict(raw, where=where)
             except HarnessError as exc:
                 out.rejects.append(
-                    Reject(
-                        str(path), None, _name(raw), _as_listed(exc.field, where, raw), exc.reason
-                    )
+                    Reject(str(path), None, _name(raw), exc.field or where, exc.reason)
                 )
                 continue
             if tool.name in names:
@@ -135,17 +133,6 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
             )
         )
     return out
-
-
-def _as_listed(field: str | None, where: str, raw) -> str:
-    """A reject's field as the listing writes it: a tool loads its MCP ``inputSchema`` as its
-    ``parameters``, and an error there names the key the file has."""
-    if not field:
-        return where
-    parameters = f"{where}.parameters"
-    if isinstance(raw, dict) and "inputSchema" in raw and field.startswith(parameters):
-        return f"{where}.inputSchema{field[len(parameters) :]}"
-    return field
 
 
 def _name(raw) -> str | None:

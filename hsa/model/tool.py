@@ -61,7 +61,9 @@ class Tool:
             where = f"{where}.function"
         else:
             fn = data
+        schema_key = "parameters"  # where the schema stands in the file, for its errors
         if "inputSchema" in fn:  # MCP: {"name", "description", "inputSchema", "annotations"...}
+            schema_key = "inputSchema"
             fn = dict(fn)
             if "parameters" in fn:
                 raise HarnessError(
@@ -78,7 +80,7 @@ class Tool:
         if not isinstance(description, str):
             raise HarnessError("description must be a string", field=f"{where}.description")
         parameters = fn.get("parameters", {"type": "object", "properties": {}})
-        check_parameters_schema(parameters, where=f"{where}.parameters")
+        check_parameters_schema(parameters, where=f"{where}.{schema_key}")
         extra = {k: v for k, v in fn.items() if k not in _FUNCTION_KEYS}
         return cls(name=name, description=description, parameters=parameters, extra=extra)
 
