@@ -250,6 +250,7 @@ def _stale_in_messages(
     if any_name is None:
         return None
     loaded: set[int] | None = None  # the skill loader's results, found once one is asked
+    data: tuple[str, ...] | None = None  # the conversation's data, found once it is asked
     for i, message in enumerate(episode.messages):
         content = message_text(message)
         if not content:
@@ -268,9 +269,11 @@ def _stale_in_messages(
             if loaded is None:
                 loaded = skill_results(episode.messages, episode.harness)
             if id(message) not in loaded:
-                data = conversation_data(episode)
-                # A name the user writes as their own word kept it (hsa.augment.user_data).
-                data += tuple(names_in_users_words(episode, [*prose_names, *code_names]))
+                if data is None:
+                    # A name the user writes as their own word kept it (hsa.augment.user_data);
+                    # sorted, so that the order values are read in is no set's hash order.
+                    own = names_in_users_words(episode, [*prose_names, *code_names])
+                    data = conversation_data(episode) + tuple(sorted(own))
                 found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
         if found is not None:
             return f"messages[{i}].content", found

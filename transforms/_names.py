@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import combinations, pairwise
 from pathlib import Path
 from typing import Literal
@@ -402,7 +402,6 @@ class Renamer:
         self.convention = convention
         self.mixed = mixed or split_conventions(split, harness)
         self.suffixes, self.mask_prefixes = suffixes, mask_prefixes
-        self._suffixes_drawn: list[str] | None = None  # see _suffix_order
         self.mask_word = mask_word
         self.accept, self.rate = accept, rate
         self.said_by: dict[tuple[str, ...], set[str]] = {}
@@ -494,16 +493,16 @@ class Renamer:
             elif leading_verb(last[-1:]):
                 yield segments[:-1] + [last[-1:] + last[:-1]]
         yield segments  # the same words in the convention
-        for suffix in self._suffix_order():
+        for suffix in self._suffix_order:
             yield segments[:-1] + [segments[-1] + suffix.split("_")]
 
+    @cached_property
     def _suffix_order(self) -> list[str]:
-        """The suffixes in the order this variant tries them, drawn once: one operator writes
-        one suffix (``_fn``) on every name that needs one, not ``_fn``, ``_tool`` and ``_api``
-        on three names; the next is tried only where the first does not fit."""
-        if self._suffixes_drawn is None:
-            self._suffixes_drawn = self.rng.sample(self.suffixes, len(self.suffixes))
-        return self._suffixes_drawn
+        """The suffixes in the order this variant tries them, drawn once (when a name first
+        needs one): one operator writes one suffix (``_fn``) on every name that needs one, not
+        ``_fn``, ``_tool`` and ``_api`` on three names; the next is tried only where the first
+        does not fit."""
+        return self.rng.sample(self.suffixes, len(self.suffixes))
 
     def _replaced(
         self, segments: list[list[str]], found: list[Slot], fresh: bool

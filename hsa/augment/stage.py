@@ -21,7 +21,6 @@ from functools import cached_property
 from hsa.augment.compose import HarnessStep, RunState, Sequence, TransformFailed, TransformNode
 from hsa.augment.mapping import Mapping
 from hsa.augment.step import Step
-from hsa.augment.transform import Transform
 from hsa.augment.variant import HarnessChange
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -38,17 +37,6 @@ class FiredStep:
     made: HarnessStep
     lineage_before: int  # lineage steps recorded before it (what a reject at it carries)
 
-    @property
-    def keeps_conversation(self) -> bool:
-        """Whether replaying the step only puts its harness under the episode: a transform
-        whose ``apply`` keeps messages and gold (``conversation = "kept"``) with no shortcut of
-        its own."""
-        transform = self.node.transform
-        return (
-            transform.conversation == "kept"
-            and type(transform).apply_to_conversation is Transform.apply_to_conversation
-        )
-
 
 @dataclass(frozen=True)
 class HarnessStage:
@@ -61,7 +49,8 @@ class HarnessStage:
 
     @cached_property
     def _kept(self) -> tuple[bool, ...]:
-        return tuple(step.keeps_conversation for step in self.fired)
+        """Of each fired step, whether it keeps the conversation (read once per stage)."""
+        return tuple(step.node.transform.keeps_conversation for step in self.fired)
 
     def replay(self, episode: Episode, state: RunState) -> Episode:
         """``episode`` through the stage, recording into ``state`` what running it would.

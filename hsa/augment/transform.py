@@ -106,6 +106,15 @@ class Transform:
             return rename_conversation(episode, mapping, harness)
         return None
 
+    @property
+    def keeps_conversation(self) -> bool:
+        """Whether :meth:`apply_to_conversation` only puts the known harness under the episode:
+        ``conversation = "kept"`` and no shortcut of the transform's own."""
+        return (
+            self.conversation == "kept"
+            and type(self).apply_to_conversation is Transform.apply_to_conversation
+        )
+
     # ---- options (constructor arguments) ---------------------------------------------------
 
     @classmethod

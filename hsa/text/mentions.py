@@ -336,7 +336,9 @@ def parameter_mentions(
             return m.group(1) + words[m.group(2)] + m.group(1)
         return words[m.group(3)]
 
-    about_arguments = None if arguments is None else _arguments_reader(arguments, words)
+    # Every tool property, read once for both readers: whether code is about arguments.
+    keys = None if arguments is None else frozenset().union(*arguments.values())
+    about_arguments = None if keys is None else _arguments_reader(arguments, keys, words)
 
     def keywords(span: re.Match, addresses: list[tuple[int, int]]) -> str:
         text = span.group(0)
@@ -353,7 +355,7 @@ def parameter_mentions(
             return text  # another system's data (a manifest, a query): its keys are its own
         return sub_outside_urls(pattern, renamed, text)
 
-    about_code = None if arguments is None else _arguments_reader(arguments, renames)
+    about_code = None if keys is None else _arguments_reader(arguments, keys, renames)
 
     def rewrite(text: str) -> str:
         if about_code is not None and ("```" in text or "~~~" in text):
@@ -388,7 +390,7 @@ QUERY_LANGUAGES = frozenset(
     {"sql", "mysql", "postgresql", "postgres", "psql", "sqlite", "plsql", "tsql"}
 )
 _FENCED_BLOCK = re.compile(
-    r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(.*?\n)??[ \t]*\2[`~]*[ \t]*$",
+    r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(.*?\n)??[ \t]*\1[`~]*[ \t]*$",
     re.MULTILINE | re.DOTALL,
 )
 
@@ -401,8 +403,8 @@ def _outside_code_of_others(
     written."""
     parts, last = [], 0
     for block in _FENCED_BLOCK.finditer(text):
-        body = block.group(4) or ""
-        if block.group(3).lower() in QUERY_LANGUAGES or not about_arguments(body):
+        body = block.group(3) or ""
+        if block.group(2).lower() in QUERY_LANGUAGES or not about_arguments(body):
             parts += [rewrite(text[last : block.start()]), block.group(0)]
             last = block.end()
     if not parts:
@@ -419,17 +421,17 @@ def _naming(tools: tuple[str, ...]) -> re.Pattern:
 
 
 def _arguments_reader(
-    arguments: Mapping[str, frozenset[str]], words: Mapping[str, str]
+    arguments: Mapping[str, frozenset[str]], keys: frozenset[str], words: Mapping[str, str]
 ) -> Callable[[str], bool]:
-    """Whether a piece of code is about tool arguments (see :func:`parameter_mentions`)."""
-    keys = frozenset().union(*arguments.values())
+    """Whether a piece of code is about tool arguments (see :func:`parameter_mentions`):
+    ``keys`` is every tool's property names, ``words`` the renamed names."""
     tools = tuple(sorted(tool for tool, names in arguments.items() if names & set(words)))
+    naming = _naming(tools) if tools else None
 
     def about(code: str) -> bool:
-        if tools and _naming(tools).search(code):
+        if naming is not None and naming.search(code):
             return True
-        found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
-        return found <= keys
+        return all((m.group(2) or m.group(3)) in keys for m in _ANY_KEY.finditer(code))
 
     return about
 

@@ -108,7 +108,7 @@ def _fixed(harness: Harness) -> frozenset[str]:
             n
             for n in plain
             if any(
-                standalone(n).search(t)
+                n in t and standalone(n).search(t)  # a substring test first: most texts lack it
                 for where, t in words
                 if where not in (f"tool {n}", f"tool {n} parameters")
             )

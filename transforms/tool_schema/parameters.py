@@ -293,11 +293,10 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     if ambiguous:
         texts = [t for _, t in harness.prose()]
         arguments = argument_names(harness)
-        fixed |= {  # text by text, as the rename reads them
-            n
-            for n in ambiguous
-            if any(parameter_mentions({n: "\0"}, arguments=arguments)(t) != t for t in texts)
-        }
+        for n in ambiguous:  # text by text, as the rename reads them
+            mentions = parameter_mentions({n: "\0"}, arguments=arguments)
+            if any(mentions(t) != t for t in texts):
+                fixed.add(n)
     return tuple(n for n in names if n not in fixed)
 
 
