@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hsa.errors import EpisodeError, HsaError, Reject
-from hsa.files.jsonl import LongInteger, loads
+from hsa.files.jsonl import DuplicateKey, LongInteger, loads
 from hsa.model.episode import Episode, read_all_episodes, read_episodes
 from hsa.model.harness import Harness, load_harness
 from tests.conftest import PRICE_TOOL, assistant, call, write_harness
@@ -839,6 +839,103 @@ def test_json_loads_refuses_exactly_the_integers_it_cannot_keep(value):
                 loads(document)
         else:
             assert loads(document) == exact
+
+
+# JSON text written by hand, key by key, so that an object may name a key twice: objects are
+# lists of (key, value) pairs. Keys and strings hold quotes, backslashes and colons (what the
+# quick count of key ends reads), and the separators vary (pretty-printed schema files, JSON
+# Lines).
+_AWKWARD = 'ab"\\: {}'
+_PAIRS_JSON = st.recursive(
+    st.integers(-5, 5).map(str)
+    | st.text(alphabet=_AWKWARD, max_size=6).map(lambda t: json.dumps(t, ensure_ascii=False)),
+    lambda inner: (
+        st.lists(inner, max_size=4).map(lambda items: ("list", items))
+        | st.lists(st.tuples(st.text(alphabet=_AWKWARD, max_size=3), inner), max_size=4).map(
+            lambda pairs: ("object", pairs)
+        )
+    ),
+    max_leaves=12,
+)
+
+
+def _written(node, colon: str, comma: str) -> str:
+    if isinstance(node, str):
+        return node
+    kind, items = node
+    if kind == "list":
+        return "[" + comma.join(_written(item, colon, comma) for item in items) + "]"
+    return (
+        "{"
+        + comma.join(
+            json.dumps(key, ensure_ascii=False) + colon + _written(value, colon, comma)
+            for key, value in items
+        )
+        + "}"
+    )
+
+
+def _names_a_key_twice(node) -> bool:
+    if isinstance(node, str):
+        return False
+    kind, items = node
+    if kind == "list":
+        return any(map(_names_a_key_twice, items))
+    keys = [key for key, _ in items]
+    return len(set(keys)) < len(keys) or any(_names_a_key_twice(v) for _, v in items)
+
+
+@given(
+    _PAIRS_JSON.filter(lambda node: not isinstance(node, str)),
+    st.sampled_from([":", ": ", " : ", ":\n  "]),
+    st.sampled_from([",", ", ", ",\n"]),
+)
+def test_json_loads_refuses_exactly_the_objects_that_name_a_key_twice(node, colon, comma):
+    """orjson (as json) keeps the last of two values under one key and drops the first,
+    silently: a tool's property written twice, a message with two contents. loads refuses
+    such text, as harness YAML is refused, and nothing else."""
+    text = _written(node, colon, comma)
+    for document in (text, text.encode()):
+        if _names_a_key_twice(node):
+            with pytest.raises(DuplicateKey, match="is written twice in one object"):
+                loads(document)
+        else:
+            assert loads(document) == json.loads(text)
+
+
+def test_a_key_written_twice_is_a_reject_naming_its_line_field_and_key(harness_dir, tmp_path):
+    harness = load_harness(harness_dir)
+    row = good_row("twice")
+    text = json.dumps(row).replace('"content": "Link 3', '"content": "Hi", "content": "Link 3', 1)
+    assert text != json.dumps(row)
+    in_arguments = json.dumps(good_row("args")).replace(
+        '"arguments": "{\\"link\\": 3}"', '"arguments": "{\\"link\\": 3, \\"link\\": 4}"', 1
+    )
+    assert "4}" in in_arguments
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join([json.dumps(good_row("a")), text, in_arguments]) + "\n")
+    good, line, call_args = list(read_episodes(path, harness=harness))
+    assert isinstance(good, Episode)
+    assert (line.line, line.field) == (2, None)
+    assert line.reason.startswith(
+        "key 'content' is written twice in one object (at messages[4].content)"
+    )
+    assert (call_args.line, call_args.id, call_args.field) == (
+        3,
+        "args",
+        "messages[1].tool_calls[1].function.arguments",
+    )
+    assert "key 'link' is written twice in one object (at link)" in call_args.reason
+
+
+def test_a_tool_file_that_names_a_property_twice_does_not_load(tmp_path):
+    tool = json.dumps(PRICE_TOOL, indent=2)
+    twice = tool.replace('"properties": {', '"properties": {\n "link": {"type": "string"},', 1)
+    assert twice != tool
+    folder = write_harness(tmp_path / "h", tools={"a_price.json": twice})
+    with pytest.raises(HsaError, match="key 'link' is written twice") as caught:
+        load_harness(folder)
+    assert "a_price.json" in str(caught.value)
 
 
 def test_a_call_id_may_come_back_once_its_call_is_answered():

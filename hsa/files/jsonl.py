@@ -34,6 +34,10 @@ class NestedTooDeep(orjson.JSONDecodeError):
     """JSON text nested deeper than :data:`MAX_DEPTH` (see :func:`loads`)."""
 
 
+class DuplicateKey(orjson.JSONDecodeError):
+    """A JSON object that names one key twice (see :func:`loads`)."""
+
+
 # How deep the JSON that users write may nest (objects and lists): orjson reads 1,023 levels but
 # writes no more than 254, and the scorer's comparison recurses twice per level, past Python's
 # limit of 1,000 frames at about 500. 128 is serde_json's limit too; tool arguments nest a few.
@@ -45,11 +49,23 @@ JSON_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 # Integers orjson reads as integers and writes back: beyond them it reads a float, silently.
 _INTEGERS = range(-(2**63), 2**64)
 # A run of 19 digits, which every integer outside _INTEGERS has: a quick test that rules out
-# nearly every text before the exact scan below.
-_LONG_RUN = re.compile(r"\d{19}")
-_LONG_RUN_BYTES = re.compile(rb"\d{19}")
+# nearly every text before the exact scan below. Made at C speed: the text's bytes with every
+# digit made "0" and every other byte a space hold the run as 19 "0"s (the pattern \d{19} took
+# 46 us on a 2.3 KB episode line, this 5 us; JSON numbers are ASCII digits).
+_LONG_RUN = b"0" * 19
+_DIGITS_ONLY = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))  # 48: "0"
 # A JSON string (skipped whole: digits in text are text) or a number.
 _STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+# Where a key may end in JSON text: a quote, whitespace, a colon. Every key of every object ends
+# so, and so may text inside a string (after an escaped backslash), so where there are no more of
+# them than the value read has keys, no object named a key twice (see _key_ends).
+_KEY_ENDS = re.compile(r'(?<!(?<!\\)\\)"\s*:')
+_KEY_ENDS_BYTES = re.compile(rb'(?<!(?<!\\)\\)"\s*:')
+_QUOTE_THEN_SPACE = re.compile(r'"\s')
+_QUOTE_THEN_SPACE_BYTES = re.compile(rb'"\s')
+# The tokens of JSON text that say where a key stands: strings (read whole), brackets, commas.
+_STRING_BRACKET_OR_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+_COLON = re.compile(r"\s*:")
 
 
 def loads(text: str | bytes) -> Any:
@@ -60,8 +76,13 @@ def loads(text: str | bytes) -> Any:
     JSON that users write (episode lines, tool-call arguments, tool schema files) goes
     through here. Text nested deeper than :data:`MAX_DEPTH` is refused too
     (:class:`NestedTooDeep`): hsa could not write it back, nor compare it without running out
-    of stack."""
+    of stack. So is an object that names a key twice (:class:`DuplicateKey`): the reader keeps
+    the last value and drops the first, silently (a schema's property written twice, a message
+    with two "content"), as a harness's YAML refuses it (hsa.files.textfile.load_yaml)."""
     value = orjson.loads(text)
+    if isinstance(value, dict | list) and _key_ends(text) > _key_count(value):
+        document = text if isinstance(text, str) else bytes(text).decode("utf-8")
+        _refuse_duplicate_key(document)
     # Nesting that deep takes as many opening brackets, and as many closing ones: the length
     # and a count (at C speed) rule out nearly every text before the exact test, a walk of the
     # value read, which is what hsa keeps (on 7 KB of 402 objects and lists, loads took 540 us
@@ -76,7 +97,7 @@ def loads(text: str | bytes) -> Any:
         if opening > MAX_DEPTH and _deeper_than_max(value):
             document = text if isinstance(text, str) else bytes(text).decode("utf-8")
             _refuse_deep_nesting(document, _deep_path(value))
-    if _LONG_RUN.search(text) if isinstance(text, str) else _LONG_RUN_BYTES.search(text):
+    if _LONG_RUN in (text.encode() if isinstance(text, str) else text).translate(_DIGITS_ONLY):
         document = text if isinstance(text, str) else bytes(text).decode("utf-8")
         for match in _STRING_OR_NUMBER.finditer(document):
             token = match.group(0)
@@ -109,6 +130,75 @@ def _refuse_deep_nesting(document: str, path: tuple) -> None:
                 )
         elif token == "}" or token == "]":
             depth -= 1
+
+
+def _key_ends(text: str | bytes) -> int:
+    """How many places in ``text`` a key may end (see ``_KEY_ENDS``): no fewer than the keys
+    written. Counted at C speed where no quote is followed by whitespace (JSON Lines as orjson
+    and Python write them: this is every episode line), by the pattern elsewhere."""
+    if isinstance(text, str):
+        if _QUOTE_THEN_SPACE.search(text):
+            return len(_KEY_ENDS.findall(text))
+        # a quote after a lone backslash is inside a string (tool-call arguments written as
+        # JSON strings hold many: "{\\"city\\": ...}"); one after an escaped backslash may
+        # end a key
+        return text.count('":') - text.count('\\":') + text.count('\\\\":')
+    if _QUOTE_THEN_SPACE_BYTES.search(text):
+        return len(_KEY_ENDS_BYTES.findall(text))
+    return text.count(b'":') - text.count(b'\\":') + text.count(b'\\\\":')
+
+
+def _key_count(value: dict | list) -> int:
+    """How many keys the objects in ``value`` have, all told."""
+    count = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        children: Iterable = node
+        if type(node) is dict:
+            count += len(node)
+            children = node.values()
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append(child)
+    return count
+
+
+def _refuse_duplicate_key(document: str) -> None:
+    """Raise :class:`DuplicateKey` at the second key of valid JSON ``document`` that its object
+    named already, naming the field; return when every object's keys differ (the strings only
+    looked like keys)."""
+    # Per open object or list: the keys read so far (None for a list), and where in it the
+    # text is (the last key read, or the list index).
+    frames: list[tuple[set | None, list]] = []
+    for match in _STRING_BRACKET_OR_COMMA.finditer(document):
+        token = match.group(0)
+        if token == "{":
+            frames.append((set(), [None]))
+        elif token == "[":
+            frames.append((None, [0]))
+        elif token == "}" or token == "]":
+            frames.pop()
+        elif token == ",":
+            keys, at = frames[-1]
+            if keys is None:
+                at[0] += 1
+        elif frames:
+            keys, at = frames[-1]
+            if keys is None or not _COLON.match(document, match.end()):
+                continue  # a string in a list, or an object's value
+            key = orjson.loads(token)
+            if key in keys:
+                path = (*(frame[1][0] for frame in frames[:-1]), key)
+                raise DuplicateKey(
+                    f"key {key!r} is written twice in one object (at {_field(path)}): the "
+                    f"JSON reader would keep the last value and drop the first; keep one",
+                    document,
+                    match.start(),
+                )
+            keys.add(key)
+            at[0] = key
 
 
 def _deeper_than_max(value: Any) -> bool:
@@ -149,7 +239,8 @@ def _field(path: tuple, shown: int = 6) -> str:
 
 def json_error(exc: orjson.JSONDecodeError) -> str:
     """What is wrong with JSON text that :func:`loads` refused, in words."""
-    return str(exc) if isinstance(exc, LongInteger | NestedTooDeep) else f"not valid JSON: {exc}"
+    refused = LongInteger | NestedTooDeep | DuplicateKey
+    return str(exc) if isinstance(exc, refused) else f"not valid JSON: {exc}"
 
 
 def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
