@@ -1421,7 +1421,8 @@ def test_schema_spelling_respells_without_changing_meaning(example):
     )
     assert ticket.required != original.required and set(ticket.required) == set(original.required)
     assert ticket.properties["issue_type"]["enum"] != original.properties["issue_type"]["enum"]
-    assert "additionalProperties" not in ticket.parameters  # it was closed: now left open
+    # it was closed: it stays closed (opened, it would accept calls its harness refuses)
+    assert ticket.parameters["additionalProperties"] is False
     verify_variant(episode, variant.episode, variant.mapping)
 
 
@@ -1523,6 +1524,38 @@ def test_schema_spelling_accepts_exactly_what_it_accepted(harness, seed):
         assert jsonschema.Draft202012Validator(after.parameters).is_valid(
             value
         ) == jsonschema.Draft202012Validator(before.parameters).is_valid(value)
+
+
+@given(
+    harness=harnesses(min_tools=1),
+    closed=st.lists(st.booleans(), min_size=1, max_size=6),
+    seed=st.integers(0, 2**32),
+)
+def test_schema_spelling_refuses_whatever_the_harness_refuses(harness, closed, seed):
+    """Dropping a schema's `"additionalProperties": false` (drawn until version 4) let the
+    variant's schema accept a call with a key the tool does not declare, which its harness
+    refuses: a German claims harness's closed tools and nested objects were opened in 17 of
+    50 variants. Closing an open object is what the scorer holds calls to already."""
+    data = harness.to_dict()
+    for i, tool in enumerate(data["tools"]):
+        if closed[i % len(closed)]:
+            tool["function"]["parameters"]["additionalProperties"] = False
+    row = {
+        "id": "e",
+        "harness": data,
+        "messages": [{"role": "user", "content": "q"}],
+        "gold": {"no_call": True},
+    }
+    episode = Episode.from_dict(row)
+    transform = registered()["tool_schema_spelling"](rate=1.0)
+    params = transform.sample_params(episode, random.Random(seed))
+    out = transform.apply(episode, params)
+    for before, after in zip(episode.harness.tools, out.harness.tools, strict=True):
+        extra = {**dict.fromkeys(before.properties, 1), "zz_undeclared": 1}
+        if not jsonschema.Draft202012Validator(before.parameters).is_valid(extra):
+            assert not jsonschema.Draft202012Validator(after.parameters).is_valid(extra)
+        if before.parameters.get("additionalProperties") is False:
+            assert after.parameters["additionalProperties"] is False
 
 
 def _normalised(schema):
@@ -2346,6 +2379,60 @@ def test_other_systems_code_in_a_skill_keeps_its_names(name):
         if new != "invoice_id":
             moved += 1
             assert f"with `{new}`:" in body and f'{{"{new}": "INV-7"' in body
+    assert moved
+
+
+LATENCY_GUIDE = """# Checkout latency
+
+Ask the metrics store for the slow requests of one service:
+
+```{language}
+{query}
+```
+
+Then call `page_owner` with `namespace` and `service`:
+
+```json
+{{"namespace": "payments", "service": "checkout"}}
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("language", "query"),
+    [
+        (
+            "promql",
+            'histogram_quantile(0.99, sum(rate(http_seconds_bucket{namespace="payments", '
+            'service="checkout"}[5m])) by (le))',
+        ),
+        ("logql", '{namespace="payments", service="checkout"} |= "timeout"'),
+        ("graphql", 'query { pods(namespace: "payments", service: "checkout") { name } }'),
+        ("PromQL", 'up{namespace="payments", service="checkout"} == 0'),
+    ],
+)
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_query_in_any_language_but_a_tool_calls_keeps_its_names(name, language, query):
+    """A DevOps skill's PromQL query matches the labels `namespace` and `service`, which are
+    also the paging tool's parameters: every key in it was a tool property, so it was read as
+    tool arguments and renamed (`{namespace_input="payments", service_input="checkout"}`, in 52
+    of 125 variants), a query of labels that do not exist that contradicts the gold. Only a
+    block in a language that tool calls are written in (JSON, YAML, Python, ...) may hold
+    arguments; any other language's code is that system's, kept whole."""
+    harness = one_skill_harness(
+        "checkout-latency",
+        LATENCY_GUIDE.format(language=language, query=query),
+        tool_of("page_owner", "Pages the owner of a service.", strings("namespace", "service")),
+    )
+    moved = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("page_owner", "namespace")
+        body = variant.episode.harness.skills[0].content
+        assert f"```{language}\n{query}\n```" in body
+        if new != "namespace":
+            moved += 1
+            assert f"with `{new}` and" in body and f'{{"{new}": "payments"' in body
     assert moved
 
 

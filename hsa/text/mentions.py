@@ -360,7 +360,8 @@ def parameter_mentions(
     def rewrite(text: str) -> str:
         if about_code is not None and ("```" in text or "~~~" in text):
             # A fenced block of another system's code is its data, whole: a query of its
-            # database (```sql: a renamed column, ``invoice-id``, breaks it), or code whose keys
+            # database (```sql: a renamed column, ``invoice-id``, breaks it), code in any
+            # language tool calls are not written in (CALL_LANGUAGES), or code whose keys
             # are not all tool properties and that names no tool with the parameter (a script
             # reading rows, ``{"invoice_id": r["invoice_id"], "name": ...}``).
             return _outside_code_of_others(text, rewrite_prose, about_code)
@@ -385,9 +386,40 @@ def parameter_mentions(
     return rewrite
 
 
-# A fenced block of code (```lang ... ```), and the query languages among its info strings.
-QUERY_LANGUAGES = frozenset(
-    {"sql", "mysql", "postgresql", "postgres", "psql", "sqlite", "plsql", "tsql"}
+# A fenced block of code (```lang ... ```), and the info strings of the languages that tool calls
+# and their arguments are written in (as data: JSON, YAML; as code: Python, JavaScript; or with no
+# language named). A block in any other language is another system's code, whatever keys it
+# holds: a query (```sql: `SELECT invoice_id`; ```promql: `{namespace="payments"}`, whose label
+# matchers read as arguments), a shell command, a manifest of its own.
+CALL_LANGUAGES = frozenset(
+    {
+        "",
+        "json",
+        "jsonc",
+        "json5",
+        "jsonl",
+        "ndjson",
+        "yaml",
+        "yml",
+        "toml",
+        "xml",
+        "python",
+        "py",
+        "python3",
+        "py3",
+        "pycon",
+        "javascript",
+        "js",
+        "mjs",
+        "jsx",
+        "typescript",
+        "ts",
+        "tsx",
+        "text",
+        "txt",
+        "plaintext",
+        "plain",
+    }
 )
 _FENCED_BLOCK = re.compile(
     r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*\n(.*?\n)??[ \t]*\1[`~]*[ \t]*$",
@@ -398,13 +430,13 @@ _FENCED_BLOCK = re.compile(
 def _outside_code_of_others(
     text: str, rewrite: Callable[[str], str], about_arguments: Callable[[str], bool]
 ) -> str:
-    """``text`` through ``rewrite``, but its fenced blocks of other systems' code (a query
-    language's, or code :func:`_arguments_reader` finds no tool arguments in), which stay as
-    written."""
+    """``text`` through ``rewrite``, but its fenced blocks of other systems' code (in a language
+    tool calls are not written in, :data:`CALL_LANGUAGES`, or code :func:`_arguments_reader`
+    finds no tool arguments in), which stay as written."""
     parts, last = [], 0
     for block in _FENCED_BLOCK.finditer(text):
         body = block.group(3) or ""
-        if block.group(2).lower() in QUERY_LANGUAGES or not about_arguments(body):
+        if block.group(2).lower() not in CALL_LANGUAGES or not about_arguments(body):
             parts += [rewrite(text[last : block.start()]), block.group(0)]
             last = block.end()
     if not parts:

@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "29"  # 29: one suffix per variant on every name that needs one
+    version = "30"  # 30: code in a language tool calls are not written in (promql, bash) keeps its
+    # names
+    # 29: one suffix per variant on every name that needs one
     # 28: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 27: a plain-word tool the prose names as a word keeps its name
@@ -334,7 +336,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "37"  # 37: one suffix per variant on every name that needs one
+    version = "38"  # 38: code in a language tool calls are not written in (promql, bash) keeps its
+    # names
+    # 37: one suffix per variant on every name that needs one
     # 36: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 35: a plain-word tool the prose names as a word keeps its name
@@ -411,7 +415,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "30"  # 30: other systems' code (a query, a script) keeps its names
+    version = "31"  # 31: code in a language tool calls are not written in (promql, bash) keeps its
+    # names
+    # 30: other systems' code (a query, a script) keeps its names
     # 29: a $ref into a renamed property follows it;
     # propertyNames keep names; 28: a name the user writes as their own word stays in their
     # words; 27: umlauts stay in their word; a Hangul or Cyrillic harness is no

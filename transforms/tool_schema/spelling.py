@@ -1,5 +1,5 @@
 """Equivalent spellings of a tool schema: ``required`` and ``enum`` in another order, and an
-explicit ``"additionalProperties": false`` on or off where no call or gold value needs more."""
+explicit ``"additionalProperties": false`` where no call or gold value needs more."""
 
 from __future__ import annotations
 
@@ -138,13 +138,16 @@ def _closed_nodes(params: dict, tool: str) -> list[str]:
 class ToolSchemaSpelling(Transform):
     """Spells tool schemas differently with the same meaning: ``required`` and ``enum`` lists in
     another order (in every sub-schema), and an explicit ``"additionalProperties": false`` added
-    where no call or gold value uses an undeclared key, or dropped where the schema had it (on
-    the nodes that describe a property or an array element); types, constraints and values are
-    kept."""
+    where no call or gold value uses an undeclared key (on the nodes that describe a property or
+    an array element): what the scorer holds a call to already, since it refuses a parameter the
+    tool does not declare. A ``false`` the schema has is kept: dropped, the variant's schema
+    accepts calls its harness refuses (a runtime or a hook that validates arguments against it
+    then lets them through), and tells the model so. Types, constraints and values are kept."""
 
     name = "tool_schema_spelling"
     scope = "harness"
-    version = "3"  # 3: no object closed that takes keys through $ref, branches or conditions;
+    version = "4"  # 4: a closed object is never opened;
+    # 3: no object closed that takes keys through $ref, branches or conditions;
     # 2: every sub-schema (hsa.model.schema), not only properties and items
     family = "tool_schema"
 
@@ -164,14 +167,13 @@ class ToolSchemaSpelling(Transform):
                     new = shuffled(enum, rng)
                     if new != enum:
                         options.append((tool.name, at, {"enum": new}))
-                if isinstance(node.get("properties"), dict) and is_instance_path(parts):
-                    closed = node.get("additionalProperties")
-                    if closed is False:
-                        options.append((tool.name, at, {"additionalProperties": "open"}))
-                    elif closed is None and _closing_is_safe(
-                        episode, arguments, tool.name, parts, node
-                    ):
-                        options.append((tool.name, at, {"additionalProperties": "close"}))
+                if (
+                    isinstance(node.get("properties"), dict)
+                    and is_instance_path(parts)
+                    and "additionalProperties" not in node
+                    and _closing_is_safe(episode, arguments, tool.name, parts, node)
+                ):
+                    options.append((tool.name, at, {"additionalProperties": "close"}))
         chosen = [o for o in options if rng.random() < self.rate]
         if not chosen and options and self.rate > 0:
             chosen = [rng.choice(options)]  # a variant that respells nothing is no variant
@@ -199,19 +201,16 @@ class ToolSchemaSpelling(Transform):
                             raise HsaError(f"{where}: {key} {new} is not a reordering of {old}")
                         out[key] = new
                 closing = change.get("additionalProperties")
-                if closing == "open":
-                    if node.get("additionalProperties") is not False:
-                        raise HsaError(f"{where} is not closed, so it cannot be opened")
-                    del out["additionalProperties"]
-                elif closing == "close":
+                if closing == "close":
                     if "additionalProperties" in node:
                         raise HsaError(f"{where} already sets additionalProperties")
                     _check_closing(episode, arguments, tool, parts, node)
                     out["additionalProperties"] = False
                 elif closing is not None:
+                    # "open" (drop a false) was drawn until version 4: it changed what the
+                    # schema accepts
                     raise HsaError(
-                        f"{where}: additionalProperties change must be 'open' or "
-                        f"'close', got {closing!r}"
+                        f"{where}: additionalProperties change must be 'close', got {closing!r}"
                     )
                 return out
 
@@ -229,7 +228,7 @@ class ToolSchemaSpelling(Transform):
                 tool.name,
             )
             # No meta-schema re-check: respell() only reorders `required`/`enum` (checked above to
-            # be permutations) and sets or removes `additionalProperties: false`, none of which
+            # be permutations) and sets `additionalProperties: false`, none of which
             # can make a valid schema invalid, and the check cost a quarter of generation time.
             tools.append(replace(tool, parameters=schema))
         return with_tools(episode, tuple(tools))
