@@ -264,6 +264,14 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("get_shipping_date", {"delivery", "postcode"}, {"postage", "freight"}),
     ("recommend_size", {"height", "weight", "clothing"}, {"dimensions", "measurement"}),
     ("options", {"size", "colour", "gift", "wrap"}, {"alternatives", "possibilities"}),
+    # an incident-response harness (an audit of a new domain): on-call duty (PagerDuty) is no
+    # tax, a metric's aggregate (avg, max, p99) no total, an outage incident no support ticket,
+    # a Kubernetes service no endpoint
+    ("pager_duty_ack", {"incident", "page", "alert", "on", "call"}, {"tax", "excise"}),
+    ("duty_roster", {"shift", "staff", "schedule"}, {"tax", "excise"}),
+    ("aggregate", {"metric", "avg", "max", "p99", "query"}, {"total", "grand"}),
+    ("incident_triage", {"outage", "alert", "page", "severity"}, {"ticket", "case"}),
+    ("service", {"kubernetes", "namespace", "pods", "deployment"}, {"endpoint"}),
 ]
 
 
@@ -303,6 +311,9 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("item_id", {"shop", "cart"}, "heldout", "merchandise"),
         ("product_id", {"product"}, "train", "item"),
         ("get_shipping_date", {"delivery"}, "heldout", "dispatch"),
+        ("import_duty", {"customs", "import", "goods"}, "train", "tax"),
+        ("order_total", {"order", "price"}, "train", "grand"),
+        ("ticket_id", {"support", "customer"}, "heldout", "incident"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):

@@ -212,7 +212,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "24"  # 24: one suffix per variant on every name that needs one
+    version = "25"  # 25: no neighbouring sense in incident response (duty, aggregate, incident,
+    # service)
+    # 24: one suffix per variant on every name that needs one
     # 23: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 22: a name the user writes as their own word stays in their
@@ -317,7 +319,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "18"  # 18: no neighbouring sense in a clinic or a shop (payment, price, height,
+    version = "19"  # 19: no neighbouring sense in incident response (duty, aggregate, incident,
+    # service)
+    # 18: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)
     # 17: a name the user writes as their own word stays in their
     # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no

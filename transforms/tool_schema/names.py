@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "30"  # 30: code in a language tool calls are not written in (promql, bash) keeps its
+    version = "31"  # 31: no neighbouring sense in incident response (duty, aggregate, incident,
+    # service)
+    # 30: code in a language tool calls are not written in (promql, bash) keeps its
     # names
     # 29: one suffix per variant on every name that needs one
     # 28: no neighbouring sense in a clinic or a shop (payment, price, height,
@@ -336,7 +338,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "38"  # 38: code in a language tool calls are not written in (promql, bash) keeps its
+    version = "39"  # 39: no neighbouring sense in incident response (duty, aggregate, incident,
+    # service)
+    # 38: code in a language tool calls are not written in (promql, bash) keeps its
     # names
     # 37: one suffix per variant on every name that needs one
     # 36: no neighbouring sense in a clinic or a shop (payment, price, height,
