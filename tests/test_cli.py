@@ -97,6 +97,38 @@ def test_harness_validate_warns_of_a_misspelt_schema_keyword(tmp_path, capsys):
     assert "warning" not in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "integer", "maximum": 60, "default": 99}, "99 is greater than the maximum of 60"),
+        ({"type": "string", "enum": ["EUR", "USD"], "default": "N/A"}, "'N/A' is not one of"),
+    ],
+)
+def test_harness_validate_warns_of_a_default_that_breaks_its_own_schema(
+    tmp_path, capsys, schema, problem
+):
+    """`frist_tage: {maximum: 60, default: 99}` validated as ok, and gold expecting 99 loaded:
+    a value equal to the default is "left at its default" (BFCL's rule), whatever it is. A
+    default of another type (BFCL writes "false" for booleans) is no such mistake."""
+    price = json.loads(json.dumps(PRICE_TOOL))
+    price["function"]["parameters"]["properties"]["currency"] = schema
+    harness = write_harness(tmp_path / "h", tools={"a_price.json": price})
+    assert main(["harness", "validate", str(harness)]) == 0
+    printed = capsys.readouterr().out
+    assert "ok:" in printed
+    assert (
+        "warning: " in printed
+        and "tool 'get_price' parameters/properties/currency: its default does not fit its own "
+        "schema ("
+        in printed
+        and problem in printed
+    ), printed
+    price["function"]["parameters"]["properties"]["currency"] = {"type": "boolean", "default": "no"}
+    harness = write_harness(tmp_path / "bfcl", tools={"a_price.json": price})
+    assert main(["harness", "validate", str(harness)]) == 0
+    assert "warning" not in capsys.readouterr().out
+
+
 def test_harness_validate_never_says_ok_of_hooks_that_fail_to_import(tmp_path, capsys):
     hooks = (
         "raise RuntimeError('boom')\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"
