@@ -181,6 +181,13 @@ def placement(harness: Harness) -> dict[str, str]:
 _PROMPTS: BoundedMemo[str] = BoundedMemo(1024)
 
 
+def section_heading(name: str, headings: dict[str, str]) -> str:
+    """The heading a layout shows for section ``name``: the harness's own (``headings``: its
+    prompt options' over :data:`DEFAULT_HEADINGS`), else the name in title case (``house_rules``:
+    "House Rules")."""
+    return headings.get(name, name.replace("_", " ").title())
+
+
 def render_system_prompt(harness: Harness, sections: list[str] | None = None) -> str:
     """The sections of ``harness`` (default: those placed in the system prompt), in order,
     through its layout; empty text when none is left."""
@@ -211,7 +218,7 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     sections = [
         {
             "name": name,
-            "heading": headings.get(name, name.replace("_", " ").title()),
+            "heading": section_heading(name, headings),
             "text": harness.prompt.text.get(name, ""),
             "entries": generated.get(name, []),
             "intro": phrases.get(f"{name}_intro", ""),

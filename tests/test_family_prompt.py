@@ -30,6 +30,7 @@ from hsa.render import (
     available_layouts,
     render_messages,
     render_system_prompt,
+    section_heading,
 )
 from hsa.transforms.prompt_structure import (
     HEADINGS,
@@ -415,6 +416,50 @@ def test_wording_uses_one_language_from_its_split(example, language):
         assert not any(d in prompt for d in DEFAULT_PHRASES.values())
 
 
+@given(
+    headings=st.dictionaries(
+        st.sampled_from(["rules", "policies", "guidelines", "directions", "role", "identity"]),
+        st.sampled_from(["Policies", "Rules", "Guidelines", "Identity", "Toolbox", "Guards"]),
+        max_size=3,
+    ),
+    language=st.sampled_from(["en", "zh"]),
+    split=st.sampled_from(["train", "heldout"]),
+    seed=st.integers(0, 2**32),
+)
+def test_wording_never_gives_two_sections_one_heading(example, headings, language, split, seed):
+    """A harness with custom sections `rules` and `policies` (shown as "Rules", "Policies") had
+    its `instructions` reworded to "Policies" too: two sections under one heading, and in the
+    json layout the first's text lost (12 of 64 rows of an audit harness)."""
+    episode = example[0]
+    prompt = episode.harness.prompt
+    custom = ["rules", "policies", "guidelines", "directions", "role", "identity"]
+    harness = replace(
+        episode.harness,
+        prompt=replace(
+            prompt,
+            sections=(*prompt.sections, *custom),
+            text={**prompt.text, **{name: f"Text of {name}." for name in custom}},
+            options={
+                **prompt.options,
+                "headings": {**prompt.options.get("headings", {}), **headings},
+            },
+        ),
+    )
+    episode = replace(episode, harness=harness)
+    options = harness.prompt.options
+    before = [
+        section_heading(s, {**DEFAULT_HEADINGS, **options.get("headings", {})}).casefold()
+        for s in harness.prompt.sections
+    ]
+    _, out = draw(PromptWording(split=split, language=language), episode, seed)
+    options = out.harness.prompt.options
+    after = [
+        section_heading(s, {**DEFAULT_HEADINGS, **options.get("headings", {})}).casefold()
+        for s in out.harness.prompt.sections
+    ]
+    assert len(set(after)) >= len(set(before))  # no heading now stands for two sections
+
+
 def test_placement_moves_the_catalogue_and_tool_list_to_the_first_user_turn(example):
     episode = example[0]
     seen = set()
@@ -443,6 +488,10 @@ def test_bad_params_are_refused(example):
         PromptPlacement().apply(episode, {"placement": {"hooks": "footer"}})
     with pytest.raises(HsaError, match="headings must map names to strings"):
         PromptWording().apply(episode, {"language": "en", "headings": {"tools": 3}, "phrases": {}})
+    with pytest.raises(HsaError, match="give two sections one heading"):
+        PromptWording().apply(
+            episode, {"language": "en", "headings": {"instructions": "tools"}, "phrases": {}}
+        )
 
 
 # ---- the family's promise over whole pipelines -----------------------------------------------

@@ -22,7 +22,13 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import BUILTIN_SECTIONS, WORDING_OPTIONS, Harness
-from hsa.render import DEFAULT_HEADINGS, DEFAULT_PHRASES, PLACEMENTS, available_layouts
+from hsa.render import (
+    DEFAULT_HEADINGS,
+    DEFAULT_PHRASES,
+    PLACEMENTS,
+    available_layouts,
+    section_heading,
+)
 from hsa.transforms._language import table_languages
 
 # (layout, style) pairs: the style is prompt.options.layout_style, read by the layout (see the
@@ -299,12 +305,14 @@ def wording_languages(harness: Harness) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class PromptWording(Transform):
     """Rewords the section headings and the fixed instructions that introduce skills, tools and
-    hooks (English or Chinese); what each section lists and says is kept."""
+    hooks (English or Chinese); what each section lists and says is kept, and no two sections
+    share a heading."""
 
     name = "prompt_wording"
     scope = "harness"
     conversation = "kept"
-    version = "4"  # 4: a harness in Han or kana alone is no English one
+    version = "5"  # 5: no heading another section has;
+    # 4: a harness in Han or kana alone is no English one
     # 3: a Hangul or Cyrillic harness is no English one; 2: language any draws
     # only a language the harness is written in
     family = "prompt_structure"
@@ -324,14 +332,20 @@ class PromptWording(Transform):
         current_headings = {**DEFAULT_HEADINGS, **options.get("headings", {})}
         current_phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
         headings, phrases = {}, {}
-        for section in episode.harness.prompt.sections:
+        sections = episode.harness.prompt.sections
+        # A heading another section shows (its own, its title-cased name, or one drawn for it
+        # here) is taken: two sections headed "Policies" read as one, and in the json layout
+        # one key's value is lost.
+        taken = {section_heading(s, current_headings).casefold() for s in sections}
+        for section in sections:
             if section in HEADINGS:
                 choices = [
-                    h
-                    for h in HEADINGS[section][language][self.split]
-                    if h != current_headings.get(section)
+                    h for h in HEADINGS[section][language][self.split] if h.casefold() not in taken
                 ]
+                if not choices:
+                    continue  # every word of the table is another section's: keep its own
                 headings[section] = rng.choice(choices)
+                taken.add(headings[section].casefold())
             key = f"{section}_intro"
             if key in PHRASES:
                 choices = [
@@ -348,6 +362,14 @@ class PromptWording(Transform):
         if not headings and not phrases:
             return episode
         options = episode.harness.prompt.options
+        before = {**DEFAULT_HEADINGS, **options.get("headings", {})}
+        after = {**before, **headings}
+        shown = [section_heading(s, after).casefold() for s in episode.harness.prompt.sections]
+        shown_before = [
+            section_heading(s, before).casefold() for s in episode.harness.prompt.sections
+        ]
+        if len(set(shown)) < len(shown) and len(set(shown)) < len(set(shown_before)):
+            raise HsaError(f"headings {headings} give two sections one heading")
         return episode.with_prompt_options(
             headings={**options.get("headings", {}), **headings} or None,
             phrases={**options.get("phrases", {}), **phrases} or None,
