@@ -469,6 +469,72 @@ def test_a_recovery_that_writes_the_feedbacks_number_in_groups_keeps_its_sequenc
     assert retry_sequences(episode("Over the front-desk limit.")) != []
 
 
+@pytest.mark.parametrize(
+    ("feedback", "user", "leans"),
+    [
+        # the corrected call passes a code only the feedback gave: cut, the row would teach the
+        # model to write it from nowhere
+        ("Coupon SPRING is expired; the live coupon is LIVEVIP.", "Price of link 3?", True),
+        ("优惠券已过期，请改用直播间券ZBQUAN。", "链接3多少钱？", True),
+        # the user wrote it: the recovery reads it there
+        ("Coupon SPRING is expired; the live coupon is LIVEVIP.", "Price with LIVEVIP?", False),
+        # the feedback gives no value the call passes
+        ("Coupon SPRING is expired.", "Price of link 3?", False),
+    ],
+)
+def test_a_corrected_call_that_passes_what_only_the_feedback_gave_keeps_its_sequence(
+    feedback, user, leans
+):
+    """An airline's argument hook said "Shanghai is not an airport code: Shanghai Pudong is
+    PVG", and the recovery called with "PVG": the sequence was cut (only digits counted as data
+    a recovery may have read), so the row taught the model to produce PVG from nothing."""
+    code = "ZBQUAN" if "ZBQUAN" in feedback else "LIVEVIP"
+    episode = _hand_episode(
+        [
+            {"role": "user", "content": user},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    _call(
+                        "c1", "get_price_after_coupon", {"link_number": 3, "coupon_code": "SPRING"}
+                    )
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "name": "hook.tool_arguments",
+                "content": feedback,
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    _call("c2", "get_price_after_coupon", {"link_number": 3, "coupon_code": code})
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
+            {"role": "assistant", "content": "99."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 3,
+                    "calls": [
+                        {
+                            "name": "get_price_after_coupon",
+                            "arguments": {"link_number": [3], "coupon_code": [code]},
+                        }
+                    ],
+                },
+                {"at": 5, "no_call": True},
+            ]
+        },
+    )
+    assert (retry_sequences(episode) == []) == leans
+
+
 TEST_HARNESSES = Path(__file__).parent / "harnesses"
 HARNESSES_WITH_HOOKS = [
     pytest.param(load_example_harness, id="live-commerce"),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import orjson
 import yaml
 
 from hsa.augment.mapping import Mapping
@@ -253,8 +254,9 @@ def retry_sequences(episode: Episode) -> list[dict]:
     ``hook.<name>`` that answer every one of its tool calls (a call the hook let through would be
     lost with it, so such a message is no sequence), or ``user`` messages named ``hook.<name>``
     after it (a reply a hook rejected), or the former followed by the latter. A recovery that
-    writes a number or date only the hook messages gave (:func:`_leans_on_feedback`) keeps its
-    sequence: cut, the row would teach the model to say it from nowhere."""
+    writes a number or date, or whose calls pass a value, only the hook messages gave
+    (:func:`_leans_on_feedback`) keeps its sequence: cut, the row would teach the model to say it
+    from nowhere."""
     messages = episode.messages
     judged = {turn.at for turn in episode.gold.turns}
     found = []
@@ -322,34 +324,81 @@ def _written(message: dict) -> str:
 
 
 def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], recovery: int) -> bool:
-    """Whether the recovery writes a number or date that the hook messages give and nothing else
-    the model reads before it does: the messages kept, and of the harness what rows show (the
-    rendered prompt and the tools). A hook's config (``max_amount: 10000``) or a skill body no
-    message loads is no source: the model never reads them."""
-    given = set().union(*(_data(message_text(episode.messages[k])) for k in hook_messages))
-    if not given:
-        return False
+    """Whether the recovery writes a number or date, or its calls pass a string value, that the
+    hook messages give and nothing else the model reads before it does: the messages kept, and
+    of the harness what rows show (the rendered prompt and the tools). A hook's config
+    (``max_amount: 10000``) or a skill body no message loads is no source: the model never reads
+    them. Of prose, only numbers and dates count as data (its words are the reply's own); a
+    call's string values are data whatever they spell (an airport code, a coupon)."""
+    feedback = "\n".join(message_text(episode.messages[k]) for k in hook_messages)
+    given = _data(feedback)
     used = _data(_written(episode.messages[recovery])) & given
-    if not used:
+    values = {
+        value
+        for value in _argument_strings(episode.messages[recovery])
+        if _mentions(feedback, value)
+    }
+    if not used and not values:
         return False
-    shown = _shown_data(episode.harness)
+    shown_text, shown = _shown(episode.harness)
     cut = {at, *hook_messages}
     kept = [_written(m) for k, m in enumerate(episode.messages[:recovery]) if k not in cut]
-    return bool(used - shown - set().union(*(_data(t) for t in kept)))
+    if used - shown - set().union(*(_data(t) for t in kept)):
+        return True
+    read = "\n".join([shown_text, *kept])
+    return any(not _mentions(read, value) for value in values)
 
 
-# The data of what rows show of a harness (its rendered prompt and its tools), by exact
-# fingerprint: every retry sequence of every episode under one harness variant reads the same.
-_SHOWN_DATA: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
+def _argument_strings(message: dict) -> set[str]:
+    """The string values (at any depth) that an assistant message's calls pass, stripped; those
+    of one character say too little to tell where they were read."""
+    found = set()
+    for call in message.get("tool_calls") or ():
+        stack = [orjson.loads(call["function"]["arguments"])]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, str):
+                if len(value.strip()) > 1:
+                    found.add(value.strip())
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, list):
+                stack.extend(value)
+    return found
 
 
-def _shown_data(harness: Harness) -> frozenset[str]:
-    return _SHOWN_DATA.get(
-        harness.exact_fingerprint,
-        lambda: frozenset().union(
-            *(_data(t) for t in (*prompt_parts(harness), tools_json(harness)))
-        ),
-    )
+def _mentions(text: str, value: str) -> bool:
+    """Whether ``text`` writes ``value`` as a word of its own: not inside a longer ASCII word
+    (``PVG`` is not in ``PVGX``); beside Chinese or Japanese, which write no spaces, it is."""
+    start = text.find(value)
+    while start != -1:
+        end = start + len(value)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (_ascii_word(before) and _ascii_word(value[0])) and not (
+            _ascii_word(after) and _ascii_word(value[-1])
+        ):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+def _ascii_word(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char == "_")
+
+
+# What rows show of a harness (its rendered prompt and its tools) as text, and the data it
+# writes, by exact fingerprint: every retry sequence of every episode under one harness variant
+# reads the same.
+_SHOWN: BoundedMemo[tuple[str, frozenset[str]]] = BoundedMemo(1024)
+
+
+def _shown(harness: Harness) -> tuple[str, frozenset[str]]:
+    def make() -> tuple[str, frozenset[str]]:
+        texts = (*prompt_parts(harness), tools_json(harness))
+        return "\n".join(texts), frozenset().union(*(_data(t) for t in texts))
+
+    return _SHOWN.get(harness.exact_fingerprint, make)
 
 
 @register
@@ -362,7 +411,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "4"  # 4: a number the feedback gave, written in groups (2,000), is read there
+    version = "5"  # 5: a call's string value the feedback gave (an airport code) is read there;
+    # 4: a number the feedback gave, written in groups (2,000), is read there
     family = "hooks"
 
     keep_share: Share = 0.2  # chance that one sequence is kept whole
