@@ -166,11 +166,16 @@ def placement(harness: Harness) -> dict[str, str]:
     transforms vary; chat templates that only honour one system message still see every section."""
     chosen = harness.prompt.options.get("placement") or {}
     for section, where in chosen.items():
-        if where not in PLACEMENTS or section not in harness.prompt.sections:
+        if section not in harness.prompt.sections:
             raise HarnessError(
-                f"placement of {section!r} must be one of {list(PLACEMENTS)} for "
-                f"a section of the prompt, got {where!r}",
-                field="prompt.options.placement",
+                f"placement names {section!r}, which is no section of the prompt (sections: "
+                f"{', '.join(harness.prompt.sections)})",
+                field=f"prompt.options.placement.{section}",
+            )
+        if where not in PLACEMENTS:
+            raise HarnessError(
+                f"placement of {section!r} must be one of {list(PLACEMENTS)}, got {where!r}",
+                field=f"prompt.options.placement.{section}",
             )
     return {name: chosen.get(name, "system") for name in harness.prompt.sections}
 
@@ -258,6 +263,8 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
             f"layout {harness.prompt.layout!r} uses an undefined value: {exc.message}",
             field="prompt.layout",
         ) from None
+    except HarnessError:
+        raise  # said already (_template: an unknown layout, one that does not parse)
     except Exception as exc:
         if harness.prompt.layout not in harness.layouts:
             raise  # a shipped layout failing is a bug in hsa, not in the harness

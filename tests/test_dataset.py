@@ -261,6 +261,54 @@ def test_duplicate_ids_and_unusable_harness_paths_become_rejects(tmp_path):
     assert audit_version(result.path, trust_hooks=True).ok
 
 
+def test_a_harness_whose_prompt_does_not_render_is_one_load_reject_per_line(tmp_path):
+    """A harness's own layout with a syntax error, or a placement naming no section, loaded
+    fine and then rejected every variant of every episode at render, naming no harness (15
+    rejects for 3 lines, `field: None`, the parse error wrapped twice). Each line is now one
+    load reject that names the harness and what is wrong, in generate and augment alike."""
+    lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:2]
+    harness = EPISODES_PATH.parent / "harness"
+    for name, edit in (
+        ("own-layout", lambda prompt: {**prompt, "layout": "own"}),
+        ("misplaced", lambda prompt: {**prompt, "options": {"placement": {"faq": "first_user"}}}),
+    ):
+        shutil.copytree(harness, tmp_path / name)
+        manifest = yaml.safe_load((tmp_path / name / "harness.yaml").read_text(encoding="utf-8"))
+        manifest["prompt"] = edit(manifest.get("prompt") or {})
+        (tmp_path / name / "harness.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    (tmp_path / "own-layout" / "layouts").mkdir()
+    (tmp_path / "own-layout" / "layouts" / "own.j2").write_text("{{ persona }\n", encoding="utf-8")
+    shutil.copytree(harness, tmp_path / "harness")
+    broken = []
+    for i, name in enumerate(("own-layout", "misplaced")):
+        row = json.loads(lines[i])
+        row["id"], row["harness"] = f"{name}-row", name
+        broken.append(json.dumps(row))
+    source = tmp_path / "episodes.jsonl"
+    source.write_text("\n".join(lines + broken) + "\n", encoding="utf-8")
+    result = generate(load_recipe(RECIPE), source, tmp_path / "out", trust_hooks=True)
+    counts = result.manifest["counts"]
+    assert (counts["load_rejects"], counts["variant_rejects"], counts["sources_out"]) == (2, 0, 2)
+    rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert [(r["line"], r["id"], r["field"]) for r in rejects] == [
+        (3, "own-layout-row", "prompt.layout"),
+        (4, "misplaced-row", "prompt.options.placement.faq"),
+    ]
+    assert rejects[0]["reason"] == (
+        "the prompt of its harness 'own-layout' does not render (line 1 of layouts/own.j2): "
+        "layout 'own' does not parse: unexpected '}'"
+    )
+    assert rejects[1]["reason"].startswith(
+        "the prompt of its harness 'misplaced' does not render: placement names 'faq', which "
+        "is no section of the prompt (sections: "
+    )
+    out = list(augment(load_recipe(RECIPE), read_episodes(source, trust_hooks=True)))
+    assert [(r.id, r.field) for r in out if not isinstance(r, Variant)] == [
+        ("own-layout-row", "prompt.layout"),
+        ("misplaced-row", "prompt.options.placement.faq"),
+    ]
+
+
 def test_a_folder_in_the_way_is_not_mistaken_for_a_version(tmp_path):
     from hsa.dataset.writer import publish, staging_dir
 

@@ -23,7 +23,7 @@ from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import VariantReject
 from hsa.dataset.harness_variants import variant_lineage_end
-from hsa.dataset.pipeline import augment_episode
+from hsa.dataset.pipeline import augment_episode, check_source_renders
 from hsa.dataset.row_shape import shape_of
 from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, skill_licenses, variant_row
 from hsa.errors import HsaError, Reject
@@ -153,6 +153,17 @@ class BatchFunction:
                         source=self.job.source_name,
                         line=line,
                         id=None if row is None else str(row),
+                    ),
+                    line,
+                )
+            ]
+        try:
+            check_source_renders(episode)
+        except HsaError as exc:
+            return [
+                self._reject(
+                    Reject.from_error(
+                        exc, source=self.job.source_name, line=line, id=str(episode.id)
                     ),
                     line,
                 )

@@ -24,9 +24,10 @@ from hsa.augment.rng import derive_seed
 from hsa.augment.stage import run_pipeline
 from hsa.augment.variant import Variant, VariantReject
 from hsa.dataset.outcome import Tally
-from hsa.errors import Reject
+from hsa.errors import EpisodeError, HarnessError, Reject
 from hsa.files.jsonl import write_jsonl
 from hsa.model.episode import Episode, duplicate_id
+from hsa.render import prompt_parts
 from hsa.verify import VerificationFailed, verify_variant
 
 
@@ -42,6 +43,23 @@ def harness_variant(seed: int, pool: int | None, episode: Episode, index: int) -
     # across episodes the starts spread the rows over the pool.
     slot = (derive_seed(seed, episode.id, 0, "harness_variants") + index - 1) % pool
     return f"{episode.harness.fingerprint}:{slot}"
+
+
+def check_source_renders(episode: Episode) -> None:
+    """Raise an :class:`EpisodeError` (a load reject) when ``episode``'s harness does not render
+    (its own layout does not parse or render, a placement names no section): each of its
+    variants, and its original, would be rejected one by one at render, naming no harness.
+    Rendered once per harness (the prompts are remembered), as its rows render it anyway."""
+    try:
+        prompt_parts(episode.harness)
+    except HarnessError as exc:
+        where = f"harness {episode.harness_ref!r}" if episode.harness_ref else "inline harness"
+        line = (
+            f" (line {exc.line} of layouts/{episode.harness.prompt.layout}.j2)" if exc.line else ""
+        )
+        raise EpisodeError(
+            f"the prompt of its {where} does not render{line}: {exc.reason}", field=exc.field
+        ) from None
 
 
 def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantReject]:
@@ -128,6 +146,11 @@ def augment(
                 )
             else:
                 seen.add(item.id)
+                try:
+                    check_source_renders(item)
+                except EpisodeError as exc:
+                    yield Reject.from_error(exc, source="episodes", id=item.id)
+                    continue
                 yield from augment_episode(recipe, item)
 
 
