@@ -938,6 +938,88 @@ def test_a_tool_file_that_names_a_property_twice_does_not_load(tmp_path):
     assert "a_price.json" in str(caught.value)
 
 
+def _unanswered(messages):
+    row = good_row("calls")
+    row["messages"] = messages
+    row["gold"] = {"no_call": True, "at": len(messages) - 1}
+    return row
+
+
+@pytest.mark.parametrize(
+    ("messages", "field"),
+    [
+        # the user speaks while the price call waits for its result
+        (
+            [
+                {"role": "user", "content": "Price of link 3?"},
+                assistant(call("get_price", {"link": 3}, "c1")),
+                {"role": "user", "content": "Hello?"},
+                assistant(content="It is 199."),
+            ],
+            "messages[1].tool_calls[0]",
+        ),
+        # the assistant replies with no result read
+        (
+            [
+                {"role": "user", "content": "Price of link 3?"},
+                assistant(
+                    call("get_price", {"link": 3}, "c1"), call("get_price", {"link": 4}, "c2")
+                ),
+                {"role": "tool", "tool_call_id": "c1", "content": '{"price": 199}'},
+                assistant(content="It is 199."),
+            ],
+            "messages[1].tool_calls[1]",
+        ),
+        # calls without ids are answered by results in order: one result for two calls
+        (
+            [
+                {"role": "user", "content": "Price of link 3?"},
+                assistant(
+                    call("get_price", {"link": 3}, None), call("get_price", {"link": 4}, None)
+                ),
+                {"role": "tool", "content": '{"price": 199}'},
+                assistant(content="It is 199."),
+            ],
+            "messages[1].tool_calls[1]",
+        ),
+    ],
+)
+def test_a_call_left_unanswered_while_the_conversation_goes_on_is_rejected(
+    harness_dir, messages, field
+):
+    """A call with no result before the next user or reply message made rows that the OpenAI
+    API refuses and chat templates render without the result (an audit's `[system, user,
+    assistant(tool_calls), user, assistant]`)."""
+    for message in messages:
+        for c in message.get("tool_calls") or ():
+            if c["id"] is None:
+                del c["id"]
+    with pytest.raises(EpisodeError, match="no tool result answers this call before") as caught:
+        Episode.from_dict(_unanswered(messages), harness=load_harness(harness_dir))
+    assert caught.value.field == field
+
+
+def test_calls_may_wait_at_the_end_and_legacy_parallel_calls_come_one_per_message(harness_dir):
+    harness = load_harness(harness_dir)
+    at_the_end = [
+        {"role": "user", "content": "Price of link 3?"},
+        assistant(call("get_price", {"link": 3}, "c1")),
+    ]
+    row = good_row("waits")
+    row["messages"] = at_the_end
+    row["gold"] = {"at": 1, "calls": [{"name": "get_price", "arguments": {"link": [3]}}]}
+    assert Episode.from_dict(row, harness=harness).messages[-1]["tool_calls"]
+    one_per_message = [
+        {"role": "user", "content": "Prices of links 3 and 4?"},
+        assistant(call("get_price", {"link": 3}, "c1")),
+        assistant(call("get_price", {"link": 4}, "c2")),
+        {"role": "tool", "tool_call_id": "c1", "content": '{"price": 199}'},
+        {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
+        assistant(content="199 and 99."),
+    ]
+    assert len(Episode.from_dict(_unanswered(one_per_message), harness=harness).messages) == 6
+
+
 def test_a_call_id_may_come_back_once_its_call_is_answered():
     # Many logs number calls per turn (call_0 in every turn): an answered id is free again.
     harness = Harness.from_dict(
