@@ -272,6 +272,11 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("aggregate", {"metric", "avg", "max", "p99", "query"}, {"total", "grand"}),
     ("incident_triage", {"outage", "alert", "page", "severity"}, {"ticket", "case"}),
     ("service", {"kubernetes", "namespace", "pods", "deployment"}, {"endpoint"}),
+    # a food-delivery agent (an audit): a coupon issued is no problem; to apply for a refund is
+    # no using it; a refund policy is no repaying
+    ("issue_coupon", {"coupon", "order", "discount", "user"}, {"problem", "concern", "defect"}),
+    ("apply_refund", {"refund", "order", "amount"}, {"use", "employ", "utilize"}),
+    ("refund_policy", {"refund", "policy", "order"}, {"repay", "reimburse"}),
 ]
 
 
@@ -314,6 +319,10 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("import_duty", {"customs", "import", "goods"}, "train", "tax"),
         ("order_total", {"order", "price"}, "train", "grand"),
         ("ticket_id", {"support", "customer"}, "heldout", "incident"),
+        ("issue_coupon", {"coupon", "order"}, "train", "grant"),
+        ("apply_refund", {"refund", "order"}, "train", "request"),
+        ("apply_coupon", {"coupon", "cart"}, "train", "use"),
+        ("report_issue", {"bug", "app"}, "train", "problem"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):

@@ -212,7 +212,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "25"  # 25: no neighbouring sense in incident response (duty, aggregate, incident,
+    version = "26"  # 26: a coupon issued is no problem, to apply for a refund no use, a refund
+    # policy no repaying
+    # 25: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
     # 24: one suffix per variant on every name that needs one
     # 23: no neighbouring sense in a clinic or a shop (payment, price, height,
@@ -319,7 +321,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "19"  # 19: no neighbouring sense in incident response (duty, aggregate, incident,
+    version = "20"  # 20: a coupon issued is no problem, to apply for a refund no use, a refund
+    # policy no repaying
+    # 19: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
     # 18: no neighbouring sense in a clinic or a shop (payment, price, height,
     # items, member, query, size, options)

@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "31"  # 31: no neighbouring sense in incident response (duty, aggregate, incident,
+    version = "32"  # 32: a coupon issued is no problem, to apply for a refund no use, a refund
+    # policy no repaying
+    # 31: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
     # 30: code in a language tool calls are not written in (promql, bash) keeps its
     # names
@@ -338,7 +340,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "39"  # 39: no neighbouring sense in incident response (duty, aggregate, incident,
+    version = "40"  # 40: a coupon issued is no problem, to apply for a refund no use, a refund
+    # policy no repaying
+    # 39: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
     # 38: code in a language tool calls are not written in (promql, bash) keeps its
     # names
