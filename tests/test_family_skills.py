@@ -449,6 +449,18 @@ def test_dependent_lists_and_step_sections_keep_their_order(example):
 # reads, a last resort, tool calls whose results feed the next) and lists whose items own a
 # block the Markdown leaves outside them. Each body names its items by a few words, in order.
 STEP_LISTS = {
+    # An item that tells what was done already follows the item that does it (a food-delivery
+    # audit: "tell the user it has been passed on" came before passing it on)
+    "a relay, then telling the user it is done (zh)": (
+        "# 联系商家\n\n- 用户要求加餐具、少辣、催单时，调用联系商家工具 `contact_merchant`，把用户原话转述给商家。\n"
+        "- 告诉用户已经转达，商家会尽快处理。\n",
+        ["contact_merchant", "已经转达"],
+    ),
+    "a relay, then telling the user it is done (en)": (
+        "# Merchant contact\n\n- When the user asks for cutlery, call `contact_merchant` with"
+        " their words.\n- Tell the user their request has already been passed on.\n",
+        ["call `contact_merchant`", "already been passed"],
+    ),
     # Steps without a cue word, under a heading that says they are a procedure
     "recruiting steps under 'Marche à suivre' (fr)": (
         "# Entretiens\n\n## Marche à suivre\n\n- Vérifier le CV.\n- Planifier l'entretien.\n"

@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "16"  # 16: a harness in Han or kana alone is no English one
+    version = "17"  # 17: an item that tells what was done already keeps its place after the item
+    # that does it
+    # 16: a harness in Han or kana alone is no English one
     # 15: a Hangul or Cyrillic harness is no English one;
     # 14: no list or section moves in a body whose language the cues cannot read;
     # 13: the "e" of "e.g." is no Portuguese word; 12: the harness's languages for

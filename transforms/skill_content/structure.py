@@ -86,8 +86,9 @@ _SEQUENCE_START = re.compile(
     re.IGNORECASE,
 )
 # Anywhere in an item: a last resort or a condition on how the other items went ("If nothing
-# helps", "as a last resort", 都不行, それでも, wenn nichts hilft...), or a pointer to another
-# step ("the previous step", "step 2").
+# helps", "as a last resort", 都不行, それでも, wenn nichts hilft...), a pointer to another
+# step ("the previous step", "step 2"), or what was done already ("tell the user it has already
+# been passed on", 已经转达, bereits, déjà): it follows the item that does it.
 _FALLBACK = re.compile(
     r"(?<![A-Za-z])(?:if nothing( else)?( \w+)? (helps|helped|works|worked|fixes|fixed|"
     r"solves|resolves)|if none of|if all else fails|(as )?a last resort|failing (that|this)|"
@@ -96,15 +97,16 @@ _FALLBACK = re.compile(
     r"can't|cannot)|if (it|that|this|the (problem|issue|error)) (still )?persists|if still|"
     r"(none|any|all) of the (above|previous|others)|(after|before) (these|those|the above|"
     r"all (of )?(the )?others)|(the )?previous (step|item|one|call|result)|"
-    r"(from|in|to|see) step \w+)(?![A-Za-z])"
+    r"(from|in|to|see) step \w+|already)(?![A-Za-z])"
     r"|(?<!\w)(?:(wenn|falls) nichts|hilft (das|dies|es) nicht|hilft nichts|"
     r"(wenn|falls) (das|dies|es) nicht|als letzte[sn]? (mittel|ausweg)|notfalls|im notfall|"
     r"si rien ne|en dernier recours|si (cela|ça|ceci) ne|"
-    r"si nada|como último recurso|si (eso|esto) no)(?!\w)"
+    r"si nada|como último recurso|si (eso|esto) no|bereits|schon|déjà)(?!\w)"
     r"|都不行|都无效|均无效|都没用|仍不行|仍然不|还是不行|还不行|仍未|仍无法|依然不|实在不行|"
-    r"如果以上|若以上|以上都|以上均|最后手段|万不得已"
+    r"如果以上|若以上|以上都|以上均|最后手段|万不得已|已经"
     r"|それでも|どれも|いずれも|解決しない場合|解決しなければ|直らない場合|直らなければ|"
-    r"うまくいかない場合|うまくいかなければ|だめな場合|上記で|最終手段|前の手順|前のステップ",
+    r"うまくいかない場合|うまくいかなければ|だめな場合|上記で|最終手段|前の手順|前のステップ|"
+    r"すでに|既に",
     re.IGNORECASE,
 )
 # An item that claims the first or the last place for itself ("Check the balance first.", 请先…,
