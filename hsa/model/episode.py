@@ -256,7 +256,6 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
         raise EpisodeError("messages must be a non-empty list", field="messages")
     out = []
     open_calls: dict[str, str] = {}  # call id -> where the call is, until a result answers it
-    unnamed: list[str] = []  # where the calls without an id are, until results answer them
     answered: dict[str, int] = {}  # call id -> the message that answered it
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
@@ -266,18 +265,6 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
         if role not in ROLES:
             raise EpisodeError(
                 f"unknown role {role!r}; expected one of {', '.join(ROLES)}", field=f"{where}.role"
-            )
-        if role != "tool" and (open_calls or unnamed) and not _calls_on(role, message):
-            # A call left unanswered while the conversation goes on makes a chat that the
-            # OpenAI API refuses and chat templates render without its result; at the end of
-            # the messages a call may wait (the episode stops at it). More calls may come
-            # first: the legacy function-calling API writes parallel calls one per message.
-            pending = next(iter(open_calls.values())) if open_calls else unnamed[0]
-            raise EpisodeError(
-                f"no tool result answers this call before {where} (a {role} message): every "
-                f"call needs its result before the conversation goes on (or end the episode "
-                f"at the call)",
-                field=pending,
             )
         unknown = set(message) - _MESSAGE_KEYS
         if unknown:
@@ -308,11 +295,6 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             message["tool_calls"] = _parse_tool_calls(
                 message["tool_calls"], harness, where, open_calls
             )
-            unnamed += [
-                f"{where}.tool_calls[{j}]"
-                for j, call in enumerate(message["tool_calls"])
-                if "id" not in call
-            ]
         elif role == "assistant" and content is None:
             raise EpisodeError("an assistant message needs content or tool_calls", field=where)
         if role == "tool":
@@ -333,19 +315,12 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                     )
                 del open_calls[call_id]
                 answered[call_id] = i
-            elif unnamed:
-                unnamed.pop(0)  # results without ids answer the calls in order
             if not isinstance(content, str):
                 raise EpisodeError(
                     "a tool result's content must be a string", field=f"{where}.content"
                 )
         out.append(message)
     return tuple(out)
-
-
-def _calls_on(role: str, message: dict) -> bool:
-    """Whether ``message`` is an assistant's that goes on calling."""
-    return role == "assistant" and bool(message.get("tool_calls"))
 
 
 def _is_text_parts(content: Any) -> bool:
