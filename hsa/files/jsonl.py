@@ -44,7 +44,9 @@ class DuplicateKey(orjson.JSONDecodeError):
 MAX_DEPTH = 128
 # A JSON string (read whole: brackets in text are text) or a bracket that opens or closes a
 # level: the tokens of JSON text that a scan of its nesting or strings reads.
-JSON_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+# A JSON string, read whole: brackets, digits and quotes in text are text.
+_JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+JSON_STRING_OR_BRACKET = re.compile(rf"{_JSON_STRING}|[\[\]{{}}]")
 
 # Integers orjson reads as integers and writes back: beyond them it reads a float, silently.
 _INTEGERS = range(-(2**63), 2**64)
@@ -55,7 +57,7 @@ _INTEGERS = range(-(2**63), 2**64)
 _LONG_RUN = b"0" * 19
 _DIGITS_ONLY = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))  # 48: "0"
 # A JSON string (skipped whole: digits in text are text) or a number.
-_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+_STRING_OR_NUMBER = re.compile(rf"{_JSON_STRING}|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 # Where a key may end in JSON text: a quote, whitespace, a colon. Every key of every object ends
 # so, and so may text inside a string (after an escaped backslash), so where there are no more of
 # them than the value read has keys, no object named a key twice (see _key_ends).
@@ -64,7 +66,7 @@ _KEY_ENDS_BYTES = re.compile(rb'(?<!(?<!\\)\\)"\s*:')
 _QUOTE_THEN_SPACE = re.compile(r'"\s')
 _QUOTE_THEN_SPACE_BYTES = re.compile(rb'"\s')
 # The tokens of JSON text that say where a key stands: strings (read whole), brackets, commas.
-_STRING_BRACKET_OR_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+_STRING_BRACKET_OR_COMMA = re.compile(rf"{_JSON_STRING}|[\[\]{{}},]")
 _COLON = re.compile(r"\s*:")
 
 
