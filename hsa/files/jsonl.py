@@ -42,10 +42,10 @@ class DuplicateKey(orjson.JSONDecodeError):
 # writes no more than 254, and the scorer's comparison recurses twice per level, past Python's
 # limit of 1,000 frames at about 500. 128 is serde_json's limit too; tool arguments nest a few.
 MAX_DEPTH = 128
-# A JSON string (read whole: brackets in text are text) or a bracket that opens or closes a
-# level: the tokens of JSON text that a scan of its nesting or strings reads.
 # A JSON string, read whole: brackets, digits and quotes in text are text.
 _JSON_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+# A JSON string or a bracket that opens or closes a level: the tokens of JSON text that a scan
+# of its nesting or strings reads.
 JSON_STRING_OR_BRACKET = re.compile(rf"{_JSON_STRING}|[\[\]{{}}]")
 
 # Integers orjson reads as integers and writes back: beyond them it reads a float, silently.
