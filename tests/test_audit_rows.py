@@ -27,7 +27,7 @@ from hsa.cli import main
 from hsa.dataset.audit import audit_version, replay_row
 from hsa.dataset.generate import Result, generate
 from hsa.dataset.harness_variants import HarnessVariantTally
-from hsa.dataset.writer import sha256
+from hsa.dataset.writer import sealed, sha256
 from hsa.example import EPISODES_PATH, HARNESS_DIR
 from hsa.importers.bfcl import import_bfcl
 from hsa.rollout import RolloutSettings, rollout, rollout_recipe
@@ -87,7 +87,8 @@ def tampered(
         statistics["harness_variants"] = tally.summary()
     if manifest is not None:
         manifest(m)
-    (dest / "manifest.json").write_text(json.dumps(m, indent=2))
+    # resealed: the rows were made as the tests want them, not edited after
+    (dest / "manifest.json").write_text(json.dumps(sealed(m), indent=2))
     return dest
 
 

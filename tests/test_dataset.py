@@ -29,6 +29,7 @@ from hsa.dataset.generate import generate
 from hsa.dataset.pipeline import augment, write_variants
 from hsa.dataset.row_shape import RowShape
 from hsa.dataset.rows import variant_row
+from hsa.dataset.writer import sealed, sha256
 from hsa.errors import HsaError
 from hsa.example import EPISODES_PATH
 from hsa.model.episode import read_episodes
@@ -627,10 +628,8 @@ def test_verify_passes_and_catches_tampering(version, tmp_path):
     rows[5]["messages"] = json.dumps(messages)
     pq.write_table(type(table).from_pylist(rows, schema=table.schema), shard)
     manifest = json.loads((copy / "manifest.json").read_text())
-    from hsa.dataset.writer import sha256
-
     manifest["shards"][0]["sha256"] = sha256(shard)
-    (copy / "manifest.json").write_text(json.dumps(manifest))
+    (copy / "manifest.json").write_text(json.dumps(sealed(manifest)))  # a manifest that fits
     # A copy elsewhere has no note of where its inputs are: they are given.
     report = audit_version(copy, trust_hooks=True, episodes=EPISODES_PATH)
     assert [p.split(":")[0] for p in report.problems] == [rows[5]["id"]]
@@ -674,10 +673,8 @@ def test_verify_names_a_malformed_lineage_instead_of_failing_itself(
         row["hsa_lineage"] = lineage
     pq.write_table(type(table).from_pylist(rows, schema=table.schema), shard)
     manifest = json.loads((copy / "manifest.json").read_text())
-    from hsa.dataset.writer import sha256
-
     manifest["shards"][0]["sha256"] = sha256(shard)
-    (copy / "manifest.json").write_text(json.dumps(manifest))
+    (copy / "manifest.json").write_text(json.dumps(sealed(manifest)))  # a manifest that fits
     report = audit_version(copy, trust_hooks=True, episodes=EPISODES_PATH)
     assert len(report.problems) == 1
     assert report.problems[0].startswith(f"{row['id']}: cannot rebuild: ")
@@ -759,9 +756,49 @@ def test_verify_checks_what_the_manifest_claims(tmp_path, edit, problem):
     path = made.path / "manifest.json"
     manifest = json.loads(path.read_text())
     edit(manifest)
-    path.write_text(json.dumps(manifest))
+    path.write_text(json.dumps(sealed(manifest)))  # resealed: the seal alone would tell
     problems = audit_version(made.path, trust_hooks=True).problems
     assert any(p.startswith("manifest: ") and problem in p for p in problems), problems
+
+
+def test_an_edited_manifest_or_a_shard_of_other_columns_is_damage_everywhere(
+    version, tmp_path, capsys
+):
+    """A manifest edited by hand (a count, the skills' licences) was trusted by generate's
+    reuse, push and card (only verify rebuilt and caught it), and a shard rewritten with other
+    columns, its sha256 made to fit, was pushed and crashed replay and card with an internal
+    error. The manifest's seal tells an edit; the shards' columns are checked with the files."""
+    edited = tmp_path / "edited"
+    shutil.copytree(version.path, edited)
+    manifest = json.loads((edited / "manifest.json").read_text())
+    manifest["counts"]["input_lines"] += 1
+    (edited / "manifest.json").write_text(json.dumps(manifest))
+    seal = "manifest.json: edited since hsa wrote it"
+    assert any(p.startswith(seal) for p in audit_version(edited, trust_hooks=True).problems)
+    assert main(["card", str(edited)]) == 2
+    assert "the version is damaged, so hsa will not write its card" in capsys.readouterr().err
+    assert main(["push", str(edited), "--repo-id", "a/b", "--dry-run"]) != 0
+    assert seal in capsys.readouterr().err
+
+    columns = tmp_path / "columns"
+    shutil.copytree(version.path, columns)
+    shard = columns / "data" / "train-00000-of-00001.parquet"
+    pq.write_table(pq.read_table(shard).select(["id"]), shard)
+    manifest = json.loads((columns / "manifest.json").read_text())
+    manifest["shards"][0]["sha256"] = sha256(shard)
+    (columns / "manifest.json").write_text(json.dumps(sealed(manifest)))
+    problems = audit_version(columns, trust_hooks=True).problems
+    assert problems == [
+        "data/train-00000-of-00001.parquet: lacks the column(s) messages, tools, hsa_source_id, "
+        "hsa_variant, hsa_harness_variant, hsa_lineage, hsa_mapping, hsa_gold, hsa_families, "
+        "hsa_version"
+    ], problems
+    row = pq.read_table(version.path / "data" / "train-00000-of-00001.parquet")["id"][1].as_py()
+    assert main(["replay", str(columns), "--id", row, "--trust-hooks"]) == 2
+    printed = capsys.readouterr().err
+    assert "lacks the column(s)" in printed and "a bug in hsa" not in printed
+    assert main(["card", str(columns)]) == 2
+    assert main(["push", str(columns), "--repo-id", "a/b", "--dry-run"]) != 0
 
 
 def test_a_license_that_is_no_hub_licence_id_is_refused_before_any_work(version, tmp_path, capsys):
@@ -894,6 +931,17 @@ def test_augment_files_account_for_every_line_and_each_variant_replays(tmp_path)
         replay_variant(
             variants, f"elsewhere#{lines[0]['variant']}", episodes=source, trust_hooks=True
         )
+    # A damaged file: a line cut short is said when the variant is not found, and a line that
+    # lacks what a rebuild reads is named with its line, not an internal KeyError.
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    variants.write_text(text[:500] + "\n" + text.split("\n", 1)[1])
+    with pytest.raises(HsaError, match=r"1 line\(s\) are no variant object, first line 1"):
+        replay_variant(variants, f"{stored['source_id']}#99", episodes=source)
+    del lines[1]["lineage"]
+    variants.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(HsaError, match=r"lacks lineage \(a line hsa augment writes") as caught:
+        replay_variant(variants, f"{lines[1]['source_id']}#{lines[1]['variant']}", episodes=source)
+    assert caught.value.line == 2
 
 
 def test_card_has_front_matter_configs_and_statistics(version):
@@ -1321,8 +1369,9 @@ def test_card_of_a_version_with_a_damaged_parquet_file_names_it(tmp_path, capsys
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     assert main(["card", str(made.path)]) == 2
     printed = capsys.readouterr().err
-    assert f"error: {path}: not a readable Parquet file (" in printed
-    assert f"hsa verify {made.path}" in printed and "unexpected" not in printed
+    assert "the version is damaged, so hsa will not write its card" in printed
+    assert f"{damaged}: not a readable Parquet file (" in printed
+    assert "hsa verify lists what is wrong" in printed and "unexpected" not in printed
     assert main(["push", str(made.path), "--repo-id", "org/name", "--dry-run"]) == 2
     assert f"{damaged}: not a readable Parquet file" in capsys.readouterr().err
     assert main(["verify", str(made.path), "--trust-hooks"]) == 1

@@ -27,7 +27,7 @@ from hsa.dataset.harness_variants import (
     HarnessVariantListing,
     ListedLineages,
 )
-from hsa.dataset.writer import sha256
+from hsa.dataset.writer import sealed, sha256
 from hsa.importers.bfcl import import_bfcl
 
 
@@ -133,7 +133,7 @@ def _rewrite_listing(version: Path, entries: list[dict]) -> None:
     )
     manifest = json.loads((version / "manifest.json").read_text())
     manifest["harness_variants"].update(rows=len(entries), sha256=sha256(version / LISTING_FILE))
-    (version / "manifest.json").write_text(json.dumps(manifest))
+    (version / "manifest.json").write_text(json.dumps(sealed(manifest)))
 
 
 def test_verify_finds_a_listing_that_does_not_match_the_rows(tmp_path):
@@ -159,7 +159,7 @@ def test_a_pooled_version_made_before_the_listing_is_found_and_rebuilt_with_it(t
     listing = (made.path / LISTING_FILE).read_bytes()
     shards = [s["sha256"] for s in made.manifest["shards"]]
     manifest = json.loads((made.path / "manifest.json").read_text())
-    del manifest["harness_variants"]
+    del manifest["harness_variants"], manifest["seal"]  # as an hsa that sealed none wrote it
     (made.path / "manifest.json").write_text(json.dumps(manifest))
     (made.path / LISTING_FILE).unlink()
     assert any("lists none" in p for p in audit_version(made.path).problems)

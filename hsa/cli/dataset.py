@@ -448,9 +448,15 @@ def card(
         str, typer.Option(help="License id for the card's front matter (that of your source data).")
     ] = "other",
 ) -> None:
-    """(Re)write a version's README.md: a Hugging Face dataset card with statistics."""
-    from hsa.dataset.card import write_card
+    """(Re)write a version's README.md: a Hugging Face dataset card with statistics.
 
+    Refused for a damaged version (its files or manifest not as written): the card would state
+    its statistics as facts."""
+    from hsa.dataset.audit import refuse_damaged
+    from hsa.dataset.card import write_card
+    from hsa.dataset.writer import read_manifest
+
+    refuse_damaged(version_dir, read_manifest(version_dir), "write its card", card=True)
     path = write_card(version_dir, license=license)
     out.print(f"wrote {path}")
 

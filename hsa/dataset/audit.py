@@ -32,8 +32,8 @@ from hsa.dataset.harness_variants import (
     unlisted,
 )
 from hsa.dataset.pipeline import harness_variant
-from hsa.dataset.rows import parse_row_id, row_id, skill_licenses, variant_row
-from hsa.dataset.writer import read_manifest, version_problems
+from hsa.dataset.rows import ROW_SCHEMA, parse_row_id, row_id, skill_licenses, variant_row
+from hsa.dataset.writer import read_manifest, reading_parquet, version_problems
 from hsa.errors import HsaError, Reject
 from hsa.files.jsonl import dumps, read_lines
 from hsa.model.episode import Episode, find_episode, read_episodes
@@ -161,7 +161,9 @@ def _rows(version_dir: Path, manifest: dict) -> Iterator[dict]:
 def _stored_row(version_dir: Path, manifest: dict, row_id: str) -> dict | None:
     """One row by id, decoding only the row groups whose id statistics can hold it."""
     for shard in manifest["shards"]:
-        rows = pq.read_table(version_dir / shard["path"], filters=[("id", "==", row_id)])
+        path = version_dir / shard["path"]
+        with reading_parquet(path, version_dir):
+            rows = pq.read_table(path, filters=[("id", "==", row_id)])
         if rows.num_rows:
             return rows.to_pylist()[0]
     return None
@@ -616,6 +618,24 @@ def _listing(root: Path, manifest: dict, problems: list[str]) -> ListedLineages 
     return None
 
 
+def refuse_damaged(version_dir: Path, manifest: dict, doing: str, *, card: bool = False) -> None:
+    """Raise an HsaError naming what is wrong when the version's files are not the ones its
+    manifest lists (:func:`version_problems`), before anything reads them; ``card``: the card
+    itself (README.md) is what is about to be written, so its absence is no damage."""
+    problems = [
+        problem
+        for problem in version_problems(version_dir, manifest)
+        if not (card and problem.startswith("README.md:"))
+    ]
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise HsaError(
+            f"the version is damaged, so hsa will not {doing}: {'; '.join(problems[:3])}{more}; "
+            f"hsa verify lists what is wrong, hsa generate rebuilds it",
+            file=str(version_dir),
+        )
+
+
 def replay_row(
     version_dir: str | os.PathLike,
     row_id: str,
@@ -634,6 +654,13 @@ def replay_row(
     stored = _stored_row(root, manifest, row_id)
     if stored is None:
         raise HsaError(f"no row {row_id!r} in this version", file=str(root))
+    lacking = [name for name in ROW_SCHEMA.names if name not in stored]
+    if lacking:  # a shard rewritten with other columns: nothing to rebuild it against
+        raise HsaError(
+            f"row {row_id!r} lacks the column(s) {', '.join(lacking)}: the version is damaged "
+            f"(hsa verify lists what is wrong, hsa generate rebuilds it)",
+            file=str(root),
+        )
     path, default = checked_input(
         manifest, episodes, trust_hooks, harness=harness, harness_roots=harness_roots
     )
@@ -669,18 +696,30 @@ def replay_variant(
     if parsed is None:
         raise HsaError(f"--id must look like SOURCE_ID#INDEX, got {row_id!r}")
     source_id, index = parsed
-    stored = next(
-        (
-            line.value
-            for line in read_lines(variants)
-            if isinstance(line.value, dict)
-            and line.value.get("source_id") == source_id
-            and line.value.get("variant") == index
-        ),
-        None,
-    )
+    stored, unreadable = None, []
+    for line in read_lines(variants):
+        if line.error is not None or not isinstance(line.value, dict):
+            unreadable.append(line.number)
+        elif line.value.get("source_id") == source_id and line.value.get("variant") == index:
+            stored = line.value
+            where = line.number
+            break
     if stored is None:
-        raise HsaError(f"no variant {row_id} in {variants}")
+        damaged = (
+            f" ({len(unreadable)} line(s) are no variant object, first line {unreadable[0]}: "
+            f"the file is damaged)"
+            if unreadable
+            else ""
+        )
+        raise HsaError(f"no variant {row_id} in {variants}{damaged}")
+    lacking = [key for key in ("lineage", "episode", "mapping") if key not in stored]
+    if lacking:
+        raise HsaError(
+            f"variant {row_id} lacks {', '.join(lacking)} (a line hsa augment writes has "
+            f"source_id, variant, episode, lineage and mapping)",
+            file=str(variants),
+            line=where,
+        )
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     original = find_episode(
         episodes, source_id, harness=default, trust_hooks=trust_hooks, harness_roots=harness_roots

@@ -49,6 +49,7 @@ from hsa.dataset.writer import (
     publish,
     read_manifest,
     record_inputs,
+    sealed,
     sha256,
     staging_dir,
     version_problems,
@@ -422,6 +423,7 @@ def _write(
         manifest["statistics"]["harness_variants"] = counts.rows_by_harness_variant.summary()
     if listing is not None:
         manifest["harness_variants"] = listing.close()
+    manifest = sealed(manifest)
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest, shape

@@ -206,12 +206,54 @@ def listed_files(manifest: dict) -> list[dict]:
     return found
 
 
+# The key of a manifest's seal (see :func:`sealed`).
+SEAL = "seal"
+
+
+def sealed(manifest: dict) -> dict:
+    """``manifest`` with its seal: the sha256 of its canonical JSON (sorted keys, no whitespace)
+    without the seal. A manifest edited by hand (a count, a skill's licence, a shard's sha256
+    made to fit a rewritten shard) no longer matches it: :func:`version_problems` says so, and
+    reusing, pushing, carding and replaying the version are refused as for a damaged file. The
+    seal guards against edits, not against forgery (anyone can compute it)."""
+    return {**manifest, SEAL: _seal_of(manifest)}
+
+
+def _seal_of(manifest: dict) -> str:
+    body = {key: value for key, value in manifest.items() if key != SEAL}
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _manifest_problem(version_dir: Path) -> str | None:
+    """Why manifest.json as written on disk breaks its seal, or None (a manifest without one
+    was written by an hsa that did not seal them)."""
+    try:
+        written = orjson.loads(read_bytes(version_dir / "manifest.json"))
+    except (OSError, orjson.JSONDecodeError, HsaError):
+        return None  # read_manifest says why it cannot be read
+    if isinstance(written, dict) and SEAL in written and written[SEAL] != _seal_of(written):
+        return (
+            "manifest.json: edited since hsa wrote it (its seal is not the sha256 of its "
+            "content); hsa generate rebuilds the version"
+        )
+    return None
+
+
 def version_problems(version_dir: Path, manifest: dict) -> list[str]:
-    """What is wrong with a version's files, by the manifest: a listed file missing, its sha256 or
-    row count differing, a listed path leaving the version, or a file the version does not list
-    (an extra shard would be loaded by the version's ``data/<split>-*.parquet`` pattern). Empty
-    when the files are exactly the ones written."""
+    """What is wrong with a version's files, by the manifest: the manifest edited (its seal), a
+    listed file missing, its sha256, row count or columns differing, a listed path leaving the
+    version, or a file the version does not list (an extra shard would be loaded by the
+    version's ``data/<split>-*.parquet`` pattern). Empty when the files are exactly the ones
+    written."""
+    from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
+
     problems = []
+    edited = _manifest_problem(version_dir)
+    if edited is not None:
+        problems.append(edited)
+    columns = {id(entry): ROW_SCHEMA for entry in manifest.get("shards") or ()}
+    if isinstance(manifest.get("rejects"), dict):
+        columns[id(manifest["rejects"])] = REJECT_SCHEMA
     expected = {"README.md", "manifest.json"}
     for entry in listed_files(manifest):
         rel = entry.get("path") if isinstance(entry, dict) else None
@@ -227,12 +269,19 @@ def version_problems(version_dir: Path, manifest: dict) -> list[str]:
         if sha256(path) != entry.get("sha256"):
             problems.append(f"{rel}: sha256 differs from the manifest")
         try:
-            rows = pq.ParquetFile(path).metadata.num_rows
+            file = pq.ParquetFile(path)
+            rows = file.metadata.num_rows
         except Exception as exc:  # a truncated or foreign file: report it, keep checking others
             problems.append(f"{rel}: not a readable Parquet file ({exc})")
             continue
         if "rows" in entry and rows != entry["rows"]:
             problems.append(f"{rel}: {rows} rows, manifest says {entry.get('rows')}")
+        schema = columns.get(id(entry))
+        lacking = (
+            [] if schema is None else [n for n in schema.names if n not in file.schema_arrow.names]
+        )
+        if lacking:
+            problems.append(f"{rel}: lacks the column(s) {', '.join(lacking)}")
     if not (version_dir / "README.md").is_file():
         problems.append("README.md: missing")
     for path in sorted(version_dir.rglob("*")):

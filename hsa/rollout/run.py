@@ -64,6 +64,7 @@ from hsa.dataset.writer import (
     finalize_shards,
     read_manifest,
     record_inputs,
+    sealed,
     sha256,
     version_problems,
 )
@@ -777,6 +778,7 @@ def _write(
         manifest["statistics"]["harness_variants"] = served.summary()
     if listing is not None:
         manifest["harness_variants"] = listing.close()
+    manifest = sealed(manifest)
     with atomic_path(staging / "manifest.json") as tmp:
         tmp.write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return manifest, shape
