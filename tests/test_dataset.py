@@ -1169,7 +1169,10 @@ def test_a_run_that_makes_no_rows_or_mostly_rejects_exits_1(tmp_path, capsys):
         "--trust-hooks",
     ]
     assert main(args) == 0
-    capsys.readouterr()
+    # a run that succeeds with rejects says why, beside rejects.parquet
+    printed = capsys.readouterr().err
+    assert "rejects by reason (1 in all):" in printed and "1  load: not valid JSON" in printed
+    assert "FAILED" not in printed
     assert main(args + ["--max-reject-share", "0.15"]) == 1  # reused: the same verdict
     assert (
         "20.0% of the run was rejected (1 rejects, 4 rows), more than --max-reject-share "

@@ -276,10 +276,13 @@ def generate(
         )
     )
     failure = result.failure(max_reject_share)
-    if failure:
+    if result.rejected:
         from hsa.dataset.card import top_rejects
 
-        print_reject_summary(top_rejects(result.path, limit=10), result.rejected)
+        # A run that succeeds with rejects says why too: the reasons are otherwise only in
+        # rejects.parquet, which few open.
+        print_reject_summary(top_rejects(result.path, limit=10 if failure else 5), result.rejected)
+    if failure:
         err.print(
             f"FAILED: {failure}; see {result.path / 'rejects.parquet'}",
             markup=False,
