@@ -4,6 +4,7 @@ parts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -759,6 +760,85 @@ def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name()
             assert "`baggage`" in variant.episode.harness.skill("rebook").content
             moved |= set(variant.mapping.tools)
         assert "book" in moved, moved
+
+
+REFUND_GUARD = """def guard(payload, config):
+    args = payload.get("arguments") or {}
+    if args.get(config["flag_param"]) and config["skill"] not in payload.get("loaded_skills", ()):
+        return {"ok": False, "feedback": "Load the refund skill first."}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "skill_id_synonym",
+        "skill_id_case",
+        "skill_id_namespace",
+        "skill_id_mask",
+        "parameter_name_paraphrase",
+        "parameter_name_mask",
+    ],
+)
+@pytest.mark.parametrize("mentioned", [True, False])
+def test_a_skill_and_a_parameter_of_one_name_keep_it(name, mentioned):
+    """`update_order` takes a boolean `refund`, a skill is called `refund`, and a hook's config
+    names the parameter (`flag_param: refund`): the config took the skill's new id (20 of 30
+    hook configs of an audit harness), so the hook looked for an argument no call has and
+    stopped checking, and the skill's "the `refund` parameter" named a parameter that does not
+    exist. Where a skill id is a parameter's name, no text tells which one it means: both keep
+    it."""
+    harness = Harness.from_dict(
+        {
+            "name": "back-office",
+            "hooks": [
+                {
+                    "name": "refund_guard",
+                    "event": "tool_call",
+                    "function": "guard",
+                    "config": {"flag_param": "refund", "skill": "refund-policy"},
+                }
+            ],
+            "hooks_source": REFUND_GUARD,
+            "skills": [
+                {
+                    "id": "refund",
+                    "description": "How to refund.",
+                    "content": "# Refund\n\n"
+                    + (
+                        "Never confuse the `refund` parameter with a return.\n"
+                        if mentioned
+                        else "Refunds go back to the card.\n"
+                    ),
+                },
+                {
+                    "id": "refund-policy",
+                    "description": "Refund rules.",
+                    "content": "# Refund policy\n\n"
+                    + ("Load `refund` after this one.\n" if mentioned else "Rules for refunds.\n"),
+                },
+            ],
+            "tools": [
+                tool_of(
+                    "update_order",
+                    "Updates an order.",
+                    {"order_id": {"type": "string"}, "refund": {"type": "boolean"}},
+                )
+            ],
+        },
+    )
+    episode = greeting(harness)
+    fields = {f.name for f in dataclasses.fields(registered()[name])}
+    options = {"fraction": 1.0} if "fraction" in fields else {}
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, **options)
+        out = variant.episode.harness
+        assert "refund" not in variant.mapping.skills
+        assert "refund" not in variant.mapping.parameters.get("update_order", {})
+        assert out.hooks[0].config["flag_param"] == "refund"
+        if mentioned:
+            assert "the `refund` parameter" in out.skill(variant.mapping.skill("refund")).content
 
 
 def test_a_parameter_named_like_a_value_the_tools_take_keeps_its_name():

@@ -131,8 +131,14 @@ class _Namer:
 def fixed_skill_ids(harness: Harness) -> frozenset[str]:
     """Skill ids a rename leaves: those hooks.py writes (``"returns-policy" in
     payload["loaded_skills"]``), which the variant's hook would look for under the old id and
-    never find once the skill had a new one."""
-    return written_in_code(harness.hooks_source, harness.skill_ids)
+    never find once the skill had a new one; and an id that is also a tool's parameter name
+    (a skill ``refund`` beside ``update_order(refund=...)``): no text tells which one a mention
+    means (a hook's ``flag_param: refund``, "the `refund` parameter"), and renamed as the skill
+    it would stop naming the parameter."""
+    parameters = {name for tool in harness.tools for name in tool.properties}
+    return written_in_code(harness.hooks_source, harness.skill_ids) | (
+        frozenset(harness.skill_ids) & parameters
+    )
 
 
 def _check_renames(episode: Episode, renames) -> dict:
@@ -212,7 +218,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "26"  # 26: a coupon issued is no problem, to apply for a refund no use, a refund
+    version = "27"  # 27: a skill id that is also a parameter name is kept
+    # 26: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
     # 25: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
@@ -262,7 +269,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "16"  # 16: a name the user writes as their own word stays in their
+    version = "17"  # 17: a skill id that is also a parameter name is kept
+    # 16: a name the user writes as their own word stays in their
     # words; 15: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 14: digits stay in their word (s3, k8s);
     # 13: names in the prompt options' headings and instructions move;
@@ -321,7 +329,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "20"  # 20: a coupon issued is no problem, to apply for a refund no use, a refund
+    version = "21"  # 21: a skill id that is also a parameter name is kept
+    # 20: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
     # 19: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
@@ -386,7 +395,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "15"  # 15: a name the user writes as their own word stays in their
+    version = "16"  # 16: a skill id that is also a parameter name is kept
+    # 15: a name the user writes as their own word stays in their
     # words; 14: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 13: digits stay in their word (s3, k8s);
     # 12: names in the prompt options' headings and instructions move;

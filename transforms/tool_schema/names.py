@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "32"  # 32: a coupon issued is no problem, to apply for a refund no use, a refund
+    version = "33"  # 33: a parameter named like a skill, tool or hook that a hook's config writes
+    # is kept
+    # 32: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
     # 31: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
@@ -340,7 +342,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "40"  # 40: a coupon issued is no problem, to apply for a refund no use, a refund
+    version = "41"  # 41: a parameter named like a skill, tool or hook that a hook's config writes
+    # is kept
+    # 40: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
     # 39: no neighbouring sense in incident response (duty, aggregate, incident,
     # service)
@@ -423,7 +427,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "31"  # 31: code in a language tool calls are not written in (promql, bash) keeps its
+    version = "32"  # 32: a parameter named like a skill, tool or hook that a hook's config writes
+    # is kept
+    # 31: code in a language tool calls are not written in (promql, bash) keeps its
     # names
     # 30: other systems' code (a query, a script) keeps its names
     # 29: a $ref into a renamed property follows it;

@@ -283,6 +283,10 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     valued = schema_values(harness) & set(names)
     configured = {v for hook in harness.hooks for v in _config_strings(hook.config)}
     fixed = {n for n in valued if parameter_identifier_like(n) or n in configured}
+    # A parameter named like a tool, skill or hook that a hook's config writes
+    # (``flag_param: refund`` beside a skill ``refund``): the config value moves as that name,
+    # never as the parameter, so the parameter keeps it.
+    fixed |= set(harness.names) & configured & set(names)
     # A parameter hooks.py reads by its name (``arguments.get("payment")``): renamed, the hook
     # would look for an argument no call has, and stop checking.
     fixed |= written_in_code(harness.hooks_source, names)
