@@ -762,6 +762,43 @@ def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name()
         assert "book" in moved, moved
 
 
+@pytest.mark.parametrize(
+    ("description", "glued"),
+    [
+        ("FAQ를 검색합니다. query에는 고객의 말을 그대로 넣으세요.", "{}에는"),
+        ("检索常见问题。把query设为用户的原话。", "把{}设为"),
+        ("よくある質問を探します。queryには客の言葉を入れます。", "{}には"),
+    ],
+)
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_plain_word_parameter_written_against_cjk_or_hangul_moves(name, description, glued):
+    """A Korean tool description said "query에는 고객의 말을 그대로 넣으세요" (put the customer's
+    words into query); `query` became `Query` and the description kept the old name, since a
+    plain word counts as the parameter only in code. Written against the text's own script, a
+    Latin word is no word of that prose: it names the parameter. English prose keeps its
+    words."""
+    harness = Harness.from_dict(
+        {
+            "name": "faq",
+            "tools": [
+                tool_of("search_faq", description, strings("query", "locale")),
+                tool_of("search_docs", "Use query to search the docs.", strings("query")),
+            ],
+        }
+    )
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("search_faq", "query")
+        tools = {t.name: t for t in variant.episode.harness.tools}
+        faq = tools[variant.mapping.tool("search_faq")].description
+        assert glued.format(new) in faq, faq
+        docs = tools[variant.mapping.tool("search_docs")].description
+        assert docs == "Use query to search the docs."
+        moved += new != "query"
+    assert moved
+
+
 REFUND_GUARD = """def guard(payload, config):
     args = payload.get("arguments") or {}
     if args.get(config["flag_param"]) and config["skill"] not in payload.get("loaded_skills", ()):

@@ -65,7 +65,9 @@ def word_boundaries(text: str) -> frozenset[int]:
 # Japanese writes a large share of its CJK characters in hiragana (particles, endings: 商品を交換
 # する has 3 of 7), Chinese none; a Chinese text that quotes a Japanese name (山の茶) has a few.
 JAPANESE_HIRAGANA_SHARE = 0.1
-_KANA_OR_HAN = re.compile("[\u3041-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# The code point ranges of kana and Han (CJK ideographs), for a character class.
+KANA_OR_HAN = "\u3041-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA_OR_HAN = re.compile(f"[{KANA_OR_HAN}]")
 
 
 def japanese(*texts: str) -> bool:

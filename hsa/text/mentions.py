@@ -24,6 +24,7 @@ from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
 
+from hsa.text.chinese import KANA_OR_HAN
 from hsa.text.names import parameter_identifier_like
 
 # Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
@@ -336,6 +337,18 @@ def parameter_mentions(
             return m.group(1) + words[m.group(2)] + m.group(1)
         return words[m.group(3)]
 
+    # In Chinese, Japanese or Korean prose, a plain word written in Latin letters right against
+    # the text's own script ("query에는 고객의 말을", "把query设为") is no word of that prose:
+    # it names the parameter, as code would.
+    glued = (
+        re.compile(
+            rf"(?<={_CJK_OR_HANGUL})({alternatives})(?![A-Za-z0-9_\-])"
+            rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_OR_HANGUL})"
+        )
+        if words
+        else None
+    )
+
     # Every tool property, read once for both readers: whether code is about arguments.
     keys = None if arguments is None else frozenset().union(*arguments.values())
     about_arguments = None if keys is None else _arguments_reader(arguments, keys, words)
@@ -381,9 +394,16 @@ def parameter_mentions(
             # (a -> b, b -> a) must not rename a name twice.
             addresses = _addresses(text)
             text = code_call_or_assignment.sub(lambda span: keywords(span, addresses), text)
+        if glued is not None and _CJK_OR_HANGUL_TEXT.search(text) and any(w in text for w in words):
+            text = glued.sub(lambda m: words[m.group(1) or m.group(2)], text)
         return text
 
     return rewrite
+
+
+# A letter of Chinese, Japanese (kana) or Korean (Hangul) script, as a pattern and a search.
+_CJK_OR_HANGUL = f"[{KANA_OR_HAN}\uac00-\ud7af]"
+_CJK_OR_HANGUL_TEXT = re.compile(_CJK_OR_HANGUL)
 
 
 # A fenced block of code (```lang ... ```), and the info strings of the languages that tool calls

@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "33"  # 33: a parameter named like a skill, tool or hook that a hook's config writes
+    version = "34"  # 34: a plain-word parameter written against Chinese, Japanese or Korean text
+    # moves
+    # 33: a parameter named like a skill, tool or hook that a hook's config writes
     # is kept
     # 32: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
@@ -342,7 +344,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "41"  # 41: a parameter named like a skill, tool or hook that a hook's config writes
+    version = "42"  # 42: a plain-word parameter written against Chinese, Japanese or Korean text
+    # moves
+    # 41: a parameter named like a skill, tool or hook that a hook's config writes
     # is kept
     # 40: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
@@ -427,7 +431,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "32"  # 32: a parameter named like a skill, tool or hook that a hook's config writes
+    version = "33"  # 33: a plain-word parameter written against Chinese, Japanese or Korean text
+    # moves
+    # 32: a parameter named like a skill, tool or hook that a hook's config writes
     # is kept
     # 31: code in a language tool calls are not written in (promql, bash) keeps its
     # names
