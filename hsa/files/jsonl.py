@@ -26,15 +26,19 @@ def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
-class LongInteger(orjson.JSONDecodeError):
+class RefusedJson(orjson.JSONDecodeError):
+    """Valid JSON text that :func:`loads` refuses, its message saying why in words."""
+
+
+class LongInteger(RefusedJson):
     """An integer beyond 64 bits in JSON text (see :func:`loads`)."""
 
 
-class NestedTooDeep(orjson.JSONDecodeError):
+class NestedTooDeep(RefusedJson):
     """JSON text nested deeper than :data:`MAX_DEPTH` (see :func:`loads`)."""
 
 
-class DuplicateKey(orjson.JSONDecodeError):
+class DuplicateKey(RefusedJson):
     """A JSON object that names one key twice (see :func:`loads`)."""
 
 
@@ -61,10 +65,8 @@ _STRING_OR_NUMBER = re.compile(rf"{_JSON_STRING}|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)
 # Where a key may end in JSON text: a quote, whitespace, a colon. Every key of every object ends
 # so, and so may text inside a string (after an escaped backslash), so where there are no more of
 # them than the value read has keys, no object named a key twice (see _key_ends).
-_KEY_ENDS = re.compile(r'(?<!(?<!\\)\\)"\s*:')
-_KEY_ENDS_BYTES = re.compile(rb'(?<!(?<!\\)\\)"\s*:')
-_QUOTE_THEN_SPACE = re.compile(r'"\s')
-_QUOTE_THEN_SPACE_BYTES = re.compile(rb'"\s')
+_KEY_ENDS = re.compile(rb'(?<!(?<!\\)\\)"\s*:')
+_QUOTE_THEN_SPACE = re.compile(rb'"\s')
 # The tokens of JSON text that say where a key stands: strings (read whole), brackets, commas.
 _STRING_BRACKET_OR_COMMA = re.compile(rf"{_JSON_STRING}|[\[\]{{}},]")
 _COLON = re.compile(r"\s*:")
@@ -82,25 +84,20 @@ def loads(text: str | bytes) -> Any:
     the last value and drops the first, silently (a schema's property written twice, a message
     with two "content"), as a harness's YAML refuses it (hsa.files.textfile.load_yaml)."""
     value = orjson.loads(text)
-    if isinstance(value, dict | list) and _key_ends(text) > _key_count(value):
-        document = text if isinstance(text, str) else bytes(text).decode("utf-8")
-        _refuse_duplicate_key(document)
+    raw = text.encode() if isinstance(text, str) else bytes(text)  # the counts below are of bytes
+    if isinstance(value, dict | list) and _key_ends(raw) > _key_count(value):
+        _refuse_duplicate_key(_document(text))
     # Nesting that deep takes as many opening brackets, and as many closing ones: the length
     # and a count (at C speed) rule out nearly every text before the exact test, a walk of the
     # value read, which is what hsa keeps (on 7 KB of 402 objects and lists, loads took 540 us
     # with a scan of the text, which reads every string too, and 387 us with the walk); the
     # text is scanned only to say where.
-    if len(text) > 2 * MAX_DEPTH:
-        opening = (
-            text.count("{") + text.count("[")
-            if isinstance(text, str)
-            else text.count(b"{") + text.count(b"[")
-        )
+    if len(raw) > 2 * MAX_DEPTH:
+        opening = raw.count(b"{") + raw.count(b"[")
         if opening > MAX_DEPTH and _deeper_than_max(value):
-            document = text if isinstance(text, str) else bytes(text).decode("utf-8")
-            _refuse_deep_nesting(document, _deep_path(value))
-    if _LONG_RUN in (text.encode() if isinstance(text, str) else text).translate(_DIGITS_ONLY):
-        document = text if isinstance(text, str) else bytes(text).decode("utf-8")
+            _refuse_deep_nesting(_document(text), _deep_path(value))
+    if _LONG_RUN in raw.translate(_DIGITS_ONLY):
+        document = _document(text)
         for match in _STRING_OR_NUMBER.finditer(document):
             token = match.group(0)
             if token[0] == '"' or "." in token or "e" in token or "E" in token:
@@ -134,20 +131,20 @@ def _refuse_deep_nesting(document: str, path: tuple) -> None:
             depth -= 1
 
 
-def _key_ends(text: str | bytes) -> int:
-    """How many places in ``text`` a key may end (see ``_KEY_ENDS``): no fewer than the keys
-    written. Counted at C speed where no quote is followed by whitespace (JSON Lines as orjson
-    and Python write them: this is every episode line), by the pattern elsewhere."""
-    if isinstance(text, str):
-        if _QUOTE_THEN_SPACE.search(text):
-            return len(_KEY_ENDS.findall(text))
-        # a quote after a lone backslash is inside a string (tool-call arguments written as
-        # JSON strings hold many: "{\\"city\\": ...}"); one after an escaped backslash may
-        # end a key
-        return text.count('":') - text.count('\\":') + text.count('\\\\":')
-    if _QUOTE_THEN_SPACE_BYTES.search(text):
-        return len(_KEY_ENDS_BYTES.findall(text))
-    return text.count(b'":') - text.count(b'\\":') + text.count(b'\\\\":')
+def _document(text: str | bytes) -> str:
+    """JSON text as a string, to scan and to name positions in."""
+    return text if isinstance(text, str) else bytes(text).decode("utf-8")
+
+
+def _key_ends(raw: bytes) -> int:
+    """How many places in JSON text (its bytes) a key may end (see ``_KEY_ENDS``): no fewer than
+    the keys written. Counted at C speed where no quote is followed by whitespace (JSON Lines
+    as orjson and Python write them: this is every episode line), by the pattern elsewhere."""
+    if _QUOTE_THEN_SPACE.search(raw):
+        return len(_KEY_ENDS.findall(raw))
+    # a quote after a lone backslash is inside a string (tool-call arguments written as JSON
+    # strings hold many: "{\\"city\\": ...}"); one after an escaped backslash may end a key
+    return raw.count(b'":') - raw.count(b'\\":') + raw.count(b'\\\\":')
 
 
 def _key_count(value: dict | list) -> int:
@@ -241,8 +238,7 @@ def _field(path: tuple, shown: int = 6) -> str:
 
 def json_error(exc: orjson.JSONDecodeError) -> str:
     """What is wrong with JSON text that :func:`loads` refused, in words."""
-    refused = LongInteger | NestedTooDeep | DuplicateKey
-    return str(exc) if isinstance(exc, refused) else f"not valid JSON: {exc}"
+    return str(exc) if isinstance(exc, RefusedJson) else f"not valid JSON: {exc}"
 
 
 def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
