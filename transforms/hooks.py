@@ -18,18 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import orjson
 import yaml
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.registry import register
 from hsa.augment.rename import (
     HOOK_MESSAGE_PREFIX,
+    json_strings,
     rename_conversation,
     rename_episode,
     rename_messages,
 )
 from hsa.augment.transform import Share, Transform
+from hsa.augment.user_data import occurrences
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -336,7 +337,7 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
     values = {
         value
         for value in _argument_strings(episode.messages[recovery])
-        if _mentions(feedback, value)
+        if occurrences(value, feedback)
     }
     if not used and not values:
         return False
@@ -346,45 +347,18 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
     if used - shown - set().union(*(_data(t) for t in kept)):
         return True
     read = "\n".join([shown_text, *kept])
-    return any(not _mentions(read, value) for value in values)
+    return any(not occurrences(value, read) for value in values)
 
 
 def _argument_strings(message: dict) -> set[str]:
     """The string values (at any depth) that an assistant message's calls pass, stripped; those
     of one character say too little to tell where they were read."""
-    found = set()
-    for call in message.get("tool_calls") or ():
-        stack = [orjson.loads(call["function"]["arguments"])]
-        while stack:
-            value = stack.pop()
-            if isinstance(value, str):
-                if len(value.strip()) > 1:
-                    found.add(value.strip())
-            elif isinstance(value, dict):
-                stack.extend(value.values())
-            elif isinstance(value, list):
-                stack.extend(value)
-    return found
-
-
-def _mentions(text: str, value: str) -> bool:
-    """Whether ``text`` writes ``value`` as a word of its own: not inside a longer ASCII word
-    (``PVG`` is not in ``PVGX``); beside Chinese or Japanese, which write no spaces, it is."""
-    start = text.find(value)
-    while start != -1:
-        end = start + len(value)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not (_ascii_word(before) and _ascii_word(value[0])) and not (
-            _ascii_word(after) and _ascii_word(value[-1])
-        ):
-            return True
-        start = text.find(value, start + 1)
-    return False
-
-
-def _ascii_word(char: str) -> bool:
-    return char.isascii() and (char.isalnum() or char == "_")
+    return {
+        value.strip()
+        for call in message.get("tool_calls") or ()
+        for value in json_strings(call["function"]["arguments"])
+        if len(value.strip()) > 1
+    }
 
 
 # What rows show of a harness (its rendered prompt and its tools) as text, and the data it
@@ -411,7 +385,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "5"  # 5: a call's string value the feedback gave (an airport code) is read there;
+    version = "6"  # 6: a value stands on its own as user data does (hyphen and dot glue);
+    # 5: a call's string value the feedback gave (an airport code) is read there;
     # 4: a number the feedback gave, written in groups (2,000), is read there
     family = "hooks"
 
