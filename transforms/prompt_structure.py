@@ -301,6 +301,13 @@ def wording_languages(harness: Harness) -> tuple[str, ...]:
     return tuple(language for language in LANGUAGES if language in written)
 
 
+def _shown_headings(harness: Harness, reworded: dict[str, str]) -> dict[str, str]:
+    """Each section's heading as a layout shows it (case folded), with ``reworded`` over the
+    harness's own headings."""
+    headings = {**DEFAULT_HEADINGS, **harness.prompt.options.get("headings", {}), **reworded}
+    return {s: section_heading(s, headings).casefold() for s in harness.prompt.sections}
+
+
 @register
 @dataclass(frozen=True)
 class PromptWording(Transform):
@@ -329,15 +336,13 @@ class PromptWording(Transform):
             if not languages:
                 return {"language": None, "headings": {}, "phrases": {}}
             language = rng.choice(languages)
-        current_headings = {**DEFAULT_HEADINGS, **options.get("headings", {})}
         current_phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
         headings, phrases = {}, {}
-        sections = episode.harness.prompt.sections
         # A heading another section shows (its own, its title-cased name, or one drawn for it
         # here) is taken: two sections headed "Policies" read as one, and in the json layout
         # one key's value is lost.
-        taken = {section_heading(s, current_headings).casefold() for s in sections}
-        for section in sections:
+        taken = set(_shown_headings(episode.harness, {}).values())
+        for section in episode.harness.prompt.sections:
             if section in HEADINGS:
                 choices = [
                     h for h in HEADINGS[section][language][self.split] if h.casefold() not in taken
@@ -362,13 +367,14 @@ class PromptWording(Transform):
         if not headings and not phrases:
             return episode
         options = episode.harness.prompt.options
-        before = {**DEFAULT_HEADINGS, **options.get("headings", {})}
-        after = {**before, **headings}
-        shown = [section_heading(s, after).casefold() for s in episode.harness.prompt.sections]
-        shown_before = [
-            section_heading(s, before).casefold() for s in episode.harness.prompt.sections
-        ]
-        if len(set(shown)) < len(shown) and len(set(shown)) < len(set(shown_before)):
+        shown = _shown_headings(episode.harness, headings)
+        if any(
+            shown[section] == heading
+            for section in headings
+            if section in shown
+            for other, heading in shown.items()
+            if other != section
+        ):
             raise HsaError(f"headings {headings} give two sections one heading")
         return episode.with_prompt_options(
             headings={**options.get("headings", {}), **headings} or None,
