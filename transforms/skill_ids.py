@@ -135,9 +135,8 @@ def fixed_skill_ids(harness: Harness) -> frozenset[str]:
     (a skill ``refund`` beside ``update_order(refund=...)``): no text tells which one a mention
     means (a hook's ``flag_param: refund``, "the `refund` parameter"), and renamed as the skill
     it would stop naming the parameter."""
-    parameters = {name for tool in harness.tools for name in tool.properties}
     return written_in_code(harness.hooks_source, harness.skill_ids) | (
-        frozenset(harness.skill_ids) & parameters
+        harness.parameter_names & set(harness.skill_ids)
     )
 
 

@@ -187,6 +187,11 @@ class Harness:
         return tuple(s.id for s in self.skills)
 
     @cached_property
+    def parameter_names(self) -> frozenset[str]:
+        """The top-level parameter names of every tool (the skill loader's aside)."""
+        return frozenset(p for t in self.tools for p in t.properties)
+
+    @cached_property
     def names(self) -> frozenset[str]:
         """The one namespace of tool, skill and hook names, the skill loader and the runtime's
         tools: what a new name must avoid, and what prose may mention (see :meth:`validate`)."""

@@ -113,8 +113,7 @@ def _fixed(harness: Harness) -> frozenset[str]:
                 if where not in (f"tool {n}", f"tool {n} parameters")
             )
         }
-    parameters = {p for tool in harness.tools for p in tool.properties}
-    clashing = (names & parameters) - values
+    clashing = (names & harness.parameter_names) - values
     if not clashing:
         return frozenset(values)
     identifiers = [n for n in clashing if identifier_like(n)]

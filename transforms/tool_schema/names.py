@@ -296,8 +296,9 @@ def kept_names(harness: Harness) -> set[str]:
     """The tool and parameter names the renames leave (:func:`fixed_tool_names`, and the
     parameters :func:`renamable_parameters` holds back): one convention names a variant's tools
     and parameters alike, so the one drawn must fit these too."""
-    parameters = {p for tool in harness.tools for p in tool.properties}
-    return set(fixed_tool_names(harness)) | (parameters - set(renamable_parameters(harness)))
+    return set(fixed_tool_names(harness)) | (
+        harness.parameter_names - set(renamable_parameters(harness))
+    )
 
 
 class _ParameterRename(Transform):

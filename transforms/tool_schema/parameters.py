@@ -40,7 +40,7 @@ from hsa.transforms.tool_schema.common import calls, schema_values
 
 def parameter_mapping(harness: Harness, names: dict[str, str]) -> Mapping:
     """The mapping of ``names`` (``old -> new``, the same in every tool that has ``old``)."""
-    known = {p for t in harness.tools for p in t.properties}
+    known = harness.parameter_names
     unknown = sorted(set(names) - known)
     if unknown:
         raise HsaError(f"renames unknown parameter(s) {unknown}; the tools have {sorted(known)}")
