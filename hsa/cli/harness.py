@@ -37,8 +37,7 @@ def harness_validate(
         f"ok: {folder}: harness {harness.name!r} v{harness.version}: "
         f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks"
     )
-    _warn_of_misspelt_keywords(harness, folder)
-    _warn_of_defaults_that_break_their_schema(harness, folder)
+    _warn_of_schema_slips(harness, folder)
     if harness.hooks_source is not None:
         _warn_of_names_in_hook_code(harness, folder)
     if harness.hooks:
@@ -48,47 +47,36 @@ def harness_validate(
             out.print("hooks.py parsed, not imported (pass --trust-hooks to import it)")
 
 
-def _warn_of_misspelt_keywords(harness, folder: Path) -> None:
-    """A warning for each key of a tool's schema that nearly spells a JSON Schema keyword
-    (:func:`hsa.model.schema.misspelt_keywords`): legal JSON Schema, so the harness is valid,
-    but the check it meant (``"tpye": "string"``) is not made."""
+def _warn_of_schema_slips(harness, folder: Path) -> None:
+    """A warning for each node of a tool's schema that is legal JSON Schema, so the harness is
+    valid, but does not say what it meant: a key that nearly spells a keyword
+    (:func:`hsa.model.schema.misspelt_keywords`: ``"tpye": "string"`` checks nothing), a default
+    that breaks its own limits (:func:`hsa.model.episode.unfit_defaults`: gold that expects it
+    loads, as "left at its default")."""
+    from hsa.model.episode import unfit_defaults
     from hsa.model.schema import misspelt_keywords
 
     for tool in harness.tools:
-        for at, key, keyword in misspelt_keywords(tool.parameters):
+        slips = [
+            (
+                at,
+                f"{key!r} is no JSON Schema keyword, so it checks nothing (did you mean {keyword!r}?)",
+            )
+            for at, key, keyword in misspelt_keywords(tool.parameters)
+        ] + [
+            (
+                at,
+                f"its default does not fit its own schema ({problem}), yet gold that expects it "
+                f"is accepted as left at its default",
+            )
+            for at, problem in unfit_defaults(tool.parameters)
+        ]
+        for at, slip in slips:
             out.print(
-                f"warning: {folder}: tool {tool.name!r} parameters{at or ' (root)'}: "
-                f"{key!r} is no JSON Schema keyword, so it checks nothing (did you mean "
-                f"{keyword!r}?)",
+                f"warning: {folder}: tool {tool.name!r} parameters{at or ' (root)'}: {slip}",
                 markup=False,
                 highlight=False,
             )
-
-
-def _warn_of_defaults_that_break_their_schema(harness, folder: Path) -> None:
-    """A warning for each ``default`` of a tool's schema that has the node's type but breaks
-    its own limits (``default: 99`` where ``maximum: 60``, a default outside the enum): legal
-    JSON Schema (a default is an annotation), but gold takes a value equal to the default as
-    "left at its default" whatever it is (BFCL's rule, hsa.model.episode.check_gold_values),
-    so gold that expects 99 loads, and the model reads a default it may not send. A default of
-    another type (``"false"`` for a boolean, BFCL's habit) is a BFCL variable, not warned of."""
-    from hsa.model.gold import fit_problem
-    from hsa.model.schema import pointer, schema_nodes
-    from hsa.model.scorer import type_problem
-
-    for tool in harness.tools:
-        for parts, node in schema_nodes(tool.parameters):
-            if "default" not in node or type_problem(node["default"], node) is not None:
-                continue
-            problem = fit_problem(node["default"], node, tool.parameters)
-            if problem is not None:
-                out.print(
-                    f"warning: {folder}: tool {tool.name!r} parameters{pointer(parts) or ' (root)'}"
-                    f": its default does not fit its own schema ({problem}), yet gold that "
-                    f"expects it is accepted as left at its default",
-                    markup=False,
-                    highlight=False,
-                )
 
 
 def _warn_of_names_in_hook_code(harness, folder: Path) -> None:

@@ -44,6 +44,7 @@ from hsa.model.harness import Harness, load_harness, referenced_folder
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, blocked_calls
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
+from hsa.model.schema import pointer, schema_nodes
 from hsa.model.scorer import score_turn, type_problem
 from hsa.model.tool import (
     Tool,
@@ -477,6 +478,20 @@ def check_recorded_calls(messages: tuple[dict, ...], harness: Harness) -> None:
 def _same_json(a: Any, b: Any) -> bool:
     canonical = orjson.OPT_SORT_KEYS
     return orjson.dumps(a, option=canonical) == orjson.dumps(b, option=canonical)
+
+
+def unfit_defaults(parameters: dict) -> Iterator[tuple[str, str]]:
+    """(pointer of the node, why) for every ``default`` of a tool's schema that has the node's
+    type but breaks its own limits (``default: 99`` where ``maximum: 60``): legal JSON Schema (a
+    default is an annotation), yet :func:`check_gold_values` takes a gold value equal to it as
+    "left at its default", whatever it is. A default of another type (BFCL's ``"false"`` for a
+    boolean) is a BFCL variable, no such slip."""
+    for parts, node in schema_nodes(parameters):
+        if "default" not in node or type_problem(node["default"], node) is not None:
+            continue
+        problem = fit_problem(node["default"], node, parameters)
+        if problem is not None:
+            yield pointer(parts), problem
 
 
 def check_gold_values(gold: Gold, harness: Harness) -> None:
