@@ -459,7 +459,7 @@ def card(
     from hsa.dataset.card import write_card
     from hsa.dataset.writer import read_manifest
 
-    refuse_damaged(version_dir, read_manifest(version_dir), "write its card", card=True)
+    refuse_damaged(version_dir, read_manifest(version_dir), "write its card", with_card=False)
     path = write_card(version_dir, license=license)
     out.print(f"wrote {path}")
 

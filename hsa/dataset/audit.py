@@ -618,15 +618,13 @@ def _listing(root: Path, manifest: dict, problems: list[str]) -> ListedLineages 
     return None
 
 
-def refuse_damaged(version_dir: Path, manifest: dict, doing: str, *, card: bool = False) -> None:
+def refuse_damaged(
+    version_dir: Path, manifest: dict, doing: str, *, with_card: bool = True
+) -> None:
     """Raise an HsaError naming what is wrong when the version's files are not the ones its
-    manifest lists (:func:`version_problems`), before anything reads them; ``card``: the card
-    itself (README.md) is what is about to be written, so its absence is no damage."""
-    problems = [
-        problem
-        for problem in version_problems(version_dir, manifest)
-        if not (card and problem.startswith("README.md:"))
-    ]
+    manifest lists (:func:`version_problems`, ``with_card`` passed on), before anything reads
+    them."""
+    problems = version_problems(version_dir, manifest, with_card=with_card)
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise HsaError(

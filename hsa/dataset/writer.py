@@ -239,21 +239,24 @@ def _manifest_problem(version_dir: Path) -> str | None:
     return None
 
 
-def version_problems(version_dir: Path, manifest: dict) -> list[str]:
+def version_problems(version_dir: Path, manifest: dict, *, with_card: bool = True) -> list[str]:
     """What is wrong with a version's files, by the manifest: the manifest edited (its seal), a
     listed file missing, its sha256, row count or columns differing, a listed path leaving the
     version, or a file the version does not list (an extra shard would be loaded by the
     version's ``data/<split>-*.parquet`` pattern). Empty when the files are exactly the ones
-    written."""
+    written. ``with_card=False``: the card (README.md) is about to be written, so its absence
+    is no damage."""
     from hsa.dataset.rows import REJECT_SCHEMA, ROW_SCHEMA
 
     problems = []
     edited = _manifest_problem(version_dir)
     if edited is not None:
         problems.append(edited)
-    columns = {id(entry): ROW_SCHEMA for entry in manifest.get("shards") or ()}
-    if isinstance(manifest.get("rejects"), dict):
-        columns[id(manifest["rejects"])] = REJECT_SCHEMA
+    rejects = manifest.get("rejects")
+    columns = {
+        **{shard.get("path"): ROW_SCHEMA for shard in manifest.get("shards") or ()},
+        **({rejects.get("path"): REJECT_SCHEMA} if isinstance(rejects, dict) else {}),
+    }
     expected = {"README.md", "manifest.json"}
     for entry in listed_files(manifest):
         rel = entry.get("path") if isinstance(entry, dict) else None
@@ -276,13 +279,13 @@ def version_problems(version_dir: Path, manifest: dict) -> list[str]:
             continue
         if "rows" in entry and rows != entry["rows"]:
             problems.append(f"{rel}: {rows} rows, manifest says {entry.get('rows')}")
-        schema = columns.get(id(entry))
+        schema = columns.get(rel)
         lacking = (
             [] if schema is None else [n for n in schema.names if n not in file.schema_arrow.names]
         )
         if lacking:
             problems.append(f"{rel}: lacks the column(s) {', '.join(lacking)}")
-    if not (version_dir / "README.md").is_file():
+    if with_card and not (version_dir / "README.md").is_file():
         problems.append("README.md: missing")
     for path in sorted(version_dir.rglob("*")):
         rel = path.relative_to(version_dir).as_posix()
