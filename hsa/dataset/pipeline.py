@@ -27,7 +27,7 @@ from hsa.dataset.outcome import Tally
 from hsa.errors import EpisodeError, HarnessError, Reject
 from hsa.files.jsonl import write_jsonl
 from hsa.model.episode import Episode, duplicate_id
-from hsa.render import prompt_parts
+from hsa.render import available_layouts, placement, prompt_parts
 from hsa.verify import VerificationFailed, verify_variant
 
 
@@ -49,14 +49,21 @@ def check_source_renders(episode: Episode) -> None:
     """Raise an :class:`EpisodeError` (a load reject) when ``episode``'s harness does not render
     (its own layout does not parse or render, a placement names no section): each of its
     variants, and its original, would be rejected one by one at render, naming no harness.
-    Rendered once per harness (the prompts are remembered), as its rows render it anyway."""
+
+    Only what can fail is rendered: a shipped layout renders every harness that loads (were it
+    not to, the bug would be hsa's), so a harness's prompt is rendered here only when its layout
+    is its own or no layout's name (once per harness: the rows reuse the prompt). Most harnesses
+    pay only the check of their placement."""
+    harness = episode.harness
     try:
-        prompt_parts(episode.harness)
+        placement(harness)
+        if harness.prompt.layout in harness.layouts or (
+            harness.prompt.layout not in available_layouts()
+        ):
+            prompt_parts(harness)
     except HarnessError as exc:
         where = f"harness {episode.harness_ref!r}" if episode.harness_ref else "inline harness"
-        line = (
-            f" (line {exc.line} of layouts/{episode.harness.prompt.layout}.j2)" if exc.line else ""
-        )
+        line = f" (line {exc.line} of layouts/{harness.prompt.layout}.j2)" if exc.line else ""
         raise EpisodeError(
             f"the prompt of its {where} does not render{line}: {exc.reason}", field=exc.field
         ) from None
