@@ -389,12 +389,14 @@ def parameter_mentions(
             text = into(text)
         text = replace_mentions(text, identifiers)
         # a substring test first: most texts (every message of every row) name no word at all
-        if ("`" in text or "(" in text or "=" in text) and any(w in text for w in words):
+        if not any(w in text for w in words):
+            return text
+        if "`" in text or "(" in text or "=" in text:
             # Code spans, written-out calls and assignments in one pass, each span once: a swap
             # (a -> b, b -> a) must not rename a name twice.
             addresses = _addresses(text)
             text = code_call_or_assignment.sub(lambda span: keywords(span, addresses), text)
-        if glued is not None and _CJK_OR_HANGUL_TEXT.search(text) and any(w in text for w in words):
+        if glued is not None and _CJK_OR_HANGUL_TEXT.search(text):
             text = glued.sub(lambda m: words[m.group(1) or m.group(2)], text)
         return text
 
