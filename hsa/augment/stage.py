@@ -68,8 +68,7 @@ class HarnessStage:
                 harness = made.harness
                 ref = ref if made.unchanged else None
                 continue
-            if harness is not episode.harness or ref != episode.harness_ref:
-                episode = replace(episode, harness=harness, harness_ref=ref)
+            episode = _carrying(episode, harness, ref)
             try:
                 out = step.node.replay(episode, step.params, step.made)
             except Exception as exc:  # as TransformNode.run: the variant becomes a reject
@@ -78,11 +77,17 @@ class HarnessStage:
             state.trail.append((family, episode, out))
             episode = out
             harness, ref = episode.harness, episode.harness_ref
-        if harness is not episode.harness or ref != episode.harness_ref:
-            episode = replace(episode, harness=harness, harness_ref=ref)
+        episode = _carrying(episode, harness, ref)
         state.lineage.extend(self.lineage)
         state.mapping = self.mapping
         return episode
+
+
+def _carrying(episode: Episode, harness: Harness, ref: str | None) -> Episode:
+    """``episode`` under ``harness``, loaded by ``ref`` (itself when it is already)."""
+    if harness is episode.harness and ref == episode.harness_ref:
+        return episode
+    return replace(episode, harness=harness, harness_ref=ref)
 
 
 # Harness stages by (seed, pipeline, harness variant, input harness and whether its hooks are
