@@ -644,6 +644,25 @@ def test_a_pattern_is_checked_against_the_object_branch_of_any_of():
             Episode.from_dict(_one_call_row(parameters, {"window": [{"start": [9]}]}))
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"allOf": [{"$ref": "#/$defs/window"}]},  # Pydantic v1's reference with siblings
+        {**WINDOW, "type": ["object", "null"]},  # an optional object
+        {k: v for k, v in WINDOW.items() if k != "type"},  # properties, no type
+    ],
+    ids=["allOf-ref", "nullable-type", "untyped"],
+)
+def test_a_pattern_is_checked_key_by_key_whatever_says_its_schema_is_an_object(schema):
+    """A BFCL pattern meets an object schema key by key however the schema says it is an
+    object: through ``allOf``, a type list, or properties alone; never as a value itself (its
+    lists of options would fail every enum)."""
+    parameters = {"type": "object", "$defs": {"window": WINDOW}, "properties": {"window": schema}}
+    Episode.from_dict(_one_call_row(parameters, {"window": [{"start": ["9"], "hours": [3]}]}))
+    with pytest.raises(EpisodeError, match="fits its schema"):
+        Episode.from_dict(_one_call_row(parameters, {"window": [{"start": [9]}]}))
+
+
 def test_an_exact_object_holding_a_list_passes_its_own_recorded_call():
     """A gold dict with a value that is not a list of options is one exact value: its lists
     are lists (the scorer reads it as the loader does), and a pattern still offers options."""

@@ -247,7 +247,8 @@ def value_fits(value: Any, schema: Any, root: Any = None) -> bool:
     Patterns (also as items of a list) are checked key by key: every acceptable value of a key
     the schema defines must fit that key's schema (``""``, "may be left out", is skipped). A
     pattern meets a schema that names its object by reference, or offers it among ``anyOf`` or
-    ``oneOf`` branches, through that object's schema: a branch it fits."""
+    ``oneOf`` branches, through that object's schema: a branch it fits; and an object made of
+    ``allOf`` branches through each of them."""
     return _fit(value, schema, root, explain=False) is None
 
 
@@ -270,12 +271,16 @@ def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) ->
             target = referenced(schema, root)
             if target is not None:
                 return _fit(value, target, root, explain=explain, hops=hops + 1)
-            if schema.get("type") == "object":
+            if _describes_object(schema):
                 properties = schema.get("properties") or {}
                 for key, options in value.items():
                     for v in options if key in properties else ():
                         if v != "" and (problem := _fit(v, properties[key], root, explain=explain)):
                             return f"{key}: {problem}"
+                # what the object must also be, in the schemas it is all of
+                for branch in schema.get("allOf") or ():
+                    if problem := _fit(value, branch, root, explain=explain, hops=hops + 1):
+                        return problem
                 return None
             branches = [b for key in ("anyOf", "oneOf") for b in schema.get(key) or ()]
             if branches:
@@ -298,6 +303,17 @@ def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) ->
                     return f"[{i}]: {problem}"
             return None
     return _problem(value, schema, root, explain)
+
+
+def _describes_object(schema: dict) -> bool:
+    """Whether ``schema`` says its value is an object: its type (``"object"``, or a list
+    holding it, as an optional object's ``["object", "null"]``), or, with no type, properties
+    or ``allOf`` branches (Pydantic v1 writes a reference with siblings as
+    ``{"allOf": [{"$ref": ...}]}``), which a pattern meets branch by branch."""
+    kind = schema.get("type")
+    if kind is None:
+        return "properties" in schema or bool(schema.get("allOf"))
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
 
 
 # What _fit says of a value that does not fit when no one asks why.
