@@ -11,6 +11,8 @@ Checks, in order (the first failure rejects the variant, naming the check):
   at assistant turns (the same rules as loading an episode);
 * ``gold_schema`` — every acceptable value of every gold call validates against the variant's
   schema for that parameter, whenever it validated against the original's;
+* ``schema_refs`` — every ``$ref`` of the variant's tool schemas names a part of its schema
+  (a renamed property a reference points at is followed, as loading demands);
 * ``call_schema`` and ``recorded_turn`` — the variant is still a trustworthy training target,
   by the same rules as a source episode (see hsa.model.episode): its recorded tool calls fit the
   variant's schemas, and each judged turn's recorded message passes the variant's gold;
@@ -52,7 +54,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import tool_result
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
-from hsa.model.schema import schema_nodes
+from hsa.model.schema import pointer, schema_nodes, unresolved_reference
 from hsa.text.mentions import NameSearch, find_name_mentions, written_anywhere
 from hsa.text.names import identifier_like, meaning
 
@@ -73,6 +75,12 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
     except HsaError as exc:
         raise VerificationFailed("gold_consistent", f"{exc.field}: {exc.reason}") from None
     _gold_schema(original, variant, mapping)
+    harness = variant.harness
+    _, dangling = _DANGLING_REFERENCES.get(
+        id(harness), lambda: (harness, _dangling_reference(harness))
+    )
+    if dangling is not None:
+        raise VerificationFailed("schema_refs", dangling)
     try:
         check_recorded_calls(variant.messages, variant.harness)
         check_recorded_turns(variant.gold, variant.messages, variant.harness)
@@ -150,6 +158,25 @@ def _gold_schema(original: Episode, variant: Episode, mapping: Mapping) -> None:
                             f"gold value {orjson.dumps(value).decode()[:60]} of "
                             f"{call_v.name}.{new_param} no longer fits its schema",
                         )
+
+
+def _dangling_reference(harness: Harness) -> str | None:
+    """Why a tool of ``harness`` has a ``$ref`` that names nothing (a property renamed or moved
+    under it), or None. Loading refuses such a reference; a transform must not make one."""
+    for tool in harness.tools:
+        if _refers(tool.parameters) and (found := unresolved_reference(tool.parameters)):
+            parts, ref = found
+            return (
+                f"{tool.name}: the $ref {ref} at {pointer(parts) or '/'} of its parameters "
+                f"names nothing in the variant's schema"
+            )
+    return None
+
+
+# What _dangling_reference says of a variant's harness, by the harness's id: the rows of a
+# harness variant share the object. The entry holds the harness, so while remembered its id is
+# no other harness's.
+_DANGLING_REFERENCES: BoundedMemo[tuple[Harness, str | None]] = BoundedMemo(1024)
 
 
 def _refers(schema) -> bool:

@@ -29,7 +29,7 @@ from hsa.example import load_example_episodes
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness
-from hsa.model.schema import pointer, schema_nodes
+from hsa.model.schema import pointer, schema_nodes, unresolved_reference
 from hsa.model.tool import Tool
 from hsa.render import render_messages
 from hsa.text.names import abbreviation_groups, convention_of, conventions_of, name_words
@@ -2800,6 +2800,35 @@ def test_spelling_never_closes_an_object_that_takes_keys_from_elsewhere():
         schema = ToolSchemaSpelling(rate=1.0).apply(greeting(harness), params).harness.tools[0]
         assert jsonschema.Draft202012Validator(schema.parameters).is_valid(valid)
     assert closed == {"", "/properties/note"}, closed  # the root declares its keys too
+
+
+def test_a_percent_encoded_ref_to_a_renamed_property_follows_it():
+    """A pointer writes brackets percent-encoded (``#/properties/created%5Bgte%5D``, as a URI
+    fragment must): it names ``created[gte]`` and follows its rename like a plain one."""
+    parameters = {
+        "type": "object",
+        "properties": {
+            "created[gte]": {"type": "integer", "minimum": 0},
+            "created[lte]": {"$ref": "#/properties/created%5Bgte%5D"},
+        },
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "charges",
+            "tools": [{"name": "list_charges", "description": "Lists.", "parameters": parameters}],
+        }
+    )
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of("parameter_name_mask", greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameters.get("list_charges", {})
+        schema = variant.episode.harness.tool("list_charges").parameters
+        assert unresolved_reference(schema) is None, schema
+        if "created[gte]" in new:
+            renamed += 1
+            validator = jsonschema.Draft202012Validator(schema)
+            assert not validator.is_valid({new.get("created[lte]", "created[lte]"): -1})
+    assert renamed
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])

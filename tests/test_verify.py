@@ -190,6 +190,26 @@ def test_a_schema_that_no_longer_admits_the_gold_is_caught():
     assert info.value.check == "gold_schema"
 
 
+def test_a_reference_the_variant_left_dangling_is_caught():
+    """A ``$ref`` that names nothing in the variant's schema (a property renamed under it) is
+    a schema no validator can use, whether or not the gold reaches it."""
+    source = original()
+    variant = rename_episode(source, RENAME)
+    tool = variant.harness.tool("fetch_cost")
+    dangling = replace(
+        tool,
+        parameters={
+            **tool.parameters,
+            "properties": {**tool.properties, "again": {"$ref": "#/properties/link"}},
+        },
+    )
+    harness = replace(variant.harness, tools=(dangling,) + variant.harness.tools[1:])
+    with pytest.raises(VerificationFailed) as info:
+        verify_variant(source, variant.with_harness(harness), RENAME)
+    assert info.value.check == "schema_refs"
+    assert "fetch_cost" in str(info.value) and "#/properties/link" in str(info.value)
+
+
 def test_a_missing_skill_is_caught():
     source = original()
     variant = rename_episode(source, RENAME)

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
+from urllib.parse import quote, unquote
 
 import orjson
 
@@ -305,11 +306,19 @@ def _renamed_refs(value: Any, renames: dict) -> Any:
     ref = value.get("$ref")
     if isinstance(ref, str) and ref.startswith(_PROPERTY_POINTER):
         head, slash, rest = ref[len(_PROPERTY_POINTER) :].partition("/")
-        old = head.replace("~1", "/").replace("~0", "~")  # RFC 6901 escapes
+        # A fragment is percent-encoded where a URI needs it (``created%5Bgte%5D`` names
+        # ``created[gte]``), then RFC 6901 escaped; the new name is written the same way.
+        old = unquote(head).replace("~1", "/").replace("~0", "~")
         if old in renames:
             new = renames[old].replace("~", "~0").replace("/", "~1")
+            if "%" in head:
+                new = quote(new, safe=_FRAGMENT_SAFE)
             out["$ref"] = _PROPERTY_POINTER + new + slash + rest
     return out
+
+
+# What a URI fragment may hold as it is, beside letters, digits and "_.-~" (RFC 3986).
+_FRAGMENT_SAFE = "!$&'()*+,;=:@/?"
 
 
 def _rename_tool(tool, mapping: Mapping, prose: _Prose):
