@@ -2802,6 +2802,45 @@ def test_spelling_never_closes_an_object_that_takes_keys_from_elsewhere():
     assert closed == {"", "/properties/note"}, closed  # the root declares its keys too
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_names_a_definition_applied_by_reference_constrains_stay(name):
+    """``allOf: [{"$ref": "#/$defs/paging"}]`` applies the definition to the arguments
+    themselves: it bounds ``limit`` and makes ``page`` need it, by name. Renamed in the
+    properties alone, the variant would take ``cap=500`` that the original refuses; the
+    definition may serve other objects, so its names stay and the others move."""
+    parameters = {
+        "type": "object",
+        "$defs": {
+            "paging": {
+                "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+                "dependentRequired": {"page": ["limit"]},
+            }
+        },
+        "allOf": [{"$ref": "#/$defs/paging"}],
+        "properties": {
+            "account_number": {"type": "string"},
+            "limit": {"type": "integer"},
+            "page": {"type": "integer"},
+        },
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "bank",
+            "tools": [{"name": "search_payments", "description": "Finds.", "parameters": parameters}],
+        }
+    )
+    moved = set()
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameters.get("search_payments", {})
+        assert not {"limit", "page"} & set(new), new
+        moved |= set(new)
+        schema = variant.episode.harness.tool("search_payments").parameters
+        assert not jsonschema.Draft202012Validator(schema).is_valid({"limit": 500})
+        assert not jsonschema.Draft202012Validator(schema).is_valid({"page": 2})
+    assert moved == {"account_number"}
+
+
 def test_a_percent_encoded_ref_to_a_renamed_property_follows_it():
     """A pointer writes brackets percent-encoded (``#/properties/created%5Bgte%5D``, as a URI
     fragment must): it names ``created[gte]`` and follows its rename like a plain one."""

@@ -189,6 +189,22 @@ def referenced(schema: Any, root: Any) -> dict | None:
     return node_at(root, unquote(ref[1:]))
 
 
+def in_place_references(schema: Any) -> Iterator[dict | None]:
+    """What the references that describe ``schema``'s own value name (``"$ref"`` beside its
+    keywords, or in its in-place branches: ``allOf: [{"$ref": "#/$defs/paging"}]``), each the
+    sub-schema of ``schema`` it names, or None where only a validator could resolve it."""
+    if not isinstance(schema, dict):
+        return
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if "$ref" in node:
+            yield referenced(node, schema)
+        for key in IN_PLACE_LISTS:
+            pending.extend(n for n in node.get(key) or () if isinstance(n, dict))
+        pending.extend(n for key in IN_PLACE_VALUES if isinstance(n := node.get(key), dict))
+
+
 def unresolved_reference(schema: Any) -> tuple[list[str], str] | None:
     """(path of the node, its ``$ref``) of the first reference that surely names nothing, or
     None: a JSON pointer (``"#/$defs/x"``) to no sub-schema of ``schema``, or, in a schema that

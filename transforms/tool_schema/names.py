@@ -345,7 +345,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "43"  # 43: a percent-encoded $ref to a renamed property follows it
+    version = "44"  # 44: names a definition applied by reference constrains stay
+    # 43: a percent-encoded $ref to a renamed property follows it
     # 42: a plain-word parameter written against Chinese, Japanese or Korean text
     # moves
     # 41: a parameter named like a skill, tool or hook that a hook's config writes
@@ -433,7 +434,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "34"  # 34: a percent-encoded $ref to a renamed property follows it
+    version = "35"  # 35: names a definition applied by reference constrains stay
+    # 34: a percent-encoded $ref to a renamed property follows it
     # 33: a plain-word parameter written against Chinese, Japanese or Korean text
     # moves
     # 32: a parameter named like a skill, tool or hook that a hook's config writes

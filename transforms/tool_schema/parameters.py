@@ -32,7 +32,13 @@ from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, hook_feedback, tool_result, written_in_code
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
-from hsa.model.schema import property_name, property_names, rewrite_descriptions, schema_nodes
+from hsa.model.schema import (
+    in_place_references,
+    property_name,
+    property_names,
+    rewrite_descriptions,
+    schema_nodes,
+)
 from hsa.text.mentions import parameter_mentions, replace_mentions
 from hsa.text.names import parameter_identifier_like
 from hsa.transforms.tool_schema.common import calls, schema_values
@@ -293,6 +299,15 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     # A tool whose schema constrains its property names (``propertyNames: {pattern: ...}``):
     # a new name in another convention could break the constraint the tool declares.
     fixed |= {p for t in harness.tools if "propertyNames" in t.parameters for p in t.properties}
+    # A tool that applies a definition to its arguments by reference (``allOf: [{"$ref":
+    # "#/$defs/paging"}]``): the definition bounds or requires properties by name, and may serve
+    # other objects too, so it is not renamed; the names it writes stay, or its constraints
+    # would hold of names no call sends.
+    for t in harness.tools:
+        for target in in_place_references(t.parameters):
+            # every key and string of the definition (below depth 1, keys count too)
+            written = set(t.properties) if target is None else set(_config_strings(target, 2))
+            fixed |= set(t.properties) & written
     ambiguous = ((_ambiguous(harness) | valued) & set(names)) - fixed
     if ambiguous:
         texts = [t for _, t in harness.prose()]
