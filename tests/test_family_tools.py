@@ -2803,6 +2803,43 @@ def test_spelling_never_closes_an_object_that_takes_keys_from_elsewhere():
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_example_and_default_arguments_are_renamed_with_the_parameters(name):
+    """``examples`` (and an object ``default``, ``const`` or ``enum``) of the arguments are
+    instances: their keys are the parameters' names, and move with them, or the tools would show
+    the model a sample call its own schema refuses (``additionalProperties: false``)."""
+    sample = {"account_number": "ACC-1", "query": "rent", "max_results": 5}
+    parameters = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "account_number": {"type": "string"},
+            "query": {"type": "string"},
+            "max_results": {"type": "integer"},
+        },
+        "examples": [sample, "not an object"],
+        "default": {"max_results": 5},
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "bank",
+            "tools": [{"name": "search_payments", "description": "Finds.", "parameters": parameters}],
+        }
+    )
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameters.get("search_payments", {})
+        schema = variant.episode.harness.tool("search_payments").parameters
+        validator = jsonschema.Draft202012Validator(schema)
+        assert validator.is_valid(schema["examples"][0]), schema["examples"]
+        assert validator.is_valid(schema["default"])
+        assert schema["examples"][0] == {new.get(k, k): v for k, v in sample.items()}
+        assert schema["examples"][1] == "not an object"
+        renamed += bool(new)
+    assert renamed
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_names_a_definition_applied_by_reference_constrains_stay(name):
     """``allOf: [{"$ref": "#/$defs/paging"}]`` applies the definition to the arguments
     themselves: it bounds ``limit`` and makes ``page`` need it, by name. Renamed in the

@@ -253,7 +253,9 @@ def rename_result(
 def _rename_schema(schema: dict, renames: dict) -> dict:
     """A tool's parameters schema with its top-level properties renamed (``old -> new``)
     wherever the schema names them: ``properties``, ``required``, ``dependentRequired``,
-    ``dependentSchemas`` and draft-7 ``dependencies``, here and in every in-place subschema.
+    ``dependentSchemas`` and draft-7 ``dependencies``, the keys of the sample, default and
+    fixed arguments (``examples``, ``default``, ``const``, ``enum``), here and in every in-place
+    subschema.
     Left as written, an ``anyOf: [{required: [iban]}, ...]`` would name properties the variant's
     tool no longer has, and no call could satisfy it."""
     if not renames or not isinstance(schema, dict):
@@ -265,9 +267,19 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
     def names(value):
         return [name(k) for k in value] if isinstance(value, list) else value
 
+    def instance(value):
+        return {name(k): v for k, v in value.items()} if isinstance(value, dict) else value
+
     out = dict(schema)
     if isinstance(out.get("properties"), dict):
         out["properties"] = {name(k): v for k, v in out["properties"].items()}
+    # Sample, default and fixed arguments are instances: their keys are the properties' names.
+    for key in ("default", "const"):
+        if key in out:
+            out[key] = instance(out[key])
+    for key in ("examples", "enum"):
+        if isinstance(out.get(key), list):
+            out[key] = [instance(v) for v in out[key]]
     if "required" in out:
         out["required"] = names(out["required"])
     for key in IN_PLACE_LISTS:

@@ -345,7 +345,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "44"  # 44: names a definition applied by reference constrains stay
+    version = "45"  # 45: sample, default and fixed arguments' keys move with the parameters
+    # 44: names a definition applied by reference constrains stay
     # 43: a percent-encoded $ref to a renamed property follows it
     # 42: a plain-word parameter written against Chinese, Japanese or Korean text
     # moves
@@ -434,7 +435,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "35"  # 35: names a definition applied by reference constrains stay
+    version = "36"  # 36: sample, default and fixed arguments' keys move with the parameters
+    # 35: names a definition applied by reference constrains stay
     # 34: a percent-encoded $ref to a renamed property follows it
     # 33: a plain-word parameter written against Chinese, Japanese or Korean text
     # moves
