@@ -530,6 +530,17 @@ def test_mask_lengths_must_be_positive(options):
         # not spaced out, not a comparison, not in a web address's query, not a path's end
         ("size = 3, size==3, https://a.io/?size=3&topic=x, /size=3, a.size=3", None),
         ("paste shop.example/inventory?sku=FD-1&size=50 or ?topic=x", None),
+        # a statement that binds a variable is the program's own name, which a call then
+        # passes: the keyword moves, the variable stays (renamed at its binding alone, the
+        # example would raise NameError)
+        (
+            '```python\ntopic = "news"\n  size = 2\nrows = get_info(topic=topic, size=size)\n```',
+            '```python\ntopic = "news"\n  size = 2\nrows = get_info(subject=topic, dimension=size)\n```',
+        ),
+        (
+            "```js\nconst topic = 'x';\nlet size = 2;\nget_info({topic: topic, size})\n```",
+            "```js\nconst topic = 'x';\nlet size = 2;\nget_info({subject: topic, size})\n```",
+        ),
     ],
 )
 def test_plain_word_parameters_are_renamed_where_they_are_code(text, expected):

@@ -335,6 +335,8 @@ def parameter_mentions(
     def renamed(m: re.Match) -> str:
         if m.group(2) is not None:
             return m.group(1) + words[m.group(2)] + m.group(1)
+        if _binds_a_variable(m):
+            return m.group(0)
         return words[m.group(3)]
 
     # In Chinese, Japanese or Korean prose, a plain word written in Latin letters right against
@@ -401,6 +403,26 @@ def parameter_mentions(
         return text
 
     return rewrite
+
+
+# A statement of a block of code that binds a variable: at the start of its line, maybe declared
+# (``const``, ``let``, ``var``), the name, then "=" with a space before it or after a declaration
+# (``query = "SkyShop"``, ``const limit=20``); not "==". A call's keyword is written glued
+# (``query=query``), and so are the lines of a list of arguments (``size=2``).
+_LINE_HEAD = re.compile(r"[ \t]*(?P<declared>(?:const|let|var)[ \t]+)?")
+_SPACED_BINDING = re.compile(r"[ \t]+=(?!=)")
+_GLUED_BINDING = re.compile(r"[ \t]*=(?!=)")
+
+
+def _binds_a_variable(m: re.Match) -> bool:
+    """Whether the name ``m`` matched is a variable a statement of code binds (see above): the
+    program's own name, which a call may then pass (``get_info(query=query)``), not a keyword."""
+    text, start = m.string, m.start()
+    head = _LINE_HEAD.fullmatch(text, text.rfind("\n", 0, start) + 1, start)
+    if head is None:
+        return False
+    after = _GLUED_BINDING if head.group("declared") else _SPACED_BINDING
+    return after.match(text, m.end()) is not None
 
 
 # A letter of Chinese, Japanese (kana) or Korean (Hangul) script, as a pattern and a search.

@@ -345,7 +345,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "45"  # 45: sample, default and fixed arguments' keys move with the parameters
+    version = "46"  # 46: a variable a statement of code binds stays
+    # 45: sample, default and fixed arguments' keys move with the parameters
     # 44: names a definition applied by reference constrains stay
     # 43: a percent-encoded $ref to a renamed property follows it
     # 42: a plain-word parameter written against Chinese, Japanese or Korean text
@@ -435,7 +436,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "36"  # 36: sample, default and fixed arguments' keys move with the parameters
+    version = "37"  # 37: a variable a statement of code binds stays
+    # 36: sample, default and fixed arguments' keys move with the parameters
     # 35: names a definition applied by reference constrains stay
     # 34: a percent-encoded $ref to a renamed property follows it
     # 33: a plain-word parameter written against Chinese, Japanese or Korean text
