@@ -779,6 +779,11 @@ def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name()
         ("FAQ를 검색합니다. query에는 고객의 말을 그대로 넣으세요.", "{}에는"),
         ("检索常见问题。把query设为用户的原话。", "把{}设为"),
         ("よくある質問を探します。queryには客の言葉を入れます。", "{}には"),
+        # against the script's full-width punctuation too (、（）「」：), as Japanese and
+        # Chinese write it around a name
+        ("種別（query）を選びます。", "（{}）"),
+        ("「query」は２００文字以内にします。", "「{}」"),
+        ("检索常见问题：query，用户的原话。", "：{}，"),
     ],
 )
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])

@@ -344,8 +344,8 @@ def parameter_mentions(
     # it names the parameter, as code would.
     glued = (
         re.compile(
-            rf"(?<={_CJK_OR_HANGUL})({alternatives})(?![A-Za-z0-9_\-])"
-            rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_OR_HANGUL})"
+            rf"(?<={_CJK_NEIGHBOUR})({alternatives})(?![A-Za-z0-9_\-])"
+            rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_NEIGHBOUR})"
         )
         if words
         else None
@@ -428,6 +428,10 @@ def _binds_a_variable(m: re.Match) -> bool:
 # A letter of Chinese, Japanese (kana) or Korean (Hangul) script, as a pattern and a search.
 _CJK_OR_HANGUL = f"[{KANA_OR_HAN}\uac00-\ud7af]"
 _CJK_OR_HANGUL_TEXT = re.compile(_CJK_OR_HANGUL)
+# What a name written in such prose may stand against: its letters, and the punctuation and
+# full-width forms it writes around a name (、。「」 U+3000-U+303F; （）：， U+FF00-U+FFEF):
+# "種別（category）は", "「message」は".
+_CJK_NEIGHBOUR = f"[{KANA_OR_HAN}\uac00-\ud7af\u3000-\u303f\uff00-\uffef]"
 
 
 # A fenced block of code (```lang ... ```), and the info strings of the languages that tool calls

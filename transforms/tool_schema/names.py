@@ -345,7 +345,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "46"  # 46: a variable a statement of code binds stays
+    version = "47"  # 47: a plain-word parameter against CJK punctuation moves
+    # 46: a variable a statement of code binds stays
     # 45: sample, default and fixed arguments' keys move with the parameters
     # 44: names a definition applied by reference constrains stay
     # 43: a percent-encoded $ref to a renamed property follows it
@@ -436,7 +437,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "37"  # 37: a variable a statement of code binds stays
+    version = "38"  # 38: a plain-word parameter against CJK punctuation moves
+    # 37: a variable a statement of code binds stays
     # 36: sample, default and fixed arguments' keys move with the parameters
     # 35: names a definition applied by reference constrains stay
     # 34: a percent-encoded $ref to a renamed property follows it
