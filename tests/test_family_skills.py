@@ -788,6 +788,16 @@ def test_styles_render_as_promised():
     assert again.index("**Examples**") < again.index("**Rules**")
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f", " ", ""])
+def test_a_labelled_paragraph_is_not_rewrapped_whatever_space_its_colon_takes(space):
+    """French puts a (no-break) space before ":" ("Client : ...", "Réponse : ..."): the lines
+    of a dialogue are fields, and unwrapped they ran into one paragraph of prose."""
+    dialogue = f"Client{space}: Je veux annuler BK-4821.\nRéponse{space}: Cela coûte 35 €.\n"
+    body = f"# Annulation\n\n## Dialogue\n\n{dialogue}"
+    for whitespace in ("unwrap", "wrap_100"):
+        assert dialogue in rewrite_body(body, {"whitespace": whitespace})
+
+
 def test_example_bullets_may_go_but_rules_stay():
     body = (
         "# Sizes\n\n- Give the size from `recommend_size`.\n- 例如：身高160穿M码。\n"

@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "15"  # 15: its fallback's list orders (skill_content_rewrite 17)
+    version = "16"  # 16: a paragraph labelled with a space before its colon is not rewrapped
+    # 15: its fallback's list orders (skill_content_rewrite 17)
     # 14: a Hangul or Cyrillic harness is no English one;
     # 13: no list or section moves in a body whose language the cues cannot read;
     # 12: its fallback's (skill_content_rewrite 13); 11: its fallback's

@@ -54,9 +54,10 @@ from hsa.transforms.skill_content.structure import (
     structure_of,
 )
 
-# A paragraph that starts with a short label ("Note:", "注意：") reads as a field, not as wrapped
-# prose: rewrapping leaves it as written.
-_LABEL = re.compile(r"^\s*[^\s:：]{1,20}[:：]")
+# A paragraph that starts with a short label ("Note:", "注意：", French "Client : " with a
+# space or no-break space before its colon) reads as a field, not as wrapped prose: rewrapping
+# leaves it as written.
+_LABEL = re.compile(r"^\s*[^\s:：]{1,20}[ \u00a0\u202f]?[:：]")
 _NEGATION_WORDS = re.compile(
     r"(?<![A-Za-z0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
     r"doesn['’]t|won['’]t|never|not)(?![A-Za-z0-9_*'’\-])"

@@ -35,7 +35,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "17"  # 17: an item that tells what was done already keeps its place after the item
+    version = "18"  # 18: a paragraph labelled with a space before its colon is not rewrapped
+    # 17: an item that tells what was done already keeps its place after the item
     # that does it
     # 16: a harness in Han or kana alone is no English one
     # 15: a Hangul or Cyrillic harness is no English one;
