@@ -97,3 +97,16 @@ def test_a_versions_reject_summary_groups_and_says_reasons_as_every_summary(tmp_
     ).write_parquet(tmp_path / "rejects.parquet")
     assert top_rejects(tmp_path, limit=10) == top_reasons(rejects, limit=10)
     assert top_rejects(tmp_path, limit=10)[0] == ("load", whole, 3)
+
+
+def test_a_reject_summary_counts_what_it_leaves_out(capsys):
+    """A summary lists the most frequent reasons; the rejects of the others are counted on a
+    line of their own, so the lines always add up to the total it announces."""
+    from hsa.cli.console import print_reject_summary
+
+    print_reject_summary([("load", "not valid JSON", 3), ("verify:a", "stale", 2)], 7)
+    printed = capsys.readouterr().err
+    assert "rejects by reason (7 in all):" in printed
+    assert "2  of other reasons (see the rejects file)" in printed
+    print_reject_summary([("load", "not valid JSON", 3)], 3)
+    assert "other reasons" not in capsys.readouterr().err

@@ -22,6 +22,9 @@ def print_reject_summary(top: list[tuple[str, str, int]], total: int) -> None:
     err.print(f"rejects by reason ({total} in all):", markup=False, highlight=False)
     for stage, reason, count in top:
         err.print(f"  {count:>7,}  {stage}: {reason}", markup=False, highlight=False)
+    rest = total - sum(count for _, _, count in top)
+    if rest > 0:  # the lines add up to the total, whatever the list leaves out
+        err.print(f"  {rest:>7,}  of other reasons (see the rejects file)", highlight=False)
 
 
 def fail_unless_healthy(
