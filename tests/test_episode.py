@@ -982,3 +982,18 @@ def test_a_call_id_may_come_back_once_its_call_is_answered():
         {"id": "e", "messages": messages, "gold": {"at": 5, "no_call": True}}, harness=harness
     )
     assert len(episode.messages) == 6
+
+
+def test_a_missing_harness_reference_says_where_it_was_looked_for(tmp_path):
+    """A reference is read beside the episodes file, not in the working directory: a run from
+    the folder above (``bad/reqnested`` in ``bad/episodes.jsonl``) must be told so, with the
+    place it looked, not "bad/reqnested: harness folder does not exist" beside a folder
+    ``./bad/reqnested`` that exists."""
+    (tmp_path / "bad").mkdir()
+    row = {"id": "e", "harness": "bad/reqnested", "messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(EpisodeError) as caught:
+        Episode.from_dict(row, base_dir=tmp_path / "bad")
+    reason = caught.value.reason
+    assert "relative to the episodes file's folder" in reason, reason
+    assert "bad/reqnested" in reason and str(tmp_path) not in reason  # rejects travel
+    assert caught.value.field == "harness"

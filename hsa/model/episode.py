@@ -191,6 +191,14 @@ def _resolve_harness(
             if cache is not None and key in cache:
                 cache[seen] = cache[key]
                 return value, cache[key]
+            if not path.is_dir():
+                # Said apart: a reference that reads as a path from the working directory
+                # (a run from the folder above the episodes) must be told where it was read.
+                raise EpisodeError(
+                    f"harness reference {value[:120]!r}: no harness folder there; a reference "
+                    f"is relative to the episodes file's folder, not the working directory",
+                    field="harness",
+                )
             loaded = load_harness(path, trust_hooks=trust_hooks)
         except (OSError, ValueError) as exc:  # a name too long, an embedded NUL byte...
             raise EpisodeError(
