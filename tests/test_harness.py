@@ -207,6 +207,29 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "uncallable.json",
             r"parameters\.required: required \['curency'\] names no parameter of properties",
         ),
+        (
+            # nested, where the object takes no other key: no value of it is valid
+            dict(
+                tools={
+                    "closed.json": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "filter": {
+                                    "type": "object",
+                                    "properties": {"end": {"type": "string"}},
+                                    "required": ["start"],
+                                    "additionalProperties": False,
+                                }
+                            },
+                        },
+                    }
+                }
+            ),
+            "closed.json",
+            r"filter\.required: not a valid JSON Schema: required \['start'\] names no property",
+        ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
         (
             # JSON readers take it for a float: the tools column would show another bound

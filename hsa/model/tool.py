@@ -18,7 +18,7 @@ import orjson
 
 from hsa.errors import HarnessError
 from hsa.model.memo import BoundedMemo
-from hsa.model.schema import unresolved_reference
+from hsa.model.schema import schema_nodes, unresolved_reference
 
 _FUNCTION_KEYS = ("name", "description", "parameters")
 
@@ -107,7 +107,29 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
             "them, such as '#/$defs/<name>', resolve: hsa fetches no schema)",
             path,
         )
+    for parts, node in schema_nodes(schema):
+        missing = _required_nowhere(node) if parts else []  # the root's is said apart
+        if missing:
+            path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts) + ".required"
+            return (
+                f"required {missing} names no property of this object, which takes no other "
+                "(additionalProperties: false): no value of it is valid",
+                path,
+            )
     return None
+
+
+def _required_nowhere(node: dict) -> list[str]:
+    """The names a closed object requires but does not define: ``additionalProperties: false``
+    refuses every key its own ``properties`` (or ``patternProperties``) do not name, whatever
+    its branches say; beside a ``$ref`` (which draft 7 reads alone) it may not apply."""
+    if node.get("additionalProperties") is not False or any(
+        key in node for key in ("patternProperties", "$ref")
+    ):
+        return []
+    properties = node.get("properties") or {}
+    required = node.get("required")
+    return [n for n in required if n not in properties] if isinstance(required, list) else []
 
 
 @lru_cache(maxsize=8192)
