@@ -230,6 +230,24 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "closed.json",
             r"filter\.required: not a valid JSON Schema: required \['start'\] names no property",
         ),
+        (
+            # a misspelt key: the tool would load with no parameters (or no description)
+            dict(
+                tools={
+                    "typo.json": {
+                        "name": "f",
+                        "paramters": {"type": "object", "properties": {"n": {"type": "string"}}},
+                    }
+                }
+            ),
+            "typo.json",
+            r"tool\.paramters: .*did you mean 'parameters'",
+        ),
+        (
+            dict(tools={"typo.json": {"name": "f", "descripton": "Finds things."}}),
+            "typo.json",
+            r"tool\.descripton: .*did you mean 'description'",
+        ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
         (
             # JSON readers take it for a float: the tools column would show another bound

@@ -70,6 +70,13 @@ class Tool:
                     "has both 'parameters' and MCP 'inputSchema'; keep one", field=where
                 )
             fn["parameters"] = fn.pop("inputSchema")
+        for key in fn:
+            if (meant := _misspelt(key)) is not None:
+                raise HarnessError(
+                    f"{key!r} is no key of a tool (did you mean {meant!r}?): the tool would "
+                    f"load without its {meant}",
+                    field=f"{where}.{key}",
+                )
         name = fn.get("name")
         if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name):
             raise HarnessError(
@@ -83,6 +90,25 @@ class Tool:
         check_parameters_schema(parameters, where=f"{where}.{schema_key}")
         extra = {k: v for k, v in fn.items() if k not in _FUNCTION_KEYS}
         return cls(name=name, description=description, parameters=parameters, extra=extra)
+
+
+# Keys of the tool objects hsa reads besides its own (OpenAI's ``strict``; MCP's): kept as they
+# are (``Tool.extra``), like any key no key of a tool's nearly spells.
+_KNOWN_EXTRA_KEYS = frozenset(
+    {"strict", "title", "annotations", "outputSchema", "_meta", "icons", "type"}
+)
+
+
+def _misspelt(key: Any) -> str | None:
+    """The key of a tool that ``key`` nearly spells and is not (``paramters``, ``descripton``),
+    or None. Any other key is kept as the tool's own; a misspelt one would silently leave the
+    tool without its parameters or description."""
+    if not isinstance(key, str) or key in _FUNCTION_KEYS or key in _KNOWN_EXTRA_KEYS:
+        return None
+    from difflib import get_close_matches
+
+    close = get_close_matches(key, (*_FUNCTION_KEYS, "inputSchema"), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 @lru_cache(maxsize=65536)
