@@ -329,6 +329,18 @@ def test_output_path_that_is_a_file_is_refused(tmp_path):
         generate(load_recipe(RECIPE), EPISODES_PATH, target, trust_hooks=True)
 
 
+def test_output_inside_a_harness_folder_the_episodes_reference_is_refused(tmp_path):
+    """A version written into a harness folder an episode names by reference changes the folder
+    it is a hash of: generate exited 0 and verify then refused its own version (and each rerun
+    made a new version id). Refused before any work, as --out in --harness is."""
+    source = small_source(tmp_path / "src", 1)
+    with pytest.raises(HsaError, match="lies inside the harness folder 'harness'"):
+        generate(load_recipe(RECIPE), source, source.parent / "harness", trust_hooks=True)
+    with pytest.raises(HsaError, match="lies inside"):
+        generate(load_recipe(RECIPE), source, source.parent / "harness" / "out", trust_hooks=True)
+    assert not (source.parent / "harness" / RECIPE).exists()
+
+
 def test_unreadable_harness_is_refused(tmp_path):
     with pytest.raises(HsaError, match="harness folder does not exist"):
         generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path, harness=tmp_path / "nope")

@@ -20,6 +20,7 @@ import orjson
 
 from hsa.errors import HsaError
 from hsa.files.assets import templates_dir
+from hsa.files.overlap import refuse_inside
 from hsa.model.harness import hidden, inside, referenced_folder
 
 # A string-valued "harness" key: a reference to a harness folder. Inside JSON string values
@@ -79,9 +80,13 @@ def input_fingerprint(
     episodes: str | os.PathLike,
     harness: str | os.PathLike | None,
     harness_roots: tuple[str | os.PathLike, ...] = (),
+    *,
+    found: dict[str, Path] | None = None,
 ) -> dict:
     """What the run reads: the episodes file's sha256 and each harness folder's (the default one,
-    and each one an episode references that it may read: see hsa.model.harness.referenced_folder)."""
+    and each one an episode references that it may read: see hsa.model.harness.referenced_folder).
+    ``found``, when given, receives each referenced folder by its reference (read in the same
+    pass over the file)."""
     episodes = Path(episodes)
     digest = hashlib.sha256()
     refs: set[bytes] = set()
@@ -107,7 +112,27 @@ def input_fingerprint(
         except (HsaError, OSError, ValueError):  # rows naming it are rejected on load
             continue
         harnesses[harness_key(name)] = folder_sha256(folder)
+        if found is not None:
+            found[name] = folder
     return {"episodes_sha256": digest.hexdigest(), "harnesses": harnesses}
+
+
+def output_fingerprint(
+    out: Path,
+    episodes: str | os.PathLike,
+    harness: str | os.PathLike | None,
+    harness_roots: tuple[str | os.PathLike, ...] = (),
+) -> dict:
+    """:func:`input_fingerprint` of a run that writes a version under ``out``, refused when
+    ``out`` lies in a harness folder it reads (``--harness``, or one an episode references): the
+    version would change the folder it is a hash of, and no longer verify."""
+    refuse_inside(("--out", out), {"--harness": harness})
+    found: dict[str, Path] = {}
+    fingerprint = input_fingerprint(episodes, harness, harness_roots, found=found)
+    refuse_inside(
+        ("--out", out), {f"the harness folder {ref!r}": path for ref, path in found.items()}
+    )
+    return fingerprint
 
 
 def shipped_assets() -> dict[str, str]:

@@ -37,7 +37,7 @@ from hsa.augment.recipe import Recipe
 from hsa.dataset.allocator import tune_allocators
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
-from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
+from hsa.dataset.fingerprint import output_fingerprint, shipped_assets, version_id
 from hsa.dataset.harness_variants import HarnessVariantListing, HarnessVariantTally, unlisted
 from hsa.dataset.licenses import card_license_id
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
@@ -56,7 +56,6 @@ from hsa.dataset.writer import (
 )
 from hsa.errors import HsaError
 from hsa.files.jsonl import atomic_path, input_file, raw_lines
-from hsa.files.overlap import refuse_inside
 from hsa.model.episode import duplicate_id
 
 MANIFEST_VERSION = 1
@@ -177,11 +176,9 @@ def generate(
         raise HsaError("output path exists and is a file, expected a directory", file=str(out))
     if harness is not None and not Path(harness).is_dir():
         raise HsaError("harness folder does not exist or is not a directory", file=str(harness))
-    # A version written into the harness folder would change the folder it is a hash of.
-    refuse_inside(("--out", out), {"--harness": harness})
 
     transforms = recipe.transform_versions()
-    fingerprint = input_fingerprint(episodes, harness, harness_roots)
+    fingerprint = output_fingerprint(out, episodes, harness, harness_roots)
     version = version_id(recipe.version_dict(), fingerprint, __version__, transforms, split)
     final = out / recipe.name / version
     repaired: list[str] = []

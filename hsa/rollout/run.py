@@ -47,7 +47,7 @@ from hsa.augment.lineage import fired_steps
 from hsa.augment.mapping import EMPTY
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant, VariantReject
-from hsa.dataset.fingerprint import input_fingerprint, version_id
+from hsa.dataset.fingerprint import output_fingerprint, version_id
 from hsa.dataset.generate import stage_version
 from hsa.dataset.harness_variants import (
     HarnessVariantListing,
@@ -364,7 +364,7 @@ def rollout(
     canonical = None if recipe is None else recipe.to_dict()
     transforms = {} if recipe is None else recipe.transform_versions()
     harness_roots = tuple(str(Path(r).resolve()) for r in harness_roots)
-    fingerprint = input_fingerprint(episodes, harness_dir, harness_roots)
+    fingerprint = output_fingerprint(out, episodes, harness_dir, harness_roots)
     # Row-neutral options (a paraphrase cache folder, a timeout) stay out of the version.
     identity = None if recipe is None else recipe.version_dict()
     version = version_id(
