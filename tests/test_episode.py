@@ -997,3 +997,19 @@ def test_a_missing_harness_reference_says_where_it_was_looked_for(tmp_path):
     assert "relative to the episodes file's folder" in reason, reason
     assert "bad/reqnested" in reason and str(tmp_path) not in reason  # rejects travel
     assert caught.value.field == "harness"
+
+
+def test_a_tool_call_of_another_type_than_function_is_refused():
+    """A call is ``{"type": "function", ...}``: chat templates and the OpenAI API know no other
+    type, and a row carrying ``"type": "retrieval"`` would be written as it is."""
+    from tests.conftest import assistant, call
+
+    odd = {**call("get_price", {"link": 2}), "type": "retrieval"}
+    row = {
+        "id": "e",
+        "harness": {"name": "h", "tools": [PRICE_TOOL]},
+        "messages": [{"role": "user", "content": "cost?"}, assistant(odd)],
+    }
+    with pytest.raises(EpisodeError, match="type must be 'function'") as caught:
+        Episode.from_dict(row)
+    assert caught.value.field == "messages[1].tool_calls[0].type"

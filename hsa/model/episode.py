@@ -346,6 +346,12 @@ def _parse_tool_calls(raw: Any, harness: Harness, where: str, open_calls: dict[s
             raise EpisodeError(
                 "expected {id, type: function, function: {name, arguments}}", field=cw
             )
+        if call.get("type", "function") != "function":
+            raise EpisodeError(
+                f"a tool call's type must be 'function' (chat templates and the OpenAI API "
+                f"take no other), got {call['type']!r}",
+                field=f"{cw}.type",
+            )
         fn = call["function"]
         name = fn.get("name")
         if not isinstance(name, str):
