@@ -95,6 +95,16 @@ def test_untrusted_hooks_are_parsed_not_run(tmp_path):
     assert not marker.exists()
 
 
+def test_a_hook_function_rebound_to_no_function_is_a_harness_error(tmp_path):
+    """hooks.py defines the hook's function, then binds its name to something else: parsed, it
+    looks defined; imported, there is nothing to call. Said as the harness's error, not as
+    hsa's own bug (a KeyError)."""
+    hooks = "def short_reply(payload, config):\n    return {'ok': True}\n\nshort_reply = 5\n"
+    harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
+    with pytest.raises(HarnessError, match="'short_reply'.*no function once imported"):
+        harness.hook_functions()
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")

@@ -282,9 +282,15 @@ class Harness:
         """Import hooks.py (only if this harness was loaded with trust) and map hook name -> fn."""
         if not self.hooks:
             return {}
-        functions = import_hooks(
-            self.hooks_source or "", file=f"{self.name}/hooks.py", trust_hooks=self.trust_hooks
-        )
+        file = f"{self.name}/hooks.py"
+        functions = import_hooks(self.hooks_source or "", file=file, trust_hooks=self.trust_hooks)
+        for hook in self.hooks:
+            if hook.function not in functions:  # defined, then bound to something else
+                raise HarnessError(
+                    f"hook {hook.name!r} names {hook.function!r}, which hooks.py defines but "
+                    f"is no function once imported (its name is bound to something else)",
+                    file=file,
+                )
         return {hook.name: functions[hook.function] for hook in self.hooks}
 
     # ---- validation ------------------------------------------------------------------------
