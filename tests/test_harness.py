@@ -105,6 +105,16 @@ def test_a_hook_function_rebound_to_no_function_is_a_harness_error(tmp_path):
         harness.hook_functions()
 
 
+def test_a_tool_file_that_is_not_utf8_says_which_byte(tmp_path):
+    """A Latin-1 byte in a tool file was said as orjson says it ("str is not valid UTF-8:
+    surrogates not allowed: line 1 column 1"), wherever the byte stood."""
+    root = write_harness(tmp_path / "h")
+    (root / "tools" / "latin.json").write_bytes(b'{"name": "f", "description": "caf\xe9"}')
+    with pytest.raises(HarnessError, match="not UTF-8 text: .* at byte 33") as caught:
+        load_harness(root)
+    assert caught.value.file.endswith("latin.json")
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")
@@ -259,6 +269,7 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             r"tool\.descripton: .*did you mean 'description'",
         ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
+
         (
             # JSON readers take it for a float: the tools column would show another bound
             dict(

@@ -24,7 +24,7 @@ import orjson
 
 from hsa.errors import HarnessError, HsaError, Notice, Reject
 from hsa.files.jsonl import json_error, loads, write_jsonl
-from hsa.files.textfile import read_bytes
+from hsa.files.textfile import read_text
 from hsa.model.tool import Tool
 
 
@@ -46,7 +46,7 @@ def _listed_page(path: Path) -> tuple[list, object, str]:
     """(the ``tools`` array, the ``nextCursor``, the path of the array in the file: ``tools``
     or ``result.tools``) of a ``tools/list`` result or response file."""
     try:
-        data = loads(read_bytes(path))
+        data = loads(read_text(path))  # UTF-8 first: a bad byte is said where it is
     except OSError as exc:
         raise HsaError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except orjson.JSONDecodeError as exc:

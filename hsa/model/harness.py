@@ -639,7 +639,7 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
                 )
         for path in sorted(p for p in tools_dir.glob("*.json") if not hidden(Path(p.name))):
             try:
-                raw = loads(read.bytes(path))
+                raw = loads(read.text(path))  # UTF-8 first: a bad byte is said where it is
             except orjson.JSONDecodeError as exc:
                 raise HarnessError(json_error(exc), file=str(path)) from None
             try:
