@@ -269,6 +269,12 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             r"tool\.descripton: .*did you mean 'description'",
         ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
+        (
+            # an OpenAI tool of another type (the Assistants API's retrieval) calls nothing
+            dict(tools={"kind.json": {"type": "retrieval"}}),
+            "kind.json",
+            r"tool\.type: a tool's type must be 'function', got 'retrieval'",
+        ),
 
         (
             # JSON readers take it for a float: the tools column would show another bound

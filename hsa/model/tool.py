@@ -54,6 +54,10 @@ class Tool:
         """Accept an OpenAI tool, a bare OpenAI function object, or an MCP tool (``inputSchema``)."""
         if not isinstance(data, dict):
             raise HarnessError(f"expected a JSON object, got {type(data).__name__}", field=where)
+        if "type" in data and data["type"] != "function" and "name" not in data:
+            raise HarnessError(
+                f"a tool's type must be 'function', got {data['type']!r}", field=f"{where}.type"
+            )
         if data.get("type") == "function" and "function" in data:
             fn = data["function"]
             if not isinstance(fn, dict):
