@@ -123,6 +123,21 @@ def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     assert info.value.file.endswith("a_price.JSON")
 
 
+def test_a_skill_listed_twice_is_named(tmp_path):
+    """harness.yaml's ``skills`` fixes the skills' order, each once: a list naming one twice
+    was refused as "without a folder: [], not listed: []", which names nothing."""
+    root = write_harness(tmp_path / "h")
+    skill = next(p.name for p in (root / "skills").iterdir())
+    manifest = root / "harness.yaml"
+    folders = sorted(p.name for p in (root / "skills").iterdir())
+    manifest.write_text(
+        manifest.read_text() + "skills: " + str([*folders, skill]).replace("'", '"') + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(HarnessError, match=f"listed twice: \\['{skill}'\\]"):
+        load_harness(root)
+
+
 def test_a_harness_key_written_twice_is_refused(tmp_path):
     root = write_harness(tmp_path / "h")
     manifest = root / "harness.yaml"

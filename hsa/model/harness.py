@@ -617,11 +617,13 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
     if order is not None:
         found = {s.id for s in skills}
         if not isinstance(order, list) or sorted(map(str, order)) != sorted(found):
-            missing = sorted(set(map(str, order or [])) - found)
-            extra = sorted(found - set(map(str, order or [])))
+            listed = list(map(str, order)) if isinstance(order, list) else []
+            missing = sorted(set(listed) - found)
+            extra = sorted(found - set(listed))
+            twice = sorted({s for s in listed if listed.count(s) > 1})
             raise HarnessError(
-                f"'skills' must list exactly the skill folders; without a folder: "
-                f"{missing}, not listed: {extra}",
+                f"'skills' must list exactly the skill folders, each once; without a folder: "
+                f"{missing}, not listed: {extra}" + (f", listed twice: {twice}" if twice else ""),
                 file=str(manifest),
                 field="skills",
             )
