@@ -581,9 +581,14 @@ def test_the_readme_tour_reads_only_what_exists_or_an_earlier_line_made(bfcl_dat
 
 
 def test_the_tour_inputs_are_what_their_generator_makes():
+    from hsa.example import CHATS_PATH
     from hsa.example.make_tour_inputs import main as make_tour_inputs
+    from hsa.importers.openai_chat import import_openai
 
     assert make_tour_inputs(["--check"]) == 0
+    # The README says one line of the chats is rejected on purpose: that one, and no other.
+    rejected = import_openai(CHATS_PATH).rejects
+    assert [r.id for r in rejected] == ["lc-single-call-001-without-its-tool"], rejected
 
 
 def test_the_readme_tour_lines_on_shipped_inputs_run_as_written(tmp_path):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hsa.example import CHATS_PATH, PREDICTIONS_PATH, load_example_episodes
 from hsa.files.jsonl import dumps, write_jsonl
+from hsa.model.hook import HOOK_MESSAGE_PREFIX
 
 CHATS = 6  # conversations, taken from the first episodes of each category in turn
 
@@ -31,6 +32,10 @@ def build_chats() -> list[dict]:
     episodes = load_example_episodes()
     by_category: dict[str, list] = {}
     for episode in episodes:
+        # A chat as an OpenAI export holds it: no feedback of hsa's hooks (named "hook.<hook>"),
+        # which the import's harness, made of the chat's tools alone, could not know.
+        if any(str(m.get("name", "")).startswith(HOOK_MESSAGE_PREFIX) for m in episode.messages):
+            continue
         by_category.setdefault(episode.meta["category"], []).append(episode)
     chosen = []
     while len(chosen) < CHATS:
