@@ -2819,6 +2819,40 @@ def test_spelling_never_closes_an_object_that_takes_keys_from_elsewhere():
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_title_made_from_a_parameter_name_moves_with_it(name):
+    """Pydantic titles each property after its name (``created_gte`` -> "Created Gte"): left,
+    a masked name is spelt out in its title. A title of the property's own words stays."""
+    parameters = {
+        "type": "object",
+        "title": "ListChargesArgs",
+        "properties": {
+            "created_gte": {"type": "integer", "title": "Created Gte"},
+            "customer": {"type": "string", "title": "Customer"},
+            "currency_code": {"type": "string", "title": "ISO 4217 code"},
+        },
+    }
+    harness = Harness.from_dict(
+        {
+            "name": "charges",
+            "tools": [{"name": "list_charges", "description": "Lists.", "parameters": parameters}],
+        }
+    )
+    renamed = set()
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameters.get("list_charges", {})
+        properties = variant.episode.harness.tool("list_charges").properties
+        for old, title in (("created_gte", "Created Gte"), ("customer", "Customer")):
+            if old in new:
+                renamed.add(old)
+                assert properties[new[old]]["title"] == new[old].replace("_", " ").title()
+                assert properties[new[old]]["title"] != title
+        kept = properties[new.get("currency_code", "currency_code")]
+        assert kept["title"] == "ISO 4217 code"
+    assert renamed
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_example_and_default_arguments_are_renamed_with_the_parameters(name):
     """``examples`` (and an object ``default``, ``const`` or ``enum``) of the arguments are
     instances: their keys are the parameters' names, and move with them, or the tools would show

@@ -272,7 +272,9 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
 
     out = dict(schema)
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {name(k): v for k, v in out["properties"].items()}
+        out["properties"] = {
+            name(k): _retitled(v, k, name(k)) for k, v in out["properties"].items()
+        }
     # Sample, default and fixed arguments are instances: their keys are the properties' names.
     for key in ("default", "const"):
         if key in out:
@@ -300,6 +302,20 @@ def _rename_schema(schema: dict, renames: dict) -> dict:
             for k, v in out["dependencies"].items()
         }
     return out
+
+
+def _pydantic_title(name: str) -> str:
+    """The title Pydantic gives a property of this name (``created_gte`` -> "Created Gte")."""
+    return name.replace("_", " ").title()
+
+
+def _retitled(schema: Any, old: str, new: str) -> Any:
+    """A renamed property's schema, its title made from its name (Pydantic's) made from the new
+    name: left, the title spells the old name out (a masked one too). A title of its own words
+    stays."""
+    if old == new or not isinstance(schema, dict) or schema.get("title") != _pydantic_title(old):
+        return schema
+    return {**schema, "title": _pydantic_title(new)}
 
 
 # A JSON pointer into a schema's top-level properties, as ``$ref`` writes one.
