@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hsa.cli import main
+from hsa.errors import EpisodeError
 from hsa.model.episode import Episode
-from hsa.model.gold import TurnGold
+from hsa.model.gold import REPLY_LANGUAGES, Gold, TurnGold
 from hsa.model.harness import Harness
 from hsa.model.scorer import (
     Prediction,
@@ -216,12 +217,34 @@ def test_skills_are_judged_through_the_loader():
         ("三号链接 199 元", {"language": "zh"}, True),
         ("Link 3 is 199.", {"language": "zh"}, False),
         ("三号链接 199 元", {"language": "en"}, False),
+        # a language is judged by the script it is written in: Japanese by its kana (a reply in
+        # kana alone too; Chinese without kana is not Japanese), Korean by Hangul, Russian by
+        # Cyrillic; French (as every language of Latin letters) by no other script
+        ("3番リンクは199円です。", {"language": "ja"}, True),
+        ("ありがとうございます", {"language": "ja"}, True),
+        ("三号链接 199 元", {"language": "ja"}, False),
+        ("3番リンクは199円です。", {"language": "zh"}, False),
+        ("3번 링크는 199위안입니다.", {"language": "ko"}, True),
+        ("三号链接 199 元", {"language": "ko"}, False),
+        ("Le vol part à 9 h.", {"language": "fr"}, True),
+        ("Пожалуйста! Хорошей поездки.", {"language": "fr"}, False),
+        ("Пожалуйста! Хорошей поездки.", {"language": "ru"}, True),
+        ("Have a good trip.", {"language": "ru"}, False),
+        ("3番リンクは199円です。", {"language": "en"}, False),
         ("The cheapest ever!", {"not_contains": ["cheapest"]}, False),
         ("x" * 11, {"max_chars": 10}, False),
     ],
 )
 def test_reply_constraints(text, reply, ok):
     assert judge(assistant(content=text), no_call=True, reply=reply).correct is ok
+
+
+def test_a_reply_language_is_an_iso_code_the_scorer_can_judge():
+    for code in ("zh", "en", "ja", "ko", "fr", "de", "es", "ru", "ar"):
+        assert code in REPLY_LANGUAGES
+    for odd in ("klingon", ["en"]):
+        with pytest.raises(EpisodeError, match="language must be the ISO 639-1 code .* ja,"):
+            Gold.from_dict({"no_call": True, "reply": {"language": odd}}, n_messages=2)
 
 
 def test_score_predictions_counts_missing_and_unknown_ids():

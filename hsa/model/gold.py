@@ -26,7 +26,29 @@ from hsa.model.schema import referenced
 from hsa.model.tool import validation_problem, validator_within
 
 _REPLY_KEYS = {"contains", "not_contains", "language", "max_chars"}
-REPLY_LANGUAGES = ("zh", "en")
+# The languages a reply constraint may name (ISO 639-1), each by the script it is written in:
+# the scorer judges a reply's language by its script (hsa.model.scorer.check_reply), so two
+# languages of one script (English, French) pass for each other; a reply in another script
+# does not.
+_SCRIPT_LANGUAGES = {
+    "han": ("zh",),
+    "japanese": ("ja",),
+    "hangul": ("ko",),
+    "latin": (
+        *("en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "nb", "no", "fi", "is"),
+        *("pl", "cs", "sk", "sl", "hr", "ro", "hu", "tr", "vi", "id", "ms", "tl", "ca"),
+        *("et", "lv", "lt", "sq", "eu", "gl", "ga", "cy", "sw", "af"),
+    ),
+    "cyrillic": ("ru", "uk", "bg", "be", "mk", "kk", "mn"),
+    "greek": ("el",),
+    "arabic": ("ar", "fa", "ur"),
+    "hebrew": ("he",),
+    "devanagari": ("hi", "mr", "ne"),
+    "thai": ("th",),
+}
+REPLY_LANGUAGES: dict[str, str] = {
+    code: script for script, codes in _SCRIPT_LANGUAGES.items() for code in codes
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +180,12 @@ def _check_reply(reply: Any, *, where: str) -> None:
         value = reply.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise EpisodeError("must be a list of strings", field=f"{where}.{key}")
-    if "language" in reply and reply["language"] not in REPLY_LANGUAGES:
+    language = reply.get("language")
+    if "language" in reply and not (isinstance(language, str) and language in REPLY_LANGUAGES):
         raise EpisodeError(
-            f"language must be one of {list(REPLY_LANGUAGES)}", field=f"{where}.language"
+            f"language must be the ISO 639-1 code of a language the scorer judges by its "
+            f"script, one of {', '.join(sorted(REPLY_LANGUAGES))}; got {language!r}",
+            field=f"{where}.language",
         )
     if "max_chars" in reply and (not isinstance(reply["max_chars"], int) or reply["max_chars"] < 1):
         raise EpisodeError("max_chars must be a positive integer", field=f"{where}.max_chars")

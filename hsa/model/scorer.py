@@ -42,7 +42,7 @@ import orjson
 
 from hsa.errors import locate
 from hsa.files.jsonl import read_lines
-from hsa.model.gold import GoldCall, TurnGold, is_pattern
+from hsa.model.gold import REPLY_LANGUAGES, GoldCall, TurnGold, is_pattern
 from hsa.model.harness import Harness, loaded_skill
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
@@ -51,7 +51,6 @@ if TYPE_CHECKING:  # episodes are read here, never built: the model's Episode im
     from hsa.model.episode import Episode
 
 _STRIP = re.compile(r"[ ,./\-_*^]")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 OMIT_IN_DICT = ""  # BFCL's marker, inside dict patterns, for a key that may be left out
 
 
@@ -500,16 +499,60 @@ def check_reply(text: str, reply: dict) -> Verdict:
         if needle.lower() in lowered:
             return _fail("reply_constraint", f"reply must not contain {needle!r}")
     language = reply.get("language")
-    if language == "zh" and not _CJK.search(text):
-        return _fail("reply_constraint", "reply must be in Chinese")
-    if language == "en" and _CJK.search(text):
-        return _fail("reply_constraint", "reply must be in English")
+    if language is not None and not in_language(text, language):
+        return _fail(
+            "reply_constraint", f"reply must be in {_LANGUAGE_NAMES.get(language, language)}"
+        )
     if "max_chars" in reply and len(text) > reply["max_chars"]:
         return _fail(
             "reply_constraint",
             f"reply has {len(text)} characters, at most {reply['max_chars']} allowed",
         )
     return OK
+
+
+# The letters of each script a reply language is written in (hsa.model.gold.REPLY_LANGUAGES).
+# Latin letters stand in any language (a brand, a code, "OK"), so no script but Latin needs them.
+_SCRIPTS = {
+    "han": re.compile(r"[\u3400-\u9fff\uf900-\ufaff]"),
+    "kana": re.compile(r"[\u3041-\u30ff\u31f0-\u31ff\uff66-\uff9f]"),
+    "hangul": re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]"),
+    "cyrillic": re.compile(r"[\u0400-\u04ff]"),
+    "greek": re.compile(r"[\u0370-\u03ff]"),
+    "arabic": re.compile(r"[\u0600-\u06ff\u0750-\u077f]"),
+    "hebrew": re.compile(r"[\u0590-\u05ff]"),
+    "devanagari": re.compile(r"[\u0900-\u097f]"),
+    "thai": re.compile(r"[\u0e00-\u0e7f]"),
+}
+# Per reply script: the letters a reply in it must hold, and the other scripts it may hold
+# beside Latin letters (Japanese writes Han with its kana).
+_NEEDS = {
+    "han": ("han", ()),
+    "japanese": ("kana", ("han",)),
+    "hangul": ("hangul", ("han",)),
+    "latin": (None, ()),
+    **{s: (s, ()) for s in ("cyrillic", "greek", "arabic", "hebrew", "devanagari", "thai")},
+}
+_LANGUAGE_NAMES = {
+    "zh": "Chinese", "en": "English", "ja": "Japanese", "ko": "Korean", "fr": "French",
+    "de": "German", "es": "Spanish", "it": "Italian", "pt": "Portuguese", "ru": "Russian",
+    "ar": "Arabic", "he": "Hebrew", "hi": "Hindi", "th": "Thai", "el": "Greek",
+}  # fmt: skip
+
+
+def in_language(text: str, language: str) -> bool:
+    """Whether ``text`` is written in the script of ``language`` (an ISO 639-1 code of
+    :data:`hsa.model.gold.REPLY_LANGUAGES`): it holds that script's letters, and no letters of a
+    script the language is not written in. Two languages of one script are not told apart."""
+    script = REPLY_LANGUAGES[language]
+    needs, also = _NEEDS[script]
+    if needs is not None and not _SCRIPTS[needs].search(text):
+        return False
+    return not any(
+        pattern.search(text)
+        for name, pattern in _SCRIPTS.items()
+        if name != needs and name not in also
+    )
 
 
 def _show(value: Any) -> str:
