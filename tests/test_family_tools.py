@@ -1889,6 +1889,70 @@ def test_a_parameter_named_like_a_value_a_hook_configuration_keys_keeps_its_name
     assert "book.plan" not in moved and "book.seat_row" in moved, moved
 
 
+def _refund_guard_harness(config: dict) -> Harness:
+    """Delivery: `issue_refund` takes an order id, a reason code and the missing items; a hook
+    configured by ``config``."""
+    return Harness.from_dict(
+        {
+            "name": "delivery",
+            "hooks": [
+                {"name": "refund_guard", "event": "tool_call", "function": "guard", "config": config}
+            ],
+            "hooks_source": "def guard(payload, config):\n    return {'ok': True}\n",
+            "tools": [
+                tool_of(
+                    "issue_refund",
+                    "Refunds an order.",
+                    {
+                        "order_id": {"type": "string"},
+                        "reason": {"type": "string"},
+                        "missing_items": {"type": "array", "items": {"type": "string"}},
+                        "amount_eur": {"type": "number"},
+                    },
+                )
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_format_field_of_a_hook_template_keeps_its_name(name):
+    """A hook's feedback template (``"order_id {order_id} is not an order number"``) is filled by
+    hooks.py with ``.format(order_id=...)``: the text around its fields moves with the rename,
+    a field renamed would raise KeyError in every variant that runs the hook."""
+    template = "order_id {order_id} is not an order number; amount_eur {amount_eur:.2f} is over"
+    harness = _refund_guard_harness({"message": template})
+    moved = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        order = variant.mapping.parameter("issue_refund", "order_id")
+        amount = variant.mapping.parameter("issue_refund", "amount_eur")
+        message = variant.episode.harness.hooks[0].config["message"]
+        assert message == (
+            f"{order} {{order_id}} is not an order number; {amount} {{amount_eur:.2f}} is over"
+        )
+        moved += order != "order_id"
+    assert moved
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_parameter_named_like_a_value_in_a_hook_configuration_list_keeps_its_name(name):
+    """`missing_items` is a parameter and one of the reason codes a hook allows
+    (``allowed_reasons: [late_delivery, missing_items, wrong_order]``): a list that holds other
+    values than names is data, and renamed, the code would no longer be one the hook allows."""
+    harness = _refund_guard_harness(
+        {"allowed_reasons": ["late_delivery", "missing_items", "wrong_order"]}
+    )
+    moved = set()
+    for seed in range(8):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        moved |= set(variant.mapping.renamed()["parameters"])
+        assert variant.episode.harness.hooks[0].config == {
+            "allowed_reasons": ["late_delivery", "missing_items", "wrong_order"]
+        }
+    assert "issue_refund.missing_items" not in moved and "issue_refund.order_id" in moved, moved
+
+
 @pytest.mark.parametrize(
     ("transform", "tools", "passed"),
     [

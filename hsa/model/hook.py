@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -146,6 +147,27 @@ def defined_functions(source: str, *, file: str) -> set[str]:
     """Names of the top-level functions in hooks.py, found by parsing it (nothing is executed)."""
     tree = _parsed(source, file)
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+# A replacement field of a str.format template ("{order_id}", "{amount:.2f}", "{0}", "{user.name}")
+# and the escaped braces around it ("{{", "}}").
+_FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+
+
+def outside_format_fields(text: str, rewrite: Callable[[str], str]) -> str:
+    """``text`` (a hook's template, filled by its code with ``str.format``) with ``rewrite``
+    applied to what lies outside its replacement fields: a field's name is the code's keyword
+    (``.format(order_id=...)``), which a rename of the text must not move."""
+    if "{" not in text:
+        return rewrite(text)
+    parts, last = [], 0
+    for field in _FORMAT_FIELD.finditer(text):
+        parts += [
+            rewrite(text[last : field.start()]) if field.start() > last else "",
+            field.group(),
+        ]
+        last = field.end()
+    return "".join(parts) + (rewrite(text[last:]) if last < len(text) else "")
 
 
 def names_in_code(source: str, names: dict[str, str], *, file: str) -> list[tuple[int, str, str]]:

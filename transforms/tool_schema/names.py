@@ -345,7 +345,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "48"  # 48: a title made from a parameter's name moves with it
+    version = "49"  # 49: hook template fields and config value lists keep their names
+    # 48: a title made from a parameter's name moves with it
     # 47: a plain-word parameter against CJK punctuation moves
     # 46: a variable a statement of code binds stays
     # 45: sample, default and fixed arguments' keys move with the parameters
@@ -438,7 +439,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "39"  # 39: a title made from a parameter's name moves with it
+    version = "40"  # 40: hook template fields and config value lists keep their names
+    # 39: a title made from a parameter's name moves with it
     # 38: a plain-word parameter against CJK punctuation moves
     # 37: a variable a statement of code binds stays
     # 36: sample, default and fixed arguments' keys move with the parameters

@@ -30,7 +30,13 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, hook_feedback, tool_result, written_in_code
+from hsa.model.hook import (
+    HOOK_MESSAGE_PREFIX,
+    hook_feedback,
+    outside_format_fields,
+    tool_result,
+    written_in_code,
+)
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import (
     in_place_references,
@@ -135,7 +141,7 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
         # (``patient.birthDate``), a message it sends back that names a parameter.
         if value in config_names:
             return config_names[value]
-        return value if value in episode.harness.names else prose(value)
+        return value if value in episode.harness.names else outside_format_fields(value, prose)
 
     # A key moves with the parameter it names below a hook's own options (``limits:
     # {amount: 500}``, a map the hook reads by its keys), and where the hook's code does not
@@ -299,6 +305,13 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     # A tool whose schema constrains its property names (``propertyNames: {pattern: ...}``):
     # a new name in another convention could break the constraint the tool declares.
     fixed |= {p for t in harness.tools if "propertyNames" in t.parameters for p in t.properties}
+    # A parameter named like a value a hook's config lists among values that name nothing
+    # (``allowed_reasons: [late_delivery, missing_items]``): the list is data, which a rename
+    # must not move, and the parameter keeps its name with it.
+    for hook in harness.hooks:
+        for values in _config_lists(hook.config):
+            if any(v not in names and v not in harness.names for v in values):
+                fixed |= set(values) & set(names)
     # A tool that applies a definition to its arguments by reference (``allOf: [{"$ref":
     # "#/$defs/paging"}]``): the definition bounds or requires properties by name, and may serve
     # other objects too, so it is not renamed; the names it writes stay, or its constraints
@@ -317,6 +330,18 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
             if any(mentions(t) != t for t in texts):
                 fixed.add(n)
     return tuple(n for n in names if n not in fixed)
+
+
+def _config_lists(value: Any):
+    """Every list of strings in a hook's configuration, at any depth."""
+    if isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value):
+            yield value
+        for v in value:
+            yield from _config_lists(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _config_lists(v)
 
 
 def _config_strings(value: Any, depth: int = 1):
