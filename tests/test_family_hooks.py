@@ -535,6 +535,53 @@ def test_a_corrected_call_that_passes_what_only_the_feedback_gave_keeps_its_sequ
     assert (retry_sequences(episode) == []) == leans
 
 
+def test_a_later_message_that_writes_what_only_the_feedback_gave_keeps_its_sequence():
+    """The hook said "at most 30 EUR"; the recovery loaded a skill (which gives no cap), and
+    only the call after it refunded 30: the recovery alone was read, the sequence was cut, and
+    the row asked for 30 that nothing it shows says."""
+
+    def episode(feedback: str):
+        return _hand_episode(
+            [
+                {"role": "user", "content": "Refund all 45 of order 7, it never came."},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call("c1", "get_price_after_coupon", {"link_number": 45})],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "name": "hook.tool_arguments",
+                    "content": feedback,
+                },
+                {"role": "assistant", "content": "Let me check the cap."},
+                {"role": "user", "content": "ok"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call("c2", "get_price_after_coupon", {"link_number": 37})],
+                },
+                {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
+                {"role": "assistant", "content": "Done."},
+            ],
+            {
+                "turns": [
+                    {
+                        "at": 5,
+                        "calls": [
+                            {"name": "get_price_after_coupon", "arguments": {"link_number": [37]}}
+                        ],
+                    },
+                    {"at": 7, "no_call": True},
+                ]
+            },
+        )
+
+    assert retry_sequences(episode("At most 37 per order.")) == []
+    assert retry_sequences(episode("Over the cap per order.")) != []
+
+
 TEST_HARNESSES = Path(__file__).parent / "harnesses"
 HARNESSES_WITH_HOOKS = [
     pytest.param(load_example_harness, id="live-commerce"),

@@ -325,29 +325,35 @@ def _written(message: dict) -> str:
 
 
 def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], recovery: int) -> bool:
-    """Whether the recovery writes a number or date, or its calls pass a string value, that the
-    hook messages give and nothing else the model reads before it does: the messages kept, and
-    of the harness what rows show (the rendered prompt and the tools). A hook's config
-    (``max_amount: 10000``) or a skill body no message loads is no source: the model never reads
-    them. Of prose, only numbers and dates count as data (its words are the reply's own); a
-    call's string values are data whatever they spell (an airport code, a coupon)."""
-    feedback = "\n".join(message_text(episode.messages[k]) for k in hook_messages)
+    """Whether the recovery, or any assistant message after it, writes a number or date, or its
+    calls pass a string value, that the hook messages give and nothing else the model reads
+    before it does: the messages kept, and of the harness what rows show (the rendered prompt
+    and the tools). A hook's config (``max_amount: 10000``) or a skill body no message loads is
+    no source: the model never reads them. Of prose, only numbers and dates count as data (its
+    words are the reply's own); a call's string values are data whatever they spell (an airport
+    code, a coupon). Later messages count too: a recovery that loads a skill first, and refunds
+    the cap the feedback gave one call later, leans on it as much."""
+    messages = episode.messages
+    feedback = "\n".join(message_text(messages[k]) for k in hook_messages)
     given = _data(feedback)
-    used = _data(_written(episode.messages[recovery])) & given
-    values = {
-        value
-        for value in _argument_strings(episode.messages[recovery])
-        if occurrences(value, feedback)
-    }
-    if not used and not values:
-        return False
-    shown_text, shown = _shown(episode.harness)
     cut = {at, *hook_messages}
-    kept = [_written(m) for k, m in enumerate(episode.messages[:recovery]) if k not in cut]
-    if used - shown - set().union(*(_data(t) for t in kept)):
-        return True
-    read = "\n".join([shown_text, *kept])
-    return any(not occurrences(value, read) for value in values)
+    for later in range(recovery, len(messages)):
+        if messages[later].get("role") != "assistant":
+            continue
+        used = _data(_written(messages[later])) & given
+        values = {
+            value for value in _argument_strings(messages[later]) if occurrences(value, feedback)
+        }
+        if not used and not values:
+            continue
+        shown_text, shown = _shown(episode.harness)
+        kept = [_written(m) for k, m in enumerate(messages[:later]) if k not in cut]
+        if used - shown - set().union(*(_data(t) for t in kept)):
+            return True
+        read = "\n".join([shown_text, *kept])
+        if any(not occurrences(value, read) for value in values):
+            return True
+    return False
 
 
 def _argument_strings(message: dict) -> set[str]:
@@ -385,7 +391,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "6"  # 6: a value stands on its own as user data does (hyphen and dot glue);
+    version = "7"  # 7: a later message that writes what only the feedback gave keeps its sequence
+    # 6: a value stands on its own as user data does (hyphen and dot glue);
     # 5: a call's string value the feedback gave (an airport code) is read there;
     # 4: a number the feedback gave, written in groups (2,000), is read there
     family = "hooks"
