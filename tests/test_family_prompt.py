@@ -20,6 +20,7 @@ from hsa.dataset.pipeline import augment_episode
 from hsa.errors import HarnessError, HsaError
 from hsa.example import load_example_episodes
 from hsa.model.episode import Episode
+from hsa.model.gold import Gold
 from hsa.model.harness import Harness, PromptSpec
 from hsa.model.hook import Hook
 from hsa.model.skill import Skill
@@ -182,6 +183,35 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
     assert positions == sorted(positions)
     if choice["layout"] == "json":
         assert list(json.loads(prompt)) == headings
+
+
+def test_the_json_layout_is_never_drawn_where_two_sections_share_a_heading():
+    """A section ``checks`` shows "Checks", as the hooks' section does: the json layout writes
+    one key per heading, and a reader keeps the last of two equal keys, so the section's text was
+    lost in every JSON row. Where two sections share a heading the json layout is not drawn, and
+    asked for, refused."""
+    harness = replace(
+        TINY,
+        prompt=replace(
+            TINY.prompt,
+            sections=("persona", "checks", "tools", "hooks"),
+            text={"persona": "You sell.", "checks": "Re-read the order before closing."},
+        ),
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for split in ("train", "heldout"):
+        drawn = {
+            PromptLayout(split=split).sample_params(episode, random.Random(seed))["layout"]
+            for seed in range(40)
+        }
+        assert drawn and "json" not in drawn, drawn
+    with pytest.raises(HsaError, match="share a heading"):
+        PromptLayout().apply(episode, {"layout": "json", "style": {}})
 
 
 @pytest.mark.parametrize("shape", ["openai", "mcp"])

@@ -225,7 +225,7 @@ class PromptLayout(Transform):
     name = "prompt_layout"
     scope = "harness"
     conversation = "kept"
-    version = "1"
+    version = "2"  # 2: the json layout is never drawn where two sections share a heading
     family = "prompt_structure"
 
     split: Literal["train", "heldout"] = "train"
@@ -234,6 +234,8 @@ class PromptLayout(Transform):
         prompt = episode.harness.prompt
         current = {"layout": prompt.layout, "style": prompt.options.get("layout_style") or {}}
         choices = [c for c in LAYOUTS[self.split] if c != current]
+        if _share_a_heading(episode.harness):
+            choices = [c for c in choices if c["layout"] not in KEYED_BY_HEADING] or choices
         chosen = rng.choice(choices)
         return {"layout": chosen["layout"], "style": dict(chosen["style"])}
 
@@ -244,6 +246,11 @@ class PromptLayout(Transform):
             raise HsaError(f"layout {layout!r} does not exist; available: {sorted(known)}")
         if not isinstance(style, dict):
             raise HsaError(f"layout style must be an object, got {style!r}")
+        if layout in KEYED_BY_HEADING and _share_a_heading(episode.harness):
+            raise HsaError(
+                f"two sections of the prompt share a heading, and the {layout} layout keys "
+                f"sections by heading: one section's text would be lost"
+            )
         episode = episode.with_prompt_options(layout_style=style or None)
         return episode.with_harness(
             replace(episode.harness, prompt=replace(episode.harness.prompt, layout=layout))
@@ -299,6 +306,18 @@ def wording_languages(harness: Harness) -> tuple[str, ...]:
     if not any(harness.prompt.options.get(option) for option in WORDING_OPTIONS):
         written |= {"en"}
     return tuple(language for language in LANGUAGES if language in written)
+
+
+# Layouts that key the sections by heading (one JSON object key each): of two sections with one
+# heading, a reader keeps the last.
+KEYED_BY_HEADING = frozenset({"json"})
+
+
+def _share_a_heading(harness: Harness) -> bool:
+    """Whether two sections of the harness's prompt show one heading (a section ``checks`` and
+    the hooks' "Checks")."""
+    shown = list(_shown_headings(harness, {}).values())
+    return len(set(shown)) < len(shown)
 
 
 def _shown_headings(harness: Harness, reworded: dict[str, str]) -> dict[str, str]:
