@@ -277,6 +277,13 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("issue_coupon", {"coupon", "order", "discount", "user"}, {"problem", "concern", "defect"}),
     ("apply_refund", {"refund", "order", "amount"}, {"use", "employ", "utilize"}),
     ("refund_policy", {"refund", "policy", "order"}, {"repay", "reimburse"}),
+    # an IT and HR helpdesk (an audit): HR is no hour, a user group no cluster, a user no
+    # patron, an audit log no critique, a password reset no clearing
+    ("hr.leave.balance", {"employee", "leave", "vacation"}, {"hour", "hours"}),
+    ("get_user_groups", {"directory", "account", "member"}, {"clusters", "brackets"}),
+    ("get_user", {"directory", "account", "employee"}, {"client", "patron"}),
+    ("audit_log", {"security", "event", "access"}, {"critique", "appraise"}),
+    ("resetPassword", {"account", "login", "password"}, {"clear", "wipe"}),
 ]
 
 

@@ -217,7 +217,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "27"  # 27: a skill id that is also a parameter name is kept
+    version = "28"  # 28: no hour for hr, cluster for group, patron for user, critique for audit;
+    # reset password is one thing
+    # 27: a skill id that is also a parameter name is kept
     # 26: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
     # 25: no neighbouring sense in incident response (duty, aggregate, incident,

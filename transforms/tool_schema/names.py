@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "34"  # 34: a plain-word parameter written against Chinese, Japanese or Korean text
+    version = "35"  # 35: no hour for hr, cluster for group, patron for user, critique for audit;
+    # reset password is one thing
+    # 34: a plain-word parameter written against Chinese, Japanese or Korean text
     # moves
     # 33: a parameter named like a skill, tool or hook that a hook's config writes
     # is kept
@@ -345,7 +347,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "49"  # 49: hook template fields and config value lists keep their names
+    version = "50"  # 50: no hour for hr, cluster for group, patron for user, critique for audit;
+    # reset password is one thing
+    # 49: hook template fields and config value lists keep their names
     # 48: a title made from a parameter's name moves with it
     # 47: a plain-word parameter against CJK punctuation moves
     # 46: a variable a statement of code binds stays
