@@ -21,6 +21,7 @@ from openai_stub import PerConversation, Script, ScriptedServer, calls, status, 
 
 from hsa.augment.mapping import Mapping
 from hsa.errors import HooksNotTrustedError, HsaError
+from hsa.eval.hooks import complies
 from hsa.example import load_example_episodes
 from hsa.model.harness import load_harness
 from hsa.model.hook import hook_rejected
@@ -200,6 +201,43 @@ def test_skill_load_tool_call_and_every_hook_event_with_retry(shop):
     assert messages[-1] == {"role": "assistant", "content": "Link 3: 159 yuan."}
     assert conversation.trajectory.status == DONE and isinstance(records[-1], End)
     assert len(conversation.trajectory.requests) == 6
+
+
+def test_a_tool_call_hook_reads_what_the_conversation_loaded_and_called(tmp_path):
+    """A policy "load price-reply before calling get_price" reads the skills loaded so far in
+    its tool_call payload, as a reply hook does: without them every call after the load was
+    blocked as if nothing had been loaded. The evaluation's compliance check reads the same."""
+    hooks = (
+        "def skill_first(payload, config):\n"
+        "    if payload['tool_name'] == 'get_price' and 'price-reply' not in "
+        "payload.get('loaded_skills', []):\n"
+        "        return {'ok': False, 'feedback': 'load price-reply first'}\n"
+        "    assert payload['user_message'] == 'price of 3?' and payload['skill_kinds']\n"
+        "    return {'ok': True}\n"
+    )
+    harness_yaml = HARNESS.split("hooks:")[0] + (
+        "hooks:\n  - {name: skill_first, event: tool_call, function: skill_first}\n"
+    )
+    root = write_harness(
+        tmp_path / "h", harness_yaml=harness_yaml, hooks=hooks, tools={"a_price.json": PRICE_TOOL}
+    )
+    harness = load_harness(root, trust_hooks=True)
+    replay = ReplayTools(harness, [("get_price", {"link": 3}, '{"price": 159}')])
+    plan = Script(
+        [
+            calls(("load_skill", {"name": "price-reply"})),
+            calls(("get_price", {"link": 3})),
+            text("Link 3: 159 yuan."),
+        ]
+    )
+    conversation, records, _ = converse(
+        harness, plan, [user("price of 3?")], tools=ToolBelt(replay)
+    )
+    assert [s.accepted for s in steps(records)] == [True, True, True]
+    messages = conversation.trajectory.messages
+    runner = HookRunner(harness)
+    assert complies(runner, tuple(messages[:3]), messages[3]) is True
+    assert complies(runner, tuple(messages[:1]), messages[3]) is False  # nothing loaded yet
 
 
 def test_the_runtime_reproduces_recorded_episodes_hooks_and_all():

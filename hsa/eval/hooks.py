@@ -61,6 +61,7 @@ def complies(runner: HookRunner, conversation: tuple[dict, ...], message: dict) 
             name = fn.get("name") or ""
             tool = harness.loader_tool() if name == harness.skill_loader else harness.tool(name)
             payload = {
+                **reply_context(harness, conversation),
                 "tool_name": name,
                 "arguments": hook_arguments(fn.get("arguments", "")),
                 "parameters": None if tool is None else tool.parameters,

@@ -153,24 +153,24 @@ class Conversation:
             yield request
             messages.append(message)
             calls = message.get("tool_calls") or []
+            # What the conversation has done so far, read by reply and tool_call hooks alike (a
+            # policy "load the refund skill before issue_refund" reads the skills loaded).
+            context = {
+                "user_message": text,
+                "viewer_message": text,
+                "loaded_skills": list(self._loaded),
+                "skill_kinds": dict(self._kinds),
+                "tools_called": list(tools_called),
+                "skill_loader": self.harness.skill_loader,
+            }
             if calls:
-                checks = [self.hooks.run("tool_call", self._call_payload(call)) for call in calls]
+                checks = [
+                    self.hooks.run("tool_call", {**context, **self._call_payload(call)})
+                    for call in calls
+                ]
                 accepted = not any(_failed(c) for c in checks)
             else:
-                checks = [
-                    self.hooks.run(
-                        "reply",
-                        {
-                            "reply": message_text(message),
-                            "user_message": text,
-                            "viewer_message": text,
-                            "loaded_skills": list(self._loaded),
-                            "skill_kinds": dict(self._kinds),
-                            "tools_called": list(tools_called),
-                            "skill_loader": self.harness.skill_loader,
-                        },
-                    )
-                ]
+                checks = [self.hooks.run("reply", {**context, "reply": message_text(message)})]
                 accepted = not _failed(checks[0])
             step = Step(
                 index=len(self.trajectory.steps),

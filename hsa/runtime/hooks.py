@@ -9,8 +9,11 @@ the message the model is shown as ``hook.<name>``. Payloads, by event (every pay
 * ``user_message``: ``text`` (the user's message), ``turn`` (0-based user turn);
 * ``tool_call`` (before the call runs): ``tool_name``, ``arguments`` (the decoded JSON object, or
   the raw string when it is not one), ``parameters`` (the tool's JSON Schema; None for a tool the
-  harness does not have), ``call_id``;
-* ``tool_result`` (before the model sees it): the ``tool_call`` keys plus ``result`` (text),
+  harness does not have), ``call_id``, and what the conversation has done so far, as a ``reply``
+  hook reads it (``user_message``, ``loaded_skills``, ``skill_kinds``, ``tools_called``,
+  ``skill_loader``: a policy "load the refund skill before issue_refund");
+* ``tool_result`` (before the model sees it): ``tool_name``, ``arguments``, ``parameters`` and
+  ``call_id`` as for ``tool_call``, plus ``result`` (text),
   ``error`` (bool) and ``source`` (who answered: skill, code, replay, fault:<kind>, error);
 * ``reply`` (a message without tool calls): ``reply`` (its text), ``user_message`` (the last user
   message's text; also as ``viewer_message``, the key the first harnesses' hooks read),
