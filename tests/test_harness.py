@@ -115,6 +115,24 @@ def test_a_tool_file_that_is_not_utf8_says_which_byte(tmp_path):
     assert caught.value.file.endswith("latin.json")
 
 
+def test_a_hook_feedback_format_no_format_has_is_refused_at_load(tmp_path):
+    """``feedback_format: markdown`` loaded as ok; then every variant a hook transform made was
+    rejected with a reason that named neither the hook nor harness.yaml, and the runtime failed
+    at the hook's first failing verdict."""
+    hooks = "def short_reply(payload, config):\n    return {'ok': True}\n"
+    root = write_harness(tmp_path / "h", hooks=hooks)
+    manifest = root / "harness.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    assert "config: {max_chars: 50}" in text
+    manifest.write_text(
+        text.replace("{max_chars: 50}", "{max_chars: 50, feedback_format: markdown}"),
+        encoding="utf-8",
+    )
+    with pytest.raises(HarnessError, match="unknown hook feedback format 'markdown'") as caught:
+        load_harness(root)
+    assert caught.value.field.endswith("config.feedback_format")
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")

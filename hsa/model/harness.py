@@ -29,11 +29,12 @@ from typing import Any
 import orjson
 import yaml
 
-from hsa.errors import HarnessError
+from hsa.errors import HarnessError, HsaError
 from hsa.files.jsonl import json_error, loads
 from hsa.files.textfile import decode_utf8, dump_yaml, load_yaml, read_bytes, write_text
 from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
+from hsa.model.hook_feedback import FORMAT_KEY, hook_format
 from hsa.model.schema import property_names, schema_descriptions
 from hsa.model.skill import Skill, allowed_tool_name
 from hsa.model.tool import Tool
@@ -396,6 +397,10 @@ class Harness:
                     f"does not define (it defines: {', '.join(sorted(functions)) or 'none'})",
                     f"hooks[{i}].function",
                 )
+            try:  # read at every failing verdict: a bad one would fail each run of the hook
+                hook_format(hook.config)
+            except HsaError as exc:
+                raise fail(exc.reason, f"hooks[{i}].config.{FORMAT_KEY}") from None
         return self
 
     def _hooks_file(self, file: str | None) -> str:
