@@ -29,6 +29,7 @@ from hsa.example import load_example_episodes
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness
+from hsa.model.hook_feedback import format_feedback, parse_feedback
 from hsa.model.schema import pointer, schema_nodes, unresolved_reference
 from hsa.model.tool import Tool
 from hsa.render import render_messages
@@ -2772,6 +2773,64 @@ def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name):
         )
         assert variant.episode.messages[2]["content"] == said["feedback"]
         assert variant.episode.messages[0]["content"] == episode.messages[0]["content"]
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_configured_word_moves_in_the_feedback_never_in_its_wrapper(name):
+    """A hook configured to check `reason` writes its feedback in the json:guard wrapper, whose
+    key is "reason" too: the word moves in the core feedback (the variant's hook writes the new
+    name there), and the wrapper keeps its key, or the message no longer parses as its declared
+    format."""
+    harness = Harness.from_dict(
+        {
+            "name": "delivery",
+            "hooks": [
+                {
+                    "name": "reason_check",
+                    "event": "tool_call",
+                    "function": "check_reason",
+                    "config": {"field": "reason", "feedback_format": "json:guard"},
+                }
+            ],
+            "hooks_source": "def check_reason(payload, config):\n    return {'ok': True}\n",
+            "tools": [tool_of("issue_refund", "Refunds.", strings("reason", "order_id"))],
+        },
+        trust_hooks=True,
+    )
+    wrapped = format_feedback("reason_check", "reason 'late' is not allowed", "json", "guard")
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": "Refund order 7, it came late."},
+                assistant(call("issue_refund", {"reason": "late", "order_id": "7"})),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "name": "hook.reason_check",
+                    "content": wrapped,
+                },
+                assistant(call("issue_refund", {"reason": "delay", "order_id": "7"}, "c2")),
+            ],
+            "gold": {
+                "at": 3,
+                "calls": [
+                    {"name": "issue_refund", "arguments": {"reason": ["delay"], "order_id": ["7"]}}
+                ],
+            },
+        },
+        harness=harness,
+    )
+    moved = 0
+    for seed in range(6):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("issue_refund", "reason")
+        parsed = parse_feedback(
+            variant.episode.messages[2]["content"], "json:guard", hook="reason_check"
+        )
+        assert parsed.feedback == f"{new} 'late' is not allowed"
+        moved += new != "reason"
+    assert moved
 
 
 TRANSFER_SCHEMA = {

@@ -347,7 +347,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "50"  # 50: no hour for hr, cluster for group, patron for user, critique for audit;
+    version = "51"  # 51: a configured word moves in the hook feedback's core, never in its wrapper
+    # 50: no hour for hr, cluster for group, patron for user, critique for audit;
     # reset password is one thing
     # 49: hook template fields and config value lists keep their names
     # 48: a title made from a parameter's name moves with it
@@ -443,7 +444,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "40"  # 40: hook template fields and config value lists keep their names
+    version = "41"  # 41: a configured word moves in the hook feedback's core, never in its wrapper
+    # 40: hook template fields and config value lists keep their names
     # 39: a title made from a parameter's name moves with it
     # 38: a plain-word parameter against CJK punctuation moves
     # 37: a variable a statement of code binds stays

@@ -32,11 +32,13 @@ from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import (
     HOOK_MESSAGE_PREFIX,
+    Hook,
     hook_feedback,
     outside_format_fields,
     tool_result,
     written_in_code,
 )
+from hsa.model.hook_feedback import format_feedback, hook_format, parse_feedback, split_format
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import (
     in_place_references,
@@ -388,8 +390,9 @@ def _renamed_conversation(
             )
         else:
             rewrite = partial(_rewritten, prose)
-            if words := _configured_words(episode.harness, original, names):
-                rewrite = partial(_feedback_rewritten, rewrite, words)
+            hook, words = _configured_words(episode.harness, original, names)
+            if words:
+                rewrite = partial(_feedback_rewritten, rewrite, words, hook)
             text = rewrite_message_text(message, rewrite, keep)
         if text != content:
             new = {**message, "content": text}
@@ -397,26 +400,39 @@ def _renamed_conversation(
     return replace(out, messages=tuple(messages))
 
 
-def _configured_words(harness: Harness, message: dict, names: dict[str, str]) -> dict[str, str]:
-    """The plain-word parameters (old -> new) that the configuration of the hook whose feedback
-    ``message`` is names: such a hook reads the parameter it checks from its config (moved with
+def _configured_words(
+    harness: Harness, message: dict, names: dict[str, str]
+) -> tuple[Hook | None, dict[str, str]]:
+    """The hook whose feedback ``message`` is, and the plain-word parameters (old -> new) its
+    configuration names: such a hook reads the parameter it checks from its config (moved with
     the rename) and writes it into its feedback ("amount 26000 is over the limit"), so in its
-    feedback the word is the parameter, as the variant's hook would now write it. Empty for any
-    other message."""
+    feedback the word is the parameter, as the variant's hook would now write it. No words for
+    any other message."""
     if not hook_feedback(message):
-        return {}
+        return None, {}
     hook = next((h for h in harness.hooks if HOOK_MESSAGE_PREFIX + h.name == message["name"]), None)
     if hook is None:
-        return {}
+        return None, {}
     configured = set(_config_strings(hook.config))
-    return {
+    return hook, {
         old: new
         for old, new in names.items()
         if old in configured and not parameter_identifier_like(old)
     }
 
 
-def _feedback_rewritten(rewrite: Callable[[str], str], words: dict[str, str], text: str) -> str:
+def _feedback_rewritten(
+    rewrite: Callable[[str], str], words: dict[str, str], hook: Hook, text: str
+) -> str:
     """A hook's feedback through the parameter rename's prose, and its configured plain-word
-    parameters (:func:`_configured_words`) moved wherever they stand as a whole word."""
-    return replace_mentions(rewrite(text), words)
+    parameters (:func:`_configured_words`) moved wherever they stand as a whole word of the core
+    feedback: the wrapper of its format (json:guard's key "reason") is the format's, and stays."""
+    text = rewrite(text)
+    format_id = hook_format(hook.config)
+    try:
+        parsed = parse_feedback(text, format_id, hook=hook.name)
+    except HsaError:  # not in its format (an older recording): the whole text is the feedback
+        return replace_mentions(text, words)
+    return format_feedback(
+        hook.name, replace_mentions(parsed.feedback, words), *split_format(format_id)
+    )
