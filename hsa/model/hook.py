@@ -161,12 +161,12 @@ def outside_format_fields(text: str, rewrite: Callable[[str], str]) -> str:
     if "{" not in text:
         return rewrite(text)
     parts, last = [], 0
-    for field in _FORMAT_FIELD.finditer(text):
+    for placeholder in _FORMAT_FIELD.finditer(text):
         parts += [
-            rewrite(text[last : field.start()]) if field.start() > last else "",
-            field.group(),
+            rewrite(text[last : placeholder.start()]) if placeholder.start() > last else "",
+            placeholder.group(),
         ]
-        last = field.end()
+        last = placeholder.end()
     return "".join(parts) + (rewrite(text[last:]) if last < len(text) else "")
 
 
