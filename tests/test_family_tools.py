@@ -1897,7 +1897,12 @@ def _refund_guard_harness(config: dict) -> Harness:
         {
             "name": "delivery",
             "hooks": [
-                {"name": "refund_guard", "event": "tool_call", "function": "guard", "config": config}
+                {
+                    "name": "refund_guard",
+                    "event": "tool_call",
+                    "function": "guard",
+                    "config": config,
+                }
             ],
             "hooks_source": "def guard(payload, config):\n    return {'ok': True}\n",
             "tools": [
@@ -2995,7 +3000,9 @@ def test_example_and_default_arguments_are_renamed_with_the_parameters(name):
     harness = Harness.from_dict(
         {
             "name": "bank",
-            "tools": [{"name": "search_payments", "description": "Finds.", "parameters": parameters}],
+            "tools": [
+                {"name": "search_payments", "description": "Finds.", "parameters": parameters}
+            ],
         }
     )
     renamed = 0
@@ -3036,7 +3043,9 @@ def test_names_a_definition_applied_by_reference_constrains_stay(name):
     harness = Harness.from_dict(
         {
             "name": "bank",
-            "tools": [{"name": "search_payments", "description": "Finds.", "parameters": parameters}],
+            "tools": [
+                {"name": "search_payments", "description": "Finds.", "parameters": parameters}
+            ],
         }
     )
     moved = set()

@@ -308,7 +308,6 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "kind.json",
             r"tool\.type: a tool's type must be 'function', got 'retrieval'",
         ),
-
         (
             # JSON readers take it for a float: the tools column would show another bound
             dict(
