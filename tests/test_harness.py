@@ -133,6 +133,38 @@ def test_a_hook_feedback_format_no_format_has_is_refused_at_load(tmp_path):
     assert caught.value.field.endswith("config.feedback_format")
 
 
+@pytest.mark.parametrize(
+    ("edit", "message", "field"),
+    [
+        # YAML reads 1.10 as the number 1.1: the version would not be what the file says
+        (("version: \"2\"", "version: 2.10"), "version 2.1 is a YAML number", "version"),
+        # a section listed twice would render twice
+        (
+            ("sections: [persona, skills, tools, hooks]", "sections: [persona, skills, tools, persona]"),
+            "lists 'persona' twice",
+            "prompt.sections",
+        ),
+        # text for a section the prompt does not list is never shown
+        (
+            ("persona: You are a shop assistant.", "persona: x\n    rules: Never argue."),
+            "text for 'rules', which prompt.sections does not list",
+            "prompt.text",
+        ),
+        # a harness with no name is no harness anyone can name (it was called 'inline')
+        (("name: tiny-shop\n", ""), "harness.yaml needs a name", "name"),
+    ],
+)
+def test_harness_yaml_says_what_it_means_or_is_refused(tmp_path, edit, message, field):
+    root = write_harness(tmp_path / "h")
+    manifest = root / "harness.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    assert edit[0] in text, text
+    manifest.write_text(text.replace(edit[0], edit[1], 1), encoding="utf-8")
+    with pytest.raises(HarnessError, match=message) as caught:
+        load_harness(root)
+    assert caught.value.field.endswith(field), caught.value.field
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")

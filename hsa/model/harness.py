@@ -122,9 +122,22 @@ class PromptSpec:
             raise HarnessError(
                 "sections must be a list of section names", field=f"{where}.sections"
             )
+        twice = sorted({s for s in sections if sections.count(s) > 1})
+        if twice:
+            raise HarnessError(
+                f"sections lists {', '.join(map(repr, twice))} twice: each section is shown once",
+                field=f"{where}.sections",
+            )
         text = data.get("text") or {}
         if not isinstance(text, dict) or not all(isinstance(v, str) for v in text.values()):
             raise HarnessError("text must map section names to strings", field=f"{where}.text")
+        unlisted = sorted(set(text) - set(sections))
+        if unlisted:
+            raise HarnessError(
+                f"text for {', '.join(map(repr, unlisted))}, which prompt.sections does not list: "
+                f"it would never be shown (add it to sections, or remove its text)",
+                field=f"{where}.text",
+            )
         options = data.get("options") or {}
         if not isinstance(options, dict):
             raise HarnessError("options must be a mapping", field=f"{where}.options")
@@ -458,7 +471,7 @@ class Harness:
         try:
             harness = cls(
                 name=_string(data.get("name", "inline"), f"{where}.name"),
-                version=str(data.get("version", "1")),
+                version=_version(data.get("version", "1"), f"{where}.version"),
                 description=_string(data.get("description", ""), f"{where}.description"),
                 skills=tuple(
                     Skill.from_dict(s, where=f"{where}.skills[{i}]")
@@ -493,6 +506,22 @@ class Harness:
 
     def with_trust(self, trust_hooks: bool) -> Harness:
         return replace(self, trust_hooks=trust_hooks)
+
+
+def _version(value: Any, where: str) -> str:
+    """A harness's version as written: a string, or a whole number. YAML reads ``1.10`` as the
+    number 1.1, which is not what the file says."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        raise HarnessError(
+            f"version {value!r} is a YAML number, not the text written: quote it "
+            f'(version: "1.10")',
+            field=where,
+        )
+    raise HarnessError(f"expected a string, got {type(value).__name__}", field=where)
 
 
 def _string(value: Any, where: str) -> str:
@@ -594,6 +623,12 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         ) from None
     if not isinstance(data, dict):
         raise HarnessError("harness.yaml must be a mapping", file=str(manifest))
+    if "name" not in data:  # inline harnesses may go unnamed; a folder's names itself
+        raise HarnessError(
+            "harness.yaml needs a name (name: shop): what rows, licences and warnings call it",
+            file=str(manifest),
+            field="name",
+        )
     allowed = _HARNESS_KEYS | {"skills"}
     unknown = set(data) - allowed
     if unknown:
