@@ -185,6 +185,53 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
         assert list(json.loads(prompt)) == headings
 
 
+@pytest.mark.parametrize(
+    ("policy", "refers"),
+    [
+        ("In addition to the rules above, escalate outages.", True),
+        ("The tools listed above are the only ones you may use.", True),
+        ("Follow the instructions below before any tool call.", True),
+        ("See the following sections for the tools.", True),
+        ("遵守上述规则，再调用工具。", True),
+        # a threshold is no position
+        ("Refunds above 500 EUR need a manager; below 20 EUR, just refund.", False),
+        ("Escalate outages at once.", False),
+    ],
+)
+def test_sections_that_refer_to_where_others_stand_keep_their_places(policy, refers):
+    """"In addition to the rules above" moved first (or the tools it calls "listed above" moved
+    into the user turn) points at nothing: where a section's text refers to where others stand,
+    section order and placement keep the prompt's order and places."""
+    harness = replace(
+        TINY,
+        prompt=replace(
+            TINY.prompt,
+            sections=("persona", "skills", "tools", "policy", "hooks"),
+            text={"persona": "You sell.", "policy": policy},
+        ),
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    orders = {
+        tuple(PromptSectionOrder(split=split).sample_params(episode, random.Random(seed))["order"])
+        for split in ("train", "heldout")
+        for seed in range(12)
+    }
+    placements = [
+        PromptPlacement().sample_params(episode, random.Random(seed))["placement"]
+        for seed in range(12)
+    ]
+    if refers:
+        assert orders == {harness.prompt.sections}
+        assert all(not p for p in placements)
+    else:
+        assert len(orders) > 1 and any(placements)
+
+
 def test_the_json_layout_is_never_drawn_where_two_sections_share_a_heading():
     """A section ``checks`` shows "Checks", as the hooks' section does: the json layout writes
     one key per heading, and a reader keeps the last of two equal keys, so the section's text was

@@ -13,6 +13,7 @@ untouched. Every option table is split into a ``train`` and a ``heldout`` part t
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -266,13 +267,16 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "1"
+    version = "2"  # 2: a prompt whose text points at where sections stand keeps its order and
+    # places
     family = "prompt_structure"
 
     split: Literal["train", "heldout"] = "train"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         sections = list(episode.harness.prompt.sections)
+        if refers_to_position(episode.harness):
+            return {"order": sections}  # "the rules above", moved first, points at nothing
         shown = rendered_sections(episode.harness)
         drawn = list(shown)
         rng.shuffle(drawn)
@@ -306,6 +310,28 @@ def wording_languages(harness: Harness) -> tuple[str, ...]:
     if not any(harness.prompt.options.get(option) for option in WORDING_OPTIONS):
         written |= {"en"}
     return tuple(language for language in LANGUAGES if language in written)
+
+
+# Words a prompt's text uses to point at where other sections stand ("the rules above", "the
+# tools listed below", "the following sections", 上述, 下記): such a prompt keeps its order and
+# places. "above 500 EUR" is a threshold, no position.
+_POSITION = re.compile(
+    r"\b(?:listed|shown|described|given|stated|mentioned|defined|set out|see|as)\s+"
+    r"(?:above|below)\b"
+    r"|\b(?:above|below)(?=\s*[.,:;)!?]|\s*$)"
+    r"|\b(?:above|below)-mentioned\b"
+    r"|\bthe\s+[a-z]+(?:\s+[a-z]+)?\s+(?:above|below)\b(?!\s*[\d$€£¥])"
+    r"|\bthe\s+(?:following|preceding|previous)\s+(?:section|sections|rule|rules|tool|tools|"
+    r"skill|skills|instruction|instructions|list|steps|checks)\b"
+    r"|上述|以上规则|以上的|如下|下列|下面的|上面的|上記|下記|以下の",
+    re.IGNORECASE,
+)
+
+
+def refers_to_position(harness: Harness) -> bool:
+    """Whether the text of a section of ``harness``'s prompt points at where other sections
+    stand (:data:`_POSITION`)."""
+    return any(_POSITION.search(text) for text in harness.prompt.text.values())
 
 
 # Layouts that key the sections by heading (one JSON object key each): of two sections with one
@@ -413,15 +439,16 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "1"
+    version = "2"  # 2: a prompt whose text points at where sections stand keeps its order and
+    # places
     family = "prompt_structure"
 
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         harness = episode.harness
         current = harness.prompt.options.get("placement") or {}
         movable = [s for s in rendered_sections(harness) if s in MOVABLE_SECTIONS]
-        if not movable:
-            return {"placement": {}}
+        if not movable or refers_to_position(harness):
+            return {"placement": {}}  # "the tools listed above", moved out, points at nothing
         now = [current.get(s, "system") for s in movable]
         # Every assignment of the movable sections to a place, except the current one.
         choices = []
