@@ -1019,3 +1019,24 @@ def test_chat_waiting_for_the_user_ends_on_one_sigterm(shop, tmp_path):
         err = chat.stderr.read()
     assert code == 143, err
     assert "terminated:" in err
+
+
+def test_a_transcript_says_which_failed_check_the_model_is_shown():
+    """A blocked call is answered by the first check that blocked it; `hsa chat` said "the model
+    is shown" of every failing check, though the runtime sends one."""
+    from hsa.runtime.records import HookVerdict
+    from hsa.runtime.transcript import _hooks
+
+    def verdict(hook, ok):
+        return HookVerdict(
+            hook, "tool_call", ok, "" if ok else "no", None if ok else f"[{hook}] no"
+        )
+
+    # two calls, each checked by hooks a and b in turn
+    lines = _hooks(
+        (verdict("a", False), verdict("b", False), verdict("a", True), verdict("b", False)), 2
+    )
+    assert "a (tool_call): FAILED -> the model is shown" in lines[0]
+    assert "b (tool_call): FAILED (not shown" in lines[1]
+    assert lines[2].endswith("a (tool_call): ok")
+    assert "b (tool_call): FAILED -> the model is shown" in lines[3]

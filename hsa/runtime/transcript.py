@@ -14,13 +14,25 @@ def _short(text: str, width: int = WIDTH) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _hooks(verdicts: tuple[HookVerdict, ...]) -> list[str]:
-    return [
-        f"  hook {v.hook} ({v.event}): ok"
-        if v.ok
-        else f"  hook {v.hook} ({v.event}): FAILED -> the model is shown: {_short(v.message)}"
-        for v in verdicts
-    ]
+def _hooks(verdicts: tuple[HookVerdict, ...], calls: int = 0) -> list[str]:
+    """A line per verdict. A call's result is the feedback of the first check that blocked it
+    (hsa.runtime.conversation), so of the verdicts on a call (``calls`` of them in a step, each
+    run by every tool_call hook in turn) only that one is shown to the model."""
+    per_call = len(verdicts) // calls if calls and len(verdicts) % calls == 0 else 0
+    lines = []
+    for i, v in enumerate(verdicts):
+        if v.ok:
+            lines.append(f"  hook {v.hook} ({v.event}): ok")
+            continue
+        start = i - i % per_call if per_call else None
+        earlier = start is not None and any(not u.ok for u in verdicts[start:i])
+        lines.append(
+            f"  hook {v.hook} ({v.event}): FAILED (not shown: an earlier check's feedback "
+            f"answers the call) {_short(v.message)}"
+            if earlier
+            else f"  hook {v.hook} ({v.event}): FAILED -> the model is shown: {_short(v.message)}"
+        )
+    return lines
 
 
 def _timing(request: RequestRecord) -> str:
@@ -63,7 +75,7 @@ def _step(record: Step) -> list[str]:
         head = f"assistant -> {shown}"
     else:
         head = f"assistant: {_short(record.message.get('content') or '')}"
-    lines = [head, *_hooks(record.hooks)]
+    lines = [head, *_hooks(record.hooks, len(calls))]
     if not record.accepted:
         lines.append("  sent back by a hook: the model tries again")
     return lines
