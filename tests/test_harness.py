@@ -165,6 +165,19 @@ def test_harness_yaml_says_what_it_means_or_is_refused(tmp_path, edit, message, 
     assert caught.value.field.endswith(field), caught.value.field
 
 
+def test_a_skill_file_with_windows_line_endings_loads_with_plain_ones(tmp_path):
+    """A SKILL.md saved on Windows (CRLF) kept "\r" in the skill's body: rows showed "# Title\r"
+    and the content rewrite took lines of "\r" alone for text, merging paragraphs."""
+    root = write_harness(tmp_path / "h")
+    skill_file = next((root / "skills").iterdir()) / "SKILL.md"
+    text = skill_file.read_text(encoding="utf-8")
+    skill_file.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+    harness = load_harness(root)
+    skill = harness.skill(skill_file.parent.name)
+    assert "\r" not in skill.content and "\r" not in skill.description
+    assert skill == load_harness(write_harness(tmp_path / "plain")).skill(skill.id)
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")

@@ -188,7 +188,10 @@ class Skill:
 
     @classmethod
     def from_markdown(cls, text: str, *, folder: str, file: str) -> Skill:
-        """Parse SKILL.md; ``folder`` is the name of the directory it lives in (must equal name)."""
+        """Parse SKILL.md; ``folder`` is the name of the directory it lives in (must equal name).
+        Line endings are read as "\n" whatever the file wrote (a file saved on Windows ends its
+        lines in "\r\n", which would otherwise stay in the body the model reads)."""
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         match = _FRONT_MATTER.match(text)
         if not match:
             raise HarnessError(
