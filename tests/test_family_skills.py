@@ -1212,6 +1212,45 @@ def test_a_nested_parameter_named_in_a_body_is_kept_like_a_top_level_one():
     assert "concisely" in rewrite_body(body, plan, ["check_stock", "link_number", "reply"])
 
 
+@pytest.mark.parametrize("transform", ID_TRANSFORMS)
+def test_no_skill_is_renamed_into_a_parameters_name(transform):
+    """`incident-report` became `incident_report` under snake case: the name of `create_claim`'s
+    parameter, so the prompt, the loader's list and every "follow `incident_report`" could mean
+    either (and a later parameter rename then left the parameter as it was)."""
+    harness = Harness.from_dict(
+        {
+            "name": "claims",
+            "skills": [
+                {"id": "incident-report", "description": "Writing it up.", "content": "x"},
+                {"id": "claim-intake", "description": "First notice.", "content": "y"},
+            ],
+            "tools": [
+                {
+                    "name": "create_claim",
+                    "description": "Opens a claim.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "incident_report": {"type": "string"},
+                            "IncidentReport": {"type": "string"},
+                            "incidentReport": {"type": "string"},
+                            "claim_intake": {"type": "string"},
+                        },
+                    },
+                }
+            ],
+        }
+    )
+    episode = Episode.from_dict(
+        {"id": "e", "messages": [{"role": "user", "content": "hi"}], "gold": {"no_call": True}},
+        harness=harness,
+    )
+    for seed in range(12):
+        for split in ("train", "heldout"):
+            variant, _ = run(transform(split=split), episode, seed)
+            assert not set(variant.harness.skill_ids) & harness.parameter_names
+
+
 SKILL_GATE_HOOK = """
 def require_returns_skill(payload, config):
     if "refund" in payload["reply"] and "returns-policy" not in payload["loaded_skills"]:

@@ -100,7 +100,9 @@ class _Namer:
 
     def __init__(self, episode: Episode):
         harness = episode.harness
-        self.taken = set(harness.names)
+        # A parameter's name too: a skill renamed `incident_report` beside `create_claim`'s
+        # parameter of that name would be either, wherever a text says it.
+        self.taken = set(harness.names) | harness.parameter_names
         texts = [harness.description, *harness.prompt.text.values()]
         texts += [text for _, text in harness.prompt.wording()]
         texts += [s.description + "\n" + s.content for s in harness.skills]
@@ -217,7 +219,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "28"  # 28: no hour for hr, cluster for group, patron for user, critique for audit;
+    version = "29"  # 29: no skill is renamed into a parameter's name
+    # 28: no hour for hr, cluster for group, patron for user, critique for audit;
     # reset password is one thing
     # 27: a skill id that is also a parameter name is kept
     # 26: a coupon issued is no problem, to apply for a refund no use, a refund
@@ -270,7 +273,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "17"  # 17: a skill id that is also a parameter name is kept
+    version = "18"  # 18: no skill is renamed into a parameter's name
+    # 17: a skill id that is also a parameter name is kept
     # 16: a name the user writes as their own word stays in their
     # words; 15: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 14: digits stay in their word (s3, k8s);
@@ -330,7 +334,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "21"  # 21: a skill id that is also a parameter name is kept
+    version = "22"  # 22: no skill is renamed into a parameter's name
+    # 21: a skill id that is also a parameter name is kept
     # 20: a coupon issued is no problem, to apply for a refund no use, a refund
     # policy no repaying
     # 19: no neighbouring sense in incident response (duty, aggregate, incident,
@@ -396,7 +401,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "16"  # 16: a skill id that is also a parameter name is kept
+    version = "17"  # 17: no skill is renamed into a parameter's name
+    # 16: a skill id that is also a parameter name is kept
     # 15: a name the user writes as their own word stays in their
     # words; 14: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 13: digits stay in their word (s3, k8s);
