@@ -199,7 +199,7 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
     ],
 )
 def test_sections_that_refer_to_where_others_stand_keep_their_places(policy, refers):
-    """"In addition to the rules above" moved first (or the tools it calls "listed above" moved
+    """ "In addition to the rules above" moved first (or the tools it calls "listed above" moved
     into the user turn) points at nothing: where a section's text refers to where others stand,
     section order and placement keep the prompt's order and places."""
     harness = replace(

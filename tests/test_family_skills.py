@@ -798,6 +798,90 @@ def test_a_labelled_paragraph_is_not_rewrapped_whatever_space_its_colon_takes(sp
         assert dialogue in rewrite_body(body, {"whitespace": whitespace})
 
 
+CLAIMS_BODY = """# Water damage
+
+## 1. Stop the water
+
+Tell the customer to shut the main valve.
+
+## 2. Photos
+
+Ask for photos of every wet room.
+
+## 3. Drying
+
+Only once the photos are uploaded may the customer start drying.
+
+## Covered perils (e.g. fire, theft, storm)
+
+- Fire and smoke damage.
+- Theft after a break-in.
+- Storm damage to the roof.
+
+## Examples of red flags
+
+- The policy started less than 30 days ago.
+- The customer presses for payment within 60 days.
+
+## Examples
+
+Customer: When will I be paid?
+
+Agent: Your claim is in assessment; I cannot give a date yet.
+
+Customer: Where is my claim?
+
+Agent: It is with the adjuster.
+
+## Links
+
+See the handbook and the pricing note, which say how
+the deductible applies to a second claim in one year.
+
+[customer-deductible-handbook-2024]: https://docs.example.com/handbook/deductibles
+[pricing-note]: https://docs.example.com/pricing
+
+Customer (angry): Why is my claim taking so long?
+Agent: I understand; let me check the status now.
+"""
+
+
+def test_a_claims_skill_keeps_its_counted_sections_reference_lists_and_conversations():
+    """An insurance skill (an audit): "## 1." sections were reordered (drying before stopping
+    the water); "(e.g. fire, theft, storm)" and "Examples of red flags" made reference lists
+    droppable; a conversation written a turn a paragraph was re-paired (answers swapped); link
+    reference definitions and "Customer (angry):" lines were joined into one line."""
+    kept = [
+        "## 1. Stop the water",
+        "## 2. Photos",
+        "## 3. Drying",
+        "Fire and smoke damage.",
+        "Theft after a break-in.",
+        "Storm damage to the roof.",
+        "less than 30 days ago",
+        "within 60 days",
+        "[customer-deductible-handbook-2024]: https://docs.example.com/handbook/deductibles\n"
+        "[pricing-note]: https://docs.example.com/pricing",
+        "Customer (angry): Why is my claim taking so long?\nAgent:",
+    ]
+    dialogue = [
+        "Customer: When will I be paid?",
+        "Agent: Your claim is in assessment; I cannot give a date yet.",
+        "Customer: Where is my claim?",
+        "Agent: It is with the adjuster.",
+    ]
+    for seed in range(40):
+        for split in ("train", "heldout"):
+            plan = content.draw_plan(CLAIMS_BODY, [], random.Random(seed), split)
+            new = rewrite_body(CLAIMS_BODY, plan)
+            for text in kept:
+                assert text in new, (seed, split, text, new)
+            heads = [new.index(h) for h in kept[:3]]
+            assert heads == sorted(heads), (seed, split, new)
+            said = [new.index(turn) for turn in dialogue]
+            assert said == sorted(said), (seed, split, new)
+
+
 def test_example_bullets_may_go_but_rules_stay():
     body = (
         "# Sizes\n\n- Give the size from `recommend_size`.\n- 例如：身高160穿M码。\n"

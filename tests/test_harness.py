@@ -137,10 +137,13 @@ def test_a_hook_feedback_format_no_format_has_is_refused_at_load(tmp_path):
     ("edit", "message", "field"),
     [
         # YAML reads 1.10 as the number 1.1: the version would not be what the file says
-        (("version: \"2\"", "version: 2.10"), "version 2.1 is a YAML number", "version"),
+        (('version: "2"', "version: 2.10"), "version 2.1 is a YAML number", "version"),
         # a section listed twice would render twice
         (
-            ("sections: [persona, skills, tools, hooks]", "sections: [persona, skills, tools, persona]"),
+            (
+                "sections: [persona, skills, tools, hooks]",
+                "sections: [persona, skills, tools, persona]",
+            ),
             "lists 'persona' twice",
             "prompt.sections",
         ),

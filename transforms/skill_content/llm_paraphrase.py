@@ -53,7 +53,9 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "16"  # 16: a paragraph labelled with a space before its colon is not rewrapped
+    version = "17"  # 17: counted sections, reference lists, one-turn paragraphs and link
+    # definitions keep as written
+    # 16: a paragraph labelled with a space before its colon is not rewrapped
     # 15: its fallback's list orders (skill_content_rewrite 17)
     # 14: a Hangul or Cyrillic harness is no English one;
     # 13: no list or section moves in a body whose language the cues cannot read;

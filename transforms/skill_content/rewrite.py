@@ -54,10 +54,11 @@ from hsa.transforms.skill_content.structure import (
     structure_of,
 )
 
-# A paragraph that starts with a short label ("Note:", "注意：", French "Client : " with a
-# space or no-break space before its colon) reads as a field, not as wrapped prose: rewrapping
-# leaves it as written.
-_LABEL = re.compile(r"^\s*[^\s:：]{1,20}[ \u00a0\u202f]?[:：]")
+# A paragraph that starts with a short label ("Note:", "注意：", "Customer (angry):", French
+# "Client : " with a space or no-break space before its colon) or with a link reference
+# definition ("[handbook]: https://...") reads as fields, not as wrapped prose: rewrapping
+# leaves it as written (joined, the lines would no longer be fields, nor definitions).
+_LABEL = re.compile(r"^\s*(?:\[[^\]\n]+\]:\s|[^\s:：][^:：\n]{0,30}?[ \u00a0\u202f]?[:：](?!//))")
 _NEGATION_WORDS = re.compile(
     r"(?<![A-Za-z0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
     r"doesn['’]t|won['’]t|never|not)(?![A-Za-z0-9_*'’\-])"

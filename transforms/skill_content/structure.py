@@ -36,11 +36,18 @@ from hsa.text.paraphrase import (
     normalise_space,
 )
 
+# A heading of examples: "Examples", "Sample replies"; not "Examples of red flags" (a catalogue
+# of what the rule applies to) nor "Covered perils (e.g. fire, theft)" (reference items).
 _EXAMPLE_HEADING = re.compile(
-    r"(?<![A-Za-z])(examples?|samples?|e\.g\.)(?![A-Za-z])|示例|例子|样例"
+    r"(?<![A-Za-z])(examples?|samples?)(?![A-Za-z])(?!\s+of\b)|示例|例子|样例"
     r"|范例|举例|例如|比如|案例",
     re.IGNORECASE,
 )
+# A numbered heading ("1. Stop the water", "2) Dry", "Step 3"): sections in a counted order.
+_NUMBERED_HEADING = re.compile(r"\s*(?:\d+[.):]|(?:step|phase|stage)\s+\d+\b)", re.IGNORECASE)
+# A paragraph that opens with a speaker's label ("Customer:", "Agent (calm):", "Kunde :"): a turn
+# of a quoted conversation.
+_SPEAKER = re.compile(r"\s*[*_]*[^\s:：*_][^:：\n]{0,30}?[*_]*[ \u00a0\u202f]?[:：](?:\s|$)")
 _ORDER_HEADING = re.compile(
     r"(?<![A-Za-z])(steps?|order|ordering|sequence|sequential|procedures?|"
     r"process|workflow|flow|pipeline|stages?|phases?|first|then|how to)"
@@ -205,6 +212,14 @@ def _movable_example(blocks: list[Block], k: int, first: int) -> bool:
     if any(_TABLE_DELIMITER.match(line) for line in block.lines):
         return False  # a table, with pipes (an opaque block) or without (read as a paragraph)
     return not _states_rule(block_text(block))  # a paragraph or a quote that states a rule
+
+
+def _one_turn(block: Block) -> bool:
+    """Whether ``block`` is a paragraph of one turn of a conversation: a speaker's label opens
+    it, and no other line of it opens with one."""
+    if block.kind != "paragraph" or not _SPEAKER.match(block.lines[0]):
+        return False
+    return not any(_SPEAKER.match(line) for line in block.lines[1:])
 
 
 @dataclass
@@ -414,10 +429,15 @@ def structure_of(blocks: list[Block]) -> Structure:
             b,
             heading,
             bool(_EXAMPLE_HEADING.search(heading)),
-            bool(_ORDER_HEADING.search(heading)),
+            bool(_ORDER_HEADING.search(heading) or _NUMBERED_HEADING.match(heading)),
         )
         if section.examples and not any(blocks[k].kind == "heading" for k in range(a + 1, b)):
             section.units = [k for k in range(a + 1, b) if _movable_example(blocks, k, a + 1)]
+            # A conversation written a turn a paragraph ("Customer: ...", then "Agent: ..."):
+            # moved or dropped one by one, its questions and answers would pair up anew. (A
+            # paragraph that holds a whole exchange, a turn a line, is an example of its own.)
+            if sum(_one_turn(blocks[k]) for k in section.units) >= 2:
+                section.units = []
         sections.append(section)
     refers = any(
         _refers_to_position(block_text(blocks[k]))
