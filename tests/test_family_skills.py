@@ -1265,6 +1265,29 @@ def test_skill_phrases_say_the_same_in_any_domain(split):
     assert changed
 
 
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_insurance_skill_phrases_keep_their_sense(split):
+    """A claims skill (an audit): "If any red flag appears" became "When applicable red flag
+    appears" (the condition gone), "Never ask for all the details at once" became "Never seek
+    all the details right away", "pick up" "select up", "clearly a total loss" "openly", "the
+    shop" (a repair shop) "the merchant", "mention the adjuster" "refer to the adjuster" (which
+    hands the claim over), "ask for the report" "inquire about the report"."""
+    body = (
+        "# Claims\n\n"
+        "If any red flag appears, stop. Never ask for all the details at once. Let them pick up "
+        "personal items. If it is clearly a total loss, say so. Take the car to the shop. "
+        "Mention the adjuster by name.\n"
+    )
+    episode = skill_episode([body])
+    for seed in range(40):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        out = " ".join(variant.harness.skills[0].content.lower().split())  # wrapped or not
+        for kept in ("if any red flag", "at once", "pick up", "clearly", "the shop", "mention"):
+            assert kept in out, out
+        for wrong in ("inquire about", "when applicable", "openly", "merchant", "refer to"):
+            assert wrong not in out, out
+
+
 def test_a_tampered_paraphrase_is_refused():
     episode = skill_episode([BODY])
     with pytest.raises(HsaError, match="loses"):

@@ -53,7 +53,9 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "17"  # 17: counted sections, reference lists, one-turn paragraphs and link
+    version = "18"  # 18: phrases of two senses left out (at once, pick, if any, clearly, the shop,
+    # mention, inquire about)
+    # 17: counted sections, reference lists, one-turn paragraphs and link
     # definitions keep as written
     # 16: a paragraph labelled with a space before its colon is not rewrapped
     # 15: its fallback's list orders (skill_content_rewrite 17)

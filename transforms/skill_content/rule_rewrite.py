@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "19"  # 19: counted sections, reference lists, one-turn paragraphs and link
+    version = "20"  # 20: phrases of two senses left out (at once, pick, if any, clearly, the shop,
+    # mention, inquire about)
+    # 19: counted sections, reference lists, one-turn paragraphs and link
     # definitions keep as written
     # 18: a paragraph labelled with a space before its colon is not rewrapped
     # 17: an item that tells what was done already keeps its place after the item
