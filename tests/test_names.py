@@ -284,6 +284,10 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("get_user", {"directory", "account", "employee"}, {"client", "patron"}),
     ("audit_log", {"security", "event", "access"}, {"critique", "appraise"}),
     ("resetPassword", {"account", "login", "password"}, {"clear", "wipe"}),
+    # an insurance claims desk (an audit): a total loss is no sum of money, an insurance policy
+    # that a compliance check reads no set of rules
+    ("total-loss-handling", {"claim", "payout", "amount", "settlement"}, {"grand", "aggregate"}),
+    ("policy-compliance-check", {"policy", "compliance", "cover", "claim"}, {"rules", "terms"}),
 ]
 
 

@@ -219,7 +219,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "29"  # 29: no skill is renamed into a parameter's name
+    version = "30"  # 30: a total loss is one thing; a policy a compliance check reads is no set of
+    # rules
+    # 29: no skill is renamed into a parameter's name
     # 28: no hour for hr, cluster for group, patron for user, critique for audit;
     # reset password is one thing
     # 27: a skill id that is also a parameter name is kept

@@ -209,7 +209,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "35"  # 35: no hour for hr, cluster for group, patron for user, critique for audit;
+    version = "36"  # 36: a total loss is one thing; a policy a compliance check reads is no set of
+    # rules
+    # 35: no hour for hr, cluster for group, patron for user, critique for audit;
     # reset password is one thing
     # 34: a plain-word parameter written against Chinese, Japanese or Korean text
     # moves
@@ -347,7 +349,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "51"  # 51: a configured word moves in the hook feedback's core, never in its wrapper
+    version = "52"  # 52: a total loss is one thing; a policy a compliance check reads is no set of
+    # rules
+    # 51: a configured word moves in the hook feedback's core, never in its wrapper
     # 50: no hour for hr, cluster for group, patron for user, critique for audit;
     # reset password is one thing
     # 49: hook template fields and config value lists keep their names
