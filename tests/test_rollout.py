@@ -544,3 +544,48 @@ def test_a_harness_with_tool_code_and_injected_faults(tmp_path):
         "tools": [],
         "seed": 1,
     }
+
+
+def test_a_kept_trajectory_holds_only_calls_that_fit_their_tools(tmp_path):
+    """The gold judged only the final reply, and the teacher's call on the way passed a string
+    for an integer and a parameter the tool does not have: the row was kept (and verified),
+    though generate refuses the same conversation as a source (check:call_schema). A teacher's
+    row is held to the rules of a source episode."""
+    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
+    episodes = tmp_path / "episodes.jsonl"
+    row = {
+        "id": "q1",
+        "harness": "shop",
+        "messages": [
+            {"role": "user", "content": "price of 3?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_price", "arguments": json.dumps({"link": 3})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"price": 159}'},
+            {"role": "assistant", "content": "It is 159."},
+        ],
+        "gold": {"turns": [{"at": 3, "no_call": True, "reply": {"contains": ["159"]}}]},
+    }
+    good = {**row, "id": "q2"}
+    episodes.write_text(json.dumps(row) + "\n" + json.dumps(good) + "\n")
+    plans = {
+        "q1#0": [calls(("get_price", {"link": "3", "pin": "1234"})), text("It is 159.")],
+        "q2#0": [calls(("get_price", {"link": 3})), text("It is 159.")],
+    }
+    with ScriptedServer(PerConversation(plans), model=MODEL) as server:
+        result = rollout(
+            None, episodes, tmp_path / "out", settings=settings(server), trust_hooks=True
+        )
+    summary = result.manifest["rollout"]
+    assert (summary["kept"], summary["discarded"]) == (1, 1)
+    rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert [(r["id"], r["stage"]) for r in rejects] == [("q1", "rollout:row")]
+    assert "does not fit the tool's schema" in rejects[0]["reason"]

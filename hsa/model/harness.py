@@ -517,8 +517,7 @@ def _version(value: Any, where: str) -> str:
         return str(value)
     if isinstance(value, float):
         raise HarnessError(
-            f"version {value!r} is a YAML number, not the text written: quote it "
-            f'(version: "1.10")',
+            f'version {value!r} is a YAML number, not the text written: quote it (version: "1.10")',
             field=where,
         )
     raise HarnessError(f"expected a string, got {type(value).__name__}", field=where)

@@ -70,7 +70,13 @@ from hsa.dataset.writer import (
 )
 from hsa.errors import HooksNotTrustedError, HsaError, Reject
 from hsa.files.jsonl import atomic_path, input_file, read_lines
-from hsa.model.episode import Episode, check_gold, duplicate_id, parse_messages
+from hsa.model.episode import (
+    Episode,
+    check_gold,
+    check_recorded_calls,
+    duplicate_id,
+    parse_messages,
+)
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness, load_harness
 from hsa.model.scorer import judge
@@ -610,6 +616,9 @@ class _Runner:
         )
         parsed = parse_messages(messages, harness)
         check_gold(gold, parsed, harness)
+        # The rules of a source episode: a call on the way to a judged step (which no gold
+        # judges) still fits its tool, unless a hook blocked it.
+        check_recorded_calls(parsed, harness)
         episode = Episode(variant.source_id, harness, parsed, gold, variant.episode.meta)
         # The families that changed what the model reads are the harness variant's (its trail).
         teacher = Variant(
