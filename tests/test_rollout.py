@@ -589,3 +589,39 @@ def test_a_kept_trajectory_holds_only_calls_that_fit_their_tools(tmp_path):
     rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
     assert [(r["id"], r["stage"]) for r in rejects] == [("q1", "rollout:row")]
     assert "does not fit the tool's schema" in rejects[0]["reason"]
+
+
+def test_a_rollout_whose_lines_mostly_fail_to_load_exits_1_and_says_why(tmp_path, capsys):
+    """9 of 10 lines failed to load and the one left was kept: rollout said "9 lines rejected on
+    load", gave no reason, and exited 0, where generate on the same file exits 1 with the
+    reasons. The share of lines rejected on load counts, as generate counts it."""
+    from hsa.cli import main
+
+    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
+    good = {
+        "id": "q1",
+        "harness": "shop",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hi!"}],
+        "gold": {"at": 1, "no_call": True},
+    }
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text(json.dumps(good) + "\n{not json\n" + '{"id": "q2", "harness": "nowhere"}\n')
+    with ScriptedServer(PerConversation({"q1#0": [text("Hi!")]}), model=MODEL) as server:
+        code = main(
+            [
+                "rollout",
+                "--episodes",
+                str(episodes),
+                "--base-url",
+                server.base_url,
+                "--model",
+                MODEL,
+                "--out",
+                str(tmp_path / "out"),
+                "--trust-hooks",
+            ]
+        )
+    printed = capsys.readouterr()
+    assert code == 1
+    assert "66.7% of the input lines were rejected on load (2 of 3)" in printed.err
+    assert "rejects by reason (2 in all):" in printed.err and "not valid JSON" in printed.err

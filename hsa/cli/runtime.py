@@ -13,7 +13,8 @@ from typing import Annotated
 
 import typer
 
-from hsa.cli.console import err, out
+from hsa.cli.console import err, out, print_reject_summary
+from hsa.dataset.outcome import failure
 from hsa.errors import HsaError
 from hsa.runtime.conversation import DEFAULT_MAX_STEPS
 
@@ -273,15 +274,23 @@ def rollout(
         if requests["ttft_s"]["n"]:
             line += f", TTFT P50 {requests['ttft_s']['p50']:.3f} s"
         out.print(line, highlight=False)
+    # As generate judges a run: the trajectories kept against those discarded, and the input
+    # lines rejected on load against the lines (a file that mostly does not load is no success,
+    # whatever the few that loaded gave).
+    why = failure(
+        summary["kept"],
+        summary["discarded"],
+        what="trajectories kept",
+        max_reject_share=max_reject_share,
+        lines=(counts["load_rejects"], counts["input_lines"]),
+    )
+    rejected = counts["load_rejects"] + counts["variant_rejects"]
+    if rejected:
+        from hsa.dataset.card import top_rejects
+
+        print_reject_summary(top_rejects(result.path, limit=10 if why else 5), rejected)
     print(result.path)
-    share = summary["discarded"] / summary["trajectories"] if summary["trajectories"] else 0.0
-    if not summary["kept"] or share > max_reject_share:
-        why = (
-            "no trajectory was kept"
-            if not summary["kept"]
-            else f"{share:.1%} of the trajectories were discarded, more than --max-reject-share "
-            f"{max_reject_share:g}"
-        )
+    if why:
         err.print(
             f"FAILED: {why} (reasons in {result.path / 'rejects.parquet'})",
             markup=False,
