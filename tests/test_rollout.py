@@ -625,3 +625,31 @@ def test_a_rollout_whose_lines_mostly_fail_to_load_exits_1_and_says_why(tmp_path
     assert code == 1
     assert "66.7% of the input lines were rejected on load (2 of 3)" in printed.err
     assert "rejects by reason (2 in all):" in printed.err and "not valid JSON" in printed.err
+
+
+def test_an_empty_reply_is_no_training_target(tmp_path):
+    """A teacher that answered nothing (no text, no call) passed a no_call gold turn without
+    reply constraints, and the row taught the model to say nothing."""
+    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
+    rows = [
+        {
+            "id": f"q{n}",
+            "harness": "shop",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "Hello!"},
+            ],
+            "gold": {"at": 1, "no_call": True},
+        }
+        for n in (1, 2)
+    ]
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plans = {"q1#0": [text("")], "q2#0": [text("Hello!")]}
+    with ScriptedServer(PerConversation(plans), model=MODEL) as server:
+        result = rollout(
+            None, episodes, tmp_path / "out", settings=settings(server), trust_hooks=True
+        )
+    rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert [(r["id"], r["stage"]) for r in rejects] == [("q1", "rollout:row")]
+    assert "says nothing" in rejects[0]["reason"]

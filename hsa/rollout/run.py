@@ -79,6 +79,7 @@ from hsa.model.episode import (
 )
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness, load_harness
+from hsa.model.message import message_text
 from hsa.model.scorer import judge
 from hsa.rollout.journal import Journal
 from hsa.rollout.script import Script, ScriptError, script_of
@@ -615,6 +616,17 @@ class _Runner:
             tuple(dataclasses.replace(turns[k], at=judged[k].at) for k in range(len(turns)))
         )
         parsed = parse_messages(messages, harness)
+        for i, message in enumerate(parsed):
+            if (
+                message.get("role") == "assistant"
+                and not message.get("tool_calls")
+                and not message_text(message).strip()
+            ):
+                raise HsaError(
+                    f"the teacher's message {i} says nothing (no text, no call): no training "
+                    f"target",
+                    field=f"messages[{i}]",
+                )
         check_gold(gold, parsed, harness)
         # The rules of a source episode: a call on the way to a judged step (which no gold
         # judges) still fits its tool, unless a hook blocked it.
