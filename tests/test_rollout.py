@@ -364,6 +364,36 @@ def test_an_endpoint_that_stays_down_stops_the_run_and_a_rerun_finishes(episodes
     assert result.manifest["rollout"]["trajectories"] == len(plans[0])
 
 
+def test_a_request_the_server_fails_on_is_that_trajectorys_and_the_run_goes_on(tmp_path):
+    """`transformers serve` answers 500 to a tool call it cannot parse, every time: the run
+    stopped at that request, and every rerun stopped there again, so no version was ever
+    written. A 500 after the retries is that trajectory's (discarded, with the server's reason);
+    a server that is down or busy (503, 429, no connection) still stops the run."""
+    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
+    rows = [
+        {
+            "id": f"q{n}",
+            "harness": "shop",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "Hello!"},
+            ],
+            "gold": {"at": 1, "no_call": True},
+        }
+        for n in (1, 2)
+    ]
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plans = {"q1#0": [status(500)] * 3, "q2#0": [text("Hello!")]}
+    with ScriptedServer(PerConversation(plans), model=MODEL) as server:
+        result = rollout(
+            None, episodes, tmp_path / "out", settings=settings(server, retries=1), trust_hooks=True
+        )
+    assert (result.manifest["rollout"]["kept"], result.manifest["rollout"]["discarded"]) == (1, 1)
+    rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
+    assert [(r["id"], r["stage"]) for r in rejects] == [("q1", "rollout:endpoint")]
+
+
 def test_an_endpoint_that_refuses_every_request_publishes_nothing(episodes, plans, tmp_path):
     """A server not set up for tool calls answers every request with a 400: no version of that
     is written (a rerun would reuse it once the server is fixed), and the rerun asks again."""

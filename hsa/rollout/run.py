@@ -565,9 +565,13 @@ class _Runner:
                     else:
                         failed = _missing(script, script.unvisited(seen)[0])
         except EndpointError as exc:
-            if exc.retryable or exc.setup:
+            # A server that is down, busy or slow (503, 429, no connection, a timeout) stops the
+            # run, which a rerun resumes; one that answers this request with an error (a 400, or
+            # a 500 it gives again after the retries: transformers serve's answer to a tool call
+            # it cannot parse) fails this trajectory, and the run goes on.
+            if exc.setup or (exc.retryable and exc.status != 500):
                 raise
-            failed = ("rollout:endpoint", str(exc), None)  # this request was refused (400...)
+            failed = ("rollout:endpoint", str(exc), None)
         except HsaError as exc:  # the variant cannot run (e.g. its layout does not render)
             failed = ("rollout:error", str(exc), exc.field)
         finally:
@@ -650,7 +654,8 @@ class _Runner:
 
 
 def _refused(entry: dict) -> bool:
-    """Whether a journaled trajectory ended in a request the endpoint refused (a 400...)."""
+    """Whether a journaled trajectory ended in a request the endpoint refused or failed on (a
+    400, a 500 after the retries)."""
     return not entry["kept"] and (entry.get("reject") or {}).get("stage") == "rollout:endpoint"
 
 
