@@ -95,6 +95,20 @@ def test_a_wrong_model_stops_before_any_request(tmp_path, capsys):
     assert not (tmp_path / "report" / "report.json").exists()
 
 
+def test_a_base_url_without_its_api_root_stops_at_the_first_404(tmp_path, capsys):
+    """Without "/v1", every request got a 404: every item was asked, a 0% report written, and
+    the run said to rerun. A 404 is the settings' (as a refused key is): the run stops, says
+    what to fix, and writes no report."""
+    episodes = episodes_file(tmp_path)
+    with ScriptedServer(lambda rid, body: text("fine"), model=MODEL) as server:
+        root = server.base_url.removesuffix("/v1")
+        code = main(eval_args(episodes, tmp_path / "report", root))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "ends in /v1" in err and "rerun the same command" not in err
+    assert not (tmp_path / "report" / "report.json").exists()
+
+
 def test_a_run_without_one_answer_exits_1_and_a_rerun_asks_again(tmp_path, capsys):
     episodes = episodes_file(tmp_path)
     out = tmp_path / "report"

@@ -394,6 +394,23 @@ def test_a_request_the_server_fails_on_is_that_trajectorys_and_the_run_goes_on(t
     assert [(r["id"], r["stage"]) for r in rejects] == [("q1", "rollout:endpoint")]
 
 
+def test_a_base_url_without_its_api_root_is_said_as_the_setting_to_fix(episodes, plans, tmp_path):
+    """A base URL without "/v1" gets a 404 for every request: the run said "rerun the same
+    command to finish the rest", which would fail the same way; it says what to fix."""
+    with ScriptedServer(PerConversation(plans[0]), model=MODEL) as server:
+        root = server.base_url.removesuffix("/v1")
+        endpoint = Endpoint(root, MODEL, max_retries=0)
+        with pytest.raises(HsaError, match=r"ends in /v1") as caught:
+            rollout(
+                RECIPE,
+                episodes,
+                tmp_path,
+                settings=RolloutSettings(endpoint=endpoint),
+                trust_hooks=True,
+            )
+    assert "rerun the same command" not in str(caught.value)
+
+
 def test_an_endpoint_that_refuses_every_request_publishes_nothing(episodes, plans, tmp_path):
     """A server not set up for tool calls answers every request with a 400: no version of that
     is written (a rerun would reuse it once the server is fixed), and the rerun asks again."""

@@ -132,6 +132,8 @@ class EndpointBackend:
                 except EndpointError as exc:
                     if exc.status is None:  # no answer at all: the endpoint is down or slow;
                         raise  # stop, and a rerun resumes
+                    if exc.setup:  # a wrong URL or key fails every request alike: stop
+                        raise
                     # The server answered with an error for this prompt (a 4xx, or a 5xx after
                     # every retry: transformers serve answers 500 when it cannot parse the
                     # model's tool call): the item has no answer, the run goes on.

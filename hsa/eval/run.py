@@ -213,6 +213,13 @@ def run_eval(
     try:
         backend.answer(todo, record)
     except HsaError as exc:
+        if getattr(exc, "setup", False):  # the URL or key: the same command fails alike
+            from hsa.runtime.endpoint import setup_hint
+
+            raise HsaError(
+                f"the endpoint refused the run's settings: {exc}; {setup_hint(exc)}"
+                + (f" ({answered} answers were saved)" if answered else "")
+            ) from None
         if not answered and not getattr(exc, "retryable", True):
             raise  # a setup error (model, key, URL): nothing to resume
         raise HsaError(

@@ -101,6 +101,7 @@ from hsa.runtime import (
     UserTurn,
     summarize_requests,
 )
+from hsa.runtime.endpoint import setup_hint
 from hsa.runtime.records import DONE
 
 MANIFEST_VERSION = 1
@@ -505,9 +506,14 @@ class _Runner:
                 *(worker() for _ in range(min(self.settings.concurrency, len(work))))
             )
         if self.failure is not None:
+            done = f"{self.count} of {self.total} trajectories are done and journaled"
+            if self.failure.setup:  # the same command would fail the same way
+                raise HsaError(
+                    f"the endpoint refused the run's settings: {self.failure}; "
+                    f"{setup_hint(self.failure)}. {done}: fix the setting and rerun"
+                )
             raise HsaError(
-                f"the endpoint failed: {self.failure}. {self.count} of {self.total} "
-                f"trajectories are done and journaled; rerun the same command to "
+                f"the endpoint failed: {self.failure}. {done}; rerun the same command to "
                 f"finish the rest"
             )
 

@@ -92,6 +92,16 @@ class EndpointError(HsaError):
         return self.status in SETUP_STATUS
 
 
+def setup_hint(exc: EndpointError) -> str:
+    """What to change when the endpoint refuses the settings (:attr:`EndpointError.setup`)."""
+    if exc.status == 404:
+        return (
+            "is the base URL the API's root (for vLLM and transformers serve it ends in /v1), "
+            "and the model one it serves?"
+        )
+    return "is the API key (the environment variable --api-key-env names) right for it?"
+
+
 @dataclass(frozen=True, slots=True)
 class Completion:
     """The assistant message of one request (OpenAI dict form) and its record."""
