@@ -1040,3 +1040,36 @@ def test_a_transcript_says_which_failed_check_the_model_is_shown():
     assert "b (tool_call): FAILED (not shown" in lines[1]
     assert lines[2].endswith("a (tool_call): ok")
     assert "b (tool_call): FAILED -> the model is shown" in lines[3]
+
+
+def test_chat_says_which_replay_lines_do_not_load(tmp_path, capsys):
+    """Lines of the --replay file that do not load answer nothing; they were dropped in
+    silence, and a call their recorded results would have answered got an error result."""
+    from hsa.cli import main
+    from hsa.example import EPISODES_PATH, HARNESS_DIR
+
+    import shutil
+
+    shutil.copytree(HARNESS_DIR, tmp_path / "harness")  # the episodes name it beside them
+    replay = tmp_path / "episodes.jsonl"
+    replay.write_text(EPISODES_PATH.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    with ScriptedServer(Script([text("你好！")]), model=MODEL) as server:
+        code = main(
+            [
+                "chat",
+                "--harness",
+                str(HARNESS_DIR),
+                "--replay",
+                str(replay),
+                "--base-url",
+                server.base_url,
+                "--model",
+                MODEL,
+                "--trust-hooks",
+                "--message",
+                "在吗",
+            ]
+        )
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "warning: 1 line(s) of" in printed.err and "not valid JSON" in printed.err

@@ -455,13 +455,18 @@ def chat(
     if tool_code is not None or code.is_file():
         executors.append(CodeTools.load(code, trust=trust_hooks))
     if replay is not None:
-        recorded = [
-            e
-            for e in read_episodes(replay, harness=loaded, trust_hooks=trust_hooks)
-            if isinstance(e, Episode)
-        ]
+        read = list(read_episodes(replay, harness=loaded, trust_hooks=trust_hooks))
+        recorded = [e for e in read if isinstance(e, Episode)]
         if not recorded:
             raise HsaError("no episode of the replay file loads", file=str(replay))
+        skipped = [r for r in read if not isinstance(r, Episode)]
+        if skipped:  # their recorded results answer nothing: said, not dropped in silence
+            err.print(
+                f"warning: {len(skipped)} line(s) of {replay} do not load, and their recorded "
+                f"results are not replayed; first: {skipped[0]}",
+                markup=False,
+                highlight=False,
+            )
         executors.append(ReplayTools.from_episodes(recorded, harness=loaded))
     tools = ToolBelt(*executors)
     plan = _faults(faults, 0, [])
