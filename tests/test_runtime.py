@@ -1045,10 +1045,10 @@ def test_a_transcript_says_which_failed_check_the_model_is_shown():
 def test_chat_says_which_replay_lines_do_not_load(tmp_path, capsys):
     """Lines of the --replay file that do not load answer nothing; they were dropped in
     silence, and a call their recorded results would have answered got an error result."""
+    import shutil
+
     from hsa.cli import main
     from hsa.example import EPISODES_PATH, HARNESS_DIR
-
-    import shutil
 
     shutil.copytree(HARNESS_DIR, tmp_path / "harness")  # the episodes name it beside them
     replay = tmp_path / "episodes.jsonl"
