@@ -20,6 +20,10 @@ from hsa.model.tool import Tool
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
 unicode_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
+# A skill body as a SKILL.md holds it: its lines end in "\n" (loading reads "\r\n" and "\r" so).
+skill_body_text = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\r"), max_size=60
+)
 
 
 @st.composite
@@ -102,7 +106,7 @@ def skills(draw, skill_id: str | None = None, kinds=("reply", "strategy")) -> Sk
     return Skill(
         id=skill_id or draw(skill_ids),
         description=draw(unicode_text.filter(str.strip)),
-        content=draw(unicode_text),
+        content=draw(skill_body_text),
         kind=draw(st.sampled_from((None, *kinds))),
     )
 

@@ -732,3 +732,16 @@ def test_identifiers_are_the_names_and_every_parameter_name_at_any_depth(harness
     }
     # keywords and definition names are not parameters
     assert not {"properties", "items", "anyOf", "voucher", "$defs"} & harness.identifiers
+
+
+def test_a_prompt_text_with_no_sections_listed_is_shown_first():
+    """`prompt: {text: {persona: ...}}` with no `sections`: the default list (skills, tools,
+    hooks) left the persona out, and it was never shown. The texts come first, in their order."""
+    from hsa.render import render_system_prompt
+
+    harness = Harness.from_dict(
+        {"name": "shop", "prompt": {"text": {"persona": "You sell.", "rules": "Be brief."}}}
+    )
+    assert harness.prompt.sections == ("persona", "rules", "skills", "tools", "hooks")
+    prompt = render_system_prompt(harness)
+    assert prompt.index("You sell.") < prompt.index("Be brief.")

@@ -117,7 +117,15 @@ class PromptSpec:
         layout = data.get("layout", "markdown")
         if not isinstance(layout, str) or not layout:
             raise HarnessError("layout must be a non-empty string", field=f"{where}.layout")
-        sections = data.get("sections", list(DEFAULT_SECTIONS))
+        text = data.get("text") or {}
+        # Without a list, the sections given a text come first, then the generated ones: a
+        # persona written with no sections listed was never shown.
+        sections = data.get(
+            "sections",
+            [*(s for s in text if s not in DEFAULT_SECTIONS), *DEFAULT_SECTIONS]
+            if isinstance(text, dict)
+            else list(DEFAULT_SECTIONS),
+        )
         if not isinstance(sections, list) or not all(isinstance(s, str) for s in sections):
             raise HarnessError(
                 "sections must be a list of section names", field=f"{where}.sections"
@@ -128,7 +136,6 @@ class PromptSpec:
                 f"sections lists {', '.join(map(repr, twice))} twice: each section is shown once",
                 field=f"{where}.sections",
             )
-        text = data.get("text") or {}
         if not isinstance(text, dict) or not all(isinstance(v, str) for v in text.values()):
             raise HarnessError("text must map section names to strings", field=f"{where}.text")
         unlisted = sorted(set(text) - set(sections))
