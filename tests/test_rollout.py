@@ -364,12 +364,9 @@ def test_an_endpoint_that_stays_down_stops_the_run_and_a_rerun_finishes(episodes
     assert result.manifest["rollout"]["trajectories"] == len(plans[0])
 
 
-def test_a_request_the_server_fails_on_is_that_trajectorys_and_the_run_goes_on(tmp_path):
-    """`transformers serve` answers 500 to a tool call it cannot parse, every time: the run
-    stopped at that request, and every rerun stopped there again, so no version was ever
-    written. A 500 after the retries is that trajectory's (discarded, with the server's reason);
-    a server that is down or busy (503, 429, no connection) still stops the run."""
-    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
+def two_greetings(folder: Path) -> Path:
+    """Two greetings (q1, q2: no call expected) under a one-tool harness in ``folder``."""
+    write_harness(folder / "shop", tools={"a_price.json": PRICE_TOOL})
     rows = [
         {
             "id": f"q{n}",
@@ -382,8 +379,17 @@ def test_a_request_the_server_fails_on_is_that_trajectorys_and_the_run_goes_on(t
         }
         for n in (1, 2)
     ]
-    episodes = tmp_path / "episodes.jsonl"
+    episodes = folder / "episodes.jsonl"
     episodes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return episodes
+
+
+def test_a_request_the_server_fails_on_is_that_trajectorys_and_the_run_goes_on(tmp_path):
+    """`transformers serve` answers 500 to a tool call it cannot parse, every time: the run
+    stopped at that request, and every rerun stopped there again, so no version was ever
+    written. A 500 after the retries is that trajectory's (discarded, with the server's reason);
+    a server that is down or busy (503, 429, no connection) still stops the run."""
+    episodes = two_greetings(tmp_path)
     plans = {"q1#0": [status(500)] * 3, "q2#0": [text("Hello!")]}
     with ScriptedServer(PerConversation(plans), model=MODEL) as server:
         result = rollout(
@@ -677,21 +683,7 @@ def test_a_rollout_whose_lines_mostly_fail_to_load_exits_1_and_says_why(tmp_path
 def test_an_empty_reply_is_no_training_target(tmp_path):
     """A teacher that answered nothing (no text, no call) passed a no_call gold turn without
     reply constraints, and the row taught the model to say nothing."""
-    write_harness(tmp_path / "shop", tools={"a_price.json": PRICE_TOOL})
-    rows = [
-        {
-            "id": f"q{n}",
-            "harness": "shop",
-            "messages": [
-                {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": "Hello!"},
-            ],
-            "gold": {"at": 1, "no_call": True},
-        }
-        for n in (1, 2)
-    ]
-    episodes = tmp_path / "episodes.jsonl"
-    episodes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    episodes = two_greetings(tmp_path)
     plans = {"q1#0": [text("")], "q2#0": [text("Hello!")]}
     with ScriptedServer(PerConversation(plans), model=MODEL) as server:
         result = rollout(

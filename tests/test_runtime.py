@@ -919,6 +919,25 @@ def test_request_summary_follows_the_serving_benchmark_definitions():
 # ---- hsa chat --------------------------------------------------------------------------------
 
 
+def chat_args(harness, replay, base_url: str, message: str) -> list[str]:
+    """``hsa chat`` under ``harness`` with ``replay``'s recorded results, one message, hooks
+    trusted."""
+    return [
+        "chat",
+        "--harness",
+        str(harness),
+        "--replay",
+        str(replay),
+        "--base-url",
+        base_url,
+        "--model",
+        MODEL,
+        "--trust-hooks",
+        "--message",
+        message,
+    ]
+
+
 def test_chat_shows_a_skill_load_a_tool_call_and_a_hook_retry_as_they_happen(capsys):
     """The example harness with its hooks and the recorded results of its episodes; the planned
     model loads a skill, makes a call the link hook blocks, retries, and writes a reply the
@@ -940,22 +959,7 @@ def test_chat_shows_a_skill_load_a_tool_call_and_a_hook_retry_as_they_happen(cap
         ]
     )
     with ScriptedServer(plan, model=MODEL) as server:
-        code = main(
-            [
-                "chat",
-                "--harness",
-                str(HARNESS_DIR),
-                "--replay",
-                str(EPISODES_PATH),
-                "--base-url",
-                server.base_url,
-                "--model",
-                MODEL,
-                "--trust-hooks",
-                "--message",
-                "2、8号分别多少钱",
-            ]
-        )
+        code = main(chat_args(HARNESS_DIR, EPISODES_PATH, server.base_url, "2、8号分别多少钱"))
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, lines
     assert lines[0] == "user: 2、8号分别多少钱"
@@ -1054,22 +1058,7 @@ def test_chat_says_which_replay_lines_do_not_load(tmp_path, capsys):
     replay = tmp_path / "episodes.jsonl"
     replay.write_text(EPISODES_PATH.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
     with ScriptedServer(Script([text("你好！")]), model=MODEL) as server:
-        code = main(
-            [
-                "chat",
-                "--harness",
-                str(HARNESS_DIR),
-                "--replay",
-                str(replay),
-                "--base-url",
-                server.base_url,
-                "--model",
-                MODEL,
-                "--trust-hooks",
-                "--message",
-                "在吗",
-            ]
-        )
+        code = main(chat_args(HARNESS_DIR, replay, server.base_url, "在吗"))
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "warning: 1 line(s) of" in printed.err and "not valid JSON" in printed.err
