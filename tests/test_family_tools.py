@@ -1528,6 +1528,29 @@ def test_distractors_are_drawn_from_the_harness_and_a_request_for_one_is_refused
         )
 
 
+def test_an_english_keyword_is_no_word_of_a_request_in_another_language(example):
+    """A German customer wrote "Die Pizza kam kalt an": the article "die" matched the dice
+    roller's English keyword, and the variant was rejected as if the customer asked to roll a
+    die. A request in another language is read for its own words, not English ones."""
+    base = example[0]
+    dice = next(
+        entry
+        for part in ts.DISTRACTOR_TOOLS.values()
+        for entry in part
+        if "die" in entry["keywords"]
+    )
+    params = {"tools": [{**dice, "at": 0}]}
+    transform = registered()["distractor_tools"]()
+
+    def asking(text: str):
+        return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
+
+    german = asking("Die Pizza kam kalt an, und die Getränke fehlten. Ich will mein Geld zurück.")
+    assert transform.apply(german, params).messages == german.messages
+    with pytest.raises(HsaError, match="is about what the request asks"):
+        transform.apply(asking("Please roll a die for the giveaway winner."), params)
+
+
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), split=st.sampled_from(ts.SPLITS))
 def test_distractors_keep_the_original_tools_in_order(row, seed, split):
     episode = Episode.from_dict(row)

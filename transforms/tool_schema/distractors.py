@@ -19,6 +19,7 @@ from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
+from hsa.text.language import reads_english
 from hsa.text.names import name_words, write_segments
 from hsa.transforms._language import english_harness
 from hsa.transforms._names import declared_or_shared
@@ -43,8 +44,13 @@ def _asked_for(episode: Episode, params: dict) -> str | None:
     """Why a drawn distractor is about what this conversation asks (its name and the keyword the
     request mentions), or None."""
     request = _request_text(episode)
+    # A request in another language than English is read for its own words: an English keyword
+    # there matches its words by their letters ("die", a German article, is no die to roll).
+    english = reads_english(request)
     for entry in params["tools"]:
         for keyword in entry.get("keywords", ()):
+            if keyword.isascii() and not english:
+                continue
             if _mentions_keyword(request, keyword):
                 name = entry["tool"]["function"]["name"]
                 return f"distractor tool {name!r} is about what the request asks ({keyword!r})"
@@ -100,7 +106,9 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "8"  # 8: a harness in Han or kana alone is no English one
+    version = "9"  # 9: a request in another language is read for its own words, not English
+    # keywords
+    # 8: a harness in Han or kana alone is no English one
     # 7: umlauts stay in their word; none for a Hangul or Cyrillic harness;
     # 6: digits stay in their word (s3, k8s); 5: none for a harness that does
     # not read English; 4: drawn from the
