@@ -181,6 +181,26 @@ def test_a_skill_file_with_windows_line_endings_loads_with_plain_ones(tmp_path):
     assert skill == load_harness(write_harness(tmp_path / "plain")).skill(skill.id)
 
 
+@pytest.mark.parametrize("name", ["..", ".", "/etc/x", "a\\b", "get\u0007price"])
+def test_a_tool_name_that_is_a_path_or_holds_a_control_character_is_refused(name):
+    """MCP names may hold "/" (``billing/refund``, kept); a name that is a path of its own
+    (``..``, ``/etc/x``, a backslash) or holds a control character names no function."""
+    with pytest.raises(HarnessError, match="tool name"):
+        Tool.from_dict({"name": name, "parameters": {"type": "object", "properties": {}}})
+
+
+def test_tool_names_that_differ_only_in_their_unicode_form_are_one_name():
+    """ "café" in NFC and in NFD look the same to the model and to a reader: two tools."""
+    import unicodedata
+
+    tools = [
+        {"name": unicodedata.normalize(form, "café"), "parameters": {"type": "object"}}
+        for form in ("NFC", "NFD")
+    ]
+    with pytest.raises(HarnessError, match="differ only in their Unicode form"):
+        Harness.from_dict({"name": "h", "tools": tools})
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")

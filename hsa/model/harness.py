@@ -20,6 +20,7 @@ import errno
 import hashlib
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -323,10 +324,18 @@ class Harness:
             return HarnessError(reason, file=file, field=fld)
 
         seen: set[str] = set()
+        forms: dict[str, str] = {}  # NFC form -> the name written
         for i, tool in enumerate(self.tools):
             if tool.name in seen:
                 raise fail(f"duplicate tool name {tool.name!r}", f"tools[{i}].name")
             seen.add(tool.name)
+            other = forms.setdefault(unicodedata.normalize("NFC", tool.name), tool.name)
+            if other != tool.name:  # "café" twice: one name to the model and to a reader
+                raise fail(
+                    f"tool names {other!r} and {tool.name!r} differ only in their Unicode form "
+                    f"(NFC/NFD): they read as one name",
+                    f"tools[{i}].name",
+                )
         if self.skills and self.skill_loader in seen:
             raise fail(
                 f"tool name {self.skill_loader!r} is reserved for the skill loader "

@@ -8,6 +8,7 @@ round trip.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -85,6 +86,17 @@ class Tool:
         if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name):
             raise HarnessError(
                 f"tool name must be a non-empty string without spaces, got {name!r}",
+                field=f"{where}.name",
+            )
+        if (
+            not name.strip(".")
+            or name.startswith("/")
+            or "\\" in name
+            or any(unicodedata.category(c) == "Cc" for c in name)
+        ):
+            # "billing/refund" (an MCP namespace) stays; a path of its own names no function
+            raise HarnessError(
+                f"tool name {name!r} is a path or holds a control character, no function's name",
                 field=f"{where}.name",
             )
         description = fn.get("description", "")
