@@ -20,7 +20,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import PRICE_TOOL, write_harness
+from conftest import PRICE_TOOL, assistant, write_harness
+from conftest import call as tool_call
 from openai_stub import PerConversation, Reply, ScriptedServer, calls, replay_plans, status, text
 
 from hsa.augment.recipe import load_recipe
@@ -199,6 +200,15 @@ def test_verify_checks_each_row_against_its_trajectory_harness_and_gold(version,
     turns = gold["turns"]
     turns[0], turns[-1] = {**turns[0], "at": turns[-1]["at"]}, {**turns[-1], "at": turns[0]["at"]}
     assert check(source, {**row, "hsa_gold": json.dumps(gold)})  # turns judging other steps
+    # A kept trajectory whose call does not fit its tool (as an older hsa could keep one): the
+    # rollout's own rule, rechecked.
+    tool = json.loads(row["tools"])[0]["function"]["name"]
+    check.conversations[row["id"]] += [
+        assistant(tool_call(tool, {"zzz": 1}, "unjudged")),
+        {"role": "tool", "tool_call_id": "unjudged", "content": "{}"},
+    ]
+    problems = check(source, row)
+    assert any("does not fit the tool's schema" in p for p in problems), problems
 
 
 def test_replay_checks_a_rollout_row_instead_of_calling_it_different(version, episodes, capsys):

@@ -29,7 +29,7 @@ from hsa.dataset.harness_variants import unlisted
 from hsa.dataset.rows import chat_template_messages, variant_row
 from hsa.dataset.writer import read_manifest
 from hsa.errors import HsaError
-from hsa.model.episode import Episode, parse_messages
+from hsa.model.episode import Episode, check_recorded_calls, parse_messages
 from hsa.model.gold import Gold
 from hsa.model.hook import from_user
 from hsa.model.scorer import judge
@@ -125,6 +125,10 @@ class RowCheck:
                 )
             elif not (verdict := judge(parsed[stored.at], stored, harness).verdict).correct:
                 problems.append(f"{name}: gold turn {k} (at={stored.at}) fails: {verdict.reason}")
+        try:  # as the rollout held the trajectory when it kept it (hsa.rollout.run)
+            check_recorded_calls(parsed, harness)
+        except HsaError as exc:
+            problems.append(f"{name}: {exc.field}: {exc.reason}")
         if len(gold.turns) != len(ours.judged):
             problems.append(
                 f"{name}: {len(gold.turns)} gold turns, the variant has {len(ours.judged)}"
