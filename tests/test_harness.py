@@ -201,6 +201,18 @@ def test_tool_names_that_differ_only_in_their_unicode_form_are_one_name():
         Harness.from_dict({"name": "h", "tools": tools})
 
 
+def test_hooks_code_that_never_finishes_importing_is_stopped(tmp_path, monkeypatch):
+    """A hooks.py whose top level loops for ever hung `hsa harness validate --trust-hooks` (and
+    every run that imports it) with no word; it is stopped after IMPORT_SECONDS, named."""
+    import hsa.model.hook as hook_module
+
+    monkeypatch.setattr(hook_module, "IMPORT_SECONDS", 1)
+    hooks = "def short_reply(payload, config):\n    return {'ok': True}\n\nwhile True:\n    pass\n"
+    harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
+    with pytest.raises(HarnessError, match="did not finish importing in 1 s"):
+        harness.hook_functions()
+
+
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
     root = write_harness(tmp_path / "h")
     (root / "tools" / "a_price.json").rename(root / "tools" / "a_price.JSON")

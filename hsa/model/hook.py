@@ -13,9 +13,12 @@ import ast
 import hashlib
 import importlib.util
 import re
+import signal
 import sys
+import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -234,7 +237,10 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
         module = importlib.util.module_from_spec(spec)
         module.__file__ = file
         try:
-            exec(compile(source, file, "exec"), module.__dict__)
+            with _import_deadline(file):
+                exec(compile(source, file, "exec"), module.__dict__)
+        except HarnessError:
+            raise
         except (Exception, SystemExit) as exc:  # sys.exit() in harness code ends no hsa command
             raise HarnessError(
                 f"{file.rsplit('/', 1)[-1]} failed to import: {type(exc).__name__}: {exc}",
@@ -243,6 +249,41 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
             ) from exc
         sys.modules[module_name] = module
     return module
+
+
+# How long a harness's Python file may take to import: its top level defines functions, and one
+# that runs on (a loop, a wait on the network) would hang every command that imports it.
+IMPORT_SECONDS = 30
+
+
+@contextmanager
+def _import_deadline(file: str) -> Iterator[None]:
+    """Raise :class:`HarnessError` when the block runs past :data:`IMPORT_SECONDS` (by SIGALRM:
+    only in the main thread of a process that has no alarm of its own set; elsewhere, as in a
+    Ray worker's thread, the import runs unbounded)."""
+    usable = (
+        hasattr(signal, "SIGALRM")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
+    if not usable:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise HarnessError(
+            f"{file.rsplit('/', 1)[-1]} did not finish importing in {IMPORT_SECONDS} s (does "
+            f"its top level loop or wait?)",
+            file=file,
+        )
+
+    before = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
 
 
 def _line_in(exc: BaseException, file: str) -> int | None:
