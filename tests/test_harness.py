@@ -777,3 +777,27 @@ def test_a_prompt_text_with_no_sections_listed_is_shown_first():
     assert harness.prompt.sections == ("persona", "rules", "skills", "tools", "hooks")
     prompt = render_system_prompt(harness)
     assert prompt.index("You sell.") < prompt.index("Be brief.")
+
+
+def test_the_skill_loader_speaks_the_harness_language(tmp_path):
+    """The loader's description and its argument's were English in every prompt and tools list,
+    in a French or Japanese harness too: `skill_loader_text` words them; the default stays."""
+    root = write_harness(tmp_path / "h")
+    manifest = root / "harness.yaml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8")
+        + "skill_loader_text:\n  description: Charge les instructions d'une compétence.\n"
+        + "  argument: L'identifiant de la compétence.\n",
+        encoding="utf-8",
+    )
+    harness = load_harness(root)
+    loader = harness.loader_tool()
+    assert loader.description == "Charge les instructions d'une compétence."
+    assert loader.parameters["properties"]["name"]["description"] == (
+        "L'identifiant de la compétence."
+    )
+    assert load_harness(save_harness(harness, tmp_path / "again")) == harness
+    plain = load_harness(write_harness(tmp_path / "plain")).loader_tool()
+    assert plain.description.startswith("Load a skill's full instructions")
+    with pytest.raises(HarnessError, match="unknown keys \\['title'\\]"):
+        Harness.from_dict({"name": "x", "skill_loader_text": {"title": "t"}})

@@ -50,6 +50,7 @@ _HARNESS_KEYS = {
     "description",
     "skill_kinds",
     "skill_loader",
+    "skill_loader_text",
     "runtime_tools",
     "prompt",
     "hooks",
@@ -175,6 +176,9 @@ class Harness:
     hooks: tuple[Hook, ...] = ()
     skill_kinds: tuple[str, ...] = ()
     skill_loader: str = DEFAULT_SKILL_LOADER
+    # The loader's own words in the harness's language: its ``description`` and its argument's
+    # (``argument``); English by default (LOADER_TEXT).
+    skill_loader_text: dict = field(default_factory=dict)
     # Tools the agent runtime provides itself (Claude Code's Read, Grep, Bash...): skills may
     # allow them, though no tools/*.json defines them and the model is not shown them here.
     runtime_tools: tuple[str, ...] = ()
@@ -271,16 +275,17 @@ class Harness:
         """The built-in tool the model calls to load a skill's content (None without skills)."""
         if not self.skills:
             return None
+        text = {**LOADER_TEXT, **self.skill_loader_text}
         return Tool(
             name=self.skill_loader,
-            description="Load a skill's full instructions by its id before acting on them.",
+            description=text["description"],
             parameters={
                 "type": "object",
                 "properties": {
                     "name": {
                         "type": "string",
                         "enum": list(self.skill_ids),
-                        "description": "The id of the skill to load.",
+                        "description": text["argument"],
                     }
                 },
                 "required": ["name"],
@@ -449,6 +454,8 @@ class Harness:
             out["skill_kinds"] = list(self.skill_kinds)
         if self.skill_loader != DEFAULT_SKILL_LOADER:
             out["skill_loader"] = self.skill_loader
+        if self.skill_loader_text:
+            out["skill_loader_text"] = dict(self.skill_loader_text)
         if self.runtime_tools:
             out["runtime_tools"] = list(self.runtime_tools)
         out["prompt"] = self.prompt.to_dict()
@@ -509,6 +516,9 @@ class Harness:
                 skill_loader=_string(
                     data.get("skill_loader", DEFAULT_SKILL_LOADER), f"{where}.skill_loader"
                 ),
+                skill_loader_text=_loader_text(
+                    data.get("skill_loader_text"), f"{where}.skill_loader_text"
+                ),
                 runtime_tools=tuple(_list(data.get("runtime_tools"), f"{where}.runtime_tools")),
                 hooks_source=None
                 if data.get("hooks_source") is None
@@ -522,6 +532,31 @@ class Harness:
 
     def with_trust(self, trust_hooks: bool) -> Harness:
         return replace(self, trust_hooks=trust_hooks)
+
+
+# What the skill loader tool says of itself and of its one argument, unless the harness words it
+# in its own language (``skill_loader_text``): every prompt and tools list shows it.
+LOADER_TEXT = {
+    "description": "Load a skill's full instructions by its id before acting on them.",
+    "argument": "The id of the skill to load.",
+}
+
+
+def _loader_text(value: Any, where: str) -> dict:
+    """``skill_loader_text``: a mapping of ``description`` and ``argument`` to strings."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise HarnessError(f"expected a mapping, got {type(value).__name__}", field=where)
+    unknown = sorted(set(value) - set(LOADER_TEXT))
+    if unknown:
+        raise HarnessError(
+            f"unknown keys {unknown}; allowed: {', '.join(LOADER_TEXT)}", field=where
+        )
+    for key, text in value.items():
+        if not isinstance(text, str) or not text.strip():
+            raise HarnessError("expected a non-empty string", field=f"{where}.{key}")
+    return dict(value)
 
 
 def _version(value: Any, where: str) -> str:
