@@ -381,6 +381,25 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             "typo.json",
             r"tool\.descripton: .*did you mean 'description'",
         ),
+        (
+            # the whole object by reference: hsa reads a tool's parameters from its top-level
+            # properties, and every gold argument would be "a parameter the tool does not define"
+            dict(
+                tools={
+                    "byref.json": {
+                        "name": "f",
+                        "parameters": {
+                            "$ref": "#/$defs/p",
+                            "$defs": {
+                                "p": {"type": "object", "properties": {"a": {"type": "string"}}}
+                            },
+                        },
+                    }
+                }
+            ),
+            "byref.json",
+            r"tool\.parameters\.\$ref: the parameters are a reference",
+        ),
         (dict(tools={"bad.json": "{not json"}), "bad.json", "not valid JSON"),
         (
             # an OpenAI tool of another type (the Assistants API's retrieval) calls nothing

@@ -304,6 +304,14 @@ def check_parameters_schema(schema: Any, *, where: str) -> None:
     if problem is not None:
         message, path = problem
         raise HarnessError(f"not a valid JSON Schema: {message}", field=f"{where}{path}")
+    if "$ref" in schema and "properties" not in schema:
+        # The scorer, the gold checks and every transform read a tool's arguments from the
+        # top-level properties: a schema that is a reference to them has none.
+        raise HarnessError(
+            "the parameters are a reference to an object schema: write the object's "
+            "properties at the top (its definitions may stay in $defs)",
+            field=f"{where}.$ref",
+        )
     if schema.get("type", "object") != "object":
         raise HarnessError(
             f"parameters must describe an object (type 'object'), got type {schema.get('type')!r}",
