@@ -213,9 +213,9 @@ def run_eval(
     try:
         backend.answer(todo, record)
     except HsaError as exc:
-        if getattr(exc, "setup", False):  # the URL or key: the same command fails alike
-            from hsa.runtime.endpoint import setup_hint
+        from hsa.runtime.endpoint import EndpointError, setup_hint
 
+        if isinstance(exc, EndpointError) and exc.setup:  # the URL or key: fails alike again
             raise HsaError(
                 f"the endpoint refused the run's settings: {exc}; {setup_hint(exc)}"
                 + (f" ({answered} answers were saved)" if answered else "")
