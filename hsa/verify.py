@@ -164,7 +164,7 @@ def _dangling_reference(harness: Harness) -> str | None:
     """Why a tool of ``harness`` has a ``$ref`` that names nothing (a property renamed or moved
     under it), or None. Loading refuses such a reference; a transform must not make one."""
     for tool in harness.tools:
-        if _refers(tool.parameters) and (found := unresolved_reference(tool.parameters)):
+        if found := unresolved_reference(tool.parameters):
             parts, ref = found
             return (
                 f"{tool.name}: the $ref {ref} at {pointer(parts) or '/'} of its parameters "

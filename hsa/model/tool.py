@@ -141,7 +141,7 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
     unresolved = unresolved_reference(schema)
     if unresolved is not None:
         parts, ref = unresolved
-        path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts) + ".$ref"
+        path = _field_path(parts) + ".$ref"
         # A reference that resolves nowhere fails every validation that reaches it: said once,
         # here, instead of by whichever value first meets it.
         return (
@@ -152,13 +152,18 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
     for parts, node in schema_nodes(schema):
         missing = _required_nowhere(node) if parts else []  # the root's is said apart
         if missing:
-            path = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts) + ".required"
+            path = _field_path(parts) + ".required"
             return (
                 f"required {missing} names no property of this object, which takes no other "
                 "(additionalProperties: false): no value of it is valid",
                 path,
             )
     return None
+
+
+def _field_path(parts: list[str]) -> str:
+    """A schema node's path as an error's field writes it (``.properties.filter``, ``[0]``)."""
+    return "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts)
 
 
 def _required_nowhere(node: dict) -> list[str]:
