@@ -46,6 +46,8 @@ from hsa.transforms.skill_content.options import (
     WHITESPACE_STYLES,
 )
 from hsa.transforms.skill_content.structure import (
+    LABEL_COLON,
+    LABEL_TEXT,
     Structure,
     example_context,
     free_segments,
@@ -58,7 +60,7 @@ from hsa.transforms.skill_content.structure import (
 # "Client : " with a space or no-break space before its colon) or with a link reference
 # definition ("[handbook]: https://...") reads as fields, not as wrapped prose: rewrapping
 # leaves it as written (joined, the lines would no longer be fields, nor definitions).
-_LABEL = re.compile(r"^\s*(?:\[[^\]\n]+\]:\s|[^\s:：][^:：\n]{0,30}?[ \u00a0\u202f]?[:：](?!//))")
+_LABEL = re.compile(rf"^\s*(?:\[[^\]\n]+\]:\s|[^\s:：]{LABEL_TEXT}{LABEL_COLON}(?!//))")
 _NEGATION_WORDS = re.compile(
     r"(?<![A-Za-z0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
     r"doesn['’]t|won['’]t|never|not)(?![A-Za-z0-9_*'’\-])"

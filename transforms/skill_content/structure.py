@@ -45,9 +45,14 @@ _EXAMPLE_HEADING = re.compile(
 )
 # A numbered heading ("1. Stop the water", "2) Dry", "Step 3"): sections in a counted order.
 _NUMBERED_HEADING = re.compile(r"\s*(?:\d+[.):]|(?:step|phase|stage)\s+\d+\b)", re.IGNORECASE)
+# A label's text and its colon: at most 30 characters more, then ":" or "：", a space, no-break
+# space or narrow no-break space before it as French writes it ("Client :"). One rule for the
+# labels of fields (hsa.transforms.skill_content.rewrite) and of a conversation's speakers.
+LABEL_TEXT = "[^:：\n]{0,30}?"
+LABEL_COLON = "[ \u00a0\u202f]?[:：]"
 # A paragraph that opens with a speaker's label ("Customer:", "Agent (calm):", "Kunde :"): a turn
 # of a quoted conversation.
-_SPEAKER = re.compile(r"\s*[*_]*[^\s:：*_][^:：\n]{0,30}?[*_]*[ \u00a0\u202f]?[:：](?:\s|$)")
+_SPEAKER = re.compile(rf"\s*[*_]*[^\s:：*_]{LABEL_TEXT}[*_]*{LABEL_COLON}(?:\s|$)")
 _ORDER_HEADING = re.compile(
     r"(?<![A-Za-z])(steps?|order|ordering|sequence|sequential|procedures?|"
     r"process|workflow|flow|pipeline|stages?|phases?|first|then|how to)"
