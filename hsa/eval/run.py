@@ -213,15 +213,14 @@ def run_eval(
     try:
         backend.answer(todo, record)
     except HsaError as exc:
-        from hsa.runtime.endpoint import EndpointError, setup_hint
+        from hsa.runtime.endpoint import EndpointError, refused_settings
 
         if isinstance(exc, EndpointError) and exc.setup:  # the URL or key: fails alike again
             raise HsaError(
-                f"the endpoint refused the run's settings: {exc}; {setup_hint(exc)}"
-                + (f" ({answered} answers were saved)" if answered else "")
+                refused_settings(exc) + (f" ({answered} answers were saved)" if answered else "")
             ) from None
         if not answered and not getattr(exc, "retryable", True):
-            raise  # a setup error (model, key, URL): nothing to resume
+            raise  # an answer no rerun would change (not a chat completion): nothing to resume
         raise HsaError(
             f"{exc}; {answered} of {len(todo)} answers were saved: rerun the same command to resume"
         ) from None

@@ -101,7 +101,7 @@ from hsa.runtime import (
     UserTurn,
     summarize_requests,
 )
-from hsa.runtime.endpoint import setup_hint
+from hsa.runtime.endpoint import refused_settings
 from hsa.runtime.records import DONE
 
 MANIFEST_VERSION = 1
@@ -509,8 +509,7 @@ class _Runner:
             done = f"{self.count} of {self.total} trajectories are done and journaled"
             if self.failure.setup:  # the same command would fail the same way
                 raise HsaError(
-                    f"the endpoint refused the run's settings: {self.failure}; "
-                    f"{setup_hint(self.failure)}. {done}: fix the setting and rerun"
+                    f"{refused_settings(self.failure)}. {done}: fix the setting and rerun"
                 )
             raise HsaError(
                 f"the endpoint failed: {self.failure}. {done}; rerun the same command to "

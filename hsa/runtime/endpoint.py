@@ -92,14 +92,17 @@ class EndpointError(HsaError):
         return self.status in SETUP_STATUS
 
 
-def setup_hint(exc: EndpointError) -> str:
-    """What to change when the endpoint refuses the settings (:attr:`EndpointError.setup`)."""
+def refused_settings(exc: EndpointError) -> str:
+    """What a run says when the endpoint refuses its settings (:attr:`EndpointError.setup`):
+    the refusal, and the setting to check (a rerun of the same command fails the same way)."""
     if exc.status == 404:
-        return (
+        hint = (
             "is the base URL the API's root (for vLLM and transformers serve it ends in /v1), "
             "and the model one it serves?"
         )
-    return "is the API key (the environment variable --api-key-env names) right for it?"
+    else:
+        hint = "is the API key (the environment variable --api-key-env names) right for it?"
+    return f"the endpoint refused the run's settings: {exc}; {hint}"
 
 
 @dataclass(frozen=True, slots=True)
