@@ -337,20 +337,28 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
     feedback = "\n".join(message_text(messages[k]) for k in hook_messages)
     given = _data(feedback)
     cut = {at, *hook_messages}
+    # What the kept messages before the one checked write, read only once a message uses data
+    # the feedback gave, and then each kept message once (not again for each later message).
+    kept_texts: list[str] = []
+    kept_data: set[str] = set()
+    read_up_to = 0
     for later in range(recovery, len(messages)):
-        if messages[later].get("role") != "assistant":
+        message = messages[later]
+        if message.get("role") != "assistant":
             continue
-        used = _data(_written(messages[later])) & given
-        values = {
-            value for value in _argument_strings(messages[later]) if occurrences(value, feedback)
-        }
+        used = _data(_written(message)) & given
+        values = {v for v in _argument_strings(message) if occurrences(v, feedback)}
         if not used and not values:
             continue
+        for k in range(read_up_to, later):
+            if k not in cut:
+                kept_texts.append(_written(messages[k]))
+                kept_data |= _data(kept_texts[-1])
+        read_up_to = later
         shown_text, shown = _shown(episode.harness)
-        kept = [_written(m) for k, m in enumerate(messages[:later]) if k not in cut]
-        if used - shown - set().union(*(_data(t) for t in kept)):
+        if used - shown - kept_data:
             return True
-        read = "\n".join([shown_text, *kept])
+        read = "\n".join([shown_text, *kept_texts])
         if any(not occurrences(value, read) for value in values):
             return True
     return False
