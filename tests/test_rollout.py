@@ -272,6 +272,22 @@ def _cli(*args) -> list[str]:
     return [sys.executable, "-m", "hsa.cli", *args]
 
 
+def rollout_args(episodes: Path, base_url: str, out: Path) -> list[str]:
+    """``hsa rollout`` of ``episodes`` against the scripted teacher into ``out``, hooks trusted."""
+    return [
+        "rollout",
+        "--episodes",
+        str(episodes),
+        "--base-url",
+        base_url,
+        "--model",
+        MODEL,
+        "--out",
+        str(out),
+        "--trust-hooks",
+    ]
+
+
 def test_a_rollout_killed_halfway_resumes_without_redoing_and_writes_the_same_rows(
     episodes, tmp_path
 ):
@@ -281,20 +297,11 @@ def test_a_rollout_killed_halfway_resumes_without_redoing_and_writes_the_same_ro
     with ScriptedServer(PerConversation(slow), model=MODEL) as server:
         process = subprocess.Popen(
             _cli(
-                "rollout",
-                "--episodes",
-                str(episodes),
-                "--base-url",
-                server.base_url,
-                "--model",
-                MODEL,
-                "--out",
-                str(killed),
+                *rollout_args(episodes, server.base_url, killed),
                 "--concurrency",
                 "2",
                 "--retries",
                 "0",
-                "--trust-hooks",
             ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -670,20 +677,7 @@ def test_a_rollout_whose_lines_mostly_fail_to_load_exits_1_and_says_why(tmp_path
     episodes = tmp_path / "episodes.jsonl"
     episodes.write_text(json.dumps(good) + "\n{not json\n" + '{"id": "q2", "harness": "nowhere"}\n')
     with ScriptedServer(PerConversation({"q1#0": [text("Hi!")]}), model=MODEL) as server:
-        code = main(
-            [
-                "rollout",
-                "--episodes",
-                str(episodes),
-                "--base-url",
-                server.base_url,
-                "--model",
-                MODEL,
-                "--out",
-                str(tmp_path / "out"),
-                "--trust-hooks",
-            ]
-        )
+        code = main(rollout_args(episodes, server.base_url, tmp_path / "out"))
     printed = capsys.readouterr()
     assert code == 1
     assert "66.7% of the input lines were rejected on load (2 of 3)" in printed.err
