@@ -173,41 +173,32 @@ def test_a_changed_gold_value_is_caught():
     assert info.value.check == "gold_preserved"
 
 
-def test_a_schema_that_no_longer_admits_the_gold_is_caught():
+def verify_with_property(name: str, schema: dict) -> VerificationFailed:
+    """What verification says of the renamed original whose `fetch_cost` tool has property
+    ``name`` set to ``schema`` (a variant's schema gone wrong)."""
     source = original()
     variant = rename_episode(source, RENAME)
     tool = variant.harness.tool("fetch_cost")
-    narrowed = replace(
-        tool,
-        parameters={
-            **tool.parameters,
-            "properties": {**tool.properties, "item": {"type": "integer", "maximum": 1}},
-        },
+    changed = replace(
+        tool, parameters={**tool.parameters, "properties": {**tool.properties, name: schema}}
     )
-    harness = replace(variant.harness, tools=(narrowed,) + variant.harness.tools[1:])
+    harness = replace(variant.harness, tools=(changed,) + variant.harness.tools[1:])
     with pytest.raises(VerificationFailed) as info:
         verify_variant(source, variant.with_harness(harness), RENAME)
-    assert info.value.check == "gold_schema"
+    return info.value
+
+
+def test_a_schema_that_no_longer_admits_the_gold_is_caught():
+    failed = verify_with_property("item", {"type": "integer", "maximum": 1})
+    assert failed.check == "gold_schema"
 
 
 def test_a_reference_the_variant_left_dangling_is_caught():
     """A ``$ref`` that names nothing in the variant's schema (a property renamed under it) is
     a schema no validator can use, whether or not the gold reaches it."""
-    source = original()
-    variant = rename_episode(source, RENAME)
-    tool = variant.harness.tool("fetch_cost")
-    dangling = replace(
-        tool,
-        parameters={
-            **tool.parameters,
-            "properties": {**tool.properties, "again": {"$ref": "#/properties/link"}},
-        },
-    )
-    harness = replace(variant.harness, tools=(dangling,) + variant.harness.tools[1:])
-    with pytest.raises(VerificationFailed) as info:
-        verify_variant(source, variant.with_harness(harness), RENAME)
-    assert info.value.check == "schema_refs"
-    assert "fetch_cost" in str(info.value) and "#/properties/link" in str(info.value)
+    failed = verify_with_property("again", {"$ref": "#/properties/link"})
+    assert failed.check == "schema_refs"
+    assert "fetch_cost" in str(failed) and "#/properties/link" in str(failed)
 
 
 def test_a_missing_skill_is_caught():
