@@ -120,13 +120,12 @@ class PromptSpec:
         if not isinstance(layout, str) or not layout:
             raise HarnessError("layout must be a non-empty string", field=f"{where}.layout")
         text = data.get("text") or {}
+        if not isinstance(text, dict) or not all(isinstance(v, str) for v in text.values()):
+            raise HarnessError("text must map section names to strings", field=f"{where}.text")
         # Without a list, the sections given a text come first, then the generated ones: a
         # persona written with no sections listed was never shown.
         sections = data.get(
-            "sections",
-            [*(s for s in text if s not in DEFAULT_SECTIONS), *DEFAULT_SECTIONS]
-            if isinstance(text, dict)
-            else list(DEFAULT_SECTIONS),
+            "sections", [*(s for s in text if s not in DEFAULT_SECTIONS), *DEFAULT_SECTIONS]
         )
         if not isinstance(sections, list) or not all(isinstance(s, str) for s in sections):
             raise HarnessError(
@@ -138,8 +137,6 @@ class PromptSpec:
                 f"sections lists {', '.join(map(repr, twice))} twice: each section is shown once",
                 field=f"{where}.sections",
             )
-        if not isinstance(text, dict) or not all(isinstance(v, str) for v in text.values()):
-            raise HarnessError("text must map section names to strings", field=f"{where}.text")
         unlisted = sorted(set(text) - set(sections))
         if unlisted:
             raise HarnessError(
