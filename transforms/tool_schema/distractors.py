@@ -44,14 +44,14 @@ def _asked_for(episode: Episode, params: dict) -> str | None:
     """Why a drawn distractor is about what this conversation asks (its name and the keyword the
     request mentions), or None."""
     request = _request_text(episode)
-    # A request in another language than English is read for its own words: an English keyword
-    # there matches its words by their letters ("die", a German article, is no die to roll).
-    english = reads_english(request)
     for entry in params["tools"]:
         for keyword in entry.get("keywords", ()):
-            if keyword.isascii() and not english:
-                continue
-            if _mentions_keyword(request, keyword):
+            # A request in another language than English is read for its own words: an English
+            # keyword there matches its words by their letters ("die", a German article, is no
+            # die to roll). Asked only of a match: most requests match no keyword.
+            if _mentions_keyword(request, keyword) and (
+                not keyword.isascii() or reads_english(request)
+            ):
                 name = entry["tool"]["function"]["name"]
                 return f"distractor tool {name!r} is about what the request asks ({keyword!r})"
     return None
