@@ -506,10 +506,11 @@ def _arguments_reader(
     """Whether a piece of code is about tool arguments (see :func:`parameter_mentions`):
     ``keys`` is every tool's property names, ``words`` the renamed names."""
     tools = tuple(sorted(tool for tool, names in arguments.items() if names & set(words)))
-    naming = _naming(tools) if tools else None
 
     def about(code: str) -> bool:
-        if naming is not None and naming.search(code):
+        # The pattern is made at the first code read, not with the reader: most harnesses
+        # have no code that asks, and each harness of its own needs a pattern of its own.
+        if tools and _naming(tools).search(code):
             return True
         return all((m.group(2) or m.group(3)) in keys for m in _ANY_KEY.finditer(code))
 
