@@ -202,6 +202,11 @@ def _no_stale_identifiers(variant: Episode, mapping: Mapping) -> None:
                 "stale_identifier", f"renamed {stale[1]!r} survives in {stale[0]}"
             )
         for i, message in enumerate(variant.messages):
+            answering = message.get("name") if message.get("role") == "tool" else None
+            if answering in names:
+                raise VerificationFailed(
+                    "stale_identifier", f"renamed {answering!r} survives in messages[{i}].name"
+                )
             for j, call in enumerate(message.get("tool_calls") or ()):
                 fn = call["function"]
                 loaded = fn["name"] == harness.skill_loader and orjson.loads(fn["arguments"]).get(
@@ -279,31 +284,37 @@ def _stale_in_messages(
     loaded: set[int] | None = None  # the skill loader's results, found once one is asked
     data: tuple[str, ...] | None = None  # the conversation's data, found once it is asked
     for i, message in enumerate(episode.messages):
-        content = message_text(message)
-        if not content:
-            continue
-        result = tool_result(message)
-        found = LONG_TEXTS.get(
-            ("stale", mapping.key, result),
-            content,
-            partial(_stale_in_text, content, result, prose_names, code_names, any_name),
-        )
-        if found is not None:
-            # The conversation's data (a reference "get_balance 7" the user gives, a scene
-            # "night_mode" a call passes and its result echoes) is no mention: the rename went
-            # around it (hsa.augment.user_data), and ``user_data`` checks that the user's is
-            # still there. Not in a loaded skill's body, the harness's text, renamed whole.
-            if loaded is None:
-                loaded = skill_results(episode.messages, episode.harness)
-            if id(message) not in loaded:
-                if data is None:
-                    # A name the user writes as their own word kept it (hsa.augment.user_data);
-                    # sorted, so that the order values are read in is no set's hash order.
-                    own = names_in_users_words(episode, [*prose_names, *code_names])
-                    data = conversation_data(episode) + tuple(sorted(own))
-                found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
-        if found is not None:
-            return f"messages[{i}].content", found
+        # An assistant's written thinking is read by the model as its content is.
+        reasoning = message.get("reasoning_content")
+        texts = [("content", message_text(message), tool_result(message))]
+        if isinstance(reasoning, str):
+            texts.append(("reasoning_content", reasoning, False))
+        for field, content, result in texts:
+            if not content:
+                continue
+            found = LONG_TEXTS.get(
+                ("stale", mapping.key, result),
+                content,
+                partial(_stale_in_text, content, result, prose_names, code_names, any_name),
+            )
+            if found is not None:
+                # The conversation's data (a reference "get_balance 7" the user gives, a scene
+                # "night_mode" a call passes and its result echoes) is no mention: the rename
+                # went around it (hsa.augment.user_data), and ``user_data`` checks that the
+                # user's is still there. Not in a loaded skill's body, the harness's text,
+                # renamed whole.
+                if loaded is None:
+                    loaded = skill_results(episode.messages, episode.harness)
+                if id(message) not in loaded:
+                    if data is None:
+                        # A name the user writes as their own word kept it
+                        # (hsa.augment.user_data); sorted, so that the order values are read in
+                        # is no set's hash order.
+                        own = names_in_users_words(episode, [*prose_names, *code_names])
+                        data = conversation_data(episode) + tuple(sorted(own))
+                    found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
+            if found is not None:
+                return f"messages[{i}].{field}", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.
     return None
 

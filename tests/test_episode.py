@@ -410,7 +410,7 @@ def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
     row, feedback = _with_blocked_call("reply_length")
     episode = Episode.from_dict(row, harness=load_harness(harness_dir))
     assert episode.messages[1]["tool_calls"][0]["id"] == "bad"
-    feedback["name"] = "a-viewer"  # not a hook: the wrong call stands unexcused
+    feedback["name"] = "get_price"  # the tool's own result, no hook's: the call is unexcused
     assert _check_failure(harness_dir, row).stage == "check:call_schema"
 
 
@@ -423,6 +423,54 @@ def test_hook_feedback_from_a_hook_the_harness_does_not_define_is_rejected_at_lo
     assert error.field == "messages[2].name"
     assert "the harness defines no hook 'replylength' (hooks: " in error.reason
     assert "reply_length" in error.reason
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "reason"),
+    [
+        (  # an export that named the result by the wrong tool
+            lambda m: m[3].update(name="load_skill"),
+            "messages[3].name",
+            "a tool result named 'load_skill' answers a call of 'get_price' (its tool_call_id)",
+        ),
+        (  # no id to pair it by: its name must at least be a tool the harness has
+            lambda m: m[3].update(name="get_cost", tool_call_id=None),
+            "messages[3].name",
+            "a tool result named 'get_cost', which is no tool of the harness",
+        ),
+        (
+            lambda m: m[3].update(name=7),
+            "messages[3].name",
+            "a tool result's name must be a string, got int",
+        ),
+        (
+            lambda m: m[1].update(reasoning_content=["think"]),
+            "messages[1].reasoning_content",
+            "reasoning_content must be a string or null, got list",
+        ),
+    ],
+)
+def test_a_results_name_and_an_assistants_thinking_are_checked_at_load(
+    harness_dir, change, field, reason
+):
+    """The renames move a result's ``name`` with its tool and rewrite ``reasoning_content`` as
+    prose: a name that is not the answering tool's would be left stale (or tell the model
+    another tool answered), and thinking that is no text cannot be rewritten."""
+    row = good_row()
+    change(row["messages"])
+    if row["messages"][3].get("tool_call_id", "") is None:
+        del row["messages"][3]["tool_call_id"]
+    error = _check_failure(harness_dir, row)
+    assert (error.field, error.reason[: len(reason)]) == (field, reason)
+
+
+def test_a_result_named_by_the_tool_that_answers_loads(harness_dir):
+    row = good_row()
+    row["messages"][2]["name"] = "load_skill"
+    row["messages"][3]["name"] = "get_price"
+    row["messages"][1]["reasoning_content"] = "Load the skill, then ask get_price."
+    episode = Episode.from_dict(row, harness=load_harness(harness_dir))
+    assert episode.messages[3]["name"] == "get_price"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -494,3 +495,52 @@ def test_a_rename_keeps_the_messages_it_does_not_touch_as_they_are():
     renamed = rename_episode(source, RENAME)
     kept = [m for m in source.messages if m["role"] == "user"]
     assert kept and all(any(m is n for n in renamed.messages) for m in kept)
+
+
+def _with_thinking_and_named_result(source: Episode) -> Episode:
+    """``source`` with the call's written thinking and its result named by the tool, as
+    OpenAI-style exports and reasoning models' transcripts carry them."""
+    messages = list(source.messages)
+    messages[1] = {**messages[1], "reasoning_content": "get_price, then price-reply's rules."}
+    messages[3] = {**messages[3], "name": "get_price"}
+    return replace(source, messages=tuple(messages))
+
+
+def test_a_rename_moves_names_in_an_assistants_thinking_and_a_results_name():
+    """A model reads its own ``reasoning_content`` (chat templates write it as the thinking
+    before the reply) and a tool result's ``name``: an old name left there teaches the variant's
+    model to think with names its harness no longer has."""
+    source = _with_thinking_and_named_result(original())
+    variant = rename_episode(source, RENAME)
+    verify_variant(source, variant, RENAME)
+    assert variant.messages[1]["reasoning_content"] == "fetch_cost, then answer-price's rules."
+    assert variant.messages[3]["name"] == "fetch_cost"
+
+
+@pytest.mark.parametrize(
+    ("index", "key", "value", "where"),
+    [
+        (1, "reasoning_content", "I will use get_price.", "messages[1].reasoning_content"),
+        (3, "name", "get_price", "messages[3].name"),
+    ],
+)
+def test_an_old_name_left_in_thinking_or_a_results_name_is_caught(index, key, value, where):
+    source = _with_thinking_and_named_result(original())
+    variant = rename_episode(source, RENAME)
+    messages = list(variant.messages)
+    messages[index] = {**messages[index], key: value}
+    stale = replace(variant, messages=tuple(messages))
+    expected = re.escape(f"renamed 'get_price' survives in {where}")
+    with pytest.raises(VerificationFailed, match=expected):
+        verify_variant(source, stale, RENAME)
+
+
+def test_a_parameter_rename_moves_its_mentions_in_an_assistants_thinking():
+    from hsa.transforms.tool_schema.parameters import rename_parameters
+
+    source = original()
+    messages = list(source.messages)
+    messages[1] = {**messages[1], "reasoning_content": "Call it with `link` set to 2."}
+    source = replace(source, messages=tuple(messages))
+    variant = rename_parameters(source, {"link": "item"})
+    assert variant.messages[1]["reasoning_content"] == "Call it with `item` set to 2."

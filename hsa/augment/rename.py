@@ -35,6 +35,7 @@ from hsa.augment.user_data import (
     conversation_data,
     rewrite_around_user_data,
     rewrite_message_text,
+    rewrite_reasoning,
 )
 from hsa.errors import HsaError
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
@@ -445,6 +446,11 @@ def rename_messages(
             text = rewrite_message_text(message, prose, keep)
         if text != content:
             new = {**new, "content": text}
+        reasoning = message.get("reasoning_content")
+        if isinstance(reasoning, str) and prose.may_change(reasoning):
+            thought = rewrite_reasoning(message, prose, keep)
+            if thought != reasoning:
+                new = {**new, "reasoning_content": thought}
         calls = message.get("tool_calls")
         if calls:
             renamed = [_rename_call(c, harness, mapping) for c in calls]
@@ -454,6 +460,8 @@ def rename_messages(
         if isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX) and mapping.hooks:
             hook = name[len(HOOK_MESSAGE_PREFIX) :]
             new = {**new, "name": HOOK_MESSAGE_PREFIX + mapping.hooks.get(hook, hook)}
+        elif isinstance(name, str) and message.get("role") == "tool" and mapping.tool(name) != name:
+            new = {**new, "name": mapping.tool(name)}  # the tool that answers, by its name
         out.append(new)
     # Untouched messages stay the same objects (most messages of most steps), and so does an
     # untouched conversation: later steps and the row statistics compare them at a glance.

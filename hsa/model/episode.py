@@ -266,6 +266,7 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
     out = []
     open_calls: dict[str, str] = {}  # call id -> where the call is, until a result answers it
     answered: dict[str, int] = {}  # call id -> the message that answered it
+    call_names: dict[str, str] = {}  # call id -> the tool it calls
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -304,8 +305,17 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             message["tool_calls"] = _parse_tool_calls(
                 message["tool_calls"], harness, where, open_calls
             )
+            call_names.update(
+                (c["id"], c["function"]["name"]) for c in message["tool_calls"] if "id" in c
+            )
         elif role == "assistant" and content is None:
             raise EpisodeError("an assistant message needs content or tool_calls", field=where)
+        reasoning = message.get("reasoning_content")
+        if reasoning is not None and not isinstance(reasoning, str):
+            raise EpisodeError(
+                f"reasoning_content must be a string or null, got {type(reasoning).__name__}",
+                field=f"{where}.reasoning_content",
+            )
         if role == "tool":
             call_id = message.get("tool_call_id")
             if call_id is not None and not isinstance(call_id, str):
@@ -324,12 +334,40 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                     )
                 del open_calls[call_id]
                 answered[call_id] = i
+            _check_answering_tool(
+                name, call_names.get(call_id) if call_id is not None else None, harness, where
+            )
             if not isinstance(content, str):
                 raise EpisodeError(
                     "a tool result's content must be a string", field=f"{where}.content"
                 )
         out.append(message)
     return tuple(out)
+
+
+def _check_answering_tool(name: Any, called: str | None, harness: Harness, where: str) -> None:
+    """A tool result's ``name`` (hook feedback aside) is the tool that answers: the one its
+    ``tool_call_id`` calls (``called``), or without an id a tool of the harness. Another name
+    would be renamed as no call is, and tell the model a tool answered that was never called."""
+    if name is None or (isinstance(name, str) and name.startswith(HOOK_MESSAGE_PREFIX)):
+        return
+    if not isinstance(name, str):
+        raise EpisodeError(
+            f"a tool result's name must be a string, got {type(name).__name__}",
+            field=f"{where}.name",
+        )
+    if called is not None and name != called:
+        raise EpisodeError(
+            f"a tool result named {name!r} answers a call of {called!r} (its tool_call_id)",
+            field=f"{where}.name",
+        )
+    tools = [*harness.tool_names, *([harness.skill_loader] if harness.skills else [])]
+    if called is None and name not in tools:
+        raise EpisodeError(
+            f"a tool result named {name!r}, which is no tool of the harness "
+            f"(tools: {', '.join(tools) or 'none'})",
+            field=f"{where}.name",
+        )
 
 
 def _is_text_parts(content: Any) -> bool:

@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "18"  # 18: a plain-word tool the prose names as a word keeps its name
+    version = "19"  # 19: names move in thinking and a result's name
+    # 18: a plain-word tool the prose names as a word keeps its name
     # 17: a name the user writes as their own word stays in their
     # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
     # English one; 15: digits stay in their word (s3, k8s);
@@ -209,7 +210,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "36"  # 36: a total loss is one thing; a policy a compliance check reads is no set of
+    version = "37"  # 37: names move in thinking and a result's name
+    # 36: a total loss is one thing; a policy a compliance check reads is no set of
     # rules
     # 35: no hour for hr, cluster for group, patron for user, critique for audit;
     # reset password is one thing
@@ -349,7 +351,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "52"  # 52: a total loss is one thing; a policy a compliance check reads is no set of
+    version = "53"  # 53: names move in thinking and a result's name
+    # 52: a total loss is one thing; a policy a compliance check reads is no set of
     # rules
     # 51: a configured word moves in the hook feedback's core, never in its wrapper
     # 50: no hour for hr, cluster for group, patron for user, critique for audit;
@@ -448,7 +451,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "41"  # 41: a configured word moves in the hook feedback's core, never in its wrapper
+    version = "42"  # 42: names move in thinking and a result's name
+    # 41: a configured word moves in the hook feedback's core, never in its wrapper
     # 40: hook template fields and config value lists keep their names
     # 39: a title made from a parameter's name moves with it
     # 38: a plain-word parameter against CJK punctuation moves
