@@ -291,3 +291,58 @@ def test_trl_prompt_completion_rows_are_read_as_one_conversation(tmp_path):
     assert episode.messages == plain.messages and episode.gold == plain.gold
     (reject,) = result.rejects
     assert reject.line == 2 and reject.field == "prompt" and "list of messages" in reject.reason
+
+
+def test_rows_as_hub_datasets_store_them_are_read(tmp_path):
+    """A dataset on the Hub stores a row's tools as one JSON string (rows of any tools share a
+    column) and carries columns of its own: read as the tools and as the episode's meta, with
+    one notice per set of columns, not one per row."""
+    rows = [
+        chat(tools=json.dumps([PRICE_TOOL, HISTORY_TOOL]), category="pricing", source="shop-a"),
+        chat(category="pricing", source="shop-b"),
+        chat(tools="[{oops"),
+        chat(category="x", meta={"category": "y"}),
+    ]
+    result = import_openai(write(tmp_path / "hub.jsonl", rows))
+    assert (len(result.episodes), len(result.rejects)) == (2, 2)
+    first, second = result.episodes
+    assert [t.name for t in first.harness.tools] == ["get_price", "get_price_history"]
+    assert (first.meta["category"], first.meta["source"]) == ("pricing", "shop-a")
+    assert second.meta["source"] == "shop-b"
+    assert [(n.line, n.reason) for n in result.notices] == [
+        (
+            1,
+            "columns ['category', 'source'] kept under meta (this row and every later one with them)",
+        )
+    ]
+    reasons = {r.line: (r.field, r.reason) for r in result.rejects}
+    assert reasons[3][0] == "tools" and reasons[3][1].startswith(
+        "tools is a string that is no JSON"
+    )
+    assert reasons[4] == ("meta.category", "column 'category' is also a key of meta: give it once")
+
+
+def test_rows_of_formats_that_are_not_read_are_refused_by_name(tmp_path):
+    """A Hermes-style transcript writes its call into the assistant's text: read as it is, the
+    call would be a reply whose gold is "no call", the opposite of the task. ShareGPT and xLAM
+    rows are named, so that the user knows what to convert."""
+    hermes = chat()
+    hermes["messages"][2] = {
+        "role": "assistant",
+        "content": '<tool_call>\n{"name": "get_price", "arguments": {"link": 1}}\n</tool_call>',
+    }
+    del hermes["messages"][3]["tool_call_id"]
+    rows = [
+        hermes,
+        {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]},
+        {"query": "price of link 1", "tools": "[]", "answers": "[]"},
+        {"mesages": []},
+    ]
+    result = import_openai(write(tmp_path / "other.jsonl", rows))
+    assert result.episodes == []
+    reasons = {r.line: (r.field, r.reason) for r in result.rejects}
+    assert reasons[1][0] == "messages[2].content"
+    assert "writes a tool call into its text" in reasons[1][1]
+    assert reasons[2][0] == "conversations" and reasons[2][1].startswith("a ShareGPT row")
+    assert reasons[3][0] == "answers" and reasons[3][1].startswith("an xLAM/APIGen row")
+    assert reasons[4][1].startswith("unknown keys ['mesages']")

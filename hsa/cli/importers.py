@@ -113,7 +113,9 @@ def import_openai_cmd(
         Path,
         typer.Argument(
             help="JSONL with `messages` and `tools` per line (OpenAI / TRL format; TRL's "
-            "`prompt`/`completion` rows and the legacy `functions`/`function_call` rows too)."
+            "`prompt`/`completion` rows and the legacy `functions`/`function_call` rows too; "
+            "`tools` may be a JSON string, as Hub datasets store it, and other columns go "
+            "under each episode's `meta`)."
         ),
     ],
     out_path: Annotated[Path, typer.Option("--out", help="Episodes JSONL to write.")],

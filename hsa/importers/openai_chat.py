@@ -11,16 +11,26 @@ lists of messages) are read as their prompt then their completion. Rows of the l
 function-calling API are read too: ``functions`` as the tools, an assistant's ``function_call``
 as its one tool call (given the id ``call_<n>``), and a ``role: function`` message as the tool
 result of the latest unanswered call of that name.
+
+Rows as datasets on the Hugging Face Hub store them are read as well: ``tools`` written as a
+JSON string, and the dataset's own columns (``category``, ``source``) kept under the episode's
+``meta`` (one notice per set of such columns). Rows of formats this importer does not read are
+refused by name: ShareGPT's ``conversations``, xLAM's ``query``/``answers``, and tool calls
+written into an assistant's text (``<tool_call>{...}</tool_call>``), which would read as a
+reply.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from hsa.errors import EpisodeError, HsaError, Reject
+import orjson
+
+from hsa.errors import EpisodeError, HsaError, Notice, Reject
 from hsa.files.jsonl import read_lines
 from hsa.importers import ImportResult
 from hsa.model.episode import Episode, parse_arguments
@@ -79,6 +89,7 @@ def import_openai(
     path = Path(path)
     result = ImportResult(source=str(path))
     lines = read_lines(path)
+    told: set[tuple[str, ...]] = set()  # the sets of extra columns a notice named
     for line in progress(lines) if progress else lines:
         result.lines += 1
         if line.error is not None:
@@ -102,6 +113,19 @@ def import_openai(
             continue
         try:
             result.keep(Episode.from_dict(_episode_row(value, row_id, path.name)), line.number)
+            extra = tuple(sorted(extra_columns(value)))
+            if extra and extra not in told:  # once per set of columns, not once per row
+                told.add(extra)
+                result.notices.append(
+                    Notice(
+                        str(path),
+                        line.number,
+                        row_id,
+                        None,
+                        f"columns {list(extra)} kept under meta (this row and every later one "
+                        f"with them)",
+                    )
+                )
         except HsaError as exc:
             # The row's tools become the episode's inline harness; name the field as the user
             # wrote it ("tools[2]...", not "harness.tools[2]...").
@@ -114,13 +138,32 @@ def import_openai(
     return result
 
 
+# Other formats' rows, by the keys that tell them: read by no importer, said so by name.
+_OTHER_FORMATS = (
+    (
+        {"conversations"},
+        "a ShareGPT row (conversations of from/value turns): hsa reads OpenAI messages "
+        "(role/content, tool_calls); convert the turns first",
+    ),
+    (
+        {"query", "answers"},
+        "an xLAM/APIGen row (query, tools, answers): hsa reads OpenAI messages; write the query "
+        "as a user message and the answers as the assistant's tool_calls, and the tools as "
+        "JSON Schema functions",
+    ),
+)
+
+
 def _episode_row(value: Any, row_id: str, source: str) -> dict:
     if not isinstance(value, dict):
         raise EpisodeError(
             f"expected a JSON object with messages and tools, got {type(value).__name__}"
         )
-    unknown = set(value) - _KEYS - _LEGACY_KEYS - _PROMPT_COMPLETION_KEYS - _IGNORED_KEYS
-    if unknown:
+    unknown = extra_columns(value)
+    for keys, what in _OTHER_FORMATS:
+        if keys <= set(value) and "messages" not in value:
+            raise EpisodeError(what, field=sorted(keys)[0])
+    if unknown and "messages" not in value and not _PROMPT_COMPLETION_KEYS & set(value):
         raise EpisodeError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}")
     if _PROMPT_COMPLETION_KEYS & set(value):
         value = _prompt_completion(value)
@@ -134,12 +177,19 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
             raise EpisodeError("a row has both tools and functions (the legacy name): give one")
         tools = _legacy_tools(value["functions"])
     messages = _legacy_calls(messages)
-    if not isinstance(tools, list):
-        raise EpisodeError("tools must be a list of tool objects", field="tools")
+    tools = _decoded_tools(tools)
+    _no_calls_in_text(messages)
     meta = value.get("meta") or {}
     if not isinstance(meta, dict):
         raise EpisodeError(f"meta must be an object, got {type(meta).__name__}", field="meta")
     meta = {**meta}
+    # A dataset's own columns (a category, a source, a split) are the row's metadata.
+    for key in sorted(extra_columns(value)):
+        if key in meta:
+            raise EpisodeError(
+                f"column {key!r} is also a key of meta: give it once", field=f"meta.{key}"
+            )
+        meta[key] = value[key]
     meta.setdefault("source", source)
     return {
         "id": row_id,
@@ -148,6 +198,52 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         "gold": gold_from_messages(messages),
         "meta": meta,
     }
+
+
+def extra_columns(value: dict) -> set[str]:
+    """The keys of a conversation's row that no format here reads: kept under its meta."""
+    return set(value) - _KEYS - _LEGACY_KEYS - _PROMPT_COMPLETION_KEYS - _IGNORED_KEYS
+
+
+def _decoded_tools(tools: Any) -> list:
+    """The row's tools: a list of tool objects, or such a list written as a JSON string (as
+    datasets on the Hugging Face Hub store them, one string column for rows of any tools)."""
+    if isinstance(tools, str):
+        try:
+            tools = orjson.loads(tools)
+        except orjson.JSONDecodeError as exc:
+            raise EpisodeError(
+                f"tools is a string that is no JSON ({exc}); give a list of tool objects, or "
+                f"one written as a JSON string",
+                field="tools",
+            ) from None
+    if not isinstance(tools, list):
+        raise EpisodeError("tools must be a list of tool objects", field="tools")
+    return tools
+
+
+# A tool call written into an assistant's text, as Hermes-style chat templates print them
+# (Qwen, NousResearch): read as text, it would be a reply, and its gold "no call".
+_CALL_IN_TEXT = re.compile(r"<tool_call>\s*\{")
+
+
+def _no_calls_in_text(messages: list) -> None:
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if (
+            isinstance(message, dict)
+            and message.get("role") == "assistant"
+            and not message.get("tool_calls")
+            and isinstance(content, str)
+            and _CALL_IN_TEXT.search(content)
+        ):
+            raise EpisodeError(
+                "an assistant message writes a tool call into its text (<tool_call>{...}"
+                "</tool_call>, a Hermes-style template's output): hsa reads calls from "
+                "tool_calls, and would take this one for a reply; parse the calls into "
+                "tool_calls first",
+                field=f"messages[{i}].content",
+            )
 
 
 def _legacy_tools(functions: Any) -> list:
