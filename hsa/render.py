@@ -23,6 +23,7 @@ from hsa.files.assets import templates_dir
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
+from hsa.model.message import content_text
 from hsa.sandbox import LayoutSandbox, new_budget
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
@@ -341,7 +342,8 @@ def render_conversation(harness: Harness, conversation) -> list[dict]:
     system, preface = prompt_parts(harness)
     messages = list(conversation)
     while messages and messages[0].get("role") in ("system", "developer"):
-        own = messages.pop(0).get("content") or ""
+        # Text parts are the message's text (a list written into the prompt would be its repr).
+        own = content_text(messages.pop(0).get("content"))
         system = f"{system}\n\n{own}" if system else own
     if preface:
         first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)

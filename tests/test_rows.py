@@ -264,3 +264,14 @@ def test_a_lineage_whose_head_is_a_harness_variants_is_written_as_any_other(head
         assert lineage_json(head + rest) == whole
     alone = orjson.dumps([s.to_dict() for s in head]).decode()
     assert lineage_json(head, len(head)) == lineage_json(head, len(head) + 2) == alone
+
+
+def test_a_system_message_of_text_parts_joins_the_prompt_as_its_text(finance):
+    """OpenAI accepts a system message as a list of text parts; written into the rendered
+    prompt as it was, the model read a Python list's repr in every row."""
+    episode = finance["fin-balance-001"]
+    own = [{"type": "text", "text": "You are WeatherBot."}, {"type": "text", "text": "Be brief."}]
+    conversation = ({"role": "system", "content": own}, *episode.messages)
+    system = render_conversation(episode.harness, conversation)[0]
+    assert system["role"] == "system"
+    assert system["content"].endswith("\n\nYou are WeatherBot. Be brief.")
