@@ -344,3 +344,37 @@ def test_a_skill_file_named_in_another_case_is_a_reject_not_skipped(tmp_path, ca
     assert f"{source / 'lower' / 'skill.md'} id=lower: the skill file must be named SKILL.md" in (
         printed.err
     )
+
+
+def _skill_md(folder: Path, front: str, body: str = "Do the thing.\n") -> None:
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"{front}\n{body}", encoding="utf-8")
+
+
+def test_skill_files_as_editors_write_them_import_and_a_bad_kind_rejects_its_skill_alone(
+    tmp_path, capsys
+):
+    """A folded description keeps YAML's closing line break (a blank line in every layout's list
+    of skills), an opening ``--- `` with a trailing space is still front matter, and a kind that
+    is no string is one skill's reject: the import crashed on it, comparing kinds to sort them."""
+    source = tmp_path / "skills"
+    _skill_md(
+        source / "folded", "--- \nname: folded\ndescription: >\n  Answers in\n  two lines.\n---"
+    )
+    _skill_md(source / "numbered", "---\nname: numbered\ndescription: d\nmetadata:\n  kind: 5\n---")
+    _skill_md(
+        source / "listed", "---\nname: listed\ndescription: d\nmetadata:\n  kind: [a, b]\n---"
+    )
+    _skill_md(source / "plain", "---\nname: plain\ndescription: d\nmetadata:\n  kind: reply\n---")
+    out = tmp_path / "desk"
+    assert main(["import", "skills", str(source), "--out", str(out)]) == 0
+    harness = load_harness(out)
+    assert harness.skill_ids == ("folded", "plain")
+    assert harness.skill("folded").description == "Answers in two lines."
+    printed = capsys.readouterr()
+    assert "4 skill folders -> 2 skills, 2 rejected" in printed.out
+    for folder, kind in (("listed", "list"), ("numbered", "int")):
+        assert (
+            f"{source / folder / 'SKILL.md'} id={folder} metadata.kind: metadata.kind must be a "
+            f"string (the skill's kind, e.g. reply), got {kind}"
+        ) in printed.err

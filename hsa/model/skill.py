@@ -24,7 +24,7 @@ from hsa.files.textfile import dump_yaml, load_yaml
 SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
-_FRONT_MATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _FRONT_MATTER_KEYS = (
     "name",
     "description",
@@ -254,6 +254,13 @@ class Skill:
             raise HarnessError("metadata must be a mapping", file=file, field="metadata")
         metadata = dict(metadata)
         kind = metadata.pop("kind", None)
+        if kind is not None and not isinstance(kind, str):
+            raise HarnessError(
+                f"metadata.kind must be a string (the skill's kind, e.g. reply), got "
+                f"{type(kind).__name__}",
+                file=file,
+                field="metadata.kind",
+            )
         allowed = front.get("allowed-tools") or ""
         if isinstance(allowed, list) and all(isinstance(t, str) for t in allowed):
             allowed_tools = tuple(e for t in allowed for e in parse_allowed_tools(t))
@@ -276,7 +283,9 @@ class Skill:
             body = body[1:]
         return cls(
             id=name,
-            description=description,
+            # A folded or literal block (``description: >``) ends with the line break YAML
+            # keeps: in a layout's list of skills it would be a blank line.
+            description=description.rstrip(),
             content=body,
             kind=kind,
             allowed_tools=allowed_tools,
