@@ -210,15 +210,20 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     phrases = {**DEFAULT_PHRASES, **options.get("phrases", {})}
     # Generated sections carry uniform entries (name, tag, description) so every layout can list
     # skills, tools and hooks with one loop.
+    # A description is one entry's line: the line break a YAML block keeps at its end
+    # (``description: >`` in a SKILL.md) would be a blank line in every list.
     generated = {
         "skills": [
-            {"name": s.id, "tag": s.kind, "description": s.description} for s in harness.skills
+            {"name": s.id, "tag": s.kind, "description": s.description.strip()}
+            for s in harness.skills
         ],
         "tools": [
-            {"name": t.name, "tag": None, "description": t.description} for t in harness.all_tools()
+            {"name": t.name, "tag": None, "description": t.description.strip()}
+            for t in harness.all_tools()
         ],
         "hooks": [
-            {"name": h.name, "tag": h.event, "description": h.description} for h in harness.hooks
+            {"name": h.name, "tag": h.event, "description": h.description.strip()}
+            for h in harness.hooks
         ],
     }
     sections = [

@@ -19,6 +19,7 @@ from hsa.dataset.hub import push_version
 from hsa.dataset.licenses import is_open
 from hsa.errors import HsaError
 from hsa.model.harness import load_harness
+from hsa.render import render_system_prompt
 
 SEARCH = {
     "name": "search_orders",
@@ -359,7 +360,8 @@ def test_skill_files_as_editors_write_them_import_and_a_bad_kind_rejects_its_ski
     is no string is one skill's reject: the import crashed on it, comparing kinds to sort them."""
     source = tmp_path / "skills"
     _skill_md(
-        source / "folded", "--- \nname: folded\ndescription: >\n  Answers in\n  two lines.\n---"
+        source / "folded",
+        "--- \nname: folded\ndescription: >\n  Answers in\n  two lines.\nlicense: MIT\n---",
     )
     _skill_md(source / "numbered", "---\nname: numbered\ndescription: d\nmetadata:\n  kind: 5\n---")
     _skill_md(
@@ -370,7 +372,9 @@ def test_skill_files_as_editors_write_them_import_and_a_bad_kind_rejects_its_ski
     assert main(["import", "skills", str(source), "--out", str(out)]) == 0
     harness = load_harness(out)
     assert harness.skill_ids == ("folded", "plain")
-    assert harness.skill("folded").description == "Answers in two lines."
+    assert harness.skill("folded").description == "Answers in two lines.\n"  # as written
+    listed = render_system_prompt(harness)
+    assert "Answers in two lines.\n\n" not in listed and "Answers in two lines." in listed
     printed = capsys.readouterr()
     assert "4 skill folders -> 2 skills, 2 rejected" in printed.out
     for folder, kind in (("listed", "list"), ("numbered", "int")):

@@ -283,9 +283,7 @@ class Skill:
             body = body[1:]
         return cls(
             id=name,
-            # A folded or literal block (``description: >``) ends with the line break YAML
-            # keeps: in a layout's list of skills it would be a blank line.
-            description=description.rstrip(),
+            description=description,
             content=body,
             kind=kind,
             allowed_tools=allowed_tools,
