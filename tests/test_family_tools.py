@@ -1066,7 +1066,7 @@ def test_a_path_into_a_renamed_parameter_moves_with_it():
             "Cancel BK-1200, reason: wrong check_in date. Was `check_in` the field I got wrong?",
             ("cancel_booking", {"booking_id": "BK-1200", "reason": "wrong check_in date"}),
             "wrong check_in date",
-            "`check_in`",
+            None,  # a parameter the user writes is the user's word (see the next test)
         ),
         # banking: a reference the user quotes is a tool's name
         (
@@ -1084,7 +1084,7 @@ def test_a_path_into_a_renamed_parameter_moves_with_it():
 def test_the_users_own_data_stays_as_written(tools, user, call_args, kept, moved):
     """A gold value the user types is data, though it holds a harness name: renamed in the
     user's words it would ask for another value than the gold expects (verification rejected
-    every such variant). The user's other mentions of the name still move."""
+    every such variant). The user's other mentions of a tool's name still move."""
     name, args = call_args
     harness = Harness.from_dict({"name": "h", "tools": tools})
     episode = Episode.from_dict(
@@ -1108,8 +1108,51 @@ def test_the_users_own_data_stays_as_written(tools, user, call_args, kept, moved
         variant = variant_of(transform, episode, seed=seed)
         text = variant.episode.messages[0]["content"]
         assert text.count(kept) == 1, text
-        assert moved not in text, text  # renamed where the user names the harness's name
+        if moved is not None:
+            assert moved not in text, text  # renamed where the user names the harness's name
+        else:
+            assert text == user, text
         verify_variant(episode, variant.episode, variant.mapping)
+
+
+@pytest.mark.parametrize("transform", ["parameter_name_paraphrase", "parameter_name_mask"])
+@pytest.mark.parametrize(
+    "user",
+    [
+        # a student asks about their own code (a Portuguese tutoring desk)
+        "No meu código `limit=5` e `nivel: 3` estão certos? E o `aluno_id`?",
+        # a shipper quotes their own system's reference field and header
+        'Our reference field says "type=urgent; mode=sea"; our EDI needs x-request-id REQ-1.',
+    ],
+)
+def test_a_parameter_rename_leaves_the_users_own_words_as_written(transform, user):
+    """The user does not see the harness's parameters: a name they write is their code's, their
+    table's, their system's. Renamed there, the user would describe code or data they never
+    wrote, half renamed beside the names no parameter has."""
+    names = ("limit", "nivel", "aluno_id", "mode", "x-request-id", "query")
+    harness = Harness.from_dict(
+        {"name": "h", "tools": [tool_of("find", "Finds records.", strings(*names))]}
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [
+                {"role": "user", "content": user},
+                assistant(call("find", {"query": "x"})),
+            ],
+            "gold": {
+                "turns": [{"at": 1, "calls": [{"name": "find", "arguments": {"query": ["x"]}}]}]
+            },
+        },
+        harness=harness,
+    )
+    renamed = set()
+    for seed in range(6):
+        variant = variant_of(transform, episode, seed=seed)
+        renamed |= {old for r in variant.mapping.parameters.values() for old in r}
+        assert variant.episode.messages[0]["content"] == user
+        verify_variant(episode, variant.episode, variant.mapping)
+    assert renamed & {"limit", "nivel", "aluno_id", "mode", "x-request-id"}, renamed
 
 
 def test_renamable_parameters_follow_each_harness_order_and_read_each_text_alone():

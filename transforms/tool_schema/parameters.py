@@ -34,6 +34,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import (
     HOOK_MESSAGE_PREFIX,
     Hook,
+    from_user,
     hook_feedback,
     outside_format_fields,
     tool_result,
@@ -379,6 +380,11 @@ def _renamed_conversation(
         new = message
         # A text without an old name has nothing to move (most messages): it is left unread.
         if isinstance(content, str) and not any(old in content for old in names):
+            text = content
+        elif from_user(original):
+            # The user's own words: a name they write there is theirs (`limit=5` in their
+            # code, a column of their table), not the harness's parameter, which they do not
+            # see; renamed, the user would describe code or data they never wrote.
             text = content
         elif isinstance(content, str) and tool_result(message):
             if by_id is None:
