@@ -2025,6 +2025,56 @@ def test_a_parameter_named_like_a_value_in_a_hook_configuration_list_keeps_its_n
     assert "issue_refund.missing_items" not in moved and "issue_refund.order_id" in moved, moved
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_parameter_named_like_a_nested_field_a_hook_configuration_names_keeps_its_name(name):
+    """Freight: `currency` is a parameter of `declare` and a field of `book`'s `customs` object,
+    and a hook requires ``required_fields: [hs_code, currency]`` of that object. The config
+    may name the nested field, which keeps its name: renamed with the parameter, the hook
+    blocked every valid booking ("customs is missing currency_unit")."""
+    harness = Harness.from_dict(
+        {
+            "name": "freight",
+            "hooks": [
+                {
+                    "name": "customs_fields",
+                    "event": "tool_call",
+                    "function": "guard",
+                    "config": {
+                        "tools": ["book"],
+                        "object_param": "customs",
+                        "required_fields": ["hs_code", "currency"],
+                    },
+                }
+            ],
+            "hooks_source": "def guard(payload, config):\n    return {'ok': True}\n",
+            "tools": [
+                tool_of("declare", "Declares goods.", strings("hs_code", "currency", "value")),
+                tool_of(
+                    "book",
+                    "Books a shipment.",
+                    {
+                        "origin_port": {"type": "string"},
+                        "customs": {
+                            "type": "object",
+                            "properties": {
+                                "hs_code": {"type": "string"},
+                                "currency": {"type": "string"},
+                            },
+                        },
+                    },
+                ),
+            ],
+        }
+    )
+    moved = set()
+    for seed in range(8):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        moved |= set(variant.mapping.renamed()["parameters"])
+        config = variant.episode.harness.hooks[0].config
+        assert config["required_fields"] == ["hs_code", "currency"], config
+    assert "declare.currency" not in moved and "declare.value" in moved, moved
+
+
 @pytest.mark.parametrize(
     ("transform", "tools", "passed"),
     [

@@ -265,13 +265,18 @@ def _ambiguous(harness: Harness) -> set[str]:
     """Names whose prose mentions cannot be told to be a top-level parameter's, so they are
     never rewritten: a tool, skill or hook name, a nested property, the skill loader's own
     argument (``name``)."""
-    nested = {
+    nested = _nested_names(harness)
+    return set(harness.names) | nested | ({"name"} if harness.skills else set())
+
+
+def _nested_names(harness: Harness) -> set[str]:
+    """The names of the properties nested below a tool's top-level ones, in any tool."""
+    return {
         name
         for t in harness.tools
         for parts, _ in schema_nodes(t.parameters)
         if len(parts) > 2 and (name := property_name(parts)) is not None
     }
-    return set(harness.names) | nested | ({"name"} if harness.skills else set())
 
 
 # The parameters of a harness a rename may take, by exact harness fingerprint (the order of a
@@ -303,6 +308,11 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     # (``flag_param: refund`` beside a skill ``refund``): the config value moves as that name,
     # never as the parameter, so the parameter keeps it.
     fixed |= set(harness.names) & configured & set(names)
+    # A parameter named like a property nested in some tool (``currency`` of ``declare``, and
+    # ``customs.currency`` of ``book``) that a hook's config writes (``required_fields:
+    # [hs_code, currency]``): the config may name the nested one, which keeps its name, so a
+    # config renamed with the parameter would check for a field no call sends.
+    fixed |= _nested_names(harness) & configured & set(names)
     # A parameter hooks.py reads by its name (``arguments.get("payment")``): renamed, the hook
     # would look for an argument no call has, and stop checking.
     fixed |= written_in_code(harness.hooks_source, names)
