@@ -193,9 +193,17 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
         ("Follow the instructions below before any tool call.", True),
         ("See the following sections for the tools.", True),
         ("遵守上述规则，再调用工具。", True),
+        # the European languages harnesses are written in
+        ("Usa solo las herramientas listadas más abajo y la sección siguiente.", True),
+        ("Use apenas as ferramentas abaixo.", True),
+        ("Respectez les règles ci-dessous.", True),
+        ("Nutze nur die Werkzeuge weiter unten.", True),
+        ("Usa solo gli strumenti qui sotto.", True),
         # a threshold is no position
         ("Refunds above 500 EUR need a manager; below 20 EUR, just refund.", False),
+        ("Rimborsi sotto 500 euro: procedi.", False),
         ("Escalate outages at once.", False),
+        ("Sé amable y responde en español.", False),
     ],
 )
 def test_sections_that_refer_to_where_others_stand_keep_their_places(policy, refers):

@@ -267,7 +267,8 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "2"  # 2: a prompt whose text points at where sections stand keeps its order and
+    version = "3"  # 3: positions written in Spanish, Portuguese, French, German, Italian
+    # 2: a prompt whose text points at where sections stand keeps its order and
     # places
     family = "prompt_structure"
 
@@ -323,7 +324,22 @@ _POSITION = re.compile(
     r"|\bthe\s+[a-z]+(?:\s+[a-z]+)?\s+(?:above|below)\b(?!\s*[\d$€£¥])"
     r"|\bthe\s+(?:following|preceding|previous)\s+(?:section|sections|rule|rules|tool|tools|"
     r"skill|skills|instruction|instructions|list|steps|checks)\b"
-    r"|上述|以上规则|以上的|如下|下列|下面的|上面的|上記|下記|以下の",
+    r"|上述|以上规则|以上的|如下|下列|下面的|上面的|上記|下記|以下の"
+    # The European languages harnesses are often written in, whose words of place stand on
+    # their own ("más abajo", "ci-dessous", "weiter unten", "qui sotto"): read generously, since
+    # a prompt kept in order only loses a variant, and one reordered under "the section below"
+    # points the model at the wrong section.
+    r"|\b(?:(?:más|mas)\s+(?:abajo|arriba)|abajo|arriba|a\s+continuación|anteriormente"
+    r"|(?:secci[oó]n|secciones|reglas|herramientas|habilidades|instrucciones)\s+"
+    r"(?:siguientes?|anterior(?:es)?)"
+    r"|abaixo|acima|a\s+seguir|(?:se[cç][aã]o|se[cç][oõ]es|regras|ferramentas)\s+"
+    r"(?:seguintes?|anterior(?:es)?)"
+    r"|ci-dessous|ci-dessus|plus\s+(?:haut|bas)|(?:section|sections|règles|outils)\s+"
+    r"(?:suivante?s?|précédente?s?)"
+    r"|(?:weiter\s+)?(?:oben|unten)|nachstehend\w*|vorstehend\w*|folgende[nrs]?\s+"
+    r"(?:abschnitt\w*|regeln|werkzeuge|tools)"
+    r"|qui\s+sotto|(?:più\s+)?(?:sopra|sotto)(?=\s*[.,:;)!?]|\s*$)|di\s+seguito"
+    r"|(?:sezione|sezioni|regole|strumenti)\s+(?:seguent[ei]|precedent[ei]))\b",
     re.IGNORECASE,
 )
 
@@ -439,7 +455,8 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "2"  # 2: a prompt whose text points at where sections stand keeps its order and
+    version = "3"  # 3: positions written in Spanish, Portuguese, French, German, Italian
+    # 2: a prompt whose text points at where sections stand keeps its order and
     # places
     family = "prompt_structure"
 
