@@ -544,3 +544,25 @@ def test_a_parameter_rename_moves_its_mentions_in_an_assistants_thinking():
     source = replace(source, messages=tuple(messages))
     variant = rename_parameters(source, {"link": "item"})
     assert variant.messages[1]["reasoning_content"] == "Call it with `item` set to 2."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"mode": "sea", "container": "40HC", "quote_id": "Q-1"}\n```',
+        'Send `{"mode": "sea", "quote_id": "Q-1"}`.',
+    ],
+)
+def test_an_example_of_arguments_mixing_identifiers_and_plain_words_is_renamed_whole(text):
+    """The identifier-like ``quote_id`` is renamed first; then whether the example's keys are
+    all tool properties was asked of ``quoteIdentifier``, which none was, and its plain words
+    (``mode``, ``container``) were left as another system's data: half renamed."""
+    renames = {
+        "mode": "operatingMode",
+        "container": "containerValue",
+        "quote_id": "quoteIdentifier",
+    }
+    arguments = {"book_shipment": frozenset({"mode", "container", "quote_id", "items"})}
+    out = parameter_mentions(renames, arguments=arguments)(text)
+    assert '"operatingMode": "sea"' in out and '"quoteIdentifier": "Q-1"' in out, out
+    assert '"mode"' not in out and '"quote_id"' not in out, out

@@ -351,8 +351,15 @@ def parameter_mentions(
         else None
     )
 
-    # Every tool property, read once for both readers: whether code is about arguments.
-    keys = None if arguments is None else frozenset().union(*arguments.values())
+    # Every tool property, read once for both readers: whether code is about arguments. The new
+    # names too: the identifier-like names are renamed first, so an example of arguments that
+    # mixes them with plain words (``{"mode": "sea", "quote_id": "Q-1"}``) reads with its new
+    # key by the time its plain words are asked about.
+    keys = (
+        None
+        if arguments is None
+        else frozenset().union(*arguments.values()) | frozenset(renames.values())
+    )
     about_arguments = None if keys is None else _arguments_reader(arguments, keys, words)
 
     def keywords(span: re.Match, addresses: list[tuple[int, int]]) -> str:

@@ -351,7 +351,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "55"  # 55: a nested field a hook config names keeps its name
+    version = "56"  # 56: an example of arguments mixing identifiers and words is renamed whole
+    # 55: a nested field a hook config names keeps its name
     # 54: the user's own words are never renamed
     # 53: names move in thinking and a result's name
     # 52: a total loss is one thing; a policy a compliance check reads is no set of
@@ -453,7 +454,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "44"  # 44: a nested field a hook config names keeps its name
+    version = "45"  # 45: an example of arguments mixing identifiers and words is renamed whole
+    # 44: a nested field a hook config names keeps its name
     # 43: the user's own words are never renamed
     # 42: names move in thinking and a result's name
     # 41: a configured word moves in the hook feedback's core, never in its wrapper
