@@ -115,7 +115,22 @@ def test_an_error_response_or_another_shape_is_refused_with_one_message(tmp_path
     none = write_json(tmp_path / "n.json", {"tools": [BAD_SCHEMA]})
     # the job ran and kept nothing: 1, as every import that keeps nothing
     assert main(["import", "mcp", str(none), "--out", str(tmp_path / "tools")]) == 1
-    assert "FAILED: no tool could be imported" in capsys.readouterr().err
+    assert "FAILED: no tool could be imported; nothing was written" in capsys.readouterr().err
+    # nothing written: no folder, no rejects file that reads as a run that made something
+    assert not (tmp_path / "tools").exists() and not (tmp_path / "tools.rejects.jsonl").exists()
+
+
+def test_a_second_server_imported_into_the_same_folder_keeps_the_first_ones_rejects(tmp_path):
+    """Two MCP servers imported into one harness's tools folder, one run each (the way the
+    skills import asks tools to be added): the second run wrote its rejects over the first's."""
+    tools = tmp_path / "h" / "tools"
+    first = write_json(tmp_path / "a.json", {"tools": [SEARCH, BAD_SCHEMA]})
+    other = {**SEARCH, "name": "lookup"}
+    second = write_json(tmp_path / "b.json", {"tools": [other, {**BAD_SCHEMA, "name": "bad2"}]})
+    assert main(["import", "mcp", str(first), "--out", str(tools)]) == 0
+    assert main(["import", "mcp", str(second), "--out", str(tools)]) == 0
+    rejects = (tmp_path / "h" / "tools.rejects.jsonl").read_text().splitlines()
+    assert [json.loads(r)["source"] for r in rejects] == [str(first), str(second)]
 
 
 # ---- skills ------------------------------------------------------------------------------------

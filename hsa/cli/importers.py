@@ -157,7 +157,9 @@ def import_mcp_cmd(
 
     Each file keeps the MCP tool object as the server sent it (inputSchema, title, annotations);
     a tool that does not load (no name, an inputSchema that is no JSON Schema of an object, a
-    name seen before) is rejected with its reason. Nothing is overwritten.
+    name seen before) is rejected with its reason. Nothing is overwritten: a second server
+    imported into the same folder adds its tools, and its rejects after the first one's; an
+    import that keeps no tool writes nothing.
 
         hsa import mcp tools-list.json --out my-harness/tools
     """
@@ -177,15 +179,21 @@ def import_mcp_cmd(
     )
     for reject in result.rejects[:5]:
         err.print(f"  rejected {reject}", markup=False, highlight=False)
+    if len(result.rejects) > 5:
+        err.print(f"  ... {len(result.rejects) - 5} more", markup=False, highlight=False)
     for notice in result.notices:
         err.print(f"  {notice}", markup=False, highlight=False)
-    out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
     if not written:
-        # the job ran and kept nothing: exit 1, as every import that keeps nothing does
+        # the job ran and kept nothing: exit 1, as every import that keeps nothing does, and
+        # write nothing (a rejects file beside no tools would read as a run that made some)
         err.print(
-            f"FAILED: no tool could be imported; see {rejects_path}", markup=False, highlight=False
+            f"FAILED: no tool could be imported; nothing was written ({out_dir} and "
+            f"{rejects_path} are left as they were)",
+            markup=False,
+            highlight=False,
         )
         raise typer.Exit(1)
+    out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
 
 
 @import_app.command("skills")

@@ -381,10 +381,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
-def write_jsonl(path: str | os.PathLike, rows: Iterable[Any]) -> int:
-    """Write rows as canonical JSON lines, atomically; return how many were written."""
+def write_jsonl(
+    path: str | os.PathLike, rows: Iterable[Any], *, after_existing: bool = False
+) -> int:
+    """Write rows as canonical JSON lines, atomically; return how many were written.
+    ``after_existing``: the lines already in ``path`` stay, the rows after them."""
     count = 0
+    earlier = Path(path).read_bytes() if after_existing and Path(path).is_file() else b""
     with atomic_path(path) as tmp, open(tmp, "wb") as out:
+        out.write(earlier)
         for row in rows:
             out.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
             count += 1

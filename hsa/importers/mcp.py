@@ -144,8 +144,12 @@ def write_tools(
     result: McpImport, out_dir: str | os.PathLike, rejects_path: str | os.PathLike
 ) -> list[Path]:
     """Write each tool to ``out_dir/<name>.json`` and the rejects as JSONL; refuses, writing
-    nothing, when a tool file is already there."""
+    nothing, when a tool file is already there. An import that keeps no tool writes nothing
+    (its rejects are printed). Rejects already in ``rejects_path`` (an earlier import of another
+    server into the same folder) are kept, the new ones after them: each names its source."""
     out = Path(out_dir)
+    if not result.tools:
+        return []
     if out.exists() and not out.is_dir():
         raise HsaError("the tools folder is a file", file=str(out))
     clash = [name for name, _ in result.tools if (out / name).exists()]
@@ -164,7 +168,7 @@ def write_tools(
         for name, _ in result.tools:  # every file is complete before the first one appears
             os.replace(staging / name, out / name)
             written.append(out / name)
-        write_jsonl(rejects_path, (r.to_dict() for r in result.rejects))
+        write_jsonl(rejects_path, (r.to_dict() for r in result.rejects), after_existing=True)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
