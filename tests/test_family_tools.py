@@ -2821,8 +2821,16 @@ def check_payout(payload, config):
 """
 
 
+# A hook whose own sentence uses the word again ("lower the amount"): that word is the hook's,
+# and the variant's hook still writes it.
+PAYOUT_HOOK_REPEATING = PAYOUT_HOOK.replace(
+    "is over the limit of {config['limit']}.", "is over the limit; lower the amount."
+)
+
+
+@pytest.mark.parametrize("source", [PAYOUT_HOOK, PAYOUT_HOOK_REPEATING])
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
-def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name):
+def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name, source):
     """The payout hook reads the parameter it checks from its config (`amount_field: amount`)
     and writes it into its feedback ("amount 26000 is over the limit"). The config moves with
     the rename, so the variant's hook writes the new name: the recorded feedback must say what
@@ -2838,7 +2846,7 @@ def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name):
                     "config": {"amount_field": "amount", "limit": 20000},
                 }
             ],
-            "hooks_source": PAYOUT_HOOK,
+            "hooks_source": source,
             "tools": [
                 tool_of(
                     "pay_claim",
@@ -2861,7 +2869,11 @@ def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name):
                     "role": "tool",
                     "tool_call_id": "c1",
                     "name": "hook.payout_limit",
-                    "content": "amount 26000 is over the limit of 20000.",
+                    "content": (
+                        "amount 26000 is over the limit of 20000."
+                        if source == PAYOUT_HOOK
+                        else "amount 26000 is over the limit; lower the amount."
+                    ),
                 },
                 assistant(retried),
                 {"role": "tool", "tool_call_id": "c2", "content": '{"paid": 20000}'},

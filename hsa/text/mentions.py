@@ -162,15 +162,24 @@ def find_mentions(text: str, names) -> list[str]:
     return [m.group(0) for m in _outside_urls(_pattern(tuple(sorted(present))), text)]
 
 
-def replace_mentions(text: str, mapping: Mapping[str, str]) -> str:
+def replace_mentions(text: str, mapping: Mapping[str, str], *, first_only: bool = False) -> str:
     """Rewrite every mention of a key of ``mapping`` to its value, all in one pass (so a rename
-    chain a->b, b->c never turns a into c)."""
+    chain a->b, b->c never turns a into c); ``first_only``: only each key's first mention."""
     if not mapping or not text:
         return text
     present = {k: v for k, v in mapping.items() if k != v and k in text}
     if not present:
         return text
-    return sub_outside_urls(_pattern(tuple(sorted(present))), lambda m: present[m.group(0)], text)
+    seen: set[str] = set()
+
+    def renamed(m: re.Match) -> str:
+        name = m.group(0)
+        if first_only and name in seen:
+            return name
+        seen.add(name)
+        return present[name]
+
+    return sub_outside_urls(_pattern(tuple(sorted(present))), renamed, text)
 
 
 # How a plain-word name stands as code: written between backticks, or as a call (below). Each

@@ -351,7 +351,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "56"  # 56: an example of arguments mixing identifiers and words is renamed whole
+    version = "57"  # 57: a configured word moves where the feedback first names it
+    # 56: an example of arguments mixing identifiers and words is renamed whole
     # 55: a nested field a hook config names keeps its name
     # 54: the user's own words are never renamed
     # 53: names move in thinking and a result's name
@@ -454,7 +455,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "45"  # 45: an example of arguments mixing identifiers and words is renamed whole
+    version = "46"  # 46: a configured word moves where the feedback first names it
+    # 45: an example of arguments mixing identifiers and words is renamed whole
     # 44: a nested field a hook config names keeps its name
     # 43: the user's own words are never renamed
     # 42: names move in thinking and a result's name

@@ -447,14 +447,19 @@ def _feedback_rewritten(
     rewrite: Callable[[str], str], words: dict[str, str], hook: Hook, text: str
 ) -> str:
     """A hook's feedback through the parameter rename's prose, and its configured plain-word
-    parameters (:func:`_configured_words`) moved wherever they stand as a whole word of the core
-    feedback: the wrapper of its format (json:guard's key "reason") is the format's, and stays."""
+    parameters (:func:`_configured_words`) moved where they first stand as a whole word of the
+    core feedback: the wrapper of its format (json:guard's key "reason") is the format's, and
+    stays. Only the first: a hook writes the name it reads from its config once, where it
+    names what it checks ("referencia «4821» no es una referencia válida. Pídele la
+    referencia..."), and the same word later in its own sentence is its own word."""
     text = rewrite(text)
     format_id = hook_format(hook.config)
     try:
         parsed = parse_feedback(text, format_id, hook=hook.name)
     except HsaError:  # not in its format (an older recording): the whole text is the feedback
-        return replace_mentions(text, words)
+        return replace_mentions(text, words, first_only=True)
     return format_feedback(
-        hook.name, replace_mentions(parsed.feedback, words), *split_format(format_id)
+        hook.name,
+        replace_mentions(parsed.feedback, words, first_only=True),
+        *split_format(format_id),
     )
