@@ -346,3 +346,20 @@ def test_rows_of_formats_that_are_not_read_are_refused_by_name(tmp_path):
     assert reasons[2][0] == "conversations" and reasons[2][1].startswith("a ShareGPT row")
     assert reasons[3][0] == "answers" and reasons[3][1].startswith("an xLAM/APIGen row")
     assert reasons[4][1].startswith("unknown keys ['mesages']")
+
+
+def test_fine_tuning_weights_of_one_are_read_and_others_refused(tmp_path):
+    """OpenAI's fine-tuning format marks each assistant message ``weight: 1`` (train on it) or
+    ``0`` (learn nothing from it): every line that had one was rejected for an unknown key. A
+    weight of 1 is what a row does with every assistant message; 0 would be lost, and is said."""
+    weighted = chat()
+    weighted["messages"][2]["weight"] = 1
+    weighted["messages"][-1]["weight"] = 1
+    skipped = chat()
+    skipped["messages"][2]["weight"] = 0
+    result = import_openai(write(tmp_path / "ft.jsonl", [weighted, skipped]))
+    assert len(result.episodes) == 1
+    assert all("weight" not in m for m in result.episodes[0].messages)
+    (reject,) = result.rejects
+    assert (reject.line, reject.field) == (2, "messages[2].weight")
+    assert reject.reason.startswith("weight 0: a fine-tuning weight other than 1")

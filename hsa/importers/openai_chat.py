@@ -47,6 +47,26 @@ _EMPTY_SDK_FIELDS = ("refusal", "annotations", "audio", "function_call", "tool_c
 _IGNORED_KEYS = {"parallel_tool_calls"}
 
 
+def _without_training_weights(messages: list) -> list:
+    """The messages without OpenAI fine-tuning's per-message ``weight``: 1 (train on it) is what
+    every assistant message of a row is; 0 (show it, learn nothing from it) is refused, since a
+    row trains on all its assistant messages and the weight would be lost."""
+    out = []
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and "weight" in message:
+            weight = message["weight"]
+            if weight != 1 or isinstance(weight, bool):
+                raise EpisodeError(
+                    f"weight {weight!r}: a fine-tuning weight other than 1 (train on this "
+                    f"message) is not kept, since hsa rows train on every assistant message; "
+                    f"drop the row or the message",
+                    field=f"messages[{i}].weight",
+                )
+            message = {k: v for k, v in message.items() if k != "weight"}
+        out.append(message)
+    return out
+
+
 def _without_empty_sdk_fields(messages: list) -> list:
     out = []
     for message in messages:
@@ -170,7 +190,7 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
     messages = value.get("messages")
     if not isinstance(messages, list):
         raise EpisodeError("messages must be a list", field="messages")
-    messages = _without_empty_sdk_fields(messages)
+    messages = _without_training_weights(_without_empty_sdk_fields(messages))
     tools = value.get("tools") or []
     if "functions" in value:
         if "tools" in value:
