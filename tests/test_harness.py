@@ -61,6 +61,23 @@ def test_skill_order_survives_round_trip(tmp_path):
     assert load_harness(save_harness(harness, tmp_path / "out")).skill_ids == ("b-skill", "a-skill")
 
 
+@pytest.mark.parametrize("skill_id", ["refund_policy", "RefundPolicy", "shop.refund-policy"])
+def test_a_harness_whose_skill_ids_are_no_skill_md_names_is_not_written_as_a_folder(
+    tmp_path, skill_id
+):
+    """A variant's skill ids in another convention (skill_id_case, skill_id_namespace) were
+    written into SKILL.md files that load_harness then refused: the folder is refused before
+    anything is written, naming the skill."""
+    harness = Harness.from_dict(
+        {"name": "h", "skills": [{"id": skill_id, "description": "d", "content": "c"}]}
+    )
+    with pytest.raises(HarnessError) as caught:
+        save_harness(harness, tmp_path / "out")
+    assert caught.value.field == f"skills.{skill_id}"
+    assert "is no SKILL.md name" in caught.value.reason
+    assert not (tmp_path / "out").exists()
+
+
 def test_mcp_tool_is_normalised(tmp_path):
     mcp = {
         "name": "get_price",

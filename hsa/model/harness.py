@@ -37,7 +37,7 @@ from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
 from hsa.model.hook_feedback import FORMAT_KEY, hook_format
 from hsa.model.schema import property_names, schema_descriptions
-from hsa.model.skill import Skill, allowed_tool_name
+from hsa.model.skill import MAX_NAME, SKILL_NAME, Skill, allowed_tool_name
 from hsa.model.tool import Tool
 
 # Sections of the system prompt that are generated from the harness rather than written as text.
@@ -823,6 +823,18 @@ def save_harness(harness: Harness, folder: str | os.PathLike) -> Path:
     root = Path(folder)
     if root.exists() and any(root.iterdir()):
         raise HarnessError("refusing to write a harness into a non-empty folder", file=str(root))
+    for skill in harness.skills:
+        # A folder names each skill by its SKILL.md's name, which the format restricts; a
+        # variant's id in another convention (``refund_policy``, ``RefundPolicy``) would be
+        # written into a folder that no longer loads.
+        if not SKILL_NAME.match(skill.id) or len(skill.id) > MAX_NAME:
+            raise HarnessError(
+                f"skill id {skill.id!r} is no SKILL.md name (lowercase letters, digits and "
+                f"single hyphens, at most {MAX_NAME} characters), so this harness cannot be "
+                f"written as a folder; keep it as JSON (Harness.to_dict)",
+                file=str(root),
+                field=f"skills.{skill.id}",
+            )
     root.mkdir(parents=True, exist_ok=True)
     manifest = {
         k: v
