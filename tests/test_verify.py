@@ -566,3 +566,45 @@ def test_an_example_of_arguments_mixing_identifiers_and_plain_words_is_renamed_w
     out = parameter_mentions(renames, arguments=arguments)(text)
     assert '"operatingMode": "sea"' in out and '"quoteIdentifier": "Q-1"' in out, out
     assert '"mode"' not in out and '"quote_id"' not in out, out
+
+
+LAYOUT = (
+    "{# the house layout #}Golden rule: call get_price before anything, and load price-reply.\n"
+    "{% for s in sections %}## {{ s.heading }}\n{{ s.text }}{% for e in s.entries %}\n"
+    "- {{ e.name }}: {{ e.description }}{% endfor %}\n{% endfor %}"
+)
+
+
+def _with_house_layout(source: Episode) -> Episode:
+    harness = replace(
+        source.harness,
+        layouts={"house": LAYOUT},
+        prompt=replace(source.harness.prompt, layout="house"),
+    )
+    return replace(source, harness=harness)
+
+
+def test_names_a_harnesss_own_layout_writes_move_and_its_code_stays():
+    """A layout of the harness's own may write names into its text ("call get_price before
+    anything"), which every prompt shows: they stayed through every rename, beside a tool list
+    that no longer had them, and verification passed."""
+    from hsa.render import render_system_prompt
+
+    source = _with_house_layout(original())
+    variant = rename_episode(source, RENAME)
+    verify_variant(source, variant, RENAME)
+    layout = variant.harness.layouts["house"]
+    assert layout.startswith(
+        "{# the house layout #}Golden rule: call fetch_cost before anything, and load answer-price."
+    )
+    assert layout.split("\n", 1)[1] == LAYOUT.split("\n", 1)[1]  # the Jinja code as written
+    prompt = render_system_prompt(variant.harness)
+    assert "call fetch_cost before anything" in prompt and "get_price " not in prompt
+
+
+def test_a_name_left_in_a_harnesss_own_layout_is_caught():
+    source = _with_house_layout(original())
+    variant = rename_episode(source, RENAME)
+    stale = replace(variant, harness=replace(variant.harness, layouts={"house": LAYOUT}))
+    with pytest.raises(VerificationFailed, match="survives in layout house"):
+        verify_variant(source, stale, RENAME)

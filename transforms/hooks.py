@@ -86,7 +86,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "21"  # 21: names move in thinking and a result's name
+    version = "22"  # 22: names in a harness's own layout text move
+    # 21: names move in thinking and a result's name
     # 20: a harness in Han or kana alone is no English one
     # 19: a name the user writes as their own word stays in their
     # words; 18: umlauts stay in their word; a Hangul or Cyrillic harness is no

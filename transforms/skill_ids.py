@@ -219,7 +219,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "31"  # 31: names move in thinking and a result's name
+    version = "32"  # 32: names in a harness's own layout text move
+    # 31: names move in thinking and a result's name
     # 30: a total loss is one thing; a policy a compliance check reads is no set of
     # rules
     # 29: no skill is renamed into a parameter's name
@@ -276,7 +277,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "19"  # 19: names move in thinking and a result's name
+    version = "20"  # 20: names in a harness's own layout text move
+    # 19: names move in thinking and a result's name
     # 18: no skill is renamed into a parameter's name
     # 17: a skill id that is also a parameter name is kept
     # 16: a name the user writes as their own word stays in their
@@ -338,7 +340,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "23"  # 23: names move in thinking and a result's name
+    version = "24"  # 24: names in a harness's own layout text move
+    # 23: names move in thinking and a result's name
     # 22: no skill is renamed into a parameter's name
     # 21: a skill id that is also a parameter name is kept
     # 20: a coupon issued is no problem, to apply for a refund no use, a refund
@@ -406,7 +409,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "18"  # 18: names move in thinking and a result's name
+    version = "19"  # 19: names in a harness's own layout text move
+    # 18: names move in thinking and a result's name
     # 17: no skill is renamed into a parameter's name
     # 16: a skill id that is also a parameter name is kept
     # 15: a name the user writes as their own word stays in their

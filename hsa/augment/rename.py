@@ -43,6 +43,7 @@ from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
+from hsa.model.layout_text import rewrite_layout_text
 from hsa.model.memo import LONG_TEXTS, BoundedMemo, LongTexts
 from hsa.model.message import answered_calls
 from hsa.model.schema import IN_PLACE_LISTS, IN_PLACE_VALUES, rewrite_descriptions
@@ -395,7 +396,15 @@ def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = No
         skills=skills,
         hooks=hooks,
         prompt=harness.prompt.rewritten(prose),
+        layouts=renamed_layouts(harness.layouts, prose),
     )
+
+
+def renamed_layouts(layouts: dict, rewrite: Callable[[str], str]) -> dict:
+    """A harness's own layouts with the names their literal text writes moved by ``rewrite``
+    (hsa.model.layout_text); the same dict when none moves."""
+    out = {name: rewrite_layout_text(source, rewrite) for name, source in layouts.items()}
+    return layouts if all(out[n] is layouts[n] for n in layouts) else out
 
 
 def _rename_call(call: dict, harness: Harness, mapping: Mapping) -> dict:

@@ -36,6 +36,7 @@ from hsa.files.textfile import decode_utf8, dump_yaml, load_yaml, read_bytes, wr
 from hsa.model.frozen import replace
 from hsa.model.hook import Hook, defined_functions, import_hooks
 from hsa.model.hook_feedback import FORMAT_KEY, hook_format
+from hsa.model.layout_text import layout_text
 from hsa.model.schema import property_names, schema_descriptions
 from hsa.model.skill import MAX_NAME, SKILL_NAME, Skill, allowed_tool_name
 from hsa.model.tool import Tool
@@ -241,7 +242,7 @@ class Harness:
     def prose(self):
         """(where, text) for every free text of the harness the model reads: prompt texts, skill
         descriptions and contents, tool and parameter descriptions, hook descriptions and
-        configuration."""
+        configuration, and the literal text of its own layouts (hsa.model.layout_text)."""
         for name, text in self.prompt.text.items():
             yield f"prompt.text.{name}", text
         yield from self.prompt.wording()
@@ -253,6 +254,10 @@ class Harness:
                 yield f"tool {tool.name} parameters", text
         for hook in self.hooks:
             yield f"hook {hook.name}", hook.description + orjson.dumps(hook.config).decode()
+        for name, source in self.layouts.items():
+            text = layout_text(source)
+            if text:
+                yield f"layout {name}", text
 
     @cached_property
     def _tools_by_name(self) -> dict[str, Tool]:

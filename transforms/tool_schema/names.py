@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "19"  # 19: names move in thinking and a result's name
+    version = "20"  # 20: names in a harness's own layout text move
+    # 19: names move in thinking and a result's name
     # 18: a plain-word tool the prose names as a word keeps its name
     # 17: a name the user writes as their own word stays in their
     # words; 16: umlauts stay in their word; a Hangul or Cyrillic harness is no
@@ -210,7 +211,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "37"  # 37: names move in thinking and a result's name
+    version = "38"  # 38: names in a harness's own layout text move
+    # 37: names move in thinking and a result's name
     # 36: a total loss is one thing; a policy a compliance check reads is no set of
     # rules
     # 35: no hour for hr, cluster for group, patron for user, critique for audit;
@@ -351,7 +353,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "57"  # 57: a configured word moves where the feedback first names it
+    version = "58"  # 58: names in a harness's own layout text move
+    # 57: a configured word moves where the feedback first names it
     # 56: an example of arguments mixing identifiers and words is renamed whole
     # 55: a nested field a hook config names keeps its name
     # 54: the user's own words are never renamed
@@ -455,7 +458,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "46"  # 46: a configured word moves where the feedback first names it
+    version = "47"  # 47: names in a harness's own layout text move
+    # 46: a configured word moves where the feedback first names it
     # 45: an example of arguments mixing identifiers and words is renamed whole
     # 44: a nested field a hook config names keeps its name
     # 43: the user's own words are never renamed

@@ -18,6 +18,7 @@ from hsa.augment.rename import (
     rename_conversation,
     renamed_config,
     renamed_harness,
+    renamed_layouts,
     rewrite_json_strings,
     skill_results,
 )
@@ -165,7 +166,8 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
         for k in h.hooks
     )
     prompt = h.prompt.rewritten(prose)
-    harness = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt)
+    layouts = renamed_layouts(h.layouts, prose)
+    harness = replace(h, tools=tools, skills=skills, hooks=hooks, prompt=prompt, layouts=layouts)
     return _renamed_conversation(episode, mapping, prose, harness, names)
 
 

@@ -1,0 +1,35 @@
+"""The literal text of a harness's own prompt layout (``layouts/<name>.j2``): what the Jinja
+template writes besides what it is given, outside its ``{{ }}``, ``{% %}`` and ``{# #}``.
+
+A layout may write names into that text ("call check_availability before book_room"), which the
+model reads in every prompt as it reads a section's text: renames move them, verification looks
+for stale ones, and the transforms that read the harness's prose read it (via
+:meth:`hsa.model.harness.Harness.prose`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# A Jinja expression, statement or comment, as the default delimiters write them.
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+
+
+def layout_text(source: str) -> str:
+    """The template's literal pieces, one per line."""
+    return "\n".join(piece for piece in _JINJA.split(source) if piece.strip())
+
+
+def rewrite_layout_text(source: str, rewrite: Callable[[str], str]) -> str:
+    """``source`` with every literal piece through ``rewrite``; its Jinja code as written."""
+    parts, last = [], 0
+    for code in _JINJA.finditer(source):
+        parts += [
+            rewrite(source[last : code.start()]) if code.start() > last else "",
+            code.group(0),
+        ]
+        last = code.end()
+    parts.append(rewrite(source[last:]) if last < len(source) else "")
+    out = "".join(parts)
+    return source if out == source else out
