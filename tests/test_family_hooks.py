@@ -20,6 +20,7 @@ from hsa.dataset.pipeline import augment, augment_episode
 from hsa.errors import HsaError
 from hsa.example import load_example_episodes, load_example_harness
 from hsa.model.episode import Episode
+from hsa.model.gold import Gold
 from hsa.model.harness import Harness, load_harness
 from hsa.model.hook import Hook
 from hsa.model.hook_feedback import (
@@ -315,6 +316,55 @@ def test_swap_moves_hook_mentions_inside_the_core_and_keeps_list_content():
     ]
 
 
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_hook_named_like_a_parameter_keeps_its_name(split):
+    """Smart home: the hook ``pin`` checks the parameter its config names (``pin_param: pin``).
+    Renamed as the hook, the config value became ``check_pin``: the variant's hook looked for
+    an argument no call sends and blocked every unlock the recording let through."""
+    harness = Harness.from_dict(
+        {
+            "name": "home",
+            "hooks": [
+                {
+                    "name": "pin",
+                    "event": "tool_call",
+                    "function": "f",
+                    "config": {"pin_param": "pin"},
+                },
+                {"name": "quiet_hours", "event": "tool_call", "function": "f"},
+            ],
+            "hooks_source": "def f(payload, config):\n    return {'ok': True}\n",
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "lock_door",
+                        "description": "Locks or unlocks a door.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "door_id": {"type": "string"},
+                                "pin": {"type": "string"},
+                            },
+                        },
+                    },
+                }
+            ],
+        }
+    )
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for seed in range(6):
+        params = HookImplementationSwap(split=split).sample_params(episode, random.Random(seed))
+        assert "pin" not in params["renames"] and "quiet_hours" in params["renames"]
+        out = HookImplementationSwap(split=split).apply(episode, params)
+        assert [h.config["pin_param"] for h in out.harness.hooks if h.name == "pin"] == ["pin"]
+
+
 def test_swap_refuses_params_that_do_not_fit(example):
     episode = next(e for e in example if hook_messages(e))
     swap = HookImplementationSwap()
@@ -465,6 +515,8 @@ def test_a_recovery_that_writes_the_feedbacks_number_in_groups_keeps_its_sequenc
 
     assert retry_sequences(episode("Over the front-desk limit of 2000.")) == []
     assert retry_sequences(episode("Over the front-desk limit of 2,000.")) == []
+    # a range gives its ends ("18-24 °C": a reply that then says 24 read it there)
+    assert retry_sequences(episode("Payments must be in the range 500-2000.")) == []
     # a number the feedback does not give: the recovery leans on nothing
     assert retry_sequences(episode("Over the front-desk limit.")) != []
 

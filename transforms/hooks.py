@@ -47,6 +47,7 @@ from hsa.model.hook_feedback import (
 )
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
+from hsa.model.schema import property_names
 from hsa.render import prompt_parts, tools_json
 from hsa.text.names import name_words, write_name
 from hsa.transforms._language import table_languages
@@ -86,7 +87,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "22"  # 22: names in a harness's own layout text move
+    version = "23"  # 23: a hook named like a parameter keeps its name
+    # 22: names in a harness's own layout text move
     # 21: names move in thinking and a result's name
     # 20: a harness in Han or kana alone is no English one
     # 19: a name the user writes as their own word stays in their
@@ -127,7 +129,13 @@ class HookImplementationSwap(Transform):
             mask_prefixes=("hook",),
         )
         renames = {}
+        # A hook named like a parameter (``pin``, beside a ``pin_param: pin`` in its config):
+        # a config value or feedback word that says it may name either, and renamed as the
+        # hook, the hook would look for an argument no call sends. Such a hook keeps its name.
+        properties = {n for t in harness.tools for n in property_names(t.parameters)}
         for hook in harness.hooks:
+            if hook.name in properties:
+                continue
             style = renamer.style()
             renames[hook.name] = next(
                 (
@@ -315,9 +323,14 @@ _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 def _data(text: str) -> set[str]:
     """The data ``text`` writes, each as written and a grouped number also without its commas:
-    "at most $2,000" writes the 2000 of "over the limit of 2000"."""
+    "at most $2,000" writes the 2000 of "over the limit of 2000"; and a hyphenated datum's
+    parts too: a range "(18-24 °C)" gives the 24 a reply then writes."""
     found = set(_DATUM.findall(text))
-    return found | {datum.replace(",", "") for datum in found if _GROUPED.fullmatch(datum)}
+    return (
+        found
+        | {datum.replace(",", "") for datum in found if _GROUPED.fullmatch(datum)}
+        | {part for datum in found if "-" in datum for part in datum.split("-") if part}
+    )
 
 
 def _written(message: dict) -> str:
@@ -401,7 +414,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "7"  # 7: a later message that writes what only the feedback gave keeps its sequence
+    version = "8"  # 8: a range in the feedback gives its ends
+    # 7: a later message that writes what only the feedback gave keeps its sequence
     # 6: a value stands on its own as user data does (hyphen and dot glue);
     # 5: a call's string value the feedback gave (an airport code) is read there;
     # 4: a number the feedback gave, written in groups (2,000), is read there
