@@ -42,6 +42,7 @@ from hsa.transforms.prompt_structure import (
     PromptSectionOrder,
     PromptWording,
     order_split,
+    refers_to_position,
     rendered_sections,
 )
 from tests.strategies import harnesses, unicode_text
@@ -199,6 +200,11 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
         ("Respectez les règles ci-dessous.", True),
         ("Nutze nur die Werkzeuge weiter unten.", True),
         ("Usa solo gli strumenti qui sotto.", True),
+        ("Gli strumenti elencati sopra e le regole bastano.", True),
+        ("Rileggi le istruzioni precedenti.", True),
+        ("Come indicato in precedenza, chiedi il nome.", True),
+        ("Le regole sopra riportate valgono sempre.", True),
+        ("La colazione è servita al piano di sotto.", False),  # downstairs: no position
         # a threshold is no position
         ("Refunds above 500 EUR need a manager; below 20 EUR, just refund.", False),
         ("Rimborsi sotto 500 euro: procedi.", False),
@@ -752,3 +758,47 @@ def test_wording_draws_only_a_language_the_harness_is_written_in(language, optio
             if params["language"] is None:
                 assert out.harness.prompt == harness.prompt
     assert seen == drawn
+
+
+def test_a_harness_rendering_through_its_own_layout_keeps_it_and_its_places():
+    """A layout of the harness's own writes text of its own (a header, "load a skill with
+    carica_competenza", a footer counting sections): another layout dropped it in every row, and
+    sections moved to the user turn were rendered through it a second time, header and footer
+    included."""
+    own = "=== House ===\n{% for s in sections %}{{ s.heading }}: {{ s.text }}\n{% endfor %}=== End ==="
+    harness = replace(TINY, layouts={"house": own}, prompt=replace(TINY.prompt, layout="house"))
+    episode = Episode(
+        "e",
+        harness,
+        ({"role": "user", "content": "hi"},),
+        Gold.from_dict({"no_call": True}, n_messages=1),
+    )
+    for seed in range(8):
+        for split in ("train", "heldout"):
+            drawn = PromptLayout(split=split).sample_params(episode, random.Random(seed))
+            assert drawn["layout"] == "house"
+        assert PromptPlacement().sample_params(episode, random.Random(seed)) == {"placement": {}}
+
+
+@pytest.mark.parametrize("where", ["phrases", "skill", "hook"])
+def test_a_position_in_the_prompts_own_wording_or_a_listed_description_keeps_the_order(where):
+    """The prompt shows more text than its sections': its own instructions (``hooks_intro``:
+    "checks on the tools listed above") and every description its lists show. A position
+    pointed at there was read nowhere, and the hooks moved first."""
+    said = "Checks on the tools listed above."
+    prompt = replace(TINY.prompt, sections=("persona", "skills", "tools", "hooks"))
+    if where == "phrases":
+        prompt = replace(prompt, options={"phrases": {"hooks_intro": said}})
+    harness = replace(TINY, prompt=prompt)
+    if where == "skill":
+        harness = replace(
+            harness, skills=(replace(harness.skills[0], description=said), *harness.skills[1:])
+        )
+    if where == "hook":
+        harness = replace(
+            harness,
+            hooks=(Hook(name="guard", event="tool_call", function="f", description=said),),
+            hooks_source="def f(payload, config):\n    return {'ok': True}\n",
+        )
+    assert refers_to_position(harness)
+    assert not refers_to_position(TINY)

@@ -1453,6 +1453,33 @@ def test_lists_in_a_language_the_cues_do_not_read_keep_their_order(body, items, 
     assert (len(orders) > 1) == free, orders
 
 
+@pytest.mark.parametrize(
+    ("pointer", "free"),
+    [
+        ("Usa siempre la plantilla de más abajo.", False),  # Spanish: "the template below"
+        ("Utilise toujours le modèle ci-dessous.", False),  # French
+        ("Verwende immer die Vorlage weiter unten.", False),  # German
+        ("Usa siempre un tono cercano.", True),  # no position: the rules are free to move
+    ],
+)
+def test_a_list_item_that_points_below_in_a_european_language_keeps_the_list(pointer, free):
+    """A rule that points at "the template below" in Spanish, French or German was read as free
+    to move: shuffled, the template it points at could come first."""
+    body = (
+        "# Tono\n\nUsa esta habilidad para el tono de cada respuesta.\n\n"
+        "- Sé amable y educado con el cliente.\n"
+        f"- {pointer}\n"
+        "- Nunca culpes al cliente por el retraso.\n"
+    )
+    items = ["Sé amable", pointer.split()[0] + " " + pointer.split()[1], "Nunca culpes"]
+    orders = set()
+    for seed in range(30):
+        plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
+        new = rewrite_body(body, plan)
+        orders.add(tuple(sorted(items, key=new.index)))
+    assert (len(orders) > 1) == free, orders
+
+
 def test_a_list_in_an_unknown_script_keeps_its_order():
     """Russian steps ("Сначала", "Затем", "Наконец"): no table reads their cues, and no function
     word tells their language; letters beyond ASCII keep the list as written."""

@@ -30,6 +30,7 @@ from hsa.render import (
     available_layouts,
     section_heading,
 )
+from hsa.text.position import EUROPEAN_POSITION
 from hsa.transforms._language import table_languages
 
 # (layout, style) pairs: the style is prompt.options.layout_style, read by the layout (see the
@@ -221,12 +222,14 @@ def order_split(order: list[str]) -> str:
 @dataclass(frozen=True)
 class PromptLayout(Transform):
     """Renders the prompt through another layout (Markdown, XML tags, a JSON object or plain
-    prose, in one of a few styles); every section and its information is kept."""
+    prose, in one of a few styles); every section and its information is kept. A harness that
+    renders through a layout of its own keeps it: its own text would be lost."""
 
     name = "prompt_layout"
     scope = "harness"
     conversation = "kept"
-    version = "2"  # 2: the json layout is never drawn where two sections share a heading
+    version = "3"  # 3: a harness's own layout is kept
+    # 2: the json layout is never drawn where two sections share a heading
     family = "prompt_structure"
 
     split: Literal["train", "heldout"] = "train"
@@ -234,6 +237,10 @@ class PromptLayout(Transform):
     def sample_params(self, episode: Episode, rng: random.Random) -> dict:
         prompt = episode.harness.prompt
         current = {"layout": prompt.layout, "style": prompt.options.get("layout_style") or {}}
+        if prompt.layout in episode.harness.layouts:
+            # The harness's own layout writes text of its own (a header, "load a skill with
+            # carica_competenza"), which another layout would drop: it is kept.
+            return {"layout": current["layout"], "style": dict(current["style"])}
         choices = [c for c in LAYOUTS[self.split] if c != current]
         if _share_a_heading(episode.harness):
             choices = [c for c in choices if c["layout"] not in KEYED_BY_HEADING] or choices
@@ -267,7 +274,9 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "3"  # 3: positions written in Spanish, Portuguese, French, German, Italian
+    version = "4"  # 4: more positions read (Italian, European nouns), and in the prompt's wording
+    # and listed descriptions
+    # 3: positions written in Spanish, Portuguese, French, German, Italian
     # 2: a prompt whose text points at where sections stand keeps its order and
     # places
     family = "prompt_structure"
@@ -325,29 +334,24 @@ _POSITION = re.compile(
     r"|\bthe\s+(?:following|preceding|previous)\s+(?:section|sections|rule|rules|tool|tools|"
     r"skill|skills|instruction|instructions|list|steps|checks)\b"
     r"|上述|以上规则|以上的|如下|下列|下面的|上面的|上記|下記|以下の"
-    # The European languages harnesses are often written in, whose words of place stand on
-    # their own ("más abajo", "ci-dessous", "weiter unten", "qui sotto"): read generously, since
-    # a prompt kept in order only loses a variant, and one reordered under "the section below"
-    # points the model at the wrong section.
-    r"|\b(?:(?:más|mas)\s+(?:abajo|arriba)|abajo|arriba|a\s+continuación|anteriormente"
-    r"|(?:secci[oó]n|secciones|reglas|herramientas|habilidades|instrucciones)\s+"
-    r"(?:siguientes?|anterior(?:es)?)"
-    r"|abaixo|acima|a\s+seguir|(?:se[cç][aã]o|se[cç][oõ]es|regras|ferramentas)\s+"
-    r"(?:seguintes?|anterior(?:es)?)"
-    r"|ci-dessous|ci-dessus|plus\s+(?:haut|bas)|(?:section|sections|règles|outils)\s+"
-    r"(?:suivante?s?|précédente?s?)"
-    r"|(?:weiter\s+)?(?:oben|unten)|nachstehend\w*|vorstehend\w*|folgende[nrs]?\s+"
-    r"(?:abschnitt\w*|regeln|werkzeuge|tools)"
-    r"|qui\s+sotto|(?:più\s+)?(?:sopra|sotto)(?=\s*[.,:;)!?]|\s*$)|di\s+seguito"
-    r"|(?:sezione|sezioni|regole|strumenti)\s+(?:seguent[ei]|precedent[ei]))\b",
+    rf"|{EUROPEAN_POSITION}",
     re.IGNORECASE,
 )
 
 
 def refers_to_position(harness: Harness) -> bool:
-    """Whether the text of a section of ``harness``'s prompt points at where other sections
-    stand (:data:`_POSITION`)."""
-    return any(_POSITION.search(text) for text in harness.prompt.text.values())
+    """Whether a text ``harness``'s prompt shows points at where sections stand
+    (:data:`_POSITION`): a section's text, the prompt's own headings and instructions
+    (``hooks_intro``: "the tools listed above"), and the skill, tool and hook descriptions the
+    sections list."""
+    texts = [
+        *harness.prompt.text.values(),
+        *(text for _, text in harness.prompt.wording()),
+        *(s.description for s in harness.skills),
+        *(t.description for t in harness.all_tools()),
+        *(h.description for h in harness.hooks),
+    ]
+    return any(_POSITION.search(text) for text in texts)
 
 
 # Layouts that key the sections by heading (one JSON object key each): of two sections with one
@@ -447,7 +451,8 @@ class PromptWording(Transform):
 @dataclass(frozen=True)
 class PromptPlacement(Transform):
     """Moves the skill catalogue and/or the tool list between the system prompt and the start of
-    the first user turn; what they list is kept.
+    the first user turn; what they list is kept. A harness that renders through a layout of its
+    own keeps its places (the layout would write its own text into both).
 
     There is no train/heldout split: each movable section has two places, and a split of two
     would leave one choice per part."""
@@ -455,7 +460,9 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "3"  # 3: positions written in Spanish, Portuguese, French, German, Italian
+    version = "4"  # 4: more positions read (Italian, European nouns), and in the prompt's wording
+    # and listed descriptions; a harness's own layout keeps its places
+    # 3: positions written in Spanish, Portuguese, French, German, Italian
     # 2: a prompt whose text points at where sections stand keeps its order and
     # places
     family = "prompt_structure"
@@ -466,6 +473,10 @@ class PromptPlacement(Transform):
         movable = [s for s in rendered_sections(harness) if s in MOVABLE_SECTIONS]
         if not movable or refers_to_position(harness):
             return {"placement": {}}  # "the tools listed above", moved out, points at nothing
+        if harness.prompt.layout in harness.layouts:
+            # The harness's own layout renders the sections moved to the user turn too, with
+            # its own header and footer ("end of the instructions (5 sections)") a second time.
+            return {"placement": {}}
         now = [current.get(s, "system") for s in movable]
         # Every assignment of the movable sections to a place, except the current one.
         choices = []

@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "20"  # 20: phrases of two senses left out (at once, pick, if any, clearly, the shop,
+    version = "21"  # 21: positions written in Spanish, Portuguese, French, German and Italian keep
+    # a skill's order
+    # 20: phrases of two senses left out (at once, pick, if any, clearly, the shop,
     # mention, inquire about)
     # 19: counted sections, reference lists, one-turn paragraphs and link
     # definitions keep as written

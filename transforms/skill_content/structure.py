@@ -35,6 +35,7 @@ from hsa.text.paraphrase import (
     negations,
     normalise_space,
 )
+from hsa.text.position import EUROPEAN_POSITION
 
 # A heading of examples: "Examples", "Sample replies"; not "Examples of red flags" (a catalogue
 # of what the rule applies to) nor "Covered perils (e.g. fire, theft)" (reference items).
@@ -65,7 +66,7 @@ _POSITION_REF = re.compile(
     r"(?<![A-Za-z])(above|below|preceding|previous|previously|following|"
     r"earlier|aforementioned|former|latter)(?![A-Za-z])|上面|上述|下面|"
     r"下述|前面|后面|上文|下文|前述|上一条|下一条|前一条|后一条|上一步|"
-    r"下一步",
+    rf"下一步|{EUROPEAN_POSITION}",
     re.IGNORECASE,
 )
 # Words that tie a list item to the items around it, so that the list is a sequence (steps, a
