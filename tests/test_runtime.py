@@ -85,6 +85,11 @@ def leaves(payload, config):
     import sys
 
     sys.exit(0)
+
+
+def loops(payload, config):
+    while True:
+        pass
 """
 HARNESS = """name: shop
 version: "1"
@@ -321,11 +326,20 @@ def test_step_limit_ends_the_conversation(shop):
 
 
 @pytest.mark.parametrize(
-    "function, error", [("broken", "RuntimeError: boom"), ("leaves", "SystemExit")]
+    "function, error",
+    [
+        ("broken", "RuntimeError: boom"),
+        ("leaves", "SystemExit"),
+        ("loops", "TimeoutError: no verdict in 0.2 s"),
+    ],
 )
-def test_a_hook_that_raises_ends_the_conversation_with_its_name(tmp_path, function, error):
-    """A hook that raises, or calls sys.exit(), is a harness bug named in the trajectory: it
-    ends the conversation, not the process."""
+def test_a_hook_that_raises_ends_the_conversation_with_its_name(
+    tmp_path, monkeypatch, function, error
+):
+    """A hook that raises, calls sys.exit() or never returns is a harness bug named in the
+    trajectory: it ends the conversation, not the process (one that looped hung every chat,
+    rollout and evaluation that ran it)."""
+    monkeypatch.setattr("hsa.runtime.hooks.HOOK_SECONDS", 0.2)
     yaml_text = HARNESS.replace("function: short_reply", f"function: {function}")
     harness = load_harness(
         write_harness(

@@ -256,11 +256,16 @@ def import_module(source: str, *, file: str, trust: bool) -> types.ModuleType:
 IMPORT_SECONDS = 30
 
 
+# How long one hook may take to decide: a check reads a payload and its config, and one that
+# runs on would hang the conversation, and with it every rollout and evaluation that runs it.
+HOOK_SECONDS = 10
+
+
 @contextmanager
-def _import_deadline(file: str) -> Iterator[None]:
-    """Raise :class:`HarnessError` when the block runs past :data:`IMPORT_SECONDS` (by SIGALRM:
-    only in the main thread of a process that has no alarm of its own set; elsewhere, as in a
-    Ray worker's thread, the import runs unbounded)."""
+def deadline(seconds: float, expired: Callable[[], BaseException]) -> Iterator[None]:
+    """Raise ``expired()`` when the block runs past ``seconds`` (by SIGALRM: only in the main
+    thread of a process that has no alarm of its own set; elsewhere, as in a Ray worker's
+    thread, the block runs unbounded). For the harness's own code, which may loop."""
     usable = (
         hasattr(signal, "SIGALRM")
         and threading.current_thread() is threading.main_thread()
@@ -271,19 +276,27 @@ def _import_deadline(file: str) -> Iterator[None]:
         return
 
     def expire(signum, frame):
-        raise HarnessError(
-            f"{file.rsplit('/', 1)[-1]} did not finish importing in {IMPORT_SECONDS} s (does "
-            f"its top level loop or wait?)",
-            file=file,
-        )
+        raise expired()
 
     before = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
+
+
+def _import_deadline(file: str):
+    """:func:`deadline` of :data:`IMPORT_SECONDS` on importing ``file``."""
+    return deadline(
+        IMPORT_SECONDS,
+        lambda: HarnessError(
+            f"{file.rsplit('/', 1)[-1]} did not finish importing in {IMPORT_SECONDS} s (does "
+            f"its top level loop or wait?)",
+            file=file,
+        ),
+    )
 
 
 def _line_in(exc: BaseException, file: str) -> int | None:

@@ -34,7 +34,7 @@ import orjson
 
 from hsa.errors import HsaError
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_EVENTS
+from hsa.model.hook import HOOK_EVENTS, HOOK_SECONDS, deadline
 from hsa.model.hook_feedback import format_feedback, hook_format, split_format
 from hsa.runtime.records import HookVerdict
 
@@ -73,9 +73,12 @@ class HookRunner:
                 # Deep copies: a hook that edits its config or payload (a list it appends to,
                 # the tool's schema) must not change the next call, another conversation's
                 # (rollouts share one harness object), or the harness the model is offered.
-                result = self.functions[hook.name](
-                    copy.deepcopy({"event": event, **payload}), copy.deepcopy(hook.config)
-                )
+                with deadline(
+                    HOOK_SECONDS, lambda: TimeoutError(f"no verdict in {HOOK_SECONDS} s")
+                ):
+                    result = self.functions[hook.name](
+                        copy.deepcopy({"event": event, **payload}), copy.deepcopy(hook.config)
+                    )
             except (Exception, SystemExit) as exc:  # sys.exit() in a hook ends no hsa command
                 raise HookError(
                     f"hook {hook.name!r} (function {hook.function}) raised "
