@@ -153,7 +153,10 @@ def _template(harness: Harness) -> jinja2.Template:
         ) from None
     except jinja2.TemplateSyntaxError as exc:
         raise HarnessError(
-            f"layout {name!r} does not parse: {exc.message}", line=exc.lineno, field="prompt.layout"
+            f"layout {name!r} does not parse: {exc.message}",
+            file=_layout_file(harness, name),
+            line=exc.lineno,
+            field="prompt.layout",
         ) from None
 
 
@@ -267,6 +270,8 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
     except jinja2.UndefinedError as exc:
         raise HarnessError(
             f"layout {harness.prompt.layout!r} uses an undefined value: {exc.message}",
+            file=_layout_file(harness, harness.prompt.layout),
+            line=_template_line(exc),
             field="prompt.layout",
         ) from None
     except HarnessError:
@@ -284,9 +289,27 @@ def _render_system_prompt(harness: Harness, sections: list[str] | None) -> str:
         raise HarnessError(
             f"layout {harness.prompt.layout!r} (layouts/"
             f"{harness.prompt.layout}.j2) does not render: {why}",
+            file=_layout_file(harness, harness.prompt.layout),
+            line=_template_line(exc),
             field="prompt.layout",
         ) from None
     return text.strip() + "\n"
+
+
+def _layout_file(harness: Harness, name: str) -> str | None:
+    """Where a harness's own layout is written (None for a shipped one)."""
+    return f"layouts/{name}.j2" if name in harness.layouts else None
+
+
+def _template_line(exc: BaseException) -> int | None:
+    """The line of the template where rendering raised ``exc``: Jinja compiles a template to
+    Python whose frames it names ``<template>`` and maps back to the template's lines."""
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<template>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 # The tools as rows show them, by exact harness fingerprint: every row of a harness variant has

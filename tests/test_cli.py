@@ -536,6 +536,53 @@ def test_a_layout_the_sandbox_refuses_is_one_error_line(tmp_path):
     assert "layout 'mine' (layouts/mine.j2) does not render: OverflowError" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("Intro\n{% for %}\n", ":2 prompt.layout: layout 'mine' does not parse"),
+        ("Intro\n\n{{ nope.x }}\n", ":3 prompt.layout: layout 'mine' uses an undefined value"),
+    ],
+)
+def test_a_layout_error_names_the_layouts_file_and_line(tmp_path, source, said):
+    """ "error: line 6 prompt.layout" read as line 6 of harness.yaml: the file is the layout's."""
+    harness = write_harness(
+        tmp_path / "h",
+        harness_yaml="name: h\nprompt:\n  layout: mine\n  sections: [tools]\n",
+        hooks=None,
+        skills={},
+    )
+    (harness / "layouts").mkdir()
+    (harness / "layouts" / "mine.j2").write_text(source)
+    result = run_hsa("harness", "validate", str(harness))
+    assert result.returncode == 2
+    assert f"{harness / 'layouts' / 'mine.j2'}{said}" in result.stderr, result.stderr
+
+
+def test_a_layout_that_shows_no_section_is_warned_of(tmp_path):
+    """A layout of the harness's own that writes only its headings validated "ok", and its rows
+    had no system prompt: the model was trained to call skills it was never shown."""
+    harness = write_harness(
+        tmp_path / "h",
+        harness_yaml=(
+            "name: h\nprompt:\n  layout: mine\n  sections: [persona, tools]\n"
+            "  text: {persona: You sell shoes.}\n"
+        ),
+        hooks=None,
+        skills={},
+    )
+    (harness / "layouts").mkdir()
+    (harness / "layouts" / "mine.j2").write_text(
+        "{% for s in sections %}# {{ s.heading }}\n{% endfor %}"
+    )
+    result = run_hsa("harness", "validate", str(harness))
+    assert result.returncode == 0, result.stderr
+    file = harness / "layouts" / "mine.j2"
+    assert (
+        f"warning: {file}: the layout does not show the text of section 'persona'" in result.stdout
+    )
+    assert f"warning: {file}: the layout does not list tools get_price" in result.stdout
+
+
 def test_an_unexpected_failure_is_one_line_too(tmp_path, monkeypatch, capsys):
     """A bug still ends with one line (and how to get the traceback), never a dump."""
     import hsa.model.harness

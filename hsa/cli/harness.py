@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from hsa.cli.console import out
+from hsa.errors import HarnessError
 
 harness_app = typer.Typer(no_args_is_help=True, help="Inspect and check harness folders.")
 
@@ -30,7 +31,15 @@ def harness_validate(
     from hsa.render import render_system_prompt
 
     harness = load_harness(folder, trust_hooks=trust_hooks)
-    render_system_prompt(harness)  # the layout exists and renders
+    try:
+        prompt = render_system_prompt(harness)  # the layout exists and renders
+    except HarnessError as exc:
+        if exc.file is None or Path(exc.file).is_absolute():
+            raise
+        # the layout's file, where it is (the renderer knows it as layouts/<name>.j2)
+        raise HarnessError(
+            exc.reason, file=str(folder / exc.file), line=exc.line, field=exc.field
+        ) from None
     if harness.hooks and trust_hooks:
         harness.hook_functions()  # before "ok": a hooks.py that fails to import is no valid harness
     out.print(
@@ -38,6 +47,8 @@ def harness_validate(
         f"{len(harness.skills)} skills, {len(harness.tools)} tools, {len(harness.hooks)} hooks"
     )
     _warn_of_schema_slips(harness, folder)
+    if harness.prompt.layout in harness.layouts:
+        _warn_of_what_the_layout_leaves_out(harness, prompt, folder)
     if harness.hooks_source is not None:
         _warn_of_names_in_hook_code(harness, folder)
     if harness.hooks:
@@ -76,6 +87,33 @@ def _warn_of_schema_slips(harness, folder: Path) -> None:
                 f"warning: {folder}: tool {tool.name!r} parameters{at or ' (root)'}: {slip}",
                 markup=False,
                 highlight=False,
+            )
+
+
+def _warn_of_what_the_layout_leaves_out(harness, prompt: str, folder: Path) -> None:
+    """A warning for each section of the system prompt that the harness's own layout does not
+    show: a section's text, or a skill, tool or hook it lists, that is nowhere in the rendered
+    prompt (a layout that writes only headings, or nothing). The model never reads it, and
+    rows teach it to call skills it was never shown."""
+    from hsa.render import placement
+
+    where = placement(harness)
+    listed = {
+        "skills": [s.id for s in harness.skills],
+        "tools": [t.name for t in harness.all_tools()],
+        "hooks": [h.name for h in harness.hooks],
+    }
+    file = folder / "layouts" / f"{harness.prompt.layout}.j2"
+    for section in harness.prompt.sections:
+        if where[section] != "system":
+            continue
+        text = harness.prompt.text.get(section, "").strip()
+        missing = [n for n in listed.get(section, []) if n not in prompt]
+        if text and text.splitlines()[0].strip() not in prompt:
+            out.print(f"warning: {file}: the layout does not show the text of section {section!r}")
+        elif missing:
+            out.print(
+                f"warning: {file}: the layout does not list {section} {', '.join(missing[:5])}"
             )
 
 
