@@ -23,7 +23,7 @@ from hsa.files.assets import templates_dir
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import content_text
+from hsa.model.message import content_text, is_text_part
 from hsa.sandbox import LayoutSandbox, new_budget
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
@@ -368,7 +368,12 @@ def render_conversation(harness: Harness, conversation) -> list[dict]:
     after the harness's prompt, in the single leading system message chat templates expect. The
     runtime renders every request with this, so a model sees what the datasets train on."""
     system, preface = prompt_parts(harness)
-    messages = list(conversation)
+    # Text parts are written as one text: chat templates join a message's content as a string
+    # (Qwen's concatenate it, and fail on a list; others drop it), and parts carry text alone.
+    messages = [
+        {**m, "content": _joined(m["content"])} if isinstance(m.get("content"), list) else m
+        for m in conversation
+    ]
     while messages and messages[0].get("role") in ("system", "developer"):
         # Text parts are the message's text (a list written into the prompt would be its repr).
         own = content_text(messages.pop(0).get("content"))
@@ -379,9 +384,10 @@ def render_conversation(harness: Harness, conversation) -> list[dict]:
             system = f"{system}\n\n{preface}" if system else preface
         else:
             content = messages[first].get("content") or ""
-            if isinstance(content, list):
-                content = [{"type": "text", "text": preface}] + content
-            else:
-                content = f"{preface}\n\n{content}"
-            messages[first] = {**messages[first], "content": content}
+            messages[first] = {**messages[first], "content": f"{preface}\n\n{content}"}
     return ([{"role": "system", "content": system}] if system else []) + messages
+
+
+def _joined(parts: list) -> str:
+    """A message's text parts as one text, a blank line between two parts."""
+    return "\n\n".join(part["text"] for part in parts if is_text_part(part))

@@ -274,4 +274,30 @@ def test_a_system_message_of_text_parts_joins_the_prompt_as_its_text(finance):
     conversation = ({"role": "system", "content": own}, *episode.messages)
     system = render_conversation(episode.harness, conversation)[0]
     assert system["role"] == "system"
-    assert system["content"].endswith("\n\nYou are WeatherBot. Be brief.")
+    assert system["content"].endswith("\n\nYou are WeatherBot.\n\nBe brief.")
+
+
+def test_text_parts_reach_the_rows_as_one_text():
+    """Rows kept a message's text parts as a list: Qwen2.5's chat template concatenates content
+    as a string and every trainer failed on the row ("can only concatenate str (not list)"),
+    and Qwen3's dropped the user's question. The parts are one text, in rows and requests alike;
+    the preface of sections placed in the first user turn goes before it."""
+    from hsa.model.harness import Harness
+
+    harness = Harness.from_dict(
+        {
+            "name": "h",
+            "prompt": {
+                "sections": ["persona", "tools"],
+                "text": {"persona": "You sell."},
+                "options": {"placement": {"persona": "first_user"}},
+            },
+        }
+    )
+    parts = [{"type": "text", "text": "Price of link 3?"}, {"type": "text", "text": "In EUR."}]
+    conversation = ({"role": "user", "content": parts}, {"role": "assistant", "content": "9"})
+    rendered = render_conversation(harness, conversation)
+    user = next(m for m in rendered if m["role"] == "user")
+    assert isinstance(user["content"], str)
+    assert user["content"].endswith("You sell.\n\nPrice of link 3?\n\nIn EUR.")
+    assert conversation[0]["content"] == parts  # the episode's own message is as it was
