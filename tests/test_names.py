@@ -288,6 +288,8 @@ NEIGHBOURS_NOT_SYNONYMS = [
     # that a compliance check reads no set of rules
     ("total-loss-handling", {"claim", "payout", "amount", "settlement"}, {"grand", "aggregate"}),
     ("policy-compliance-check", {"policy", "compliance", "cover", "claim"}, {"rules", "terms"}),
+    # a pharmacy desk (an audit): to place an order is no venue
+    ("refill.place_order", {"refill", "prescription", "order"}, {"venue", "site", "locale"}),
 ]
 
 
@@ -334,6 +336,7 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("apply_refund", {"refund", "order"}, "train", "request"),
         ("apply_coupon", {"coupon", "cart"}, "train", "use"),
         ("report_issue", {"bug", "app"}, "train", "problem"),
+        ("find_place", {"map", "nearby"}, "train", "venue"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):
