@@ -955,3 +955,62 @@ def test_swap_words_feedback_sentences_only_in_the_harness_language(language, se
                 wordless += 1
     assert worded == sentences
     assert wordless
+
+
+def test_a_recovery_whose_failure_was_cut_loses_the_thinking_it_wrote_after_it():
+    """The recovery's thinking was written after the feedback ("the hook wants the code in
+    capitals"): with the failure and the feedback cut, the row taught the model to think about a
+    check it never saw. A sequence kept whole keeps its recovery's thinking."""
+    recovery = {
+        "role": "assistant",
+        "content": None,
+        "reasoning_content": "The hook wants the code in capitals.",
+        "tool_calls": [
+            _call("c2", "get_price_after_coupon", {"link_number": 3, "coupon_code": "SPRING"})
+        ],
+    }
+    episode = _hand_episode(
+        [
+            {"role": "user", "content": "Price of link 3 with SPRING?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    _call(
+                        "c1", "get_price_after_coupon", {"link_number": 3, "coupon_code": "spring"}
+                    )
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "name": "hook.tool_arguments",
+                "content": "coupon codes are written in capitals",
+            },
+            recovery,
+            {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
+            {"role": "assistant", "content": "99."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 3,
+                    "calls": [
+                        {
+                            "name": "get_price_after_coupon",
+                            "arguments": {"link_number": [3], "coupon_code": ["SPRING"]},
+                        }
+                    ],
+                },
+                {"at": 5, "no_call": True},
+            ]
+        },
+    )
+    (sequence,) = retry_sequences(episode)
+    policy = HookRetryPolicy()
+    cut = policy.apply(episode, {"stripped": [sequence], "kept": []})
+    assert [m["role"] for m in cut.messages] == ["user", "assistant", "tool", "assistant"]
+    assert "reasoning_content" not in cut.messages[1]
+    assert cut.messages[1]["tool_calls"] == recovery["tool_calls"]
+    whole = policy.apply(episode, {"stripped": [], "kept": [sequence]})
+    assert whole.messages[3]["reasoning_content"] == "The hook wants the code in capitals."

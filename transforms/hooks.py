@@ -404,6 +404,14 @@ def _shown(harness: Harness) -> tuple[str, frozenset[str]]:
     return _SHOWN.get(harness.exact_fingerprint, make)
 
 
+def _without_thinking(message: dict) -> dict:
+    """A recovery whose failure and feedback were cut, without the thinking it wrote after
+    reading them ("the hook caps it at 90"): it would think about a check the row never shows."""
+    if "reasoning_content" not in message:
+        return message
+    return {k: v for k, v in message.items() if k != "reasoning_content"}
+
+
 @register
 @dataclass(frozen=True)
 class HookRetryPolicy(Transform):
@@ -414,7 +422,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "8"  # 8: a range in the feedback gives its ends
+    version = "9"  # 9: a cut recovery loses the thinking it wrote after the feedback
+    # 8: a range in the feedback gives its ends
     # 7: a later message that writes what only the feedback gave keeps its sequence
     # 6: a value stands on its own as user data does (hyphen and dot glue);
     # 5: a call's string value the feedback gave (an airport code) is read there;
@@ -435,13 +444,19 @@ class HookRetryPolicy(Transform):
             return episode
         found = retry_sequences(episode)
         removed: set[int] = set()
+        recoveries: set[int] = set()
         for sequence in stripped:
             if sequence not in found:
                 raise HsaError(
                     f"no strippable hook-retry sequence {sequence} in this episode (found: {found})"
                 )
             removed.update([sequence["at"], *sequence["hook_messages"]])
-        messages = tuple(m for i, m in enumerate(episode.messages) if i not in removed)
+            recoveries.add(sequence["recovery"])
+        messages = tuple(
+            _without_thinking(m) if i in recoveries else m
+            for i, m in enumerate(episode.messages)
+            if i not in removed
+        )
         gold = Gold(
             turns=tuple(
                 replace(turn, at=turn.at - sum(1 for r in removed if r < turn.at))
