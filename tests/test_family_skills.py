@@ -1540,3 +1540,68 @@ def test_a_skill_id_that_is_the_users_own_word_stays_in_their_words(transform):
         assert loaded == {"name": new}
         assert new in out.episode.harness.skill_ids
     assert moved
+
+
+ERP_EXAMPLES = [
+    # the call a numbered step introduces ("4. Approve:"), at the margin after the list
+    (
+        "# Approval\n\nApprovals follow the limits.\n\n## Worked example\n\n"
+        '"Approve PO-2026-00481 for me, I am E-2001."\n\n'
+        "1. `get_po` with `id` `PO-2026-00481`.\n2. `get_employee` with `id` `E-2001`.\n"
+        "3. Compare the total with the limit.\n4. Approve:\n\n"
+        '```json\n{"name": "approve_po", "arguments": {"id": "PO-2026-00481"}}\n```\n\n'
+        "5. Reply with the new `status`.\n",
+        ['"name": "approve_po"', "5. Reply with the new"],
+    ),
+    # the section's only call, and its own instruction after it
+    (
+        "# Leave\n\nRequests go through `request_leave`.\n\n## Example\n\n"
+        '```json\n{"name": "request_leave", "arguments": {"employee_id": "E-1042"}}\n```\n\n'
+        "For approving or rejecting, see `leave-approval-policy`.\n",
+        ['"name": "request_leave"', "see `leave-approval-policy`"],
+    ),
+    # a request and the call that answers it
+    (
+        "# Requisitions\n\nUse `create_requisition`.\n\n## Example\n\n"
+        '"Two monitors for the new analysts, please."\n\n'
+        '```json\n{"name": "create_requisition", "arguments": {"quantity": 2}}\n```\n\n'
+        "To follow up, call `list_requisitions` with `status` `open`.\n",
+        ['"Two monitors', '"name": "create_requisition"', "To follow up, call"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "kept"), ERP_EXAMPLES)
+def test_an_example_sections_calls_and_instructions_are_never_dropped(body, kept):
+    """An ERP desk's skills (an audit): the JSON call a numbered step introduced ("4. Approve:")
+    was dropped, leaving the step empty; a section's only call went, or the instruction beside
+    it ("To follow up, call list_requisitions", a cross-reference to another skill), since any
+    paragraph of an example section counted as an example."""
+    for seed in range(40):
+        plan = content.draw_plan(body, [], random.Random(seed), "train", restyle=False)
+        new = rewrite_body(body, plan)
+        for text in kept:
+            assert text in new, (seed, plan, new)
+
+
+def test_offering_and_giving_keep_their_words():
+    """ "Offer to notify that person" became "give to notify that person" (a suggestion to the
+    user turned into an act), and "provide the user with" has no "give the user with":
+    give, provide and offer are no phrase table group."""
+    body = (
+        "# Over the limit\n\nUse this skill when an approval is over the limit.\n\n"
+        "- Tell the user the next grade and offer to notify that person with `notify_user`.\n"
+        "- Provide the user with the request's `id`.\n"
+        "- Give the existing request's `id` and never give up on a pending approval.\n"
+    )
+    for seed in range(30):
+        for split in ("train", "heldout"):
+            plan = content.draw_plan(body, [], random.Random(seed), split, restyle=False)
+            new = rewrite_body(body, plan)
+            for words in (
+                "offer to notify",
+                "Provide the user with",
+                "Give the existing",
+                "give up",
+            ):
+                assert words in new, (seed, split, new)

@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "21"  # 21: positions written in Spanish, Portuguese, French, German and Italian keep
+    version = "22"  # 22: an example section's calls and instructions stay; give/provide/offer no
+    # phrase
+    # 21: positions written in Spanish, Portuguese, French, German and Italian keep
     # a skill's order
     # 20: phrases of two senses left out (at once, pick, if any, clearly, the shop,
     # mention, inquire about)

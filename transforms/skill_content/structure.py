@@ -195,8 +195,16 @@ def _states_rule(text: str) -> bool:
 
 
 def _introduces(block: Block) -> bool:
-    """A paragraph ending in a colon ("The deploy file it writes:") introduces the next block."""
+    """A paragraph ending in a colon ("The deploy file it writes:") introduces the next block;
+    so does a list whose last item does ("4. Approve:", then the call at the margin)."""
+    if block.kind == "list":
+        return bool(block.lines) and block.lines[-1].rstrip().endswith((":", "："))
     return block.kind == "paragraph" and block_text(block).rstrip().endswith((":", "："))
+
+
+# A paragraph that is an example by its look: a quoted request or reply ("Approve PO-2026-00481
+# for me"), as its first character says; a turn of a conversation is one too (_SPEAKER).
+_QUOTED = re.compile(r"\s*[*_]*[\"“„«「『'‘]")
 
 
 # A table's delimiter row (GFM: "--- | ---", "|:---|---:|"), with or without outer pipes.
@@ -217,6 +225,12 @@ def _movable_example(blocks: list[Block], k: int, first: int) -> bool:
         return True
     if any(_TABLE_DELIMITER.match(line) for line in block.lines):
         return False  # a table, with pipes (an opaque block) or without (read as a paragraph)
+    if block.kind == "paragraph" and not (
+        _QUOTED.match(block.lines[0]) or _SPEAKER.match(block.lines[0])
+    ):
+        # Prose under an example heading is the section's own instruction ("To follow up,
+        # call list_requisitions"; "for approving, see leave-approval-policy"), not an example.
+        return False
     return not _states_rule(block_text(block))  # a paragraph or a quote that states a rule
 
 
@@ -443,6 +457,11 @@ def structure_of(blocks: list[Block]) -> Structure:
             # moved or dropped one by one, its questions and answers would pair up anew. (A
             # paragraph that holds a whole exchange, a turn a line, is an example of its own.)
             if sum(_one_turn(blocks[k]) for k in section.units) >= 2:
+                section.units = []
+            # Requests and the calls that answer them (a quoted request, then its JSON call):
+            # moved or dropped one by one, a request would lose its call, or the section its
+            # only call.
+            if len({blocks[k].kind == "fence" for k in section.units}) > 1:
                 section.units = []
         sections.append(section)
     refers = any(
