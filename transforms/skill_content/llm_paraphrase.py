@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "18"  # 18: phrases of two senses left out (at once, pick, if any, clearly, the shop,
+    version = "19"  # 19: an example section's calls and instructions stay
+    # 18: phrases of two senses left out (at once, pick, if any, clearly, the shop,
     # mention, inquire about)
     # 17: counted sections, reference lists, one-turn paragraphs and link
     # definitions keep as written
