@@ -290,6 +290,19 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("policy-compliance-check", {"policy", "compliance", "cover", "claim"}, {"rules", "terms"}),
     # a pharmacy desk (an audit): to place an order is no venue
     ("refill.place_order", {"refill", "prescription", "order"}, {"venue", "site", "locale"}),
+    # an ERP back office (an audit): a credit note is no loyalty point, segregation of duties no
+    # tax, a three-way match no route, a goods receipt no proof of purchase, an expense
+    # reimbursement no customer refund, an accounting journal no log, an adjustment no setting,
+    # a submission no tender, procurement no purchase order
+    ("credit_note_create", {"invoice", "customer", "credit"}, {"point", "merit"}),
+    ("segregation-of-duties-policy", {"approval", "invoice", "payment"}, {"tax", "excise"}),
+    ("three-way-match-procedure", {"invoice", "order", "receipt"}, {"route", "course"}),
+    ("goods-receipt-procedure", {"warehouse", "order", "goods"}, {"proof", "slip"}),
+    ("expenses.reimburse", {"expense", "employee", "claim"}, {"refund", "repay"}),
+    ("gl_post_journal", {"ledger", "entry", "account"}, {"log", "logbook"}),
+    ("adjustInventory", {"stock", "delta", "warehouse"}, {"set", "configure"}),
+    ("procurement.submit_po", {"order", "vendor"}, {"tender"}),
+    ("procurement.create_requisition", {"order", "vendor"}, {"purchase", "acquisition"}),
 ]
 
 
@@ -391,7 +404,8 @@ def test_no_word_of_the_tables_is_made_plural_twice():
         (("infos",), "train", set(), {("information",), ("details",)}),
         (("summaries",), "heldout", set(), {("synopses",), ("recaps",)}),
         (("pages",), "heldout", {"print"}, {("leaves",)}),
-        (("receipts",), "train", set(), {("proofs", "of", "purchase")}),
+        (("receipts",), "train", {"purchase"}, {("proofs", "of", "purchase")}),
+        (("receipts",), "train", {"warehouse", "goods"}, set()),  # what arrived: no purchase
         (("priors",), "train", set(), set()),  # an adjective's plural is a noun of its own
         (("alerts",), "train", set(), set()),  # alerts are things, no verb ("notifies")
     ],

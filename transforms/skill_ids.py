@@ -219,7 +219,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "33"  # 33: place leads names as a verb too: venue only where the text is about places
+    version = "34"  # 34: business words keep their sense (credit note, goods receipt, journal,
+    # duties)
+    # 33: place leads names as a verb too: venue only where the text is about places
     # 32: names in a harness's own layout text move
     # 31: names move in thinking and a result's name
     # 30: a total loss is one thing; a policy a compliance check reads is no set of

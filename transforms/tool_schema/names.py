@@ -211,7 +211,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "39"  # 39: place leads names as a verb too: venue only where the text is about places
+    version = "40"  # 40: business words keep their sense (credit note, goods receipt, journal,
+    # duties)
+    # 39: place leads names as a verb too: venue only where the text is about places
     # 38: names in a harness's own layout text move
     # 37: names move in thinking and a result's name
     # 36: a total loss is one thing; a policy a compliance check reads is no set of
@@ -354,7 +356,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "59"  # 59: place leads names as a verb too: venue only where the text is about places
+    version = "60"  # 60: business words keep their sense (credit note, goods receipt, journal,
+    # duties)
+    # 59: place leads names as a verb too: venue only where the text is about places
     # 58: names in a harness's own layout text move
     # 57: a configured word moves where the feedback first names it
     # 56: an example of arguments mixing identifiers and words is renamed whole
