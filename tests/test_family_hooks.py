@@ -464,6 +464,55 @@ def _hand_episode(messages, gold):
     return Episode.from_dict({"id": "hand", "messages": messages, "gold": gold}, harness=harness)
 
 
+def _coupon_retry(user: str, first: str, feedback: str, code: str, thinking: str | None = None):
+    """``get_price_after_coupon(3, first)``, blocked by the argument hook's ``feedback``, then
+    the recovery with ``code`` (with ``thinking`` as its reasoning), its result and a reply."""
+    recovery = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            _call("c2", "get_price_after_coupon", {"link_number": 3, "coupon_code": code})
+        ],
+    }
+    if thinking is not None:
+        recovery["reasoning_content"] = thinking
+    return _hand_episode(
+        [
+            {"role": "user", "content": user},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    _call("c1", "get_price_after_coupon", {"link_number": 3, "coupon_code": first})
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "name": "hook.tool_arguments",
+                "content": feedback,
+            },
+            recovery,
+            {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
+            {"role": "assistant", "content": "99."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 3,
+                    "calls": [
+                        {
+                            "name": "get_price_after_coupon",
+                            "arguments": {"link_number": [3], "coupon_code": [code]},
+                        }
+                    ],
+                },
+                {"at": 5, "no_call": True},
+            ]
+        },
+    )
+
+
 def _call(cid, name, args):
     return {
         "id": cid,
@@ -541,49 +590,7 @@ def test_a_corrected_call_that_passes_what_only_the_feedback_gave_keeps_its_sequ
     PVG", and the recovery called with "PVG": the sequence was cut (only digits counted as data
     a recovery may have read), so the row taught the model to produce PVG from nothing."""
     code = "ZBQUAN" if "ZBQUAN" in feedback else "LIVEVIP"
-    episode = _hand_episode(
-        [
-            {"role": "user", "content": user},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    _call(
-                        "c1", "get_price_after_coupon", {"link_number": 3, "coupon_code": "SPRING"}
-                    )
-                ],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c1",
-                "name": "hook.tool_arguments",
-                "content": feedback,
-            },
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    _call("c2", "get_price_after_coupon", {"link_number": 3, "coupon_code": code})
-                ],
-            },
-            {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
-            {"role": "assistant", "content": "99."},
-        ],
-        {
-            "turns": [
-                {
-                    "at": 3,
-                    "calls": [
-                        {
-                            "name": "get_price_after_coupon",
-                            "arguments": {"link_number": [3], "coupon_code": [code]},
-                        }
-                    ],
-                },
-                {"at": 5, "no_call": True},
-            ]
-        },
-    )
+    episode = _coupon_retry(user, "SPRING", feedback, code)
     assert (retry_sequences(episode) == []) == leans
 
 
@@ -961,51 +968,15 @@ def test_a_recovery_whose_failure_was_cut_loses_the_thinking_it_wrote_after_it()
     """The recovery's thinking was written after the feedback ("the hook wants the code in
     capitals"): with the failure and the feedback cut, the row taught the model to think about a
     check it never saw. A sequence kept whole keeps its recovery's thinking."""
-    recovery = {
-        "role": "assistant",
-        "content": None,
-        "reasoning_content": "The hook wants the code in capitals.",
-        "tool_calls": [
-            _call("c2", "get_price_after_coupon", {"link_number": 3, "coupon_code": "SPRING"})
-        ],
-    }
-    episode = _hand_episode(
-        [
-            {"role": "user", "content": "Price of link 3 with SPRING?"},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    _call(
-                        "c1", "get_price_after_coupon", {"link_number": 3, "coupon_code": "spring"}
-                    )
-                ],
-            },
-            {
-                "role": "tool",
-                "tool_call_id": "c1",
-                "name": "hook.tool_arguments",
-                "content": "coupon codes are written in capitals",
-            },
-            recovery,
-            {"role": "tool", "tool_call_id": "c2", "content": '{"price": 99}'},
-            {"role": "assistant", "content": "99."},
-        ],
-        {
-            "turns": [
-                {
-                    "at": 3,
-                    "calls": [
-                        {
-                            "name": "get_price_after_coupon",
-                            "arguments": {"link_number": [3], "coupon_code": ["SPRING"]},
-                        }
-                    ],
-                },
-                {"at": 5, "no_call": True},
-            ]
-        },
+    thinking = "The hook wants the code in capitals."
+    episode = _coupon_retry(
+        "Price of link 3 with SPRING?",
+        "spring",
+        "coupon codes are written in capitals",
+        "SPRING",
+        thinking=thinking,
     )
+    recovery = episode.messages[3]
     (sequence,) = retry_sequences(episode)
     policy = HookRetryPolicy()
     cut = policy.apply(episode, {"stripped": [sequence], "kept": []})
@@ -1013,4 +984,4 @@ def test_a_recovery_whose_failure_was_cut_loses_the_thinking_it_wrote_after_it()
     assert "reasoning_content" not in cut.messages[1]
     assert cut.messages[1]["tool_calls"] == recovery["tool_calls"]
     whole = policy.apply(episode, {"stripped": [], "kept": [sequence]})
-    assert whole.messages[3]["reasoning_content"] == "The hook wants the code in capitals."
+    assert whole.messages[3]["reasoning_content"] == thinking
