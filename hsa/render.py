@@ -23,7 +23,7 @@ from hsa.files.assets import templates_dir
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import content_text, is_text_part
+from hsa.model.message import content_text
 from hsa.sandbox import LayoutSandbox, new_budget
 
 DEFAULT_HEADINGS = {"skills": "Skills", "tools": "Tools", "hooks": "Checks"}
@@ -370,13 +370,15 @@ def render_conversation(harness: Harness, conversation) -> list[dict]:
     system, preface = prompt_parts(harness)
     # Text parts are written as one text: chat templates join a message's content as a string
     # (Qwen's concatenate it, and fail on a list; others drop it), and parts carry text alone.
+    # A blank line between two parts.
     messages = [
-        {**m, "content": _joined(m["content"])} if isinstance(m.get("content"), list) else m
+        {**m, "content": content_text(m["content"], "\n\n")}
+        if isinstance(m.get("content"), list)
+        else m
         for m in conversation
     ]
     while messages and messages[0].get("role") in ("system", "developer"):
-        # Text parts are the message's text (a list written into the prompt would be its repr).
-        own = content_text(messages.pop(0).get("content"))
+        own = messages.pop(0).get("content") or ""
         system = f"{system}\n\n{own}" if system else own
     if preface:
         first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
@@ -386,8 +388,3 @@ def render_conversation(harness: Harness, conversation) -> list[dict]:
             content = messages[first].get("content") or ""
             messages[first] = {**messages[first], "content": f"{preface}\n\n{content}"}
     return ([{"role": "system", "content": system}] if system else []) + messages
-
-
-def _joined(parts: list) -> str:
-    """A message's text parts as one text, a blank line between two parts."""
-    return "\n\n".join(part["text"] for part in parts if is_text_part(part))

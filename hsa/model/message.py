@@ -20,13 +20,13 @@ def is_text_part(part: Any) -> bool:
     )
 
 
-def content_text(content: Any) -> str:
-    """The text of a message's ``content``: itself when a string, its text parts joined with a
-    space when a list, and "" for anything else (None included)."""
+def content_text(content: Any, sep: str = " ") -> str:
+    """The text of a message's ``content``: itself when a string, its text parts joined with
+    ``sep`` when a list, and "" for anything else (None included)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return " ".join(part["text"] for part in content if is_text_part(part))
+        return sep.join(part["text"] for part in content if is_text_part(part))
     return ""
 
 
