@@ -35,7 +35,6 @@ from hsa.augment.user_data import (
     conversation_data,
     rewrite_around_user_data,
     rewrite_message_text,
-    rewrite_reasoning,
 )
 from hsa.errors import HsaError
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
@@ -455,9 +454,11 @@ def rename_messages(
             text = rewrite_message_text(message, prose, keep)
         if text != content:
             new = {**new, "content": text}
+        # An assistant's written thinking (chat templates show it as the thinking text) is
+        # renamed as its content is.
         reasoning = message.get("reasoning_content")
         if isinstance(reasoning, str) and prose.may_change(reasoning):
-            thought = rewrite_reasoning(message, prose, keep)
+            thought = rewrite_around_user_data(reasoning, prose, keep)
             if thought != reasoning:
                 new = {**new, "reasoning_content": thought}
         calls = message.get("tool_calls")

@@ -223,18 +223,6 @@ def rewrite_message_text(
     return content if all(a is b for a, b in zip(parts, content, strict=True)) else parts
 
 
-def rewrite_reasoning(
-    message: dict, rewrite: Callable[[str], str], keep: Callable[[], tuple[str, ...]] | None
-):
-    """The ``reasoning_content`` of ``message`` (an assistant's written thinking, which chat
-    templates show the model as its thinking text) through ``rewrite`` around the user's data,
-    as its content is; any other value is handed back as it is."""
-    reasoning = message.get("reasoning_content")
-    if not isinstance(reasoning, str) or not reasoning:
-        return reasoning
-    return rewrite_around_user_data(reasoning, rewrite, keep)
-
-
 def _stated(episode: Episode) -> tuple[tuple[str, int], ...]:
     said = user_words(episode)
     counts = {

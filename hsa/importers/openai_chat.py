@@ -204,7 +204,7 @@ def _episode_row(value: Any, row_id: str, source: str) -> dict:
         raise EpisodeError(f"meta must be an object, got {type(meta).__name__}", field="meta")
     meta = {**meta}
     # A dataset's own columns (a category, a source, a split) are the row's metadata.
-    for key in sorted(extra_columns(value)):
+    for key in sorted(unknown):
         if key in meta:
             raise EpisodeError(
                 f"column {key!r} is also a key of meta: give it once", field=f"meta.{key}"

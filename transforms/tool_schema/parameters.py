@@ -26,7 +26,6 @@ from hsa.augment.user_data import (
     conversation_data,
     rewrite_around_user_data,
     rewrite_message_text,
-    rewrite_reasoning,
 )
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
@@ -417,7 +416,7 @@ def _renamed_conversation(
             new = {**message, "content": text}
         reasoning = message.get("reasoning_content")
         if isinstance(reasoning, str) and any(old in reasoning for old in names):
-            thought = rewrite_reasoning(message, partial(_rewritten, prose), keep)
+            thought = rewrite_around_user_data(reasoning, partial(_rewritten, prose), keep)
             if thought != reasoning:
                 new = {**new, "reasoning_content": thought}
         messages.append(new)
