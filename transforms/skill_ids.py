@@ -219,7 +219,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "34"  # 34: business words keep their sense (credit note, goods receipt, journal,
+    version = "35"  # 35: a tax is no duty nor excise (kinds of tax); duty is customs duty
+    # 34: business words keep their sense (credit note, goods receipt, journal,
     # duties)
     # 33: place leads names as a verb too: venue only where the text is about places
     # 32: names in a harness's own layout text move

@@ -211,7 +211,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "40"  # 40: business words keep their sense (credit note, goods receipt, journal,
+    version = "41"  # 41: a tax is no duty nor excise (kinds of tax); duty is customs duty
+    # 40: business words keep their sense (credit note, goods receipt, journal,
     # duties)
     # 39: place leads names as a verb too: venue only where the text is about places
     # 38: names in a harness's own layout text move
@@ -356,7 +357,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "60"  # 60: business words keep their sense (credit note, goods receipt, journal,
+    version = "61"  # 61: a tax is no duty nor excise (kinds of tax); duty is customs duty
+    # 60: business words keep their sense (credit note, goods receipt, journal,
     # duties)
     # 59: place leads names as a verb too: venue only where the text is about places
     # 58: names in a harness's own layout text move
