@@ -1607,3 +1607,66 @@ def test_offering_and_giving_keep_their_words():
                 "give up",
             ):
                 assert words in new, (seed, split, new)
+
+
+def _front_desk(instructions: str) -> Episode:
+    """A hotel desk whose skill ids are words written with a hyphen, as prose writes them."""
+    harness = Harness.from_dict(
+        {
+            "name": "front-desk",
+            "prompt": {"text": {"instructions": instructions}},
+            "skills": [
+                {
+                    "id": "check-in",
+                    "description": "Guides the guest through online check-in.",
+                    "content": "When a guest asks for an early check-in, call `get_booking`.",
+                },
+                {
+                    "id": "follow-up",
+                    "description": "Sends a follow-up message after the stay.",
+                    "content": "Call `get_booking`, then write a short follow-up.",
+                },
+            ],
+            "tools": [Tool("get_booking").to_openai()],
+        }
+    )
+    return Episode.from_dict(
+        {
+            "id": "desk",
+            "messages": [
+                {"role": "user", "content": "Can I do an early check-in? And a follow-up?"},
+                assistant(call("load_skill", {"name": "follow-up"}, "c1")),
+                {"role": "tool", "tool_call_id": "c1", "content": "(body)"},
+                assistant(content="Sure: your early check-in is booked."),
+            ],
+            "gold": {"at": 1, "skills": ["follow-up"]},
+        },
+        harness=harness,
+    )
+
+
+@pytest.mark.parametrize("transform", ID_TRANSFORMS)
+def test_an_id_the_prose_writes_as_a_word_keeps_it_and_the_word_is_never_renamed(transform):
+    # An audit found "For an early sk-kbkf, load the sk-kbkf skill first" and "Offer a sk-chdr
+    # message": hyphenated words (check-in, follow-up) were renamed wherever prose wrote them.
+    episode = _front_desk("For an early check-in, load the check-in skill first.")
+    renamed = set()
+    for seed in range(6):
+        variant = variant_of(transform.name, episode, seed)
+        renames = variant.mapping.skills
+        assert "check-in" not in renames  # the instructions name it as a word
+        renamed |= set(renames)
+        harness = variant.episode.harness
+        assert harness.prompt.text["instructions"] == (
+            "For an early check-in, load the check-in skill first."
+        )
+        new = renames.get("follow-up", "follow-up")
+        assert harness.skill(new).description == "Sends a follow-up message after the stay."
+        assert harness.skill(new).content.endswith("write a short follow-up.")
+        assert variant.episode.messages[0] == episode.messages[0]
+        assert variant.episode.messages[3] == episode.messages[3]
+        assert json.loads(
+            variant.episode.messages[1]["tool_calls"][0]["function"]["arguments"]
+        ) == {"name": new}
+        assert variant.episode.gold.turns[0].skills == (new,)
+    assert renamed == {"follow-up"}  # written as a word only in its own texts: it may move

@@ -293,6 +293,23 @@ def test_a_word_with_several_senses_follows_its_tool():
     assert all(slot.start >= 2 for slot in found)
 
 
+def test_a_verb_moved_to_the_other_end_never_leaves_its_compound():
+    # check-in became in_check / inCheck (an audit of a hotel desk): a verb moved to the end of
+    # its name took the particle of a compound with it
+    names = ["check_in", "sign_up_form", "log_in", "guest_check_in"]
+    compounds = {("check", "in"), ("sign", "up"), ("log", "in")}
+    for split in ts.SPLITS:
+        for seed in range(25):
+            renamer = Renamer(
+                names, set(names), split, random.Random(seed), convention="snake", suffixes=("x",)
+            )
+            for name in names:
+                words = name_words(renamer.paraphrase(name, set()))
+                for i, word in enumerate(words):
+                    if word in ("in", "up"):
+                        assert i > 0 and (words[i - 1], word) in compounds, (name, words)
+
+
 def test_names_no_table_knows_still_change():
     names = ["zorblat", "frob_quux", "zorblat_frob"]
     for split in ts.SPLITS:
@@ -1201,12 +1218,12 @@ def test_a_hyphenated_word_parameter_is_renamed_only_as_code():
         "A follow-up call, please. Set `recall`: `book(recall=true)`; medicationCode is known."
     )
     assert rewrite("Give the link-number first.") == "Give the item-no first."
-    from hsa.text.names import parameter_identifier_like
+    from hsa.text.names import identifier_like
 
     words = ["follow-up", "check-in", "opt-out", "drop-off", "e-mail", "co-pay", "self-service"]
     names = ["link-number", "x-api-key", "created-by", "sort-by", "depends-on", "post-id"]
-    assert not any(map(parameter_identifier_like, words))
-    assert all(map(parameter_identifier_like, names + ["sub-id", "mid-price", "size_limit"]))
+    assert not any(map(identifier_like, words))
+    assert all(map(identifier_like, names + ["sub-id", "mid-price", "size_limit"]))
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])

@@ -31,15 +31,17 @@ from typing import Literal
 
 import yaml
 
+from hsa.augment.user_data import standalone
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.memo import BoundedMemo
-from hsa.text.mentions import KEYWORD_CALL
+from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL
 from hsa.text.names import (
     CONVENTIONS,
     abbreviation_groups,
     convention_of,
+    identifier_like,
     meaning,
     name_words,
     plural,
@@ -488,9 +490,14 @@ class Renamer:
                 yield self._replaced(segments, found, fresh=attempt > 0)
         if self.verbs and len(segments[-1]) >= 2:
             last = segments[-1]
+            # A verb moved to the other end, but not out of a compound: ``check_in`` is no
+            # ``in_check``, nor ``sign_up_form`` ``up_form_sign``.
+            compounds = lexicon().compounds
+            low = [w.lower() for w in last]
             if leading_verb(last):
-                yield segments[:-1] + [last[1:] + last[:1]]
-            elif leading_verb(last[-1:]):
+                if (low[0], low[1]) not in compounds:
+                    yield segments[:-1] + [last[1:] + last[:1]]
+            elif leading_verb(last[-1:]) and (low[-2], low[-1]) not in compounds:
                 yield segments[:-1] + [last[-1:] + last[:-1]]
         yield segments  # the same words in the convention
         for suffix in self._suffix_order:
@@ -530,3 +537,27 @@ class Renamer:
                     pick = self.rng.choice(slot.options)
             out[slot.segment][slot.start : slot.end] = list(pick)
         return out
+
+
+def written_as_words(
+    harness: Harness, names: Iterable[str], own: Callable[[str], tuple[str, ...]]
+) -> frozenset[str]:
+    """The plain-word names among ``names`` (not identifier-like: ``search``, ``check-in``) that
+    the harness's prose writes as plain words, outside code, in a text other than the name's
+    own (``own(name)``: the places of :meth:`Harness.prose` that say what it does in that word,
+    "Search the catalogue", "Guides the guest through online check-in"). Prose keeps plain
+    words (a word is no name there), so renamed, such a name would leave the prose sending the
+    model to a tool or a skill the variant does not have ("load the check-in skill first")."""
+    plain = [n for n in names if not identifier_like(n)]
+    if not plain:
+        return frozenset()
+    words = [(where, CODE_SPAN.sub(" ", t)) for where, t in harness.prose()]
+    return frozenset(
+        n
+        for n in plain
+        if any(
+            n in t and standalone(n).search(t)  # a substring test first: most texts lack it
+            for where, t in words
+            if where not in own(n)
+        )
+    )

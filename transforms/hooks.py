@@ -87,7 +87,10 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "23"  # 23: a hook named like a parameter keeps its name
+    version = "24"  # 24: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 23: a hook named like a parameter keeps its name
     # 22: names in a harness's own layout text move
     # 21: names move in thinking and a result's name
     # 20: a harness in Han or kana alone is no English one

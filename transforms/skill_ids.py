@@ -40,6 +40,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.hook import written_in_code
+from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.text.mentions import find_code_mentions, find_mentions
 from hsa.text.names import convention_of, identifier_like, name_words, write_segments
@@ -52,6 +53,7 @@ from hsa.transforms._names import (
     record_convention,
     split_conventions,
     variant_convention,
+    written_as_words,
 )
 
 Split = Literal["train", "heldout"]
@@ -136,9 +138,24 @@ def fixed_skill_ids(harness: Harness) -> frozenset[str]:
     never find once the skill had a new one; and an id that is also a tool's parameter name
     (a skill ``refund`` beside ``update_order(refund=...)``): no text tells which one a mention
     means (a hook's ``flag_param: refund``, "the `refund` parameter"), and renamed as the skill
-    it would stop naming the parameter."""
-    return written_in_code(harness.hooks_source, harness.skill_ids) | (
-        harness.parameter_names & set(harness.skill_ids)
+    it would stop naming the parameter. And a plain-word id (``greeting``, ``check-in``) that
+    the harness's prose writes as a word ("for an early check-in, load the check-in skill
+    first") but in the skill's own texts: prose keeps words, and would name a skill the
+    variant does not have."""
+    return _FIXED.get(harness.fingerprint, lambda: _fixed(harness))
+
+
+# Fixed ids by harness fingerprint: every draw of every variant of a harness asks, and the
+# answer reads the harness's prose. Pure: it reads the harness alone.
+_FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
+
+
+def _fixed(harness: Harness) -> frozenset[str]:
+    ids = harness.skill_ids
+    return (
+        written_in_code(harness.hooks_source, ids)
+        | (harness.parameter_names & set(ids))
+        | written_as_words(harness, ids, lambda n: (f"skill {n}",))
     )
 
 
@@ -219,7 +236,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "35"  # 35: a tax is no duty nor excise (kinds of tax); duty is customs duty
+    version = "36"  # 36: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 35: a tax is no duty nor excise (kinds of tax); duty is customs duty
     # 34: business words keep their sense (credit note, goods receipt, journal,
     # duties)
     # 33: place leads names as a verb too: venue only where the text is about places
@@ -281,7 +301,10 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "20"  # 20: names in a harness's own layout text move
+    version = "21"  # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 20: names in a harness's own layout text move
     # 19: names move in thinking and a result's name
     # 18: no skill is renamed into a parameter's name
     # 17: a skill id that is also a parameter name is kept
@@ -344,7 +367,10 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "24"  # 24: names in a harness's own layout text move
+    version = "25"  # 25: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 24: names in a harness's own layout text move
     # 23: names move in thinking and a result's name
     # 22: no skill is renamed into a parameter's name
     # 21: a skill id that is also a parameter name is kept
@@ -413,7 +439,10 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "19"  # 19: names in a harness's own layout text move
+    version = "20"  # 20: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 19: names in a harness's own layout text move
     # 18: names move in thinking and a result's name
     # 17: no skill is renamed into a parameter's name
     # 16: a skill id that is also a parameter name is kept

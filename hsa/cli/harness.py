@@ -129,9 +129,10 @@ def _warn_of_names_in_hook_code(harness, folder: Path) -> None:
     # Parameters only when identifier-like (``link_number``, ``follow-up``): a plain word
     # (``path``, ``ok``) is as likely a key of the hook's own payload or reply, while a string
     # with a hyphen or an underscore in code names a field, whatever prose would make of it
-    # (hsa.text.names.parameter_identifier_like is for prose). A name of several kinds (a hook and a
-    # parameter both called ``party_size``) is named with all of them: the code may mean either.
-    by_kind["parameter"] = {p for p in by_kind["parameter"] if identifier_like(p)}
+    # (hsa.text.names.identifier_like is for prose, where ``follow-up`` is a word). A name of
+    # several kinds (a hook and a parameter both called ``party_size``) is named with all of
+    # them: the code may mean either.
+    by_kind["parameter"] = {p for p in by_kind["parameter"] if identifier_like(p) or "-" in p}
     kinds: dict[str, list[str]] = {}
     for kind, found in by_kind.items():
         for name in found:

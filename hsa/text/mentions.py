@@ -25,7 +25,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from hsa.text.chinese import KANA_OR_HAN
-from hsa.text.names import parameter_identifier_like
+from hsa.text.names import identifier_like
 
 # Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
 # not followed by an identifier character, nor by ".<identifier char>". Identifier characters are
@@ -292,7 +292,7 @@ def parameter_mentions(
 ) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
     they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
-    ``follow-up``: :func:`hsa.text.names.parameter_identifier_like`) only where they are code: as
+    ``follow-up``: :func:`hsa.text.names.identifier_like`) only where they are code: as
     inline code (`` `size` ``), as a keyword inside inline code (`` `check_stock(size="M")` ``,
     `` `size: M` ``, `` `{"size": "M"}` ``) or inside a call written out in prose
     (``check_stock(size="M")``), since as plain words they are ordinary prose.
@@ -315,8 +315,8 @@ def parameter_mentions(
     into = _paths_into(
         {k: v for k, v in steps.items() if k in renames and (v or k in indexed)}, renames, indexed
     )
-    identifiers = {k: v for k, v in renames.items() if parameter_identifier_like(k)}
-    words = {k: v for k, v in renames.items() if not parameter_identifier_like(k)}
+    identifiers = {k: v for k, v in renames.items() if identifier_like(k)}
+    words = {k: v for k, v in renames.items() if not identifier_like(k)}
     alternatives = _alternation(words)
     # A keyword: the name quoted (``"size": "M"``, ``'size'=``) or bare before "=" in a call,
     # and in inline code also bare right before ":" (``size: M``), but not a port or a scheme

@@ -104,31 +104,29 @@ _WRITTEN_PLURALS = frozenset(_PLURAL_OF.values())
 
 _IDENTIFIER_LIKE = re.compile(r"[_.\-0-9]|[a-z][A-Z]")
 
+# A compound written with a hyphen, as prose writes it: an English verb and its particle
+# (follow-up, check-in, drop-off, opt-out) or a prefix and a word (e-mail, co-pay, re-order,
+# self-service), and the few such words of the other languages harnesses are written in that
+# keep their letters in ASCII (boas-vindas, bem-vindo, rendez-vous). Kebab-case names
+# (link-number, x-api-key, order-id, refund-help) are none of these. Particles and prefixes that
+# also end or start common kebab-case names (created-by, sort-by, depends-on, post-id, sub-id,
+# mid-price) are left out: a false word leaves a name stale.
+_PARTICLES = "up|in|out|off|down|back|away|through"
+_PREFIXES = "e|co|re|pre|non|self|multi|anti|semi"
+_HYPHENATED_WORDS = "boas-vindas|bem-vind[oa]s?|rendez-vous|vis-a-vis"
+_HYPHENATED_WORD = re.compile(
+    rf"(?:[a-z]+-(?:{_PARTICLES})|(?:{_PREFIXES})-[a-z]+|{_HYPHENATED_WORDS})"
+)
+
 
 @lru_cache(maxsize=65536)
 def identifier_like(name: str) -> bool:
-    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps.
+    """Names that cannot be ordinary prose: with ``_ . -``, digits, or camelCase humps; not a
+    word written with a hyphen (``follow-up``, ``check-in``, ``e-mail``, ``boas-vindas``), which
+    prose writes as an ordinary word ("an early check-in", the user's "a follow-up call"), so
+    that a skill ``check-in`` is moved, as a plain word is, only where it stands as code.
     Remembered: every rename and every stale-name check asks it of the same few names per row."""
-    return bool(_IDENTIFIER_LIKE.search(name))
-
-
-# An English compound written with a hyphen, as prose writes it: a verb and its particle
-# (follow-up, check-in, drop-off, opt-out) or a prefix and a word (e-mail, co-pay, re-order,
-# self-service). Kebab-case names (link-number, x-api-key, order-id) are none of these.
-# Particles and prefixes that also end or start common kebab-case names (created-by, sort-by,
-# depends-on, post-id, sub-id, mid-price) are left out: a false word leaves a name stale.
-_PARTICLES = "up|in|out|off|down|back|away|through"
-_PREFIXES = "e|co|re|pre|non|self|multi|anti|semi"
-_ENGLISH_COMPOUND = re.compile(rf"(?:[a-z]+-(?:{_PARTICLES})|(?:{_PREFIXES})-[a-z]+)")
-
-
-def parameter_identifier_like(name: str) -> bool:
-    """:func:`identifier_like` for a parameter name, except an English compound written with a
-    hyphen (``follow-up``, ``check-in``, ``e-mail``): as a JSON key that shape is rare, and
-    prose (the user's "a follow-up call") writes it as an ordinary word, so it is treated as a
-    plain word, moved only where it stands as code. Other kebab-case names (``link-number``)
-    are identifiers, and skill ids and tool names keep every hyphen as an identifier's mark."""
-    return identifier_like(name) and not _ENGLISH_COMPOUND.fullmatch(name)
+    return bool(_IDENTIFIER_LIKE.search(name)) and not _HYPHENATED_WORD.fullmatch(name)
 
 
 def name_words(name: str) -> list[str]:

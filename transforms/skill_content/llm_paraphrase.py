@@ -53,7 +53,10 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "19"  # 19: an example section's calls and instructions stay
+    version = "20"  # 20: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 19: an example section's calls and instructions stay
     # 18: phrases of two senses left out (at once, pick, if any, clearly, the shop,
     # mention, inquire about)
     # 17: counted sections, reference lists, one-turn paragraphs and link

@@ -35,7 +35,10 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "22"  # 22: an example section's calls and instructions stay; give/provide/offer no
+    version = "23"  # 23: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 22: an example section's calls and instructions stay; give/provide/offer no
     # phrase
     # 21: positions written in Spanish, Portuguese, French, German and Italian keep
     # a skill's order

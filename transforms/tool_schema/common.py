@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 import orjson
 
-from hsa.augment.user_data import standalone
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
@@ -19,8 +18,9 @@ from hsa.model.hook import written_in_code
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
-from hsa.text.mentions import CODE_SPAN, find_name_mentions
+from hsa.text.mentions import find_name_mentions
 from hsa.text.names import identifier_like
+from hsa.transforms._names import written_as_words
 
 
 def tool_named(harness: Harness, name: str) -> Tool:
@@ -97,22 +97,12 @@ def _fixed(harness: Harness) -> frozenset[str]:
     values = (names & schema_values(harness)) | written_in_code(harness.hooks_source, names)
     prose = list(harness.prose())
     texts = [t for _, t in prose]
-    # A plain-word tool name (``search``) that the prose writes as a plain word ("identify the
-    # patient with search first"): prose keeps plain words (a word is no name there), so
-    # renamed, the prose would send the model to a tool the variant does not have. Not the
-    # tool's own descriptions, which say what it does in that word ("Search the catalogue").
-    plain = [n for n in names - values if not identifier_like(n)]
-    if plain:
-        words = [(where, CODE_SPAN.sub(" ", t)) for where, t in prose]
-        values |= {
-            n
-            for n in plain
-            if any(
-                n in t and standalone(n).search(t)  # a substring test first: most texts lack it
-                for where, t in words
-                if where not in (f"tool {n}", f"tool {n} parameters")
-            )
-        }
+    # A plain-word tool name (``search``) the prose writes as a plain word ("identify the
+    # patient with search first"), but in the tool's own descriptions, which say what it does in
+    # that word ("Search the catalogue").
+    values |= written_as_words(
+        harness, names - values, lambda n: (f"tool {n}", f"tool {n} parameters")
+    )
     clashing = (names & harness.parameter_names) - values
     if not clashing:
         return frozenset(values)

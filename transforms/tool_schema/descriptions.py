@@ -29,7 +29,10 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "15"  # 15: no inspect for check (it takes no that-clause)
+    version = "16"  # 16: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 15: no inspect for check (it takes no that-clause)
     # 14: a parameter's description opens with a noun (Check number)
     # 13: a harness in Han or kana alone is no English one
     # 12: a Hangul or Cyrillic harness is no English one;

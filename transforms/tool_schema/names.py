@@ -71,7 +71,10 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "20"  # 20: names in a harness's own layout text move
+    version = "21"  # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 20: names in a harness's own layout text move
     # 19: names move in thinking and a result's name
     # 18: a plain-word tool the prose names as a word keeps its name
     # 17: a name the user writes as their own word stays in their
@@ -211,7 +214,10 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "41"  # 41: a tax is no duty nor excise (kinds of tax); duty is customs duty
+    version = "42"  # 42: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 41: a tax is no duty nor excise (kinds of tax); duty is customs duty
     # 40: business words keep their sense (credit note, goods receipt, journal,
     # duties)
     # 39: place leads names as a verb too: venue only where the text is about places
@@ -357,7 +363,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "61"  # 61: a tax is no duty nor excise (kinds of tax); duty is customs duty
+    version = "62"  # 62: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 61: a tax is no duty nor excise (kinds of tax); duty is customs duty
     # 60: business words keep their sense (credit note, goods receipt, journal,
     # duties)
     # 59: place leads names as a verb too: venue only where the text is about places
@@ -466,7 +475,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "47"  # 47: names in a harness's own layout text move
+    version = "48"  # 48: words written with a hyphen (check-in, follow-up) are words in prose, and
+    # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
+    # (check_in is no in_check)
+    # 47: names in a harness's own layout text move
     # 46: a configured word moves where the feedback first names it
     # 45: an example of arguments mixing identifiers and words is renamed whole
     # 44: a nested field a hook config names keeps its name

@@ -50,7 +50,7 @@ from hsa.model.schema import (
     schema_nodes,
 )
 from hsa.text.mentions import parameter_mentions, replace_mentions
-from hsa.text.names import parameter_identifier_like
+from hsa.text.names import identifier_like
 from hsa.transforms.tool_schema.common import calls, schema_values
 
 
@@ -304,7 +304,7 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     names = list(dict.fromkeys(p for t in harness.tools for p in t.properties))
     valued = schema_values(harness) & set(names)
     configured = {v for hook in harness.hooks for v in _config_strings(hook.config)}
-    fixed = {n for n in valued if parameter_identifier_like(n) or n in configured}
+    fixed = {n for n in valued if identifier_like(n) or n in configured}
     # A parameter named like a tool, skill or hook that a hook's config writes
     # (``flag_param: refund`` beside a skill ``refund``): the config value moves as that name,
     # never as the parameter, so the parameter keeps it.
@@ -438,9 +438,7 @@ def _configured_words(
         return None, {}
     configured = set(_config_strings(hook.config))
     return hook, {
-        old: new
-        for old, new in names.items()
-        if old in configured and not parameter_identifier_like(old)
+        old: new for old, new in names.items() if old in configured and not identifier_like(old)
     }
 
 
