@@ -802,6 +802,13 @@ def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name()
         ("種別（query）を選びます。", "（{}）"),
         ("「query」は２００文字以内にします。", "「{}」"),
         ("检索常见问题：query，用户的原话。", "：{}，"),
+        # beside a word of a script written with spaces (audits of a Russian billing desk and
+        # an Arabic airline: the schema, calls and gold moved, the prose kept the old name)
+        ("Ищет ответы. Передайте в query слова клиента.", "в {} слова"),
+        ("Ищет ответы (в «query» — слова клиента).", "«{}»"),
+        ("يبحث في الأسئلة. ضع كلام العميل في query دون تغيير.", "في {} دون"),
+        ("يبحث في الأسئلة. املأ الـquery بكلام العميل.", "الـ{} بكلام"),
+        ("Αναζήτηση. Βάλτε στο query τα λόγια του πελάτη.", "στο {} τα"),
     ],
 )
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])

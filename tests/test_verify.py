@@ -338,6 +338,16 @@ def test_mentions_glued_to_chinese_text_are_found():
     assert replace_mentions(text, {"get_price": "f"}) == "请调用f查询，不要用get_price_history。"
 
 
+def test_a_hyphen_glues_a_name_only_to_an_identifier():
+    # "Если calculate_debt-запрос вернул ошибку" (a Russian billing desk): a Cyrillic suffix
+    # after a hyphen is prose's own, and the name moved nowhere while verify found it nowhere
+    text = "Если calculate_debt-запрос не прошёл, не зовите calculate_debt-history или order-id-x."
+    assert find_mentions(text, ["calculate_debt", "order-id"]) == ["calculate_debt"]
+    assert replace_mentions(text, {"calculate_debt": "f", "order-id": "o"}) == text.replace(
+        "calculate_debt-запрос", "f-запрос"
+    )
+
+
 def test_web_addresses_are_no_mentions():
     """A web address names a page on a server; a renamed address would lead nowhere, so names in
     it are neither rewritten nor stale (found on harnesses whose help links end in tool names)."""

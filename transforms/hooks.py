@@ -87,7 +87,10 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "24"  # 24: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "25"  # 25: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 24: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 23: a hook named like a parameter keeps its name

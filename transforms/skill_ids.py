@@ -236,7 +236,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "36"  # 36: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "37"  # 37: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 36: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 35: a tax is no duty nor excise (kinds of tax); duty is customs duty
@@ -301,7 +304,10 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "21"  # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "22"  # 22: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 20: names in a harness's own layout text move
@@ -367,7 +373,10 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "25"  # 25: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "26"  # 26: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 25: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 24: names in a harness's own layout text move
@@ -439,7 +448,10 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "20"  # 20: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "21"  # 21: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 20: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 19: names in a harness's own layout text move

@@ -33,7 +33,9 @@ from hsa.text.names import identifier_like
 # ("请调用get_price查询") without any space.
 _ID = "A-Za-z0-9_"
 _BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
-_AFTER = rf"(?![{_ID}\-])(?!\.[{_ID}])"
+# A hyphen glues a name to what follows only where an identifier goes on (``order-id``): a word
+# of another script after it is prose's own suffix ("calculate_debt-запрос").
+_AFTER = rf"(?![{_ID}])(?!-[{_ID}])(?!\.[{_ID}])"
 # A web address: ASCII URL characters only (Chinese and Japanese text and compact JSON put no
 # space after one: "请看https://x.example/help，然后调用get_price", {"page":"https://...","next":...}),
 # without quotes, brackets, commas or semicolons (which close an address in prose far more often
@@ -350,11 +352,21 @@ def parameter_mentions(
 
     # In Chinese, Japanese or Korean prose, a plain word written in Latin letters right against
     # the text's own script ("query에는 고객의 말을", "把query设为") is no word of that prose:
-    # it names the parameter, as code would.
+    # it names the parameter, as code would. So does one beside a word of a script written with
+    # spaces (Cyrillic, Arabic, Greek, Hebrew, Hangul...): "передавайте числом в amount",
+    # "مرّر رمز المطار في origin", "بـseat".
     glued = (
         re.compile(
-            rf"(?<={_CJK_NEIGHBOUR})({alternatives})(?![A-Za-z0-9_\-])"
+            rf"(?<={_CJK_NEIGHBOUR})({alternatives}){_WORD_ENDS}"
             rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_NEIGHBOUR})"
+        )
+        if words
+        else None
+    )
+    beside = (
+        re.compile(
+            rf"(?:{_AFTER_SPACED})({alternatives}){_WORD_ENDS}"
+            rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_BEFORE_SPACED})"
         )
         if words
         else None
@@ -416,6 +428,8 @@ def parameter_mentions(
             text = code_call_or_assignment.sub(lambda span: keywords(span, addresses), text)
         if glued is not None and _CJK_OR_HANGUL_TEXT.search(text):
             text = glued.sub(lambda m: words[m.group(1) or m.group(2)], text)
+        if beside is not None and _SPACED_SCRIPT_TEXT.search(text):
+            text = sub_outside_urls(beside, lambda m: words[m.group(1) or m.group(2)], text)
         return text
 
     return rewrite
@@ -448,6 +462,27 @@ _CJK_OR_HANGUL_TEXT = re.compile(_CJK_OR_HANGUL)
 # full-width forms it writes around a name (、。「」 U+3000-U+303F; （）：， U+FF00-U+FFEF):
 # "種別（category）は", "「message」は".
 _CJK_NEIGHBOUR = f"[{KANA_OR_HAN}\uac00-\ud7af\u3000-\u303f\uff00-\uffef]"
+# A letter of an alphabet written with spaces between words, other than Latin: Greek, Cyrillic,
+# Armenian, Hebrew, Arabic (with its tatweel, "الـamount"), the Indic scripts, Thai, Georgian,
+# Hangul. A Latin word beside one, maybe across a space, a quotation mark or a bracket, is
+# foreign to that prose.
+_SPACED_SCRIPT = (
+    "[\u0370-\u03ff\u0400-\u052f\u0531-\u058f\u0590-\u05ff\u0600-\u06ff\u0750-\u077f"
+    "\u08a0-\u08ff\u0900-\u0dff\u0e00-\u0e7f\u10a0-\u10ff\uac00-\ud7af\ufb1d-\ufdff"
+    "\ufe70-\ufeff]"
+)
+_SPACED_SCRIPT_TEXT = re.compile(_SPACED_SCRIPT)
+_OPENING = "[ \u00a0«“„\"'(\\[]"
+_CLOSING = "[ \u00a0»”\"')\\],;:.!?]"
+# Lookbehinds of fixed widths: the letter itself, or the letter then one space or opening mark,
+# or a space then one opening mark; lookaheads likewise.
+_AFTER_SPACED = (
+    f"(?<={_SPACED_SCRIPT})|(?<={_SPACED_SCRIPT}{_OPENING})|(?<={_SPACED_SCRIPT} [«“„\"'(\\[])"
+)
+_BEFORE_SPACED = f"{_SPACED_SCRIPT}|{_CLOSING}{_SPACED_SCRIPT}|{_CLOSING} {_SPACED_SCRIPT}"
+# Where a plain word written in Latin letters ends: no identifier character follows, nor a
+# hyphen that an identifier character follows.
+_WORD_ENDS = "(?![A-Za-z0-9_])(?!-[A-Za-z0-9_])"
 
 
 # A fenced block of code (```lang ... ```), and the info strings of the languages that tool calls

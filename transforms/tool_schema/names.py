@@ -71,7 +71,10 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "21"  # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "22"  # 22: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 20: names in a harness's own layout text move
@@ -214,7 +217,10 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "42"  # 42: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "43"  # 43: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 42: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 41: a tax is no duty nor excise (kinds of tax); duty is customs duty
@@ -363,7 +369,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "62"  # 62: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "63"  # 63: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 62: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 61: a tax is no duty nor excise (kinds of tax); duty is customs duty
@@ -475,7 +484,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "48"  # 48: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "49"  # 49: a name moves before a hyphen and a word of another script
+    # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek...) moves
+    # 48: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 47: names in a harness's own layout text move
