@@ -205,6 +205,16 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
         ("Come indicato in precedenza, chiedi il nome.", True),
         ("Le regole sopra riportate valgono sempre.", True),
         ("La colazione è servita al piano di sotto.", False),  # downstairs: no position
+        # and in other scripts (audits of a Russian billing desk, an Arabic airline)
+        ("Инструменты перечислены ниже; навыки — выше них.", True),
+        ("Следующий раздел описывает проверки.", True),
+        ("استخدم فقط الأدوات المذكورة أدناه.", True),
+        ("아래의 도구만 사용하세요.", True),
+        ("השתמש רק בכלים שלהלן.", True),
+        ("Aşağıdaki araçları kullanın.", True),
+        ("Platność powyżej 100 zł wymaga zgody.", False),
+        ("Платёж выше 500 ₽ требует подтверждения.", False),
+        ("Отвечайте вежливо и по-русски.", False),
         # a threshold is no position
         ("Refunds above 500 EUR need a manager; below 20 EUR, just refund.", False),
         ("Rimborsi sotto 500 euro: procedi.", False),

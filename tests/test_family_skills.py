@@ -1429,6 +1429,16 @@ def test_a_skill_id_the_hook_code_writes_keeps_its_id(transform):
             ["Primeiro", "Depois", "Por fim"],
             False,
         ),
+        # Russian steps with one English sentence quoted: its function words are no reason
+        # to read the body with the English cues (an audit: 53 of 74 loaded bodies shuffled)
+        (
+            "# Рассрочка\n\nАбонент пишет: «I want to pay it off in six months».\n\n"
+            "- Сначала вызовите расчёт долга по лицевому счёту.\n"
+            "- Затем оформите рассрочку на названный срок.\n"
+            "- В конце загрузите шаблон ответа.\n",
+            ["Сначала", "Затем", "В конце"],
+            False,
+        ),
         # An English list of independent rules: still free to move
         (
             "# Tone\n\nUse this skill for the tone of every reply.\n\n"

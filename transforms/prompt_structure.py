@@ -30,7 +30,7 @@ from hsa.render import (
     available_layouts,
     section_heading,
 )
-from hsa.text.position import EUROPEAN_POSITION
+from hsa.text.position import POSITION
 from hsa.transforms._language import table_languages
 
 # (layout, style) pairs: the style is prompt.options.layout_style, read by the layout (see the
@@ -274,7 +274,9 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "4"  # 4: more positions read (Italian, European nouns), and in the prompt's wording
+    version = "5"  # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
+    # Russian, Ukrainian, Greek, Hebrew, Arabic, Hindi and Korean
+    # 4: more positions read (Italian, European nouns), and in the prompt's wording
     # and listed descriptions
     # 3: positions written in Spanish, Portuguese, French, German, Italian
     # 2: a prompt whose text points at where sections stand keeps its order and
@@ -334,7 +336,7 @@ _POSITION = re.compile(
     r"|\bthe\s+(?:following|preceding|previous)\s+(?:section|sections|rule|rules|tool|tools|"
     r"skill|skills|instruction|instructions|list|steps|checks)\b"
     r"|上述|以上规则|以上的|如下|下列|下面的|上面的|上記|下記|以下の"
-    rf"|{EUROPEAN_POSITION}",
+    rf"|{POSITION}",
     re.IGNORECASE,
 )
 
@@ -460,7 +462,9 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "4"  # 4: more positions read (Italian, European nouns), and in the prompt's wording
+    version = "5"  # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
+    # Russian, Ukrainian, Greek, Hebrew, Arabic, Hindi and Korean
+    # 4: more positions read (Italian, European nouns), and in the prompt's wording
     # and listed descriptions; a harness's own layout keeps its places
     # 3: positions written in Spanish, Portuguese, French, German, Italian
     # 2: a prompt whose text points at where sections stand keeps its order and

@@ -1,9 +1,11 @@
 """Words with which a text points at where other text stands ("the rules below", "las
-herramientas listadas más abajo", "ci-dessous", "weiter unten", "le regole qui sotto"), in the
-European languages harnesses are often written in: Spanish, Portuguese, French, German and
-Italian. The prompt transforms (which keep a prompt's order and places where its text points at
-positions) and the skill rewrite (which keeps a skill's order where its text does) add them to
-their English, Chinese and Japanese words.
+herramientas listadas más abajo", "ci-dessous", "weiter unten", "le regole qui sotto",
+"инструменты перечислены ниже", "الأدوات المذكورة أدناه"), in the languages other than English,
+Chinese and Japanese that harnesses are written in: Spanish, Portuguese, French, German,
+Italian, Dutch, Polish, Turkish, Indonesian, Vietnamese, Russian, Ukrainian, Greek, Hebrew,
+Arabic, Hindi and Korean. The prompt transforms (which keep a prompt's order and places where
+its text points at positions) and the skill rewrite (which keeps a skill's order where its
+text does) add them to their English, Chinese and Japanese words.
 
 Read generously: text kept in order only loses a variant, while text reordered under "the
 section below" points the model at the wrong one. A threshold ("sotto 500 euro", "acima de 500
@@ -20,9 +22,12 @@ _DE_NOUNS = r"abschnitt\w*|regeln|werkzeuge|tools|anweisungen|schritte|fähigkei
 _IT_NOUNS = r"sezione|sezioni|regole|strumenti|istruzioni|competenze|passaggi|note|elenco"
 # Where a number follows, an "above"/"below" is a threshold.
 _NO_AMOUNT = r"(?!\s+(?:de|del|di|à|a)?\s*[\d$€£¥R])"
+# Likewise in the other scripts' words ("выше 500 ₽", "powyżej 100 zł").
+_NO_NUMBER = r"(?!\s*[\d$€£¥₽₴₺₹])"
+_RU_NOUNS = r"раздел\w*|правил\w*|инструмент\w*|навык\w*|шаг\w*|пункт\w*|инструкци\w*|списк\w*"
 
-EUROPEAN_POSITION = (
-    r"\b(?:"
+POSITION = (
+    r"(?:\b(?:"
     # Spanish
     rf"(?:más\s+)?(?:abajo|arriba){_NO_AMOUNT}|a\s+continuación|anteriormente|susodich[oa]s?"
     rf"|(?:{_ES_NOUNS})\s+(?:siguientes?|anterior(?:es)?|precedentes?|posteriores?)"
@@ -47,5 +52,30 @@ EUROPEAN_POSITION = (
     r"|suddett[aoie]|sottostant[ei]|soprastant[ei]|in\s+fondo\s+al"
     r"|(?<!di\s)(?:sopra|sotto)(?=\s*[.,:;)!?]|\s*$)|sotto\s+trovi"
     rf"|(?:{_IT_NOUNS})\s+(?:successiv[aoie]|precedent[ei]|seguent[ei])"
+    # Dutch
+    r"|hieronder|hierboven|hiervoor|hierna|(?:de\s+)?volgende\s+(?:secties?|regels|tools|"
+    r"stappen|vaardigheden|instructies)"
+    # Polish
+    rf"|poniżej{_NO_NUMBER}|powyżej{_NO_NUMBER}|następując\w+|wymienion\w+\s+(?:niżej|wyżej)"
+    r"|niżej|wyżej"
+    # Turkish
+    r"|aşağıda(?:ki)?|yukarıda(?:ki)?|aşağıdaki|yukarıdaki"
+    # Indonesian
+    r"|di\s+bawah\s+ini|di\s+atas\s+ini|berikut\s+ini|tersebut\s+di\s+atas"
+    # Vietnamese
+    r"|dưới\s+đây|ở\s+trên|sau\s+đây|nêu\s+trên"
+    # Russian and Ukrainian
+    rf"|ниже{_NO_NUMBER}|выше{_NO_NUMBER}|нижче{_NO_NUMBER}|вище{_NO_NUMBER}|далее|далі"
+    r"|вышеуказанн\w*|вышеперечисленн\w*|вышеизложенн\w*|нижеследующ\w*|нижеперечисленн\w*"
+    rf"|следующ\w*\s+(?:{_RU_NOUNS})|предыдущ\w*\s+(?:{_RU_NOUNS})"
+    r"|наступн\w*\s+(?:розділ\w*|правил\w*|інструмент\w*|крок\w*)"
+    # Greek
+    r"|παρακάτω|παραπάνω|ακόλουθ\w*|προηγούμεν\w*"
+    # Arabic
+    r"|أدناه|ادناه|أعلاه|اعلاه|التالية|التالي|الآتية|الآتي|فيما\s+يلي|السابقة|المذكورة"
     r")\b"
+    # Hindi, whose vowel signs end a word where \b sees no boundary (नीचे); Hebrew and Korean,
+    # whose prefixes and particles are written without a space (שלהלן, 아래의, 위에서)
+    r"|नीचे|ऊपर|निम्नलिखित|उपर्युक्त|להלן|לעיל|למטה|למעלה"
+    r"|아래|위의|위에서|위에\s+(?:나열|설명|적힌)|다음(?:의)?\s+(?:도구|섹션|규칙|단계|지침|스킬))"
 )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from hsa.text.chinese import han_or_kana
-from hsa.text.language import function_word_language
+from hsa.text.language import function_word_language, other_script
 from hsa.text.markdown import (
     FENCE,
     ITEM,
@@ -35,7 +35,7 @@ from hsa.text.paraphrase import (
     negations,
     normalise_space,
 )
-from hsa.text.position import EUROPEAN_POSITION
+from hsa.text.position import POSITION
 
 # A heading of examples: "Examples", "Sample replies"; not "Examples of red flags" (a catalogue
 # of what the rule applies to) nor "Covered perils (e.g. fire, theft)" (reference items).
@@ -66,7 +66,7 @@ _POSITION_REF = re.compile(
     r"(?<![A-Za-z])(above|below|preceding|previous|previously|following|"
     r"earlier|aforementioned|former|latter)(?![A-Za-z])|上面|上述|下面|"
     r"下述|前面|后面|上文|下文|前述|上一条|下一条|前一条|后一条|上一步|"
-    rf"下一步|{EUROPEAN_POSITION}",
+    rf"下一步|{POSITION}",
     re.IGNORECASE,
 )
 # Words that tie a list item to the items around it, so that the list is a sequence (steps, a
@@ -423,6 +423,10 @@ def _cues_read(blocks: list[Block]) -> bool:
     texts = [block_text(block) for block in blocks]
     if any(map(han_or_kana, texts)):
         return True
+    if other_script(*texts):
+        # Written mostly in Cyrillic, Arabic, Greek...: a quoted English sentence ("I want to
+        # pay it off in six months") gives English function words to a Russian body.
+        return False
     language = function_word_language(*texts)
     if language is not None:
         return language in _CUE_LANGUAGES
