@@ -568,6 +568,10 @@ def test_a_recovery_that_writes_the_feedbacks_number_in_groups_keeps_its_sequenc
     assert retry_sequences(episode("Payments must be in the range 500-2000.")) == []
     # a number the feedback does not give: the recovery leans on nothing
     assert retry_sequences(episode("Over the front-desk limit.")) != []
+    # digits of another script are the same number (an Arabic airline's "٢٣ كغ" cut the
+    # recovery that passed 23: the gold's value was then read nowhere)
+    assert retry_sequences(episode("تجاوز الحد الأقصى وهو ٢٬٠٠٠.")) == []
+    assert retry_sequences(episode("सीमा २००० से अधिक है।")) == []
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -322,6 +323,18 @@ def retry_sequences(episode: Episode) -> list[dict]:
 _DATUM = re.compile(r"\d+(?:[.,:/\-]\d+)*")
 
 
+# Arabic's decimal and thousands separators (١٢٫٥, ١٬٢٥٠), as "." and "," write them.
+_SEPARATORS = {"\u066b": ".", "\u066c": ","}
+
+
+def _ascii_digits(text: str) -> str:
+    """``text`` with the digits of every script (Arabic-Indic ٢٣, Devanagari २३, full-width
+    ２３) written as ASCII digits, and Arabic's separators as "." and ","."""
+    return "".join(
+        str(unicodedata.decimal(ch)) if ch.isdecimal() else _SEPARATORS.get(ch, ch) for ch in text
+    )
+
+
 # A number written in groups of three digits (2,000 or 1,250,000.50), as a reply writes what a
 # hook's feedback gave as 2000.
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
@@ -330,7 +343,10 @@ _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 def _data(text: str) -> set[str]:
     """The data ``text`` writes, each as written and a grouped number also without its commas:
     "at most $2,000" writes the 2000 of "over the limit of 2000"; and a hyphenated datum's
-    parts too: a range "(18-24 °C)" gives the 24 a reply then writes."""
+    parts too: a range "(18-24 °C)" gives the 24 a reply then writes. Digits of every script
+    are read as the ASCII ones: an Arabic feedback's "٢٣ كغ" gives the 23 a call passes."""
+    if not text.isascii():
+        text = _ascii_digits(text)
     found = set(_DATUM.findall(text))
     return (
         found
@@ -428,7 +444,9 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "9"  # 9: a cut recovery loses the thinking it wrote after the feedback
+    version = "10"  # 10: digits of every script are the same numbers (an Arabic feedback's ٢٣ is
+    # the 23 a call passes)
+    # 9: a cut recovery loses the thinking it wrote after the feedback
     # 8: a range in the feedback gives its ends
     # 7: a later message that writes what only the feedback gave keeps its sequence
     # 6: a value stands on its own as user data does (hyphen and dot glue);
