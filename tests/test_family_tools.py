@@ -2673,6 +2673,46 @@ def test_keys_of_other_data_in_code_are_not_parameters(name):
         assert f'"arguments": {{"{ns}": "prod", "{rep}": 12}}}}`' in body
 
 
+STATUS_RUNBOOK = """# Check a rollout
+
+The live object looks like this:
+
+```yaml
+kind: Deployment
+metadata:
+  namespace: prod
+status:
+  replicas: 3
+```
+
+Call `status(namespace="prod", deployment="checkout")`, or
+```json
+{"name": "status", "arguments": {"namespace": "prod", "deployment": "checkout"}}
+```
+"""
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_key_spelt_like_a_plain_word_tool_does_not_make_a_manifest_arguments(name):
+    """A DevOps harness has a tool `status`; a manifest's `status:` key made the whole manifest
+    read as tool arguments, and its `namespace:` became `namespaceValue:` (12 of 12 rows that
+    loaded the skill). A plain-word tool is named in code as a call names it."""
+    harness = one_skill_harness(
+        "rollout-check",
+        STATUS_RUNBOOK,
+        tool_of("status", "Shows a deployment's rollout.", strings("namespace", "deployment")),
+    )
+    manifest = STATUS_RUNBOOK[STATUS_RUNBOOK.index("```yaml") : STATUS_RUNBOOK.index("```\n\nCall")]
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        ns = variant.mapping.parameter("status", "namespace")
+        assert ns != "namespace"
+        body = variant.episode.harness.skills[0].content
+        assert manifest in body
+        assert f'status({ns}="prod", ' in body
+        assert f'"arguments": {{"{ns}": "prod", ' in body
+
+
 BILLING_GUIDE = """# Nightly billing
 
 Export the open invoices:

@@ -348,6 +348,17 @@ def test_a_hyphen_glues_a_name_only_to_an_identifier():
     )
 
 
+def test_a_path_without_a_scheme_is_no_mention():
+    # a log's request line kept its path only by luck: "GET /api/v1/deploy_status/api" became
+    # ".../deploy_current_status/api" (a DevOps audit); alternatives and slash commands still move
+    text = "GET /api/v1/deploy_status/api?x=1 (see /var/log/get_logs.log); get_logs/deploy_status"
+    assert find_mentions(text, ["deploy_status", "get_logs"]) == ["get_logs", "deploy_status"]
+    assert replace_mentions(text, {"deploy_status": "d", "get_logs": "g"}) == text.replace(
+        "; get_logs/deploy_status", "; g/d"
+    )
+    assert replace_mentions("Type /deploy_status.", {"deploy_status": "d"}) == "Type /d."
+
+
 def test_web_addresses_are_no_mentions():
     """A web address names a page on a server; a renamed address would lead nowhere, so names in
     it are neither rewritten nor stale (found on harnesses whose help links end in tool names)."""

@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "25"  # 25: a name moves before a hyphen and a word of another script
+    version = "26"  # 26: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 25: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 24: words written with a hyphen (check-in, follow-up) are words in prose, and

@@ -236,7 +236,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "37"  # 37: a name moves before a hyphen and a word of another script
+    version = "38"  # 38: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 37: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 36: words written with a hyphen (check-in, follow-up) are words in prose, and
@@ -304,7 +306,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "22"  # 22: a name moves before a hyphen and a word of another script
+    version = "23"  # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 22: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
@@ -373,7 +377,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "26"  # 26: a name moves before a hyphen and a word of another script
+    version = "27"  # 27: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 26: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 25: words written with a hyphen (check-in, follow-up) are words in prose, and
@@ -448,7 +454,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "21"  # 21: a name moves before a hyphen and a word of another script
+    version = "22"  # 22: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 21: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 20: words written with a hyphen (check-in, follow-up) are words in prose, and

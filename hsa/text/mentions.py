@@ -52,9 +52,21 @@ def sub_outside_urls(pattern: re.Pattern, replace: Callable[[re.Match], str], te
     return pattern.sub(lambda m: m.group(0) if _inside(m.start(), addresses) else replace(m), text)
 
 
+# An absolute path without a scheme, of a web server or a file system: a request a log writes
+# ("GET /api/v1/deploy_status?namespace=prod"), a file ("/var/log/get_logs.log"). At least two
+# segments and not glued to a word before it, so a slash command ("/deploy") or alternatives
+# ("get_price/get_stock") are none; a name in one is a segment of the path, no mention.
+_PATH = (
+    r"(?<![\w.:/~\-])/(?:[A-Za-z0-9\-._~%]+/)+[A-Za-z0-9\-._~%]*"
+    r"(?:\?[A-Za-z0-9\-._~%&=+]*)?"
+)
+_ADDRESS = re.compile(rf"{URL.pattern}|{_PATH}")
+
+
 def _addresses(text: str) -> list[tuple[int, int]]:
-    """Where ``text``'s web addresses stand (none without "://", the common case, at once)."""
-    return [m.span() for m in URL.finditer(text)] if "://" in text else []
+    """Where ``text``'s web addresses and paths stand (none without a slash, the common case,
+    at once)."""
+    return [m.span() for m in _ADDRESS.finditer(text)] if "/" in text else []
 
 
 def _outside_urls(pattern: re.Pattern, text: str) -> list[re.Match]:
@@ -546,9 +558,23 @@ def _outside_code_of_others(
 
 @lru_cache(maxsize=1024)
 def _naming(tools: tuple[str, ...]) -> re.Pattern:
-    """Any of ``tools`` named as a whole identifier. Cached: every rename of a harness's
-    parameters reads its code with the same tools, and only where code holds a keyword."""
-    return re.compile(rf"{_BEFORE}({_alternation(tools)}){_AFTER}")
+    """Any of ``tools`` named in code: an identifier-like name as a whole identifier; a
+    plain-word name (``status``, ``get``, ``apply``) only as a call is named, called
+    (``status(``), as a quoted value (``"name": "status"``, not the key ``"status":``) or after
+    ``tool:``/``name:``/``function:``. A manifest's ``status:`` key or a script's ``get`` names
+    no tool, and its keys are its own. Cached: every rename of a harness's parameters reads its
+    code with the same tools, and only where code holds a keyword."""
+    names = [t for t in tools if identifier_like(t)]
+    words = [t for t in tools if not identifier_like(t)]
+    parts = [rf"{_BEFORE}(?:{_alternation(names)}){_AFTER}"] if names else []
+    if words:
+        word = _alternation(words)
+        parts += [
+            rf"{_BEFORE}(?:{word})(?=\s*\()",
+            rf"(['\"])(?:{word})\1(?!\s*:)",
+            rf"\b(?:tool|name|function)['\"]?\s*[:=]\s*['\"]?(?:{word}){_AFTER}",
+        ]
+    return re.compile("|".join(parts))
 
 
 def _arguments_reader(

@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "22"  # 22: a name moves before a hyphen and a word of another script
+    version = "23"  # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 22: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 21: words written with a hyphen (check-in, follow-up) are words in prose, and
@@ -217,7 +219,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "43"  # 43: a name moves before a hyphen and a word of another script
+    version = "44"  # 44: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention
+    # 43: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 42: words written with a hyphen (check-in, follow-up) are words in prose, and
@@ -369,7 +373,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "63"  # 63: a name moves before a hyphen and a word of another script
+    version = "64"  # 64: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention; code names a plain-word tool as a call does (a
+    # manifest's status: key makes it no arguments)
+    # 63: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 62: words written with a hyphen (check-in, follow-up) are words in prose, and
@@ -484,7 +491,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "49"  # 49: a name moves before a hyphen and a word of another script
+    version = "50"  # 50: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    # is a segment of the path, no mention; code names a plain-word tool as a call does (a
+    # manifest's status: key makes it no arguments)
+    # 49: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek...) moves
     # 48: words written with a hyphen (check-in, follow-up) are words in prose, and
