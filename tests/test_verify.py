@@ -629,3 +629,47 @@ def test_a_name_left_in_a_harnesss_own_layout_is_caught():
     stale = replace(variant, harness=replace(variant.harness, layouts={"house": LAYOUT}))
     with pytest.raises(VerificationFailed, match="survives in layout house"):
         verify_variant(source, stale, RENAME)
+
+
+GUARDED_LAYOUT = (
+    "{% for s in sections %}## {{ s.heading }}\n{{ s.text }}{% for e in s.entries %}\n"
+    "- {{ e.name }}: {{ e.description }}"
+    '{% if e.name == "get_price" %} (ask for the link first){% endif %}'
+    "{% if e.name == 'price-reply' %} (load before quoting){% endif %}"
+    "{% endfor %}\n{% endfor %}"
+)
+
+
+@pytest.mark.parametrize(
+    ("transform", "name"),
+    [
+        ("tool_name_paraphrase", "get_price"),
+        ("tool_name_mask", "get_price"),
+        ("skill_id_mask", "price-reply"),
+        ("skill_id_case", "price-reply"),
+    ],
+)
+def test_a_name_a_layouts_code_compares_keeps_it(transform, name):
+    """A DevOps harness's layout wrote `{% if item.name == "get_logs_tail" %} (preferred first
+    look at logs){% endif %}`; renamed, the tool no longer matched and 117 of 117 rows lost the
+    note, silently. A name the layout's code writes is kept, as one hooks.py writes is."""
+    from hsa.render import render_system_prompt
+    from tests.conftest import variant_of
+
+    source = original()
+    harness = replace(
+        source.harness,
+        layouts={"guarded": GUARDED_LAYOUT},
+        prompt=replace(source.harness.prompt, layout="guarded"),
+    )
+    source = replace(source, harness=harness)
+    assert source.harness.written_in_code(["get_price", "price-reply", "get_price_history"]) == {
+        "get_price",
+        "price-reply",
+    }
+    for seed in range(4):
+        variant = variant_of(transform, source, seed=seed)
+        kept = variant.mapping.tools if transform.startswith("tool") else variant.mapping.skills
+        assert name not in kept
+        prompt = render_system_prompt(variant.episode.harness)
+        assert "(ask for the link first)" in prompt and "(load before quoting)" in prompt

@@ -39,7 +39,6 @@ from hsa.augment.transform import Share, Transform
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
-from hsa.model.hook import written_in_code
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import message_text
 from hsa.text.mentions import find_code_mentions, find_mentions
@@ -133,9 +132,10 @@ class _Namer:
 
 
 def fixed_skill_ids(harness: Harness) -> frozenset[str]:
-    """Skill ids a rename leaves: those hooks.py writes (``"returns-policy" in
-    payload["loaded_skills"]``), which the variant's hook would look for under the old id and
-    never find once the skill had a new one; and an id that is also a tool's parameter name
+    """Skill ids a rename leaves: those the harness's code writes (hooks.py's
+    ``"returns-policy" in payload["loaded_skills"]``, a layout's ``{% if skill.id == ... %}``),
+    which the variant's code would look for under the old id and never find once the skill had
+    a new one; and an id that is also a tool's parameter name
     (a skill ``refund`` beside ``update_order(refund=...)``): no text tells which one a mention
     means (a hook's ``flag_param: refund``, "the `refund` parameter"), and renamed as the skill
     it would stop naming the parameter. And a plain-word id (``greeting``, ``check-in``) that
@@ -153,7 +153,7 @@ _FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 def _fixed(harness: Harness) -> frozenset[str]:
     ids = harness.skill_ids
     return (
-        written_in_code(harness.hooks_source, ids)
+        harness.written_in_code(ids)
         | (harness.parameter_names & set(ids))
         | written_as_words(harness, ids, lambda n: (f"skill {n}",))
     )
@@ -236,7 +236,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "38"  # 38: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "39"  # 39: a name the harness's own layout compares in its Jinja code keeps it
+    # 38: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 37: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
@@ -306,7 +307,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "23"  # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "24"  # 24: a name the harness's own layout compares in its Jinja code keeps it
+    # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 22: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
@@ -377,7 +379,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "27"  # 27: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "28"  # 28: a name the harness's own layout compares in its Jinja code keeps it
+    # 27: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 26: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
@@ -454,7 +457,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "22"  # 22: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "23"  # 23: a name the harness's own layout compares in its Jinja code keeps it
+    # 22: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 21: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces

@@ -34,9 +34,9 @@ from hsa.errors import HarnessError, HsaError
 from hsa.files.jsonl import json_error, loads
 from hsa.files.textfile import decode_utf8, dump_yaml, load_yaml, read_bytes, write_text
 from hsa.model.frozen import replace
-from hsa.model.hook import Hook, defined_functions, import_hooks
+from hsa.model.hook import Hook, defined_functions, import_hooks, written_in_code
 from hsa.model.hook_feedback import FORMAT_KEY, hook_format
-from hsa.model.layout_text import layout_text
+from hsa.model.layout_text import layout_text, written_in_layout_code
 from hsa.model.schema import property_names, schema_descriptions
 from hsa.model.skill import MAX_NAME, SKILL_NAME, Skill, allowed_tool_name
 from hsa.model.tool import Tool
@@ -237,6 +237,15 @@ class Harness:
         a text may name a nested field as well as a top-level one."""
         return self.names | frozenset(
             name for tool in self.tools for name in property_names(tool.parameters)
+        )
+
+    def written_in_code(self, names) -> frozenset[str]:
+        """Which of ``names`` the harness's code writes as string literals: hooks.py, which
+        compares or reads them (``tool_name == "applyPatch"``, ``arguments.get("payment")``),
+        and its own layouts' Jinja (``{% if item.name == "get_logs_tail" %}``). A rename must
+        leave them: the code would look for the old name and never find it."""
+        return written_in_code(self.hooks_source, names) | written_in_layout_code(
+            self.layouts, names
         )
 
     def prose(self):

@@ -10,7 +10,7 @@ for stale ones, and the transforms that read the harness's prose read it (via
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 # A Jinja expression, statement or comment, as the default delimiters write them.
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -33,3 +33,20 @@ def rewrite_layout_text(source: str, rewrite: Callable[[str], str]) -> str:
     parts.append(rewrite(source[last:]) if last < len(source) else "")
     out = "".join(parts)
     return source if out == source else out
+
+
+# A string literal of Jinja code, quoted either way (no escapes: names hold none).
+_STRING = re.compile(r"'([^'\\\n]*)'" + r'|"([^"\\\n]*)"')
+
+
+def written_in_layout_code(layouts: Mapping[str, str], names) -> frozenset[str]:
+    """Which of ``names`` the layouts' Jinja code writes as string literals
+    (``{% if item.name == "get_logs_tail" %} (preferred first look){% endif %}``): the code
+    compares by the name, and renamed, the text it guards would silently go."""
+    literals = {
+        a or b
+        for source in layouts.values()
+        for code in _JINJA.findall(source)
+        for a, b in _STRING.findall(code)
+    }
+    return frozenset(n for n in names if n in literals)

@@ -71,7 +71,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "23"  # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "24"  # 24: a name the harness's own layout compares in its Jinja code keeps it
+    # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 22: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
@@ -219,7 +220,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "44"  # 44: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "45"  # 45: a name the harness's own layout compares in its Jinja code keeps it
+    # 44: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 43: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces
@@ -373,7 +375,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "64"  # 64: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "65"  # 65: a name the harness's own layout compares in its Jinja code keeps it
+    # 64: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention; code names a plain-word tool as a call does (a
     # manifest's status: key makes it no arguments)
     # 63: a name moves before a hyphen and a word of another script
@@ -491,7 +494,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "50"  # 50: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "51"  # 51: a name the harness's own layout compares in its Jinja code keeps it
+    # 50: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention; code names a plain-word tool as a call does (a
     # manifest's status: key makes it no arguments)
     # 49: a name moves before a hyphen and a word of another script

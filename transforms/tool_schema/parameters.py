@@ -316,7 +316,7 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     fixed |= _nested_names(harness) & configured & set(names)
     # A parameter hooks.py reads by its name (``arguments.get("payment")``): renamed, the hook
     # would look for an argument no call has, and stop checking.
-    fixed |= written_in_code(harness.hooks_source, names)
+    fixed |= harness.written_in_code(names)
     # A tool whose schema constrains its property names (``propertyNames: {pattern: ...}``):
     # a new name in another convention could break the constraint the tool declares.
     fixed |= {p for t in harness.tools if "propertyNames" in t.parameters for p in t.properties}
