@@ -1078,6 +1078,51 @@ def test_a_path_into_a_renamed_parameter_moves_with_it():
         assert {"resource", "details", "filters"} & moved, moved
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_path_through_a_reference_or_a_branch_moves_with_its_parameter(name):
+    """An insurance harness's `payout` is `oneOf` a bank account or a check address, and its
+    `mailing` a `$ref` to a definition: renamed, the skill still wrote `payout.bank_account` and
+    `mailing.line1` (32 of 178 hat-train rows), paths into no parameter the tool had."""
+    address = {"type": "object", "properties": {"line1": {"type": "string"}}}
+    payout = {
+        "oneOf": [
+            {"type": "object", "properties": {"bank_account": {"type": "string"}}},
+            {"type": "object", "properties": {"check_address": {"$ref": "#/$defs/Address"}}},
+        ]
+    }
+    tool = tool_of(
+        "file_claim",
+        "Files a claim.",
+        {"payout": payout, "mailing": {"$ref": "#/$defs/Address"}, **strings("claim_ref")},
+    )
+    tool["parameters"]["$defs"] = {"Address": address}
+    harness = Harness.from_dict(
+        {
+            "name": "claims",
+            "skills": [
+                {
+                    "id": "payout-setup",
+                    "description": "Sets up a payout.",
+                    "content": "Send `payout.bank_account` or `payout.check_address`; the "
+                    "letter goes to mailing.line1. Never `payout.iban`.",
+                }
+            ],
+            "tools": [tool],
+        }
+    )
+    moved = set()
+    for seed in range(8):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        renames = variant.mapping.parameters.get("file_claim", {})
+        content = variant.episode.harness.skill("payout-setup").content
+        pay, mail = renames.get("payout", "payout"), renames.get("mailing", "mailing")
+        assert f"`{pay}.bank_account` or `{pay}.check_address`" in content, content
+        assert f"goes to {mail}.line1." in content, content
+        assert "`payout.iban`" in content  # no property of it: as written
+        moved |= set(renames)
+    assert {"payout", "mailing"} <= moved
+
+
 @pytest.mark.parametrize(
     ("tools", "user", "call_args", "kept", "moved"),
     [

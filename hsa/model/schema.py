@@ -189,6 +189,26 @@ def referenced(schema: Any, root: Any) -> dict | None:
     return node_at(root, unquote(ref[1:]))
 
 
+def value_shapes(schema: Any, root: Any) -> list[dict]:
+    """The schemas that describe ``schema``'s own value: itself, its in-place branches
+    (``allOf``/``anyOf``/``oneOf``, ``then``/``else``) and what their ``$ref`` names in ``root``
+    (``{"$ref": "#/$defs/Address"}``), followed to any depth, each once. A path into the value
+    (``payout.bank_account``, ``mailing.line1``) may name a property of any of them. Not
+    ``not``: what it describes is what the value is not."""
+    shapes: list[dict] = []
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if not isinstance(node, dict) or any(node is seen for seen in shapes):
+            continue
+        shapes.append(node)
+        pending.append(referenced(node, root))
+        for key in IN_PLACE_LISTS:
+            pending.extend(node.get(key) or ())
+        pending.extend(node.get(key) for key in ("then", "else"))
+    return shapes
+
+
 def in_place_references(schema: Any) -> Iterator[dict | None]:
     """What the references that describe ``schema``'s own value name (``"$ref"`` beside its
     keywords, or in its in-place branches: ``allOf: [{"$ref": "#/$defs/paging"}]``), each the

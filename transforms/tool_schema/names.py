@@ -375,7 +375,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "65"  # 65: a name the harness's own layout compares in its Jinja code keeps it
+    version = "66"  # 66: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
+    # branches (payout.bank_account, mailing.line1)
+    # 65: a name the harness's own layout compares in its Jinja code keeps it
     # 64: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention; code names a plain-word tool as a call does (a
     # manifest's status: key makes it no arguments)
@@ -494,7 +496,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "51"  # 51: a name the harness's own layout compares in its Jinja code keeps it
+    version = "52"  # 52: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
+    # branches (payout.bank_account, mailing.line1)
+    # 51: a name the harness's own layout compares in its Jinja code keeps it
     # 50: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention; code names a plain-word tool as a call does (a
     # manifest's status: key makes it no arguments)

@@ -48,6 +48,7 @@ from hsa.model.schema import (
     property_names,
     rewrite_descriptions,
     schema_nodes,
+    value_shapes,
 )
 from hsa.text.mentions import parameter_mentions, replace_mentions
 from hsa.text.names import identifier_like
@@ -241,13 +242,16 @@ def _object_properties(harness: Harness, names) -> dict[str, frozenset[str]]:
     ``packages[*].items``) may name next."""
     found: dict[str, set[str]] = {}
     for tool in harness.tools:
+        root = tool.parameters
         for name in names:
-            schema = tool.properties.get(name)
-            if isinstance(schema, dict) and isinstance(schema.get("items"), dict):
-                schema = schema["items"]
-            inner = schema.get("properties") if isinstance(schema, dict) else None
-            if isinstance(inner, dict):
-                found.setdefault(name, set()).update(inner)
+            # Its shapes in place: a `$ref` to a definition, `oneOf` branches (a payout to a bank
+            # account or a check address), and an array's items with theirs.
+            shapes = value_shapes(tool.properties.get(name), root)
+            shapes += [item for shape in shapes for item in value_shapes(shape.get("items"), root)]
+            for shape in shapes:
+                inner = shape.get("properties")
+                if isinstance(inner, dict):
+                    found.setdefault(name, set()).update(inner)
     return {name: frozenset(steps) for name, steps in found.items()}
 
 
@@ -258,7 +262,8 @@ def _array_parameters(harness: Harness, names) -> frozenset[str]:
         name
         for tool in harness.tools
         for name in names
-        if isinstance(schema := tool.properties.get(name), dict) and schema.get("type") == "array"
+        for shape in value_shapes(tool.properties.get(name), tool.parameters)
+        if shape.get("type") == "array" or "items" in shape
     )
 
 
