@@ -159,6 +159,8 @@ def test_description_phrases_keep_nouns_and_words_of_other_domains(split):
         "Each find is logged and its returns are counted.": ["Each find", "its returns"],
         "Place an order at the given location.": ["Place an order"],
         "ID del vuelo devuelto por la búsqueda.": ["ID del vuelo"],
+        # one word between: an insurance payout "to a bank account or a mailed check"
+        "Pay to a bank account or a mailed check.": ["a mailed check"],
     }
     swapped = set()
     for seed in range(30):

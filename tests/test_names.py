@@ -271,6 +271,8 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("duty_roster", {"shift", "staff", "schedule"}, {"tax", "excise"}),
     # a tax is no duty nor excise (kinds of tax): an income tax renamed income_duty is another
     ("income_tax", {"salary", "income", "payment"}, {"duty", "excise", "tariff"}),
+    # an insurance claim's payout is no dividend
+    ("payout_method", {"claim", "insurance", "policy"}, {"dividend", "distribution"}),
     ("aggregate", {"metric", "avg", "max", "p99", "query"}, {"total", "grand"}),
     ("incident_triage", {"outage", "alert", "page", "severity"}, {"ticket", "case"}),
     ("service", {"kubernetes", "namespace", "pods", "deployment"}, {"endpoint"}),

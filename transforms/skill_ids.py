@@ -236,7 +236,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "39"  # 39: a name the harness's own layout compares in its Jinja code keeps it
+    version = "40"  # 40: a payout is a dividend only where the tool is about shares (an insurance
+    # payout is none)
+    # 39: a name the harness's own layout compares in its Jinja code keeps it
     # 38: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 37: a name moves before a hyphen and a word of another script

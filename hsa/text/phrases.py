@@ -51,12 +51,13 @@ _PLACEHOLDER = re.compile(r"[\U000F0000-\U000FFFFD]")
 _ASCII_WORD = re.compile(r"[a-z]+")
 # An object pronoun after a verb: a phrasal verb ("look up", "give back") cannot stand before it.
 _PRONOUN = re.compile(r"\s+(?:it|them|him|her|me|us|you|this|that|these|those)\b", re.IGNORECASE)
-# A word that makes the next one a noun: "the check", "a change", "its returns", "each find". A
-# verb phrase written after one is that noun (BFCL's descriptions say "The check ..." and "the
-# change ..."), which another verb would not name.
+# A word that makes the next one a noun: "the check", "a change", "its returns", "each find",
+# and so after one word between ("a mailed check", "the final change"). A verb phrase written
+# after one is that noun (BFCL's descriptions say "The check ..." and "the change ..."), which
+# another verb would not name ("a mailed verify").
 _DETERMINER = re.compile(
     r"(?<![A-Za-z0-9_\-'])(?:a|an|the|this|that|these|those|each|every|any|no|its|their|your|"
-    r"our|his|her|my|one|another)\s+$",
+    r"our|his|her|my|one|another)\s+(?:[A-Za-z\-]+\s+)?$",
     re.IGNORECASE,
 )
 

@@ -29,7 +29,9 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "16"  # 16: words written with a hyphen (check-in, follow-up) are words in prose, and
+    version = "17"  # 17: a verb after a determiner and one word is the noun it is spelled like (a
+    # mailed check)
+    # 16: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound
     # (check_in is no in_check)
     # 15: no inspect for check (it takes no that-clause)

@@ -220,7 +220,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "45"  # 45: a name the harness's own layout compares in its Jinja code keeps it
+    version = "46"  # 46: a payout is a dividend only where the tool is about shares (an insurance
+    # payout is none)
+    # 45: a name the harness's own layout compares in its Jinja code keeps it
     # 44: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 43: a name moves before a hyphen and a word of another script
@@ -375,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "66"  # 66: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
+    version = "67"  # 67: a payout is a dividend only where the tool is about shares (an insurance
+    # payout is none)
+    # 66: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
     # branches (payout.bank_account, mailing.line1)
     # 65: a name the harness's own layout compares in its Jinja code keeps it
     # 64: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
