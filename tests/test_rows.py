@@ -179,6 +179,9 @@ def test_the_version_statistics_and_card_count_changed_rows(tmp_path):
     assert 0 < by_family["skill_content"] <= 3 * loading < 60
     card = card_text(version.path, manifest=version.manifest)
     assert "| family | rows whose messages or tools it changed |" in card
+    # the hook swap was drawn for every row and changed none: the card says drawn, not fired
+    assert "| transform | rows it was drawn for |" in card
+    assert "| `hook_implementation_swap` | 60 |" in card
 
 
 @given(st.text(min_size=1), st.integers(min_value=0))
