@@ -1393,6 +1393,41 @@ def test_a_json_tool_result_keeps_its_own_keys_and_moves_mentions_in_its_text():
         assert _renamed_result(raw, prose, None, {}) == renamed
 
 
+def test_the_fields_a_tools_log_writes_are_its_own():
+    """A DevOps tool's log writes `namespace=prod podName=api-1` and JSON `{"dryRun":true}`:
+    renamed with the parameters, the log showed fields it never had (an audit: every log
+    result). The fields a result writes as data are the backend's; a sentence of the result
+    about the argument still moves."""
+    from hsa.transforms.tool_schema.parameters import rename_parameters
+
+    tool = tool_of("get_logs", "Reads a pod's logs.", strings("namespace", "podName", "dryRun"))
+    log = 'ts=1 namespace=prod podName=api-1 msg="GET /v1" body={"dryRun":true}'
+    row = {
+        "id": "e",
+        "harness": {"name": "ops", "tools": [tool]},
+        "messages": [
+            {"role": "user", "content": "Logs of api-1?"},
+            assistant(call("get_logs", {"namespace": "prod", "podName": "api-1"}, "a")),
+            {"role": "tool", "tool_call_id": "a", "content": log},
+            assistant(call("get_logs", {"namespace": "prod", "podName": "api-2"}, "b")),
+            {"role": "tool", "tool_call_id": "b", "content": "error: podName api-2 not found"},
+            {"role": "assistant", "content": "Done."},
+        ],
+        "gold": {
+            "at": 1,
+            "calls": [
+                {"name": "get_logs", "arguments": {"namespace": ["prod"], "podName": ["api-1"]}}
+            ],
+        },
+    }
+    out = rename_parameters(
+        Episode.from_dict(row), {"namespace": "ns", "podName": "pod_name", "dryRun": "dry_run"}
+    )
+    first, second = (m["content"] for m in out.messages if m.get("role") == "tool")
+    assert first == log
+    assert second == "error: pod_name api-2 not found"
+
+
 @given(
     row=rich_episode_dicts(),
     seed=st.integers(0, 2**32),

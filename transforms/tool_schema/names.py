@@ -377,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "67"  # 67: a payout is a dividend only where the tool is about shares (an insurance
+    version = "68"  # 68: the fields a tool's output writes as data (namespace=prod,
+    # {"dryRun":true}) are the backend's and stay
+    # 67: a payout is a dividend only where the tool is about shares (an insurance
     # payout is none)
     # 66: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
     # branches (payout.bank_account, mailing.line1)
@@ -500,7 +502,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "52"  # 52: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
+    version = "53"  # 53: the fields a tool's output writes as data (namespace=prod,
+    # {"dryRun":true}) are the backend's and stay
+    # 52: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
     # branches (payout.bank_account, mailing.line1)
     # 51: a name the harness's own layout compares in its Jinja code keeps it
     # 50: a name in an absolute path without a scheme (GET /api/v1/deploy_status)

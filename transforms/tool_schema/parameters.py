@@ -6,6 +6,7 @@ arguments."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -97,7 +98,9 @@ def _renamed_result(
     its style. Any other result is prose."""
     result = json_result(content)
     if result is None:
-        return rewrite_around_user_data(content, partial(_rewritten, prose), keep)
+        return rewrite_around_user_data(
+            content, partial(_rewritten, prose), _with_data_keys(keep, content)
+        )
     renames = per_tool.get(call[0], {}) if call is not None else {}
     echoed: set[str] = set()
     if isinstance(result, dict) and renames:
@@ -107,9 +110,28 @@ def _renamed_result(
             echoed = set()  # the new name is a field of the result already: keep both as sent
     return rewrite_json_strings(
         content,
-        lambda text: rewrite_around_user_data(text, prose, keep),
+        lambda text: rewrite_around_user_data(text, prose, _with_data_keys(keep, text)),
         lambda key, depth: renames[key] if depth == 1 and key in echoed else None,
     )
+
+
+# A key of the data a tool's output writes as text: ``key=value`` glued, as logs write fields
+# (``namespace=prod podName=api-1``), or quoted before a colon, as JSON in a log line does
+# (``{"dryRun":true}``). Not ``key: value`` with a space, which an error message writes of the
+# argument it refuses ("tailLines: must be at most 5000").
+_DATA_KEY = re.compile(r"""(?<![\w.\-])([A-Za-z_][\w\-]*)=(?=[^=\s])|"([A-Za-z_][\w\-]*)"\s*:""")
+
+
+def _with_data_keys(
+    keep: Callable[[], tuple[str, ...]] | None, text: str
+) -> Callable[[], tuple[str, ...]] | None:
+    """``keep`` (the conversation's data) and the keys of the data a tool's output writes as
+    ``text`` (:data:`_DATA_KEY`): a log line's ``namespace=prod`` is the backend's field, which
+    no rename of the harness's parameters reaches (renamed, the log would show a field it never
+    had). None for a loaded skill's body (``keep`` None), the harness's own text."""
+    if keep is None:
+        return None
+    return lambda: (*keep(), *sorted({a or b for a, b in _DATA_KEY.findall(text)}))
 
 
 def _rewritten(prose: Callable[[str], str], text: str) -> str:
