@@ -1089,3 +1089,56 @@ def test_a_tool_call_of_another_type_than_function_is_refused():
     with pytest.raises(EpisodeError, match="type must be 'function'") as caught:
         Episode.from_dict(row)
     assert caught.value.field == "messages[1].tool_calls[0].type"
+
+
+_CLAIMANT = {
+    "type": "object",
+    "required": ["name", "address"],
+    "properties": {"name": {"type": "string"}, "address": {"type": "string"}},
+    "additionalProperties": False,
+}
+_PAYOUT = {
+    "oneOf": [
+        {
+            "type": "object",
+            "required": ["bank_account"],
+            "properties": {"bank_account": {"type": "string", "pattern": "^[0-9]{4,17}$"}},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "required": ["check_address"],
+            "properties": {"check_address": {"type": "string"}},
+            "additionalProperties": False,
+        },
+    ]
+}
+_TAGS = {"type": "object", "additionalProperties": {"type": "string", "maxLength": 3}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "pattern", "problem"),
+    [
+        (_CLAIMANT, {"name": ["Kim"], "address": ["1 Main St"]}, None),
+        (_CLAIMANT, {"name": ["Kim"]}, "requires 'address'"),
+        (_CLAIMANT, {"name": ["Kim"], "address": ["x"], "nick": ["K"]}, "nick: a key"),
+        (_CLAIMANT, {"name": ["Kim"], "address": ["x"], "nick": ["", "K"]}, None),
+        (_PAYOUT, {"check_address": ["1 Main St"]}, None),
+        (_PAYOUT, {"bank_account": ["123456"]}, None),
+        (_PAYOUT, {"bank_account": ["12"]}, "fits none of its 2 branches"),
+        (_PAYOUT, {"iban": ["DE89"]}, "fits none of its 2 branches"),
+        (_TAGS, {"kind": ["vip"]}, None),
+        (_TAGS, {"kind": ["platinum"]}, "kind:"),
+    ],
+)
+def test_a_nested_gold_pattern_must_allow_a_call_that_fits_its_schema(schema, pattern, problem):
+    """An insurance audit's gold loaded with nested patterns no valid call could match (a
+    required key never given, a key `additionalProperties: false` refuses, a `oneOf` value that
+    fits no branch), and `hsa score` then passed schema-invalid calls as correct."""
+    from hsa.model.gold import fit_problem
+
+    found = fit_problem(pattern, schema)
+    if problem is None:
+        assert found is None, found
+    else:
+        assert found is not None and problem in found, found

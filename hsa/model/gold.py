@@ -298,6 +298,8 @@ def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) ->
                 return _fit(value, target, root, explain=explain, hops=hops + 1)
             if _describes_object(schema):
                 properties = schema.get("properties") or {}
+                if problem := _keys_problem(value, schema, properties, root, explain):
+                    return problem
                 for key, options in value.items():
                     for v in options if key in properties else ():
                         if v != "" and (problem := _fit(v, properties[key], root, explain=explain)):
@@ -328,6 +330,34 @@ def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) ->
                     return f"[{i}]: {problem}"
             return None
     return _problem(value, schema, root, explain)
+
+
+def _keys_problem(
+    pattern: dict, schema: dict, properties: dict, root: Any, explain: bool
+) -> str | None:
+    """Why no object that matches ``pattern`` (BFCL's matching: only its keys, each left out
+    only where ``""`` is acceptable) fits ``schema``'s keys, or None: a required key the pattern
+    never gives, a key the schema does not allow (``additionalProperties: false``) or whose
+    every value breaks the schema additional keys must fit. A branch of ``oneOf`` whose
+    properties the pattern never names (a payout by bank account, given a check address) is
+    no fit for it."""
+    missing = [k for k in schema.get("required") or () if isinstance(k, str) and k not in pattern]
+    if missing:
+        return f"requires {missing[0]!r}, which no acceptable value gives" if explain else _UNFIT
+    if "patternProperties" in schema:
+        return None  # which keys those allow is a validator's to say
+    additional = schema.get("additionalProperties", True)
+    for key, options in pattern.items():
+        if key in properties or "" in options:
+            continue
+        if additional is False:
+            return f"{key}: a key the schema does not allow" if explain else _UNFIT
+        if isinstance(additional, dict) and all(
+            _fit(v, additional, root, explain=False) for v in options
+        ):
+            problem = _fit(options[0], additional, root, explain=explain)
+            return f"{key}: {problem}" if explain else _UNFIT
+    return None
 
 
 def _describes_object(schema: dict) -> bool:
