@@ -2795,6 +2795,27 @@ def test_a_key_spelt_like_a_plain_word_tool_does_not_make_a_manifest_arguments(n
         assert f'"arguments": {{"{ns}": "prod", ' in body
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_json_schema_in_a_skill_keeps_its_keywords(name):
+    """A claims tool takes `type`, `format` and `items`; a skill showing the JSON Schema of a
+    field (`{"type": "string", "format": "date"}`) had its keywords renamed with them
+    (`"outputFormat": "date"`), since every key was some tool's property."""
+    harness = one_skill_harness(
+        "field-setup",
+        'A date field is `{"type": "string", "format": "date"}`, a list '
+        '`{"type": "array", "items": {"type": "string"}}`. Call '
+        '`add_field(type="date", format="iso")`.',
+        tool_of("add_field", "Adds a form field.", strings("type", "format", "items")),
+    )
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        renames = variant.mapping.parameters["add_field"]
+        body = variant.episode.harness.skills[0].content
+        assert '`{"type": "string", "format": "date"}`' in body, body
+        assert '`{"type": "array", "items": {"type": "string"}}`' in body, body
+        assert f'`add_field({renames["type"]}="date", {renames["format"]}="iso")`' in body, body
+
+
 BILLING_GUIDE = """# Nightly billing
 
 Export the open invoices:

@@ -303,6 +303,7 @@ def parameter_mentions(
     paths: Mapping[str, frozenset[str]] | None = None,
     arrays: frozenset[str] = frozenset(),
     arguments: Mapping[str, frozenset[str]] | None = None,
+    schema_keywords: frozenset[str] = frozenset(),
 ) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
     they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
@@ -323,7 +324,9 @@ def parameter_mentions(
     parameter's only where that code names a tool with the parameter, or where every key it has
     is some tool's property (an arguments object, `` `size: M` ``). A Kubernetes manifest
     (``kind:``, ``spec:``, ``replicas:``) or a ``kubectl patch`` JSON in a skill is the cluster's
-    data, which a renamed key would break."""
+    data, which a renamed key would break. So is a JSON Schema (code whose keys are all
+    ``schema_keywords``, ``type`` among them: ``{"type": "string", "format": "date"}``), whatever
+    properties tools have named like its keywords."""
     indexed = frozenset(arrays) & set(renames)
     steps = {**dict.fromkeys(indexed, frozenset()), **(paths or {})}
     into = _paths_into(
@@ -393,7 +396,9 @@ def parameter_mentions(
         if arguments is None
         else frozenset().union(*arguments.values()) | frozenset(renames.values())
     )
-    about_arguments = None if keys is None else _arguments_reader(arguments, keys, words)
+    about_arguments = (
+        None if keys is None else _arguments_reader(arguments, keys, words, schema_keywords)
+    )
 
     def keywords(span: re.Match, addresses: list[tuple[int, int]]) -> str:
         text = span.group(0)
@@ -410,7 +415,9 @@ def parameter_mentions(
             return text  # another system's data (a manifest, a query): its keys are its own
         return sub_outside_urls(pattern, renamed, text)
 
-    about_code = None if keys is None else _arguments_reader(arguments, keys, renames)
+    about_code = (
+        None if keys is None else _arguments_reader(arguments, keys, renames, schema_keywords)
+    )
 
     def rewrite(text: str) -> str:
         if about_code is not None and ("```" in text or "~~~" in text):
@@ -578,7 +585,10 @@ def _naming(tools: tuple[str, ...]) -> re.Pattern:
 
 
 def _arguments_reader(
-    arguments: Mapping[str, frozenset[str]], keys: frozenset[str], words: Mapping[str, str]
+    arguments: Mapping[str, frozenset[str]],
+    keys: frozenset[str],
+    words: Mapping[str, str],
+    schema_keywords: frozenset[str],
 ) -> Callable[[str], bool]:
     """Whether a piece of code is about tool arguments (see :func:`parameter_mentions`):
     ``keys`` is every tool's property names, ``words`` the renamed names."""
@@ -589,7 +599,10 @@ def _arguments_reader(
         # have no code that asks, and each harness of its own needs a pattern of its own.
         if tools and _naming(tools).search(code):
             return True
-        return all((m.group(2) or m.group(3)) in keys for m in _ANY_KEY.finditer(code))
+        found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
+        if "type" in found and found <= schema_keywords:
+            return False  # a JSON Schema (a claims tool's `type`, `format`, `items` aside)
+        return found <= keys
 
     return about
 

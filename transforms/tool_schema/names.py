@@ -377,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "68"  # 68: the fields a tool's output writes as data (namespace=prod,
+    version = "69"  # 69: a JSON Schema in a skill keeps its keywords, whatever parameters are
+    # named like them
+    # 68: the fields a tool's output writes as data (namespace=prod,
     # {"dryRun":true}) are the backend's and stay
     # 67: a payout is a dividend only where the tool is about shares (an insurance
     # payout is none)
@@ -502,7 +504,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "53"  # 53: the fields a tool's output writes as data (namespace=prod,
+    version = "54"  # 54: a JSON Schema in a skill keeps its keywords, whatever parameters are
+    # named like them
+    # 53: the fields a tool's output writes as data (namespace=prod,
     # {"dryRun":true}) are the backend's and stay
     # 52: a path into a parameter follows its $ref and its oneOf/anyOf/allOf
     # branches (payout.bank_account, mailing.line1)

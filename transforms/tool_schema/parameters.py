@@ -44,6 +44,7 @@ from hsa.model.hook import (
 from hsa.model.hook_feedback import format_feedback, hook_format, parse_feedback, split_format
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.schema import (
+    KEYWORDS,
     in_place_references,
     property_name,
     property_names,
@@ -248,6 +249,7 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
         _object_properties(harness, mentioned),
         _array_parameters(harness, mentioned),
         argument_names(harness),
+        KEYWORDS,
     )
     return per_tool, prose, Mapping(parameters=per_tool)
 
@@ -368,7 +370,7 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
         texts = [t for _, t in harness.prose()]
         arguments = argument_names(harness)
         for n in ambiguous:  # text by text, as the rename reads them
-            mentions = parameter_mentions({n: "\0"}, arguments=arguments)
+            mentions = parameter_mentions({n: "\0"}, arguments=arguments, schema_keywords=KEYWORDS)
             if any(mentions(t) != t for t in texts):
                 fixed.add(n)
     return tuple(n for n in names if n not in fixed)
