@@ -2816,6 +2816,27 @@ def test_a_json_schema_in_a_skill_keeps_its_keywords(name):
         assert f'`add_field({renames["type"]}="date", {renames["format"]}="iso")`' in body, body
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_an_arguments_example_with_a_free_keyed_map_is_renamed_whole(name):
+    """`{"claim_id": ..., "properties": {"adjuster": "Kim"}}`: the map's own key (`adjuster`)
+    is no parameter, which made the example read as other data, and it came out half renamed
+    (`claim_id` moved, `properties` did not)."""
+    notes = {"type": "object", "additionalProperties": {"type": "string"}}
+    harness = one_skill_harness(
+        "claim-notes",
+        'Send `{"claim_id": "CLM-1", "properties": {"adjuster": "Kim"}}`.',
+        tool_of(
+            "annotate_claim", "Annotates a claim.", {**strings("claim_id"), "properties": notes}
+        ),
+    )
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        renames = variant.mapping.parameters["annotate_claim"]
+        body = variant.episode.harness.skills[0].content
+        claim, props = renames.get("claim_id", "claim_id"), renames.get("properties", "properties")
+        assert f'`{{"{claim}": "CLM-1", "{props}": {{"adjuster": "Kim"}}}}`' in body, body
+
+
 BILLING_GUIDE = """# Nightly billing
 
 Export the open invoices:

@@ -17,6 +17,7 @@ address stays as written (and a check for stale names does not read it either).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -584,6 +585,20 @@ def _naming(tools: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(parts))
 
 
+def _object_keys(code: str) -> set[str] | None:
+    """The top-level keys of ``code`` that is one JSON object (in backticks or not), or None:
+    what an arguments object names are its own keys; those inside a value are what the value
+    holds (a free-keyed map, ``"properties": {"adjuster": "Kim"}``, names no parameter)."""
+    text = code.strip().strip("`").strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return set(value) if isinstance(value, dict) else None
+
+
 def _arguments_reader(
     arguments: Mapping[str, frozenset[str]],
     keys: frozenset[str],
@@ -599,7 +614,9 @@ def _arguments_reader(
         # have no code that asks, and each harness of its own needs a pattern of its own.
         if tools and _naming(tools).search(code):
             return True
-        found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
+        found = _object_keys(code)
+        if found is None:
+            found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
         if "type" in found and found <= schema_keywords:
             return False  # a JSON Schema (a claims tool's `type`, `format`, `items` aside)
         return found <= keys

@@ -377,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "69"  # 69: a JSON Schema in a skill keeps its keywords, whatever parameters are
+    version = "70"  # 70: an arguments object is read by its own keys (a free-keyed map inside
+    # names no parameter)
+    # 69: a JSON Schema in a skill keeps its keywords, whatever parameters are
     # named like them
     # 68: the fields a tool's output writes as data (namespace=prod,
     # {"dryRun":true}) are the backend's and stay
@@ -504,7 +506,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "54"  # 54: a JSON Schema in a skill keeps its keywords, whatever parameters are
+    version = "55"  # 55: an arguments object is read by its own keys (a free-keyed map inside
+    # names no parameter)
+    # 54: a JSON Schema in a skill keeps its keywords, whatever parameters are
     # named like them
     # 53: the fields a tool's output writes as data (namespace=prod,
     # {"dryRun":true}) are the backend's and stay
