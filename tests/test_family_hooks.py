@@ -572,6 +572,17 @@ def test_a_recovery_that_writes_the_feedbacks_number_in_groups_keeps_its_sequenc
     # recovery that passed 23: the gold's value was then read nowhere)
     assert retry_sequences(episode("تجاوز الحد الأقصى وهو ٢٬٠٠٠.")) == []
     assert retry_sequences(episode("सीमा २००० से अधिक है।")) == []
+    # and grouped the Indian way (lakhs): "₹1,00,000" is the 100000 a corrected call passes
+    lakh = _hand_episode(
+        [
+            {"role": "user", "content": "Pay it all."},
+            {"role": "assistant", "content": "Paying ₹1,50,000."},
+            {"role": "user", "name": "hook.reply_compliance", "content": "सीमा ₹1,00,000 है।"},
+            {"role": "assistant", "content": "Sorry: at most 100000 per payment."},
+        ],
+        {"at": 3, "no_call": True},
+    )
+    assert retry_sequences(lakh) == []
 
 
 @pytest.mark.parametrize(

@@ -215,6 +215,12 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
         ("Platność powyżej 100 zł wymaga zgody.", False),
         ("Платёж выше 500 ₽ требует подтверждения.", False),
         ("Отвечайте вежливо и по-русски.", False),
+        ("उपरोक्त persona के अनुसार जवाब दें।", True),
+        # "lower", "the next day", "last month": no position (a recheck of those audits)
+        ("Уточните, если показание ниже предыдущего.", False),
+        ("Следующий шаг — расчёт долга.", False),
+        ("أرسل التذكرة في اليوم التالي.", False),
+        ("पिछले महीने का statement भेजें।", False),
         # a threshold is no position
         ("Refunds above 500 EUR need a manager; below 20 EUR, just refund.", False),
         ("Rimborsi sotto 500 euro: procedi.", False),

@@ -1439,6 +1439,15 @@ def test_a_skill_id_the_hook_code_writes_keeps_its_id(transform):
             ["Сначала", "Затем", "В конце"],
             False,
         ),
+        # Hinglish steps (Hindi in Latin letters): "Pehle", "Uske baad", "Aakhir mein"
+        (
+            "# Dispute\n\nYeh skill UPI dispute ke liye hai.\n\n"
+            "- Pehle customer se UTR number lo.\n"
+            "- Uske baad upi_status check karo.\n"
+            "- Aakhir mein dispute raise karo.\n",
+            ["Pehle", "Uske baad", "Aakhir mein"],
+            False,
+        ),
         # An English list of independent rules: still free to move
         (
             "# Tone\n\nUse this skill for the tone of every reply.\n\n"

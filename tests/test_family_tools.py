@@ -793,6 +793,27 @@ def test_a_tool_named_like_a_parameter_its_skills_write_as_code_keeps_its_name()
         assert "book" in moved, moved
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_code_mixed_prose_keeps_its_latin_words(name):
+    """A Hindi bank desk writes Hinglish: "अगर phone खो गया है तो reason पूछें" (if the phone is
+    lost, ask the reason). Beside Devanagari, `phone` and `reason` became `telephone` and
+    `reason_value` (an audit: replies, results, skills and the prompt). In prose that writes
+    ordinary words in Latin letters, a Latin word is the prose's own; as code it still moves."""
+    description = (
+        "UPI transaction fail हो गया तो bank server timeout देखें। अगर phone खो गया है तो "
+        "reason पूछें। `phone` में ग्राहक का नंबर डालें।"
+    )
+    harness = Harness.from_dict(
+        {"name": "bank", "tools": [tool_of("block_card", description, strings("phone", "reason"))]}
+    )
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        renames = variant.mapping.parameters["block_card"]
+        text = variant.episode.harness.tools[0].description
+        assert "अगर phone खो गया है तो reason पूछें।" in text, text
+        assert f"`{renames['phone']}` में" in text, text
+
+
 @pytest.mark.parametrize(
     ("description", "glued"),
     [

@@ -359,6 +359,24 @@ def test_a_path_without_a_scheme_is_no_mention():
     assert replace_mentions("Type /deploy_status.", {"deploy_status": "d"}) == "Type /d."
 
 
+@pytest.mark.parametrize(
+    ("text", "renamed"),
+    [
+        ("Передайте числом в amount, срок — в months.", "Передайте числом в A, срок — в M."),
+        ("`plan`: amount — итог, (months — не больше 12)", "`plan`: A — итог, (M — не больше 12)"),
+        ("يبحث في amount دون تغيير", "يبحث في A دون تغيير"),
+        # an English phrase in the prose: its words are its own
+        ("оператор customer amount центра", "оператор customer amount центра"),
+        ("«I pay in six months»", "«I pay in six months»"),
+        ("«amount due»", "«amount due»"),
+        # a compound of the prose ("email-рассылка")
+        ("подписаться на amount-рассылку", "подписаться на amount-рассылку"),
+    ],
+)
+def test_a_plain_word_alone_among_another_scripts_words_is_the_parameter(text, renamed):
+    assert parameter_mentions({"amount": "A", "months": "M"})(text) == renamed
+
+
 def test_web_addresses_are_no_mentions():
     """A web address names a page on a server; a renamed address would lead nowhere, so names in
     it are neither rewritten nor stale (found on harnesses whose help links end in tool names)."""

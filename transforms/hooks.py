@@ -337,9 +337,9 @@ def _ascii_digits(text: str) -> str:
     )
 
 
-# A number written in groups of three digits (2,000 or 1,250,000.50), as a reply writes what a
-# hook's feedback gave as 2000.
-_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# A number written in groups of three digits (2,000 or 1,250,000.50), or in the Indian way
+# (1,00,000: lakhs and crores), as a reply writes what a hook's feedback gave as 2000.
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?")
 
 
 def _data(text: str) -> set[str]:
@@ -446,7 +446,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "10"  # 10: digits of every script are the same numbers (an Arabic feedback's ٢٣ is
+    version = "11"  # 11: numbers grouped the Indian way (1,00,000) are the same numbers
+    # 10: digits of every script are the same numbers (an Arabic feedback's ٢٣ is
     # the 23 a call passes)
     # 9: a cut recovery loses the thinking it wrote after the feedback
     # 8: a range in the feedback gives its ends

@@ -274,7 +274,9 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "5"  # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
+    version = "6"  # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
+    # only where they point (ниже ends a clause, перечисленные ниже)
+    # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
     # Russian, Ukrainian, Greek, Hebrew, Arabic, Hindi and Korean
     # 4: more positions read (Italian, European nouns), and in the prompt's wording
     # and listed descriptions
@@ -462,7 +464,9 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "5"  # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
+    version = "6"  # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
+    # only where they point (ниже ends a clause, перечисленные ниже)
+    # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
     # Russian, Ukrainian, Greek, Hebrew, Arabic, Hindi and Korean
     # 4: more positions read (Italian, European nouns), and in the prompt's wording
     # and listed descriptions; a harness's own layout keeps its places

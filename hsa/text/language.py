@@ -120,3 +120,27 @@ def _counts(text: str) -> tuple[int, tuple[int, ...]]:
         sum(word in english for word in words),
         tuple(sum(word in table for word in words) for table in others.values()),
     )
+
+
+# A word in Latin letters, whole: not glued to another Latin letter, a digit, "_", "-" or "."
+# (identifiers and codes are no words of prose).
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_\-.])[A-Za-z]+(?:'[a-z]+)?(?![A-Za-z0-9_\-]|\.[A-Za-z])")
+
+
+def mixes_latin_words(texts, names) -> bool:
+    """Whether ``texts`` written in another script than Latin (Cyrillic, Arabic, Devanagari...)
+    write ordinary words in Latin letters too, as code-mixed prose does ("UPI transaction fail
+    हो गया", "failure का reason bank server timeout था"): of their Latin words outside code that
+    are no name of ``names`` (and no acronym: SMS, PNR), at least three and a fifth of all.
+    There a Latin word beside the text's own script is a word of the prose, not a name."""
+    words = ordinary = 0
+    for text in texts:
+        if not _scripts(text)[1]:  # no letter of another script: English, say, or code
+            continue
+        prose = CODE_SPAN.sub(" ", text) if "`" in text else text
+        for word in _LATIN_WORD.findall(prose):
+            if len(word) < 2 or word.isupper():
+                continue
+            words += 1
+            ordinary += word not in names
+    return ordinary >= 3 and ordinary * 5 >= words

@@ -305,6 +305,7 @@ def parameter_mentions(
     arrays: frozenset[str] = frozenset(),
     arguments: Mapping[str, frozenset[str]] | None = None,
     schema_keywords: frozenset[str] = frozenset(),
+    beside_other_scripts: bool = True,
 ) -> Callable[[str], str]:
     """A rewrite of prose for renamed parameters (``old -> new``): identifier-like names wherever
     they stand as a whole identifier; plain-word names (``size``, and hyphenated words such as
@@ -327,7 +328,11 @@ def parameter_mentions(
     (``kind:``, ``spec:``, ``replicas:``) or a ``kubectl patch`` JSON in a skill is the cluster's
     data, which a renamed key would break. So is a JSON Schema (code whose keys are all
     ``schema_keywords``, ``type`` among them: ``{"type": "string", "format": "date"}``), whatever
-    properties tools have named like its keywords."""
+    properties tools have named like its keywords.
+
+    ``beside_other_scripts``: whether a plain word beside a word of a script written with
+    spaces (Cyrillic, Arabic...) names the parameter; not in code-mixed prose, whose Latin words
+    are its own (hsa.text.language.mixes_latin_words)."""
     indexed = frozenset(arrays) & set(renames)
     steps = {**dict.fromkeys(indexed, frozenset()), **(paths or {})}
     into = _paths_into(
@@ -381,10 +386,11 @@ def parameter_mentions(
     )
     beside = (
         re.compile(
-            rf"(?:{_AFTER_SPACED})({alternatives}){_WORD_ENDS}"
-            rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_BEFORE_SPACED})"
+            rf"(?:{_AFTER_SPACED}){_NO_LATIN_BEFORE}({alternatives}){_WORD_ENDS}{_NO_LATIN_AFTER}"
+            rf"|(?<![A-Za-z0-9_\-]){_NO_LATIN_BEFORE}({alternatives}){_WORD_ENDS}"
+            rf"(?={_BEFORE_SPACED}){_NO_LATIN_AFTER}"
         )
-        if words
+        if words and beside_other_scripts
         else None
     )
 
@@ -492,17 +498,21 @@ _SPACED_SCRIPT = (
     "\ufe70-\ufeff]"
 )
 _SPACED_SCRIPT_TEXT = re.compile(_SPACED_SCRIPT)
-_OPENING = "[ \u00a0«“„\"'(\\[]"
-_CLOSING = "[ \u00a0»”\"')\\],;:.!?]"
-# Lookbehinds of fixed widths: the letter itself, or the letter then one space or opening mark,
-# or a space then one opening mark; lookaheads likewise.
+# A Latin word alone among the words of such a script: one of its sides is a letter of the
+# script (maybe across a space, a dash, a quotation mark or a bracket: "в amount,", "(limit —
+# не больше 12)", "urgency «аварийная»"), and neither side is another Latin word ("customer
+# service единого", «amount due», "six months»" are English phrases, whose words are their
+# own). Lookbehinds are of fixed widths, so each width is written out.
+_O = _SPACED_SCRIPT
 _AFTER_SPACED = (
-    f"(?<={_SPACED_SCRIPT})|(?<={_SPACED_SCRIPT}{_OPENING})|(?<={_SPACED_SCRIPT} [«“„\"'(\\[])"
+    f"(?<={_O})|(?<={_O}[ \u00a0«“„\"'(\\[])|(?<={_O} [«“„\"'(\\[])|(?<={_O} [—–-] )|(?<={_O}[—–] )"
 )
-_BEFORE_SPACED = f"{_SPACED_SCRIPT}|{_CLOSING}{_SPACED_SCRIPT}|{_CLOSING} {_SPACED_SCRIPT}"
+_BEFORE_SPACED = f"[ \u00a0]?[»”\"')\\],;:.!?]?[ \u00a0]?(?:[—–-][ \u00a0])?[«“„\"'(\\[]?{_O}"
+_NO_LATIN_BEFORE = "(?<![A-Za-z][ \u00a0])(?<![A-Za-z][ \u00a0][«“„\"'(\\[])"
+_NO_LATIN_AFTER = "(?![ \u00a0]?[»”\"')\\]]?[ \u00a0]?[A-Za-z])"
 # Where a plain word written in Latin letters ends: no identifier character follows, nor a
-# hyphen that an identifier character follows.
-_WORD_ENDS = "(?![A-Za-z0-9_])(?!-[A-Za-z0-9_])"
+# hyphen ("email-рассылку" is one word of the prose).
+_WORD_ENDS = "(?![A-Za-z0-9_\\-])"
 
 
 # A fenced block of code (```lang ... ```), and the info strings of the languages that tool calls

@@ -24,7 +24,14 @@ _IT_NOUNS = r"sezione|sezioni|regole|strumenti|istruzioni|competenze|passaggi|no
 _NO_AMOUNT = r"(?!\s+(?:de|del|di|à|a)?\s*[\d$€£¥R])"
 # Likewise in the other scripts' words ("выше 500 ₽", "powyżej 100 zł").
 _NO_NUMBER = r"(?!\s*[\d$€£¥₽₴₺₹])"
-_RU_NOUNS = r"раздел\w*|правил\w*|инструмент\w*|навык\w*|шаг\w*|пункт\w*|инструкци\w*|списк\w*"
+_RU_NOUNS = r"раздел\w*|правил\w*|инструмент\w*|навык\w*|инструкци\w*|списк\w*"
+# "Below"/"above" alone are also "lower"/"higher" ("показание ниже предыдущего", "выше нормы"):
+# a position where it ends a clause, or beside a word for what is shown ("перечисленные ниже").
+_CLAUSE_END = r"(?=\s*(?:[.,:;)!?»]|$))"
+_RU_SHOWN = (
+    r"(?:(?:перечислен|приведён|приведен|указан|описан|представлен|показан|изложен)"
+    r"(?:ы|о|а|н\w*)?\b|см\.?)"
+)
 
 POSITION = (
     r"(?:\b(?:"
@@ -57,7 +64,6 @@ POSITION = (
     r"stappen|vaardigheden|instructies)"
     # Polish
     rf"|poniżej{_NO_NUMBER}|powyżej{_NO_NUMBER}|następując\w+|wymienion\w+\s+(?:niżej|wyżej)"
-    r"|niżej|wyżej"
     # Turkish
     r"|aşağıda(?:ki)?|yukarıda(?:ki)?|aşağıdaki|yukarıdaki"
     # Indonesian
@@ -65,17 +71,19 @@ POSITION = (
     # Vietnamese
     r"|dưới\s+đây|ở\s+trên|sau\s+đây|nêu\s+trên"
     # Russian and Ukrainian
-    rf"|ниже{_NO_NUMBER}|выше{_NO_NUMBER}|нижче{_NO_NUMBER}|вище{_NO_NUMBER}|далее|далі"
+    rf"|(?:ниже|выше|нижче|вище){_CLAUSE_END}|{_RU_SHOWN}\s+(?:ниже|выше)"
+    rf"|(?:ниже|выше)\s+{_RU_SHOWN}"
     r"|вышеуказанн\w*|вышеперечисленн\w*|вышеизложенн\w*|нижеследующ\w*|нижеперечисленн\w*"
     rf"|следующ\w*\s+(?:{_RU_NOUNS})|предыдущ\w*\s+(?:{_RU_NOUNS})"
     r"|наступн\w*\s+(?:розділ\w*|правил\w*|інструмент\w*|крок\w*)"
     # Greek
     r"|παρακάτω|παραπάνω|ακόλουθ\w*|προηγούμεν\w*"
     # Arabic
-    r"|أدناه|ادناه|أعلاه|اعلاه|التالية|التالي|الآتية|الآتي|فيما\s+يلي|السابقة|المذكورة"
+    r"|أدناه|ادناه|أعلاه|اعلاه|فيما\s+يلي"
+    r"|(?:الأدوات|القواعد|الأقسام|الخطوات|التعليمات|المهارات|الفحوص)\s+(?:التالية|الآتية|السابقة)"
     r")\b"
     # Hindi, whose vowel signs end a word where \b sees no boundary (नीचे); Hebrew and Korean,
     # whose prefixes and particles are written without a space (שלהלן, 아래의, 위에서)
-    r"|नीचे|ऊपर|निम्नलिखित|उपर्युक्त|להלן|לעיל|למטה|למעלה"
+    r"|नीचे|ऊपर|निम्नलिखित|निम्न|उपर्युक्त|उपरोक्त|आगे\s+दिए|להלן|לעיל|למטה|למעלה"
     r"|아래|위의|위에서|위에\s+(?:나열|설명|적힌)|다음(?:의)?\s+(?:도구|섹션|규칙|단계|지침|스킬))"
 )

@@ -53,7 +53,9 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "21"  # 21: positions in more languages; a body written mostly in another script than
+    version = "22"  # 22: positions read as the prompt transforms read them; Hinglish sequence cues
+    # (pehle, uske baad, aakhir mein)
+    # 21: positions in more languages; a body written mostly in another script than
     # Latin is read by no Latin cue table (a quoted English sentence made a Russian body English)
     # 20: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound

@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "24"  # 24: positions in more languages; a body written mostly in another script than
+    version = "25"  # 25: positions read as the prompt transforms read them; Hinglish sequence cues
+    # (pehle, uske baad, aakhir mein)
+    # 24: positions in more languages; a body written mostly in another script than
     # Latin is read by no Latin cue table (a quoted English sentence made a Russian body English)
     # 23: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound

@@ -89,7 +89,10 @@ _SEQUENCE_START = re.compile(
     r"andernfalls|außerdem|erst|vorher|nachher|(wenn|falls) (nicht|nichts|dies)|"
     r"d'abord|ensuite|puis|enfin|finalement|sinon|après|avant|si (rien|cela|ça|non)|"
     r"primero|luego|después|despues|entonces|finalmente|por último|al final|si (no|nada)|"
-    r"de lo contrario|además)(?!\w))"
+    r"de lo contrario|además|"
+    # Hinglish (Hindi written in Latin letters)
+    r"(sabse )?pehle|pahle|phir|fir|(uske|iske|us ke|is ke) baad|baad mein|aakhir mein|"
+    r"akhir mein|ant mein|agar (nahi|nahin))(?!\w))"
     r"|然后|接着|接下来|之后|最后|最终|随后|先|再|其次|第[一二三四五六七八九十\d]|首先|并且|同时|"
     r"此外|另外|否则|如果不|若不|如果?(仍|还|都|以上|这|此|上述)|若(仍|还|都|以上)|还是|仍然|"
     r"以上|同样|但|这|此|该|它|其"

@@ -377,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "70"  # 70: an arguments object is read by its own keys (a free-keyed map inside
+    version = "71"  # 71: a plain word beside another script moves only alone among its words, not
+    # in an English phrase, a compound or code-mixed prose (Hinglish)
+    # 70: an arguments object is read by its own keys (a free-keyed map inside
     # names no parameter)
     # 69: a JSON Schema in a skill keeps its keywords, whatever parameters are
     # named like them
@@ -506,7 +508,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "55"  # 55: an arguments object is read by its own keys (a free-keyed map inside
+    version = "56"  # 56: a plain word beside another script moves only alone among its words, not
+    # in an English phrase, a compound or code-mixed prose (Hinglish)
+    # 55: an arguments object is read by its own keys (a free-keyed map inside
     # names no parameter)
     # 54: a JSON Schema in a skill keeps its keywords, whatever parameters are
     # named like them

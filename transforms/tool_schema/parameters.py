@@ -52,6 +52,7 @@ from hsa.model.schema import (
     schema_nodes,
     value_shapes,
 )
+from hsa.text.language import mixes_latin_words
 from hsa.text.mentions import parameter_mentions, replace_mentions
 from hsa.text.names import identifier_like
 from hsa.transforms.tool_schema.common import calls, schema_values
@@ -250,8 +251,23 @@ def _planned_renames(harness: Harness, names: dict[str, str]) -> tuple:
         _array_parameters(harness, mentioned),
         argument_names(harness),
         KEYWORDS,
+        not _code_mixed(harness),
     )
     return per_tool, prose, Mapping(parameters=per_tool)
+
+
+# Whether a harness's prose is code-mixed, by fingerprint: every rename of a pool's variants asks.
+_CODE_MIXED: BoundedMemo[bool] = BoundedMemo(1024)
+
+
+def _code_mixed(harness: Harness) -> bool:
+    """Whether the harness's prose in another script than Latin writes ordinary words in Latin
+    letters too (Hinglish: "UPI transaction fail हो गया"), where a Latin word beside the script's
+    own is a word of the prose ("अगर phone खो गया है"), not the parameter ``phone``."""
+    return _CODE_MIXED.get(
+        harness.fingerprint,
+        lambda: mixes_latin_words([t for _, t in harness.prose()], harness.identifiers),
+    )
 
 
 def argument_names(harness: Harness) -> dict[str, frozenset[str]]:
