@@ -1127,6 +1127,10 @@ _TAGS = {"type": "object", "additionalProperties": {"type": "string", "maxLength
         (_PAYOUT, {"bank_account": ["123456"]}, None),
         (_PAYOUT, {"bank_account": ["12"]}, "fits none of its 2 branches"),
         (_PAYOUT, {"iban": ["DE89"]}, "fits none of its 2 branches"),
+        # one acceptable value that fits is enough, as for a parameter (a recheck: ["x", "z"]
+        # against an enum of x and y was refused, though a call with "x" is correct)
+        (_CLAIMANT, {"name": ["Kim", 7], "address": ["1 Main St"]}, None),
+        (_CLAIMANT, {"name": ["Kim"], "address": [""]}, "requires 'address'"),
         (_TAGS, {"kind": ["vip"]}, None),
         (_TAGS, {"kind": ["platinum"]}, "kind:"),
     ],

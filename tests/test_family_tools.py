@@ -1431,7 +1431,7 @@ def test_the_fields_a_tools_log_writes_are_its_own():
             assistant(call("get_logs", {"namespace": "prod", "podName": "api-1"}, "a")),
             {"role": "tool", "tool_call_id": "a", "content": log},
             assistant(call("get_logs", {"namespace": "prod", "podName": "api-2"}, "b")),
-            {"role": "tool", "tool_call_id": "b", "content": "error: podName api-2 not found"},
+            {"role": "tool", "tool_call_id": "b", "content": "error: podName=api-2 not found"},
             {"role": "assistant", "content": "Done."},
         ],
         "gold": {
@@ -1446,7 +1446,7 @@ def test_the_fields_a_tools_log_writes_are_its_own():
     )
     first, second = (m["content"] for m in out.messages if m.get("role") == "tool")
     assert first == log
-    assert second == "error: pod_name api-2 not found"
+    assert second == "error: pod_name=api-2 not found"  # an error about the call: it moves
 
 
 @given(

@@ -301,9 +301,14 @@ def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) ->
                 if problem := _keys_problem(value, schema, properties, root, explain):
                     return problem
                 for key, options in value.items():
-                    for v in options if key in properties else ():
-                        if v != "" and (problem := _fit(v, properties[key], root, explain=explain)):
-                            return f"{key}: {problem}"
+                    # One acceptable value that fits is enough (as for a parameter), or ""
+                    # (the key may be left out); a value of another type is a BFCL variable.
+                    tried = [v for v in options if v != ""] if key in properties else []
+                    if not tried or "" in options:
+                        continue
+                    problems = [_fit(v, properties[key], root, explain=explain) for v in tried]
+                    if all(problems):
+                        return f"{key}: {problems[0]}"
                 # what the object must also be, in the schemas it is all of
                 for branch in schema.get("allOf") or ():
                     if problem := _fit(value, branch, root, explain=explain, hops=hops + 1):
@@ -341,7 +346,11 @@ def _keys_problem(
     every value breaks the schema additional keys must fit. A branch of ``oneOf`` whose
     properties the pattern never names (a payout by bank account, given a check address) is
     no fit for it."""
-    missing = [k for k in schema.get("required") or () if isinstance(k, str) and k not in pattern]
+    missing = [
+        k
+        for k in schema.get("required") or ()
+        if isinstance(k, str) and (k not in pattern or pattern[k] in ([""], []))
+    ]
     if missing:
         return f"requires {missing[0]!r}, which no acceptable value gives" if explain else _UNFIT
     if "patternProperties" in schema:

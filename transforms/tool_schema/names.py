@@ -377,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "71"  # 71: a plain word beside another script moves only alone among its words, not
+    version = "72"  # 72: an error about the call moves (tailLines=6000 exceeds); only a log line
+    # of three or more fields keeps its keys
+    # 71: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)
     # 70: an arguments object is read by its own keys (a free-keyed map inside
     # names no parameter)
@@ -508,7 +510,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "56"  # 56: a plain word beside another script moves only alone among its words, not
+    version = "57"  # 57: an error about the call moves (tailLines=6000 exceeds); only a log line
+    # of three or more fields keeps its keys
+    # 56: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)
     # 55: an arguments object is read by its own keys (a free-keyed map inside
     # names no parameter)

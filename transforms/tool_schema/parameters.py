@@ -120,7 +120,9 @@ def _renamed_result(
 # A key of the data a tool's output writes as text: ``key=value`` glued, as logs write fields
 # (``namespace=prod podName=api-1``), or quoted before a colon, as JSON in a log line does
 # (``{"dryRun":true}``). Not ``key: value`` with a space, which an error message writes of the
-# argument it refuses ("tailLines: must be at most 5000").
+# argument it refuses ("tailLines: must be at most 5000"); and only on a line of three or more
+# such fields (a log's), since an error writes the one it refuses ("tailLines=6000 exceeds the
+# maximum"), which is about the call and moves with it.
 _DATA_KEY = re.compile(r"""(?<![\w.\-])([A-Za-z_][\w\-]*)=(?=[^=\s])|"([A-Za-z_][\w\-]*)"\s*:""")
 
 
@@ -133,7 +135,16 @@ def _with_data_keys(
     had). None for a loaded skill's body (``keep`` None), the harness's own text."""
     if keep is None:
         return None
-    return lambda: (*keep(), *sorted({a or b for a, b in _DATA_KEY.findall(text)}))
+    keys = {
+        a or b
+        for line in text.splitlines()
+        if len(fields := _DATA_KEY.findall(line)) >= _LOG_FIELDS
+        for a, b in fields
+    }
+    return lambda: (*keep(), *sorted(keys))
+
+
+_LOG_FIELDS = 3
 
 
 def _rewritten(prose: Callable[[str], str], text: str) -> str:
