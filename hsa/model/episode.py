@@ -296,18 +296,6 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                     f"{hook!r} (hooks: {', '.join(hooks) or 'none'})",
                     field=f"{where}.name",
                 )
-        if open_calls and role != "tool" and not (role == "assistant" and "tool_calls" in message):
-            # The OpenAI API refuses a conversation that goes on past a call no result answers
-            # (a server replies 400), and a model trained on one learns that calls need none.
-            # A call still open at the end is the judged step's own, or the episode's last; calls
-            # in consecutive messages are answered after the last of them (legacy function
-            # calling wrote parallel calls one per message).
-            first = next(iter(open_calls.values()))
-            raise EpisodeError(
-                f"{first} has no tool result before this {role} message; each call is answered "
-                f"by a tool message with its tool_call_id before the conversation goes on",
-                field=where,
-            )
         message = dict(message)
         if "tool_calls" in message:
             if role != "assistant":
@@ -346,12 +334,6 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                     )
                 del open_calls[call_id]
                 answered[call_id] = i
-            else:
-                # A result without an id (an older format) answers the first open call of its
-                # tool, or without a name the first open call.
-                waiting = [c for c in open_calls if name is None or call_names.get(c) == name]
-                if waiting:
-                    del open_calls[waiting[0]]
             _check_answering_tool(
                 name, call_names.get(call_id) if call_id is not None else None, harness, where
             )
