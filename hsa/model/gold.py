@@ -269,8 +269,9 @@ def value_fits(value: Any, schema: Any, root: Any = None) -> bool:
     """Whether an acceptable gold value validates against a parameter's JSON Schema, a
     sub-schema of ``root`` (the tool's parameters: references resolve against it).
 
-    Patterns (also as items of a list) are checked key by key: every acceptable value of a key
-    the schema defines must fit that key's schema (``""``, "may be left out", is skipped). A
+    Patterns (also as items of a list) are checked key by key: one acceptable value of a key
+    the schema defines must fit that key's schema (``""``, "may be left out", always does), and
+    the keys must be ones an object of the schema may have (:func:`_keys_problem`). A
     pattern meets a schema that names its object by reference, or offers it among ``anyOf`` or
     ``oneOf`` branches, through that object's schema: a branch it fits; and an object made of
     ``allOf`` branches through each of them."""
@@ -301,14 +302,13 @@ def _fit(value: Any, schema: Any, root: Any, *, explain: bool, hops: int = 0) ->
                 if problem := _keys_problem(value, schema, properties, root, explain):
                     return problem
                 for key, options in value.items():
-                    # One acceptable value that fits is enough (as for a parameter), or ""
-                    # (the key may be left out); a value of another type is a BFCL variable.
-                    tried = [v for v in options if v != ""] if key in properties else []
-                    if not tried or "" in options:
-                        continue
-                    problems = [_fit(v, properties[key], root, explain=explain) for v in tried]
-                    if all(problems):
-                        return f"{key}: {problems[0]}"
+                    # "" (the key may be left out) always fits
+                    if (
+                        key in properties
+                        and "" not in options
+                        and (problem := _none_fits(options, properties[key], root, explain))
+                    ):
+                        return f"{key}: {problem}"
                 # what the object must also be, in the schemas it is all of
                 for branch in schema.get("allOf") or ():
                     if problem := _fit(value, branch, root, explain=explain, hops=hops + 1):
@@ -361,12 +361,19 @@ def _keys_problem(
             continue
         if additional is False:
             return f"{key}: a key the schema does not allow" if explain else _UNFIT
-        if isinstance(additional, dict) and all(
-            _fit(v, additional, root, explain=False) for v in options
+        if isinstance(additional, dict) and (
+            problem := _none_fits(options, additional, root, explain)
         ):
-            problem = _fit(options[0], additional, root, explain=explain)
-            return f"{key}: {problem}" if explain else _UNFIT
+            return f"{key}: {problem}"
     return None
+
+
+def _none_fits(options: list, schema: Any, root: Any, explain: bool) -> str | None:
+    """The problem of the first of a key's acceptable ``options`` when none fits ``schema``,
+    else None: one value that fits is enough, as for a parameter (a value of another type is a
+    BFCL variable, which fits no schema)."""
+    problems = [_fit(v, schema, root, explain=explain) for v in options]
+    return problems[0] if problems and all(problems) else None
 
 
 def _describes_object(schema: dict) -> bool:

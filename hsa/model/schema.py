@@ -196,11 +196,13 @@ def value_shapes(schema: Any, root: Any) -> list[dict]:
     (``payout.bank_account``, ``mailing.line1``) may name a property of any of them. Not
     ``not``: what it describes is what the value is not."""
     shapes: list[dict] = []
+    seen: set[int] = set()
     pending = [schema]
     while pending:
         node = pending.pop()
-        if not isinstance(node, dict) or any(node is seen for seen in shapes):
+        if not isinstance(node, dict) or id(node) in seen:
             continue
+        seen.add(id(node))
         shapes.append(node)
         pending.append(referenced(node, root))
         for key in IN_PLACE_LISTS:

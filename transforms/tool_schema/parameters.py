@@ -124,6 +124,7 @@ def _renamed_result(
 # such fields (a log's), since an error writes the one it refuses ("tailLines=6000 exceeds the
 # maximum"), which is about the call and moves with it.
 _DATA_KEY = re.compile(r"""(?<![\w.\-])([A-Za-z_][\w\-]*)=(?=[^=\s])|"([A-Za-z_][\w\-]*)"\s*:""")
+_LOG_FIELDS = 3
 
 
 def _with_data_keys(
@@ -132,19 +133,23 @@ def _with_data_keys(
     """``keep`` (the conversation's data) and the keys of the data a tool's output writes as
     ``text`` (:data:`_DATA_KEY`): a log line's ``namespace=prod`` is the backend's field, which
     no rename of the harness's parameters reaches (renamed, the log would show a field it never
-    had). None for a loaded skill's body (``keep`` None), the harness's own text."""
+    had). None for a loaded skill's body (``keep`` None), the harness's own text. Read when
+    asked, as ``keep`` is: only where the rewrite would change the text."""
     if keep is None:
         return None
-    keys = {
-        a or b
-        for line in text.splitlines()
-        if len(fields := _DATA_KEY.findall(line)) >= _LOG_FIELDS
-        for a, b in fields
-    }
-    return lambda: (*keep(), *sorted(keys))
+    return lambda: (*keep(), *_log_keys(text))
 
 
-_LOG_FIELDS = 3
+def _log_keys(text: str) -> list[str]:
+    """The keys of ``text``'s lines of :data:`_LOG_FIELDS` or more data fields, sorted."""
+    return sorted(
+        {
+            a or b
+            for line in text.splitlines()
+            if len(fields := _DATA_KEY.findall(line)) >= _LOG_FIELDS
+            for a, b in fields
+        }
+    )
 
 
 def _rewritten(prose: Callable[[str], str], text: str) -> str:
