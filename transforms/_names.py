@@ -540,18 +540,19 @@ class Renamer:
 
 
 def written_as_words(
-    harness: Harness, names: Iterable[str], own: Callable[[str], tuple[str, ...]]
+    prose: Iterable[tuple[str, str]], names: Iterable[str], own: Callable[[str], tuple[str, ...]]
 ) -> frozenset[str]:
     """The plain-word names among ``names`` (not identifier-like: ``search``, ``check-in``) that
-    the harness's prose writes as plain words, outside code, in a text other than the name's
-    own (``own(name)``: the places of :meth:`Harness.prose` that say what it does in that word,
+    a harness's ``prose`` (:meth:`Harness.prose`, read once by the caller) writes as plain
+    words, outside code, in a text other than the name's own (``own(name)``: the places of the
+    prose that say what it does in that word,
     "Search the catalogue", "Guides the guest through online check-in"). Prose keeps plain
     words (a word is no name there), so renamed, such a name would leave the prose sending the
     model to a tool or a skill the variant does not have ("load the check-in skill first")."""
     plain = [n for n in names if not identifier_like(n)]
     if not plain:
         return frozenset()
-    words = [(where, CODE_SPAN.sub(" ", t)) for where, t in harness.prose()]
+    words = [(where, CODE_SPAN.sub(" ", t)) for where, t in prose]
     return frozenset(
         n
         for n in plain

@@ -155,7 +155,7 @@ def _fixed(harness: Harness) -> frozenset[str]:
     return (
         harness.written_in_code(ids)
         | (harness.parameter_names & set(ids))
-        | written_as_words(harness, ids, lambda n: (f"skill {n}",))
+        | written_as_words(harness.prose(), ids, lambda n: (f"skill {n}",))
     )
 
 

@@ -101,7 +101,7 @@ def _fixed(harness: Harness) -> frozenset[str]:
     # patient with search first"), but in the tool's own descriptions, which say what it does in
     # that word ("Search the catalogue").
     values |= written_as_words(
-        harness, names - values, lambda n: (f"tool {n}", f"tool {n} parameters")
+        prose, names - values, lambda n: (f"tool {n}", f"tool {n} parameters")
     )
     clashing = (names & harness.parameter_names) - values
     if not clashing:
