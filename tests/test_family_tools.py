@@ -3466,3 +3466,145 @@ def test_a_ref_to_a_renamed_property_follows_it_and_constrained_names_stay(name)
         too_much = {**renamed, new["first_rate"]: 20000}
         assert not jsonschema.Draft202012Validator(schema).is_valid(too_much)
         assert "lookup" not in variant.mapping.parameters
+
+
+ANALYST_GUIDE = """# Top customers
+
+Rank customers with `SELECT user_id, SUM(amount) AS revenue FROM sales.orders GROUP BY user_id`,
+then `get_user_profile` with `user_id` for the first one. For yesterday, filter with
+`date = CURRENT_DATE - 1`; for a period, pass `date` to `compare_periods`.
+
+run_sql(query="SELECT order_id FROM sales.orders WHERE user_id = 1042", limit=20)
+
+```
+SELECT `date`, SUM(cost) AS spend FROM marketing.spend GROUP BY `date`
+```
+
+```python
+rows = run_sql(query='''
+    SELECT user_id, date FROM analytics.events
+''', limit=5)
+```
+"""
+
+
+def analyst_harness() -> Harness:
+    return Harness.from_dict(
+        {
+            "name": "analyst",
+            "skills": [
+                {"id": "top-customers", "description": "Rank customers.", "content": ANALYST_GUIDE}
+            ],
+            "tools": [
+                tool_of(
+                    "run_sql", "Runs a query.", {**strings("query"), "limit": {"type": "integer"}}
+                ),
+                tool_of("get_user_profile", "A customer's profile.", strings("user_id")),
+                tool_of("compare_periods", "Compares two periods.", strings("date")),
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_sql_in_a_skill_keeps_its_columns(name):
+    """A data agent's skill writes SQL whose columns are spelled like the tools' parameters
+    (`user_id` of `get_user_profile`, `date` of `compare_periods`): `SELECT user_id, ... GROUP BY
+    user_id` in inline code, a written call's query string, a block of SQL with no language and
+    a Python block's triple-quoted query had become `SELECT arg_npwp, ... GROUP BY arg_npwp`,
+    columns no table has, contradicting the gold queries that run them as written. The SQL stays;
+    the skill's own mentions and the call's keywords still move."""
+    harness = analyst_harness()
+    moved = set()
+    for seed in range(8):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        body = variant.episode.harness.skills[0].content
+        for sql_text in (
+            "`SELECT user_id, SUM(amount) AS revenue FROM sales.orders GROUP BY user_id`",
+            "`date = CURRENT_DATE - 1`",
+            '"SELECT order_id FROM sales.orders WHERE user_id = 1042"',
+            "SELECT `date`, SUM(cost) AS spend FROM marketing.spend GROUP BY `date`",
+            "    SELECT user_id, date FROM analytics.events\n",
+        ):
+            assert sql_text in body, (sql_text, body)
+        for tool, param, written in (
+            ("get_user_profile", "user_id", "with `{}` for"),
+            ("compare_periods", "date", "pass `{}` to"),
+            ("run_sql", "query", "run_sql({}="),
+            ("run_sql", "limit", ", {}=20)"),
+        ):
+            new = variant.mapping.parameter(tool, param)
+            assert written.format(new) in body, (new, body)
+            if new != param:
+                moved.add(param)
+    assert moved == {"user_id", "date", "query", "limit"}
+
+
+def sql_episode(harness: Harness) -> Episode:
+    """A user asks for the top customer: a query selects the column ``user_id``, the result lists
+    it, a reply names it, then the profile of that customer is fetched by ``user_id``."""
+    query = "SELECT user_id, SUM(amount) AS revenue FROM sales.orders GROUP BY user_id LIMIT 1"
+    return Episode.from_dict(
+        {
+            "id": "sql",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Who is our top customer, and on what plan?"},
+                assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "content": '{"columns": ["user_id", "revenue"], "rows": [[1042, 48210.0]]}',
+                },
+                assistant(
+                    call("get_user_profile", {"user_id": "1042"}, "c2"),
+                    content="The top user_id is 1042; fetching the profile.",
+                ),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c2",
+                    "content": '{"user_id": "1042", "plan": "enterprise"}',
+                },
+                {"role": "assistant", "content": "Customer 1042 (user_id) is on enterprise."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "calls": [
+                            {"name": "run_sql", "arguments": {"query": [query], "limit": [1]}}
+                        ],
+                    },
+                    {
+                        "at": 3,
+                        "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
+                    },
+                ]
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_column_the_calls_query_stays_in_the_conversation(name):
+    """The query a call runs selects the column `user_id`, which is also `get_user_profile`'s
+    parameter: renamed with the parameter, the result listed a column `arg_npwp` the query never
+    selected and the reply named it, while the gold query runs `user_id`. In that conversation
+    the word is the data's; the profile's call, gold and the result's echo of the argument still
+    move."""
+    episode = sql_episode(analyst_harness())
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("get_user_profile", "user_id")
+        if new == "user_id":
+            continue
+        moved += 1
+        messages = variant.episode.messages
+        assert messages[2]["content"] == episode.messages[2]["content"]
+        assert messages[3]["content"] == "The top user_id is 1042; fetching the profile."
+        assert messages[5]["content"] == "Customer 1042 (user_id) is on enterprise."
+        assert json.loads(messages[3]["tool_calls"][0]["function"]["arguments"]) == {new: "1042"}
+        assert json.loads(messages[4]["content"]) == {new: "1042", "plan": "enterprise"}
+        assert variant.episode.gold.turns[1].calls[0].arguments == {new: ["1042"]}
+    assert moved

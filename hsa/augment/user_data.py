@@ -18,9 +18,12 @@ import orjson
 
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
+from hsa.model.harness import Harness
 from hsa.model.hook import from_user
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part, message_text
+from hsa.model.schema import property_names
+from hsa.text.holes import USER_DATA
 from hsa.text.mentions import CODE_SPAN
 
 
@@ -108,11 +111,52 @@ def _conversation_data(episode: Episode) -> tuple[str, ...]:
         if call["function"]["name"] != episode.harness.skill_loader
         and isinstance(arguments := orjson.loads(call["function"]["arguments"]), dict)
     ]
-    called = strings_in([value for arguments in passed for value in arguments.values()])
+    called = set(strings_in([value for arguments in passed for value in arguments.values()]))
     # What the gold requires a reply to say ("remote_only"), said as written.
     required = (s for turn in episode.gold.turns for s in turn.reply.get("contains", ()) if s)
     worded = names_in_users_words(episode, episode.harness.names)
-    return tuple(sorted(set(user_values(episode)) | set(called) | set(required) | worded))
+    return tuple(
+        sorted(
+            set(user_values(episode))
+            | called
+            | set(required)
+            | worded
+            | words_passed(called, episode.harness)
+        )
+    )
+
+
+# A word of a value, as names are written (``user_id``, ``invoice-id``, ``checkInDate``).
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
+
+
+def words_passed(called: Iterable[str], harness: Harness) -> set[str]:
+    """The names of the tools' arguments that the calls write inside the values they pass: the
+    column ``user_id`` of the query a ``run_sql`` call runs, beside a ``get_user_profile(user_id)``
+    tool. In that conversation the word is the data's: the result that lists the column, the
+    database's error about it and the reply that names it hold the data, which a renamed
+    parameter must not reach (renamed, the query would select a column its own result does
+    not have). Tool, skill and hook names are not among them: their renames read their own
+    mentions."""
+    names = _argument_words(harness)
+    if not names:
+        return set()
+    return {word for value in called for word in _WORD.findall(value) if word in names}
+
+
+# The argument names of each harness that no tool, skill or hook is named (by fingerprint):
+# every episode under a harness asks.
+_ARGUMENT_WORDS: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
+
+
+def _argument_words(harness: Harness) -> frozenset[str]:
+    return _ARGUMENT_WORDS.get(
+        harness.fingerprint,
+        lambda: (
+            frozenset(name for tool in harness.tools for name in property_names(tool.parameters))
+            - set(harness.names)
+        ),
+    )
 
 
 # A name written as a language writes a compound (``online-banking``, ``check-in``): lowercase
@@ -153,34 +197,14 @@ def rewrite_around_user_data(
     spans = _spans(text, keep())
     if not spans:
         return new
-    masked, holes = _masked(text, spans)
-    if masked is None:  # the text writes the holes' own characters: around them, piece by piece
+    punched = USER_DATA.punch(text, spans)
+    if punched is None:  # the text writes the holes' own characters: around them, piece by piece
         return _pieces(text, spans, rewrite, lambda value: value)
-    # Rewritten whole, with each value held by a hole: the text keeps its structure (a code
-    # span around a value is still one span, where a mention beside it is still code).
-    return _HOLE_CHAR.sub(lambda m: holes[ord(m.group(0)) - _HOLE], rewrite(masked))
-
-
-# Holes for values a rewrite goes around: characters of the supplementary private use area, no
-# name's and no word's, so a mention beside one stays a mention and two sides never join.
-_HOLE = 0xF0000
-_HOLE_CHAR = re.compile(r"[\U000F0000-\U000FFFFD]")
-
-
-def _masked(text: str, spans: list[tuple[int, int]]) -> tuple[str | None, list[str]]:
-    """``text`` with each span a hole, and what each hole holds; None when the text already
-    writes such characters."""
-    if _HOLE_CHAR.search(text) or len(spans) > 0xFFFD:
-        return None, []
-    parts: list[str] = []
-    holes: list[str] = []
-    last = 0
-    for start, end in spans:
-        parts += [text[last:start], chr(_HOLE + len(holes))]
-        holes.append(text[start:end])
-        last = end
-    parts.append(text[last:])
-    return "".join(parts), holes
+    # Rewritten whole, with each value held by a hole (hsa.text.holes): the text keeps its
+    # structure (a code span around a value is still one span, where a mention beside it is
+    # still code).
+    masked, held = punched
+    return USER_DATA.fill(rewrite(masked), held)
 
 
 def _pieces(
@@ -190,7 +214,7 @@ def _pieces(
     inside: Callable[[str], str],
 ) -> str:
     """``text`` with each stretch between ``spans`` through ``outside`` and each span through
-    ``inside``, piece by piece (where holes cannot be used: :func:`_masked`)."""
+    ``inside``, piece by piece (where holes cannot be used: the text writes their characters)."""
     parts, last = [], 0
     for start, end in spans:
         parts += [outside(text[last:start]) if start > last else "", inside(text[start:end])]
@@ -238,9 +262,9 @@ def without(text: str, values: tuple[str, ...]) -> str:
     spans = _spans(text, values)
     if not spans:
         return text
-    masked, _ = _masked(text, spans)
-    if masked is not None:
-        return masked
+    punched = USER_DATA.punch(text, spans)
+    if punched is not None:
+        return punched[0]
     return _pieces(text, spans, lambda piece: piece, lambda value: "\n")
 
 

@@ -25,7 +25,9 @@ from functools import lru_cache
 from itertools import groupby
 from operator import itemgetter
 
+from hsa.text import sql
 from hsa.text.chinese import KANA_OR_HAN
+from hsa.text.holes import OTHER_CODE
 from hsa.text.names import identifier_like
 
 # Not preceded by an identifier character, nor by "<identifier char>." (inside a dotted name);
@@ -429,12 +431,24 @@ def parameter_mentions(
     def rewrite(text: str) -> str:
         if about_code is not None and ("```" in text or "~~~" in text):
             # A fenced block of another system's code is its data, whole: a query of its
-            # database (```sql: a renamed column, ``invoice-id``, breaks it), code in any
-            # language tool calls are not written in (CALL_LANGUAGES), or code whose keys
-            # are not all tool properties and that names no tool with the parameter (a script
-            # reading rows, ``{"invoice_id": r["invoice_id"], "name": ...}``).
-            return _outside_code_of_others(text, rewrite_prose, about_code)
-        return rewrite_prose(text)
+            # database (```sql, or a block of SQL with no language named: a renamed column,
+            # ``invoice-id``, breaks it), code in any language tool calls are not written in
+            # (CALL_LANGUAGES), or code whose keys are not all tool properties and that names
+            # no tool with the parameter (a script reading rows, ``{"invoice_id":
+            # r["invoice_id"], "name": ...}``).
+            return _outside_code_of_others(text, outside_sql, about_code)
+        return outside_sql(text)
+
+    def outside_sql(text: str) -> str:
+        # SQL in a code span or a quoted string (`SELECT user_id ... GROUP BY user_id`, a
+        # written call's query="... WHERE date = '2024-04-14'") is the database's: its columns
+        # are its own, whatever parameters are spelled like them (hsa.text.sql).
+        spans = _sql_spans(text) if sql.HINT.search(text) else []
+        punched = OTHER_CODE.punch(text, spans) if spans else None
+        if punched is None:
+            return rewrite_prose(text)
+        masked, held = punched
+        return OTHER_CODE.fill(rewrite_prose(masked), held)
 
     def rewrite_prose(text: str) -> str:
         if not text:
@@ -565,13 +579,53 @@ def _outside_code_of_others(
     parts, last = [], 0
     for block in _FENCED_BLOCK.finditer(text):
         body = block.group(3) or ""
-        if block.group(2).lower() not in CALL_LANGUAGES or not about_arguments(body):
+        if (
+            block.group(2).lower() not in CALL_LANGUAGES
+            or sql.sql_statement(body)
+            or not about_arguments(body)
+        ):
             parts += [rewrite(text[last : block.start()]), block.group(0)]
             last = block.end()
     if not parts:
         return rewrite(text)
     parts.append(rewrite(text[last:]))
     return "".join(parts)
+
+
+# A quoted string, in code or prose: triple-quoted (a Python block's query over lines), or on one
+# line; a single quote only where no letter is glued to it outside ("don't", "the user's" are
+# no quotes).
+_QUOTED = re.compile(
+    r'"""(?P<triple_double>[\s\S]*?)"""'
+    r"|'''(?P<triple_single>[\s\S]*?)'''"
+    r'|"(?P<double>(?:[^"\\\n]|\\.)*)"'
+    r"|(?<![A-Za-z0-9])'(?P<single>(?:[^'\\\n]|\\.)*)'(?![A-Za-z0-9])"
+)
+
+
+def _sql_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` writes SQL (hsa.text.sql), in order, none overlapping: a quoted string's
+    content, and a code span (one or two backticks) that is SQL once its strings are held
+    apart, whole."""
+    strings: list[tuple[int, int]] = []
+    for m in _QUOTED.finditer(text):
+        group = m.lastgroup
+        if group is not None and sql.written_in_sql(m.group(group)):
+            strings.append(m.span(group))
+    spans: list[tuple[int, int]] = []
+    for m in CODE_SPAN.finditer(text):
+        if len(m.group(1)) > 2:
+            continue  # a fence, read block by block (_outside_code_of_others)
+        start, end = m.span(2)
+        inner = [(a, b) for a, b in strings if start <= a and b <= end]
+        code = text[start:end]
+        for a, b in reversed(inner):  # the strings held apart: a call's query is not the call
+            code = code[: a - start] + code[b - start :]
+        if sql.written_in_sql(code):
+            spans.append(m.span())
+    return sorted(
+        spans + [(a, b) for a, b in strings if not any(s <= a and b <= e for s, e in spans)]
+    )
 
 
 @lru_cache(maxsize=1024)

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from hsa.errors import HsaError
 from hsa.text.chinese import japanese, skip_chinese_match
+from hsa.text.holes import USER_DATA
 from hsa.text.language import reads_english
 from hsa.text.paraphrase import invariant_spans
 
@@ -44,10 +45,8 @@ class Phrasing:
         return self.train + self.heldout
 
 
-# Protected spans become single characters of the supplementary private use area: never in a
-# phrase, never matched by one.
-_HOLE = 0xF0000
-_PLACEHOLDER = re.compile(r"[\U000F0000-\U000FFFFD]")
+# Protected spans become holes (hsa.text.holes): never in a phrase, never matched by one.
+_HOLES = USER_DATA
 _ASCII_WORD = re.compile(r"[a-z]+")
 # An object pronoun after a verb: a phrasal verb ("look up", "give back") cannot stand before it.
 _PRONOUN = re.compile(r"\s+(?:it|them|him|her|me|us|you|this|that|these|those)\b", re.IGNORECASE)
@@ -70,20 +69,14 @@ def _protect(text: str, names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
             merged[-1][1] = max(merged[-1][1], end)
         elif end > start:
             merged.append([start, end])
-    out: list[str] = []
-    kept: list[str] = []
-    last = 0
-    for start, end in merged:
-        out.append(text[last:start])
-        out.append(chr(_HOLE + len(kept)))
-        kept.append(text[start:end])
-        last = end
-    out.append(text[last:])
-    return "".join(out), tuple(kept)
+    punched = _HOLES.punch(text, [(start, end) for start, end in merged])
+    if punched is None:  # the caller leaves a text that writes the holes' characters alone
+        raise ValueError("a text that writes the holes' characters cannot be protected")
+    return punched
 
 
 def _restore(text: str, kept: tuple[str, ...]) -> str:
-    return _PLACEHOLDER.sub(lambda m: kept[ord(m.group(0)) - _HOLE], text)
+    return _HOLES.fill(text, kept)
 
 
 @lru_cache(maxsize=4096)
@@ -179,7 +172,7 @@ class PhraseTable:
         spells ``Maximum`` and ``Details`` as English does. ``names_a_value``: the text describes
         a value (a parameter's description), which opens with a noun phrase, so a verb it opens
         with is the noun it is spelled like ("Check number or card code": no "Verify number")."""
-        if not text or _PLACEHOLDER.search(text):
+        if not text or _HOLES.written(text):
             return text  # text already using the placeholders' code points is left as it is
         masked, kept, en, zh = self._prepared(text, tuple(sorted(n for n in names if n in text)))
         if en is not None and not reads_english(text, default=in_english):

@@ -377,7 +377,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "72"  # 72: an error about the call moves (tailLines=6000 exceeds); only a log line
+    version = "73"  # 73: SQL keeps its columns (a code span, a quoted string or a block of SQL), and a parameter's name that a call's values write is the conversation's data
     # of three or more fields keeps its keys
     # 71: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)
@@ -510,7 +510,7 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "57"  # 57: an error about the call moves (tailLines=6000 exceeds); only a log line
+    version = "58"  # 58: SQL keeps its columns (a code span, a quoted string or a block of SQL), and a parameter's name that a call's values write is the conversation's data
     # of three or more fields keeps its keys
     # 56: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)

@@ -1,0 +1,52 @@
+"""SQL written inside prose or code: another system's language, whose names are its own.
+
+A data agent's skill, a call's query and the result that echoes it write SQL whose columns may be
+spelled like a tool's parameters (``SELECT user_id, SUM(amount) ... GROUP BY user_id`` beside a
+``get_user_profile(user_id)`` tool). Renamed with the parameter, the column would not exist in
+the database the query runs on, and the query would contradict the gold call that runs it as
+written. :func:`written_in_sql` tells such a piece of code; the renames keep it as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A statement, in either case ("select ... from" is as much SQL as "SELECT ... FROM"), read by
+# its first keyword and the clause that must follow it: "select a size from the list" in a
+# quoted phrase is not code, but "select size from sizes" stays SQL whatever it means in English.
+_STATEMENT = re.compile(
+    r"^(?:\s*--[^\n]*\n)*\s*\(?\s*(?:"
+    r"select\s[\s\S]*?\bfrom\s"
+    r"|with\s+\w+\s+as\s*\("
+    r"|insert\s+into\s"
+    r"|update\s+[\w.\"`\[\]]+\s+set\s"
+    r"|delete\s+from\s"
+    r"|merge\s+into\s"
+    r")",
+    re.IGNORECASE,
+)
+# A fragment of a statement (a clause a skill quotes on its own: `WHERE user_id = 1042`, `date =
+# CURRENT_DATE - 1`): SQL's words written in capitals, as SQL is written and prose is not.
+_CLAUSE = re.compile(
+    r"(?<![\w.])(?:SELECT|FROM|WHERE|GROUP\s+BY|ORDER\s+BY|HAVING|(?:LEFT\s+|RIGHT\s+|INNER\s+|"
+    r"OUTER\s+|FULL\s+|CROSS\s+)?JOIN|BETWEEN|INTERVAL|CURRENT_DATE|CURRENT_TIMESTAMP|"
+    r"DISTINCT|UNION|LIMIT\s+\d+)(?![\w.])"
+)
+# Whether a text may hold SQL at all (most texts of most rows do not: read before the spans are).
+HINT = re.compile(
+    r"(?<![\w.])(?:SELECT|FROM|WHERE|GROUP|ORDER|HAVING|JOIN|BETWEEN|INTERVAL|CURRENT_DATE|"
+    r"CURRENT_TIMESTAMP|DISTINCT|UNION|LIMIT|select|with|insert|update|delete|merge)(?![\w.])"
+)
+
+
+def sql_statement(code: str) -> bool:
+    """Whether ``code`` (a fenced block's body) is an SQL statement, maybe after comments: a
+    block of Python that runs one (``run_sql(query="SELECT ...", limit=20)``) is not, and its
+    call's keywords are the tool's."""
+    return _STATEMENT.match(code) is not None
+
+
+def written_in_sql(code: str) -> bool:
+    """Whether ``code`` (a code span's text or a quoted string, the strings inside it already
+    held apart) is SQL: a statement in either case, or a clause written with SQL's capitals."""
+    return _STATEMENT.match(code) is not None or _CLAUSE.search(code) is not None
