@@ -2978,6 +2978,42 @@ def test_distractors_only_beside_tools_in_their_language(language):
     assert bool(added) == (language == "en")
 
 
+def test_no_distractors_beside_a_japanese_harness():
+    """The keywords that refuse a request for a drawn distractor read English and Chinese, not
+    Japanese (リマインド, メール, 翻訳): a ryokan concierge's Japanese harness, which read as English
+    for the one English sentence of its persona, got `schedule_reminder` beside a guest asking
+    チェックインの前日にリマインドしてもらえますか, whose gold refuses for want of such a tool.
+    A harness written in Japanese gets none, as one in another script does."""
+    harness = Harness.from_dict(
+        {
+            "name": "ryokan",
+            "prompt": {
+                "text": {
+                    "persona": "あなたは旅館の予約コンシェルジュです。丁寧な敬語で答えてください。"
+                    " You also answer guests who write in English."
+                }
+            },
+            "skills": [
+                {
+                    "id": "booking-reply",
+                    "description": "予約内容を確認して返信する。",
+                    "content": "# 予約の返信\n\n`reserveRoom` の結果から日付と人数を伝えます。",
+                }
+            ],
+            "tools": [
+                tool_of(
+                    "reserveRoom",
+                    "部屋を予約します。",
+                    {**strings("checkInDate"), "guestCount": {"type": "integer"}},
+                )
+            ],
+        }
+    )
+    for seed in range(10):
+        params = DistractorTools().sample_params(greeting(harness), random.Random(seed))
+        assert params["tools"] == []
+
+
 @pytest.mark.parametrize(
     ("name", "old", "new_of"),
     [

@@ -21,7 +21,7 @@ from hsa.model.message import message_text
 from hsa.model.tool import Tool
 from hsa.text.language import reads_english
 from hsa.text.names import name_words, write_segments
-from hsa.transforms._language import english_harness
+from hsa.transforms._language import english_harness, japanese_harness
 from hsa.transforms._names import declared_or_shared
 from hsa.transforms.tool_schema.common import with_tools
 from hsa.transforms.tool_schema.options import DISTRACTOR_TOOLS
@@ -102,12 +102,12 @@ class DistractorTools(Transform):
     harness's convention; every existing tool, call and the gold are kept as they are. A
     conversation that asks for what a drawn distractor does is refused (the variant is
     rejected), so no row is left with two tools for its request. The pool is English: a harness
-    that does not read English gets none."""
+    that does not read English, or is written in Japanese, gets none."""
 
     name = "distractor_tools"
     scope = "harness"
-    version = "9"  # 9: a request in another language is read for its own words, not English
-    # keywords
+    version = "10"  # 10: none beside a harness written in Japanese, whose requests no keyword
+    # reads; 9: a request in another language is read for its own words, not English keywords
     # 8: a harness in Han or kana alone is no English one
     # 7: umlauts stay in their word; none for a Hangul or Cyrillic harness;
     # 6: digits stay in their word (s3, k8s); 5: none for a harness that does
@@ -131,10 +131,13 @@ class DistractorTools(Transform):
         # The harness alone decides (the draw is shared by every conversation under the
         # harness variant); a conversation that asks for a drawn tool is refused in apply.
         harness = episode.harness
-        if not english_harness(harness):
+        if not english_harness(harness) or japanese_harness(harness):
             # The pool is English, and its keywords read English and Chinese: beside an Italian
             # harness's tools its tools would be the only English ones (a tell, not a choice),
             # and none could be told apart from a tool the harness has (a second reminder tool).
+            # Nor under a harness written in Japanese, whatever English it has besides: its
+            # guests ask in Japanese (リマインド, メール), which no keyword reads, so a request for
+            # a drawn tool would not be refused.
             return {"tools": []}
         taken = set(harness.names)
         request = _harness_text(harness)
