@@ -7,6 +7,7 @@ import copy
 import json
 
 import orjson
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -31,7 +32,7 @@ from hsa.model.schema import (
     schema_descriptions,
     schema_nodes,
 )
-from hsa.model.tool import Tool, schema_validator, simple_acceptor
+from hsa.model.tool import Tool, schema_problem, schema_validator, simple_acceptor
 
 # Every keyword that holds sub-schemas, once, with a description in each (and a property named
 # like a keyword, and a name with the characters a JSON pointer escapes).
@@ -345,3 +346,36 @@ def test_the_quick_acceptance_test_takes_plain_calls_and_leaves_the_rest_to_json
         {"type": "object", "properties": {"tags": {"type": "array"}}},
     ):
         assert simple_acceptor(other) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "matches"),
+    [
+        # full-width digits, as Japanese data writes them: no \d of ECMA-262's
+        (r"^\d{4}-\d{2}-\d{2}$", "２０２５-０５-０３", False),
+        (r"^\d{4}-\d{2}-\d{2}$", "2025-05-03", True),
+        (r"^\w+$", "café", False),  # \w is [A-Za-z0-9_]
+        (r"^\w+$", "cafe_1", True),
+        (r"^a\sb$", "a\u3000b", True),  # an ideographic space is ECMA-262's whitespace
+        (r"^a[\s,]b$", "a\u00a0b", True),
+        (r"^a\Sb$", "a\u00a0b", False),
+        (r"^[]a]+$", "a]", True),  # a "]" first in a class is a member
+        (r"\bid\b", "ｉｄ", False),
+    ],
+)
+def test_patterns_read_as_ecma_262(pattern, value, matches):
+    """A schema's `pattern` is an ECMA-262 regular expression: Python's `re` read `\\d` over all
+    of Unicode, so a Japanese gold date in full-width digits loaded against a tool whose
+    pattern (and backend) refuse it."""
+    problem = schema_problem(value, {"type": "string", "pattern": pattern})
+    assert (problem is None) == matches, problem
+
+
+def test_pattern_properties_read_as_ecma_262():
+    schema = {
+        "type": "object",
+        "patternProperties": {r"^\d+$": {"type": "integer"}},
+    }
+    assert schema_problem({"12": 1}, schema) is None
+    assert schema_problem({"12": "x"}, schema) is not None
+    assert schema_problem({"１２": "x"}, schema) is None  # no \d key: the pattern does not apply

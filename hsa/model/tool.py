@@ -18,6 +18,7 @@ import jsonschema
 import orjson
 
 from hsa.errors import HarnessError
+from hsa.model.ecma_regex import ecma_validator
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes, unresolved_reference
 
@@ -182,9 +183,8 @@ def _required_nowhere(node: dict) -> list[str]:
 @lru_cache(maxsize=8192)
 def _validator(schema_json: bytes) -> jsonschema.protocols.Validator:
     schema = orjson.loads(schema_json)
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(
-        schema
-    )
+    draft = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return ecma_validator(draft)(schema)
 
 
 def schema_validator(schema: Any) -> jsonschema.protocols.Validator:
