@@ -307,6 +307,13 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("adjustInventory", {"stock", "delta", "warehouse"}, {"set", "configure"}),
     ("procurement.submit_po", {"order", "vendor"}, {"tender"}),
     ("procurement.create_requisition", {"order", "vendor"}, {"purchase", "acquisition"}),
+    # a ryokan concierge (an audit): access to a hotel (the way there) is no permission, special
+    # requests (an anniversary, an allergy) no deals, a mode of travel (train, bus) no regime;
+    # the tools' texts are Japanese, so their English context is their names' words alone
+    ("getAccessInfo", {"get", "access", "info"}, {"permission", "privilege", "clearance"}),
+    ("access-reply", {"access", "reply"}, {"permission", "privilege", "clearance"}),
+    ("specialRequests", {"special", "requests"}, {"offer", "deal", "bargain"}),
+    ("mode", {"train", "bus", "car", "route"}, {"regime"}),
 ]
 
 
@@ -355,6 +362,10 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("apply_coupon", {"coupon", "cart"}, "train", "use"),
         ("report_issue", {"bug", "app"}, "train", "problem"),
         ("find_place", {"map", "nearby"}, "train", "venue"),
+        ("grant_access", {"role", "permission", "user"}, "heldout", "clearance"),
+        ("revoke_access", {"admin", "rights"}, "train", "permission"),
+        ("special_offer", {"price", "discount"}, "train", "deal"),
+        ("display_mode", {"device", "screen", "dark"}, "heldout", "regime"),
     ],
 )
 def test_the_tables_still_offer_a_words_synonyms_in_its_sense(name, context, split, synonym):

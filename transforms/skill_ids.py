@@ -236,7 +236,7 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "40"  # 40: a payout is a dividend only where the tool is about shares (an insurance
+    version = "41"  # 41: access takes its permission sense only beside words of it; special is no deal; a mode no regime but a device's
     # payout is none)
     # 39: a name the harness's own layout compares in its Jinja code keeps it
     # 38: a name in an absolute path without a scheme (GET /api/v1/deploy_status)

@@ -220,7 +220,7 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "46"  # 46: a payout is a dividend only where the tool is about shares (an insurance
+    version = "47"  # 47: access takes its permission sense only beside words of it; special is no deal; a mode no regime but a device's
     # payout is none)
     # 45: a name the harness's own layout compares in its Jinja code keeps it
     # 44: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
@@ -377,7 +377,7 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "73"  # 73: SQL keeps its columns (a code span, a quoted string or a block of SQL), and a parameter's name that a call's values write is the conversation's data
+    version = "74"  # 74: access takes its permission sense only beside words of it; special is no deal; a mode no regime but a device's
     # of three or more fields keeps its keys
     # 71: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)
