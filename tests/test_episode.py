@@ -414,6 +414,35 @@ def test_a_call_that_a_hook_blocked_may_be_wrong(harness_dir):
     assert _check_failure(harness_dir, row).stage == "check:call_schema"
 
 
+@pytest.mark.parametrize("role", ["tool", "user"])
+def test_gold_on_a_step_a_hook_sent_back_is_rejected_at_load(harness_dir, role):
+    """The gold expected the very call (or reply) a hook of the harness sent back: SFT leaves
+    that step out of the loss, but RL and evaluation score judged turns by the gold, and would
+    reward the step the harness refuses. The judged step is the recovery after the feedback."""
+    row = good_row()
+    if role == "tool":
+        blocked = assistant(call("get_price", {"link": 4}, "bad"))
+        feedback = {"role": "tool", "tool_call_id": "bad", "name": "hook.reply_length"}
+    else:
+        blocked = assistant(content="Link 3 is 199 yuan, the cheapest anywhere!")
+        feedback = {"role": "user", "name": "hook.reply_length"}
+    row["messages"][1:1] = [blocked, {**feedback, "content": "not that way"}]
+    row["gold"]["turns"][0]["at"] = 3
+    row["gold"]["turns"][1]["at"] = 6
+    Episode.from_dict(row, harness=load_harness(harness_dir))  # the recovery is judged: fine
+    if role == "tool":
+        row["gold"]["turns"][0] = {
+            "at": 1,
+            "calls": [{"name": "get_price", "arguments": {"link": [4]}}],
+        }
+    else:
+        row["gold"]["turns"][0] = {"at": 1, "no_call": True, "reply": {"contains": ["199"]}}
+    error = _check_failure(harness_dir, row)
+    assert error.stage == "check:recorded_turn"
+    assert error.field == "gold.turns[0]"
+    assert "messages[1], which hook.reply_length sent back" in error.reason
+
+
 def test_hook_feedback_from_a_hook_the_harness_does_not_define_is_rejected_at_load(harness_dir):
     """A typo in a feedback message's hook name ("hook.replylength") was loaded and its row
     written, then every variant failed in the hook transforms with the same reason: the episode

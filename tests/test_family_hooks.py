@@ -3,6 +3,7 @@ hook-retry policy, on the embedded example and on generated episodes (hypothesis
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from dataclasses import replace
@@ -748,14 +749,24 @@ def test_a_step_with_a_successful_call_or_judged_by_gold_is_never_stripped():
         {"at": 6, "no_call": True},
     )
     assert retry_sequences(mixed) == []
-    judged = _hand_episode(
+    # A step the gold judges is never a sequence's either; an episode whose gold judges the
+    # step a hook sent back does not load (hsa.model.episode.check_recorded_turns), so it is
+    # built here without the load's checks.
+    loaded = _hand_episode(
         [
             {"role": "user", "content": "hi"},
             {"role": "assistant", "content": "Hello"},
             {"role": "user", "name": "hook.reply_compliance", "content": "Chinese please"},
             {"role": "assistant", "content": "你好"},
         ],
-        {"turns": [{"at": 1, "no_call": True}, {"at": 3, "no_call": True}]},
+        {"turns": [{"at": 3, "no_call": True}]},
+    )
+    assert retry_sequences(loaded) != []
+    judged = dataclasses.replace(
+        loaded,
+        gold=Gold.from_dict(
+            {"turns": [{"at": 1, "no_call": True}, {"at": 3, "no_call": True}]}, n_messages=4
+        ),
     )
     assert retry_sequences(judged) == []
     no_hook = _hand_episode(

@@ -41,7 +41,7 @@ from hsa.files.jsonl import json_error, loads, read_lines
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, fit_problem, value_fits
 from hsa.model.harness import Harness, load_harness, referenced_folder
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, blocked_calls
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, blocked_calls, hook_feedback, hook_rejected
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part
 from hsa.model.schema import pointer, schema_nodes
@@ -598,9 +598,20 @@ def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harnes
     recording that contradicts its gold would teach the wrong answer; stage
     ``check:recorded_turn``."""
     loader = harness.skill_loader if harness.skills else None
+    rejected = set(hook_rejected(messages)) if any(map(hook_feedback, messages)) else ()
     for i, turn in enumerate(gold.turns):
         if turn.at >= len(messages):
             continue  # a prompt awaiting its message (BFCL): nothing recorded to check
+        if turn.at in rejected:
+            # The recorded message passes its gold (below), and a hook of the harness sent it
+            # back: the gold would reward, in RL and in evaluation, the step the harness refuses.
+            feedback = next(m["name"] for m in messages[turn.at + 1 :] if hook_feedback(m))
+            raise EpisodeError(
+                f"the gold judges messages[{turn.at}], which {feedback} sent back: a judged step "
+                "is one the harness accepts (judge the step after the feedback instead)",
+                stage="check:recorded_turn",
+                field=_turn_field(gold, i),
+            )
         message = messages[turn.at]
         tools = tuple(harness.tool(call.name) for call in turn.calls)
         verdict = _RECORDED_VERDICTS.get(
