@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hsa.cli import main
 from hsa.importers.openai_chat import import_openai
 from hsa.model.scorer import score_turn
@@ -320,6 +322,23 @@ def test_rows_as_hub_datasets_store_them_are_read(tmp_path):
         "tools is a string that is no JSON"
     )
     assert reasons[4] == ("meta.category", "column 'category' is also a key of meta: give it once")
+
+
+@pytest.mark.parametrize(
+    ("tools", "says"),
+    [
+        ('[{"type": "function", "type": "function"}]', "key 'type' is written twice"),
+        ('[{"n": 123456789012345678901234567890}]', "64 bits"),
+    ],
+)
+def test_tools_written_as_a_string_are_read_as_every_json_is(tmp_path, tools, says):
+    """Tools given as a JSON string were read by the bare parser: a key written twice kept its
+    last value (an enum narrowed to one choice) and a long integer became a float, silently,
+    where the same tools given as a list are refused."""
+    result = import_openai(write(tmp_path / "hub.jsonl", [chat(tools=tools)]))
+    (reject,) = result.rejects
+    assert reject.field == "tools" and says in reject.reason, reject.reason
+    assert reject.reason.startswith("tools, written as a JSON string: ")
 
 
 def test_rows_of_formats_that_are_not_read_are_refused_by_name(tmp_path):

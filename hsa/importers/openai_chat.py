@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from hsa.errors import EpisodeError, HsaError, Notice, Reject
-from hsa.files.jsonl import read_lines
+from hsa.files.jsonl import RefusedJson, loads, read_lines
 from hsa.importers import ImportResult
 from hsa.model.episode import Episode, parse_arguments
 from hsa.model.gold import exact_arguments
@@ -230,7 +230,11 @@ def _decoded_tools(tools: Any) -> list:
     datasets on the Hugging Face Hub store them, one string column for rows of any tools)."""
     if isinstance(tools, str):
         try:
-            tools = orjson.loads(tools)
+            # read as every JSON users write is (hsa.files.jsonl.loads): a key written twice
+            # or an integer beyond 64 bits is refused, never kept as the reader guesses
+            tools = loads(tools)
+        except RefusedJson as exc:
+            raise EpisodeError(f"tools, written as a JSON string: {exc}", field="tools") from None
         except orjson.JSONDecodeError as exc:
             raise EpisodeError(
                 f"tools is a string that is no JSON ({exc}); give a list of tool objects, or "
