@@ -381,6 +381,43 @@ def test_system_prompt_renders_sections_in_order(harness_dir):
             r"filter\.required: not a valid JSON Schema: required \['start'\] names no property",
         ),
         (
+            # an enum that lets no value through: every call that gives it would be refused
+            dict(
+                tools={
+                    "empty.json": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"reason": {"type": "string", "enum": []}},
+                        },
+                    }
+                }
+            ),
+            "empty.json",
+            r"properties\.reason\.enum: not a valid JSON Schema: enum is empty",
+        ),
+        (
+            dict(
+                tools={
+                    "numbers.json": {
+                        "name": "f",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "size": {
+                                    "type": "array",
+                                    "items": {"type": "string", "enum": [1, 2, 3]},
+                                }
+                            },
+                        },
+                    }
+                }
+            ),
+            "numbers.json",
+            r"size\.items\.enum: not a valid JSON Schema: enum \[1, 2, 3\] has no value of type "
+            "string",
+        ),
+        (
             # a misspelt key: the tool would load with no parameters (or no description)
             dict(
                 tools={

@@ -159,7 +159,47 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
                 "(additionalProperties: false): no value of it is valid",
                 path,
             )
+        closed = _enum_closed(node)
+        if closed is not None:
+            return closed, _field_path(parts) + ".enum"
     return None
+
+
+# JSON Schema's types, by the values of each (a bool is no integer, an integer is a number).
+_OF_TYPE = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+}
+
+
+def _enum_closed(node: dict) -> str | None:
+    """Why ``node``'s ``enum`` lets no value through, or None: an empty list, or values none of
+    which is of the node's type (``"enum": [1, 2, 3]`` on a string). Every call that gives the
+    parameter is then refused, and every episode that uses it rejected one by one, where the
+    tool file is the mistake."""
+    enum = node.get("enum")
+    if not isinstance(enum, list):
+        return None
+    if not enum:
+        return "enum is empty: no value is valid, so no call could give it and be correct"
+    kinds = node.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    if not isinstance(kinds, list) or not all(k in _OF_TYPE for k in kinds):
+        return None
+    if any(_OF_TYPE[k](v) for v in enum for k in kinds):
+        return None
+    return (
+        f"enum {enum!r} has no value of type {' or '.join(kinds)}: no value is valid, so no "
+        "call could give it and be correct"
+    )
 
 
 def _field_path(parts: list[str]) -> str:
