@@ -117,9 +117,11 @@ def test_a_hook_function_rebound_to_no_function_is_a_harness_error(tmp_path):
     looks defined; imported, there is nothing to call. Said as the harness's error, not as
     hsa's own bug (a KeyError)."""
     hooks = "def short_reply(payload, config):\n    return {'ok': True}\n\nshort_reply = 5\n"
-    harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
-    with pytest.raises(HarnessError, match="'short_reply'.*no function once imported"):
-        harness.hook_functions()
+    root = write_harness(tmp_path / "h", hooks=hooks)
+    load_harness(root)  # untrusted, hooks.py is parsed, never run
+    with pytest.raises(HarnessError, match="'short_reply'.*no function once imported") as raised:
+        load_harness(root, trust_hooks=True)  # trusted, it is imported where it is read
+    assert raised.value.file == str(root / "hooks.py")
 
 
 def test_a_tool_file_that_is_not_utf8_says_which_byte(tmp_path):
@@ -225,9 +227,8 @@ def test_hooks_code_that_never_finishes_importing_is_stopped(tmp_path, monkeypat
 
     monkeypatch.setattr(hook_module, "IMPORT_SECONDS", 1)
     hooks = "def short_reply(payload, config):\n    return {'ok': True}\n\nwhile True:\n    pass\n"
-    harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
     with pytest.raises(HarnessError, match="did not finish importing in 1 s"):
-        harness.hook_functions()
+        load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
 
 
 def test_a_tool_file_in_capitals_is_named_not_ignored(tmp_path):
@@ -304,10 +305,12 @@ def test_hook_code_that_exits_at_import_is_a_harness_error(tmp_path):
     hooks = (
         "import sys\nsys.exit(0)\n\ndef short_reply(payload, config):\n    return {'ok': True}\n"
     )
-    harness = load_harness(write_harness(tmp_path / "h", hooks=hooks), trust_hooks=True)
+    root = write_harness(tmp_path / "h", hooks=hooks)
     with pytest.raises(HarnessError, match="hooks.py failed to import: SystemExit") as raised:
-        harness.hook_functions()
+        load_harness(root, trust_hooks=True)
     assert raised.value.line == 2  # where the code stopped, as a syntax error says its line
+    # the folder's hooks.py, not the harness's name (a path that does not exist)
+    assert raised.value.file == str(root / "hooks.py")
 
 
 def test_system_prompt_renders_sections_in_order(harness_dir):

@@ -183,6 +183,9 @@ class Harness:
     hooks_source: str | None = None  # the text of hooks.py, kept so the harness travels whole
     layouts: dict = field(default_factory=dict)  # custom layout name -> Jinja2 source
     trust_hooks: bool = field(default=False, compare=False)
+    # Where errors of hooks.py point: beside a folder's harness.yaml, else under the harness's
+    # name (an inline harness carries its code as text). Not content: no fingerprint reads it.
+    hooks_file: str | None = field(default=None, compare=False)
 
     # ---- lookups ---------------------------------------------------------------------------
 
@@ -320,7 +323,7 @@ class Harness:
         """Import hooks.py (only if this harness was loaded with trust) and map hook name -> fn."""
         if not self.hooks:
             return {}
-        file = f"{self.name}/hooks.py"
+        file = self.hooks_file or f"{self.name}/hooks.py"
         functions = import_hooks(self.hooks_source or "", file=file, trust_hooks=self.trust_hooks)
         for hook in self.hooks:
             if hook.function not in functions:  # defined, then bound to something else
@@ -423,7 +426,7 @@ class Harness:
                 owners[name] = kind
         seen = set()
         functions = (
-            defined_functions(self.hooks_source, file=self._hooks_file(file))
+            defined_functions(self.hooks_source, file=_hooks_file(self.name, file))
             if self.hooks_source is not None
             else set()
         )
@@ -447,13 +450,6 @@ class Harness:
             except HsaError as exc:
                 raise fail(exc.reason, f"hooks[{i}].config.{FORMAT_KEY}") from None
         return self
-
-    def _hooks_file(self, file: str | None) -> str:
-        """How errors name hooks.py: beside the harness.yaml that ``file`` names (a folder's
-        harness), else under the harness's name (an inline one carries its code as text)."""
-        if file is not None and Path(file).name == "harness.yaml":
-            return str(Path(file).with_name("hooks.py"))
-        return f"{self.name}/hooks.py"
 
     # ---- dict round trip -------------------------------------------------------------------
 
@@ -536,6 +532,7 @@ class Harness:
                 else _string(data["hooks_source"], f"{where}.hooks_source"),
                 layouts=_texts(data.get("layouts"), f"{where}.layouts"),
                 trust_hooks=trust_hooks,
+                hooks_file=_hooks_file(data.get("name", "inline"), file),
             )
         except HarnessError as exc:
             raise exc.at(file=file) from None
@@ -772,9 +769,23 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         data.pop("hooks_source")
     # Tool order in the folder is file-name order; harness.yaml may not reorder it.
     try:
-        return Harness.from_dict(data, file=str(manifest), trust_hooks=trust_hooks)
+        harness = Harness.from_dict(data, file=str(manifest), trust_hooks=trust_hooks)
     except HarnessError as exc:
         raise _in_tool_file(_in_skill_file(exc, skills, skill_files), tools, tool_files) from None
+    if trust_hooks:
+        # Trusted, hooks.py is imported where the harness is read: one that raises, exits or
+        # rebinds a hook's function would otherwise pass generate and verify (which never run
+        # a hook) and fail at training, evaluation or rollout.
+        harness.hook_functions()
+    return harness
+
+
+def _hooks_file(name: Any, file: str | None) -> str:
+    """How errors name hooks.py: beside the harness.yaml that ``file`` names (a folder's
+    harness), else under the harness's ``name`` (an inline one carries its code as text)."""
+    if file is not None and Path(file).name == "harness.yaml":
+        return str(Path(file).with_name("hooks.py"))
+    return f"{name}/hooks.py"
 
 
 # A skill's fields as its SKILL.md front matter names them.
