@@ -1721,6 +1721,30 @@ def test_an_english_keyword_is_no_word_of_a_request_in_another_language(example)
         transform.apply(asking("Please roll a die for the giveaway winner."), params)
 
 
+def test_records_of_a_database_are_no_voice_recording(example):
+    """A data agent's user asked "Can you also update records?": the voice-memo distractor's
+    keyword `record` matched, and the row was rejected as asking to record a memo. A recording
+    is asked for as one; a record of data is not."""
+    base = example[0]
+    memo = next(
+        entry
+        for part in ts.DISTRACTOR_TOOLS.values()
+        for entry in part
+        if "录音" in entry["keywords"]
+    )
+    params = {"tools": [{**memo, "at": 0}]}
+    transform = registered()["distractor_tools"]()
+
+    def asking(text: str):
+        return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
+
+    for text in ("Can you also update records?", "Show the record of my last order."):
+        assert transform.apply(asking(text), params).messages == asking(text).messages
+    for text in ("Please record a voice memo for me.", "Start a recording of this call."):
+        with pytest.raises(HsaError, match="is about what the request asks"):
+            transform.apply(asking(text), params)
+
+
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), split=st.sampled_from(ts.SPLITS))
 def test_distractors_keep_the_original_tools_in_order(row, seed, split):
     episode = Episode.from_dict(row)

@@ -106,8 +106,9 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "10"  # 10: none beside a harness written in Japanese, whose requests no keyword
-    # reads; 9: a request in another language is read for its own words, not English keywords
+    version = "11"  # 11: a record of data is no voice recording (the memo tool's keywords)
+    # 10: none beside a harness written in Japanese, whose requests no keyword reads
+    # 9: a request in another language is read for its own words, not English keywords
     # 8: a harness in Han or kana alone is no English one
     # 7: umlauts stay in their word; none for a Hangul or Cyrillic harness;
     # 6: digits stay in their word (s3, k8s); 5: none for a harness that does
