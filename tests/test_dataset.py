@@ -33,6 +33,7 @@ from hsa.dataset.writer import sealed, sha256
 from hsa.errors import HsaError
 from hsa.example import EPISODES_PATH
 from hsa.model.episode import read_episodes
+from hsa.model.harness import load_harness
 
 RECIPE = "tools-basic"
 
@@ -308,6 +309,16 @@ def test_a_harness_whose_prompt_does_not_render_is_one_load_reject_per_line(tmp_
         ("own-layout-row", "prompt.layout"),
         ("misplaced-row", "prompt.options.placement.faq"),
     ]
+    # No reference, under the run's harness (--harness DIR): named by its folder, not "inline"
+    row = json.loads(lines[0])
+    row.pop("harness")
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    default = load_harness(tmp_path / "own-layout", trust_hooks=True)
+    (reject,) = augment(
+        load_recipe(RECIPE), read_episodes(plain, harness=default, trust_hooks=True)
+    )
+    assert reject.reason.startswith("the prompt of its harness 'own-layout' does not render")
 
 
 def test_a_folder_in_the_way_is_not_mistaken_for_a_version(tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from pathlib import Path
 
 from hsa.augment.compose import RunState, TransformFailed
 from hsa.augment.mapping import EMPTY
@@ -62,7 +63,14 @@ def check_source_renders(episode: Episode) -> None:
         ):
             prompt_parts(harness)
     except HarnessError as exc:
-        where = f"harness {episode.harness_ref!r}" if episode.harness_ref else "inline harness"
+        # named as the episode names it, or by its folder's name (rejects travel with the
+        # dataset: no local path); only a harness the episode carries is inline
+        if episode.harness_ref:
+            where = f"harness {episode.harness_ref!r}"
+        elif harness.folder:
+            where = f"harness {Path(harness.folder).name!r}"
+        else:
+            where = "inline harness"
         line = f" (line {exc.line} of layouts/{harness.prompt.layout}.j2)" if exc.line else ""
         raise EpisodeError(
             f"the prompt of its {where} does not render{line}: {exc.reason}", field=exc.field

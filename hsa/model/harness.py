@@ -183,9 +183,9 @@ class Harness:
     hooks_source: str | None = None  # the text of hooks.py, kept so the harness travels whole
     layouts: dict = field(default_factory=dict)  # custom layout name -> Jinja2 source
     trust_hooks: bool = field(default=False, compare=False)
-    # Where errors of hooks.py point: beside a folder's harness.yaml, else under the harness's
-    # name (an inline harness carries its code as text). Not content: no fingerprint reads it.
-    hooks_file: str | None = field(default=None, compare=False)
+    # The folder it was read from (None for an inline harness, which an episode carries): where
+    # errors of its hooks.py and its prompt point. Not content: no fingerprint reads it.
+    folder: str | None = field(default=None, compare=False)
 
     # ---- lookups ---------------------------------------------------------------------------
 
@@ -319,11 +319,17 @@ class Harness:
     def openai_tools(self) -> list[dict]:
         return [t.to_openai() for t in self.all_tools()]
 
+    @property
+    def hooks_path(self) -> str:
+        """How errors name hooks.py: in the folder the harness was read from, else under the
+        harness's name (an inline one carries its code as text)."""
+        return str(Path(self.folder) / "hooks.py") if self.folder else f"{self.name}/hooks.py"
+
     def hook_functions(self) -> dict[str, Callable[..., Any]]:
         """Import hooks.py (only if this harness was loaded with trust) and map hook name -> fn."""
         if not self.hooks:
             return {}
-        file = self.hooks_file or f"{self.name}/hooks.py"
+        file = self.hooks_path
         functions = import_hooks(self.hooks_source or "", file=file, trust_hooks=self.trust_hooks)
         for hook in self.hooks:
             if hook.function not in functions:  # defined, then bound to something else
@@ -426,7 +432,7 @@ class Harness:
                 owners[name] = kind
         seen = set()
         functions = (
-            defined_functions(self.hooks_source, file=_hooks_file(self.name, file))
+            defined_functions(self.hooks_source, file=self.hooks_path)
             if self.hooks_source is not None
             else set()
         )
@@ -532,7 +538,9 @@ class Harness:
                 else _string(data["hooks_source"], f"{where}.hooks_source"),
                 layouts=_texts(data.get("layouts"), f"{where}.layouts"),
                 trust_hooks=trust_hooks,
-                hooks_file=_hooks_file(data.get("name", "inline"), file),
+                folder=str(Path(file).parent)
+                if file is not None and Path(file).name == "harness.yaml"
+                else None,
             )
         except HarnessError as exc:
             raise exc.at(file=file) from None
@@ -778,14 +786,6 @@ def load_harness(folder: str | os.PathLike, *, trust_hooks: bool = False) -> Har
         # a hook) and fail at training, evaluation or rollout.
         harness.hook_functions()
     return harness
-
-
-def _hooks_file(name: Any, file: str | None) -> str:
-    """How errors name hooks.py: beside the harness.yaml that ``file`` names (a folder's
-    harness), else under the harness's ``name`` (an inline one carries its code as text)."""
-    if file is not None and Path(file).name == "harness.yaml":
-        return str(Path(file).with_name("hooks.py"))
-    return f"{name}/hooks.py"
 
 
 # A skill's fields as its SKILL.md front matter names them.
