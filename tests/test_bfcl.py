@@ -429,6 +429,25 @@ def test_an_answer_id_given_twice_rejects_its_question_naming_both_lines(tmp_pat
     assert result.lines == len(result.episodes) + len(result.rejects) == 2
 
 
+def test_answers_that_cannot_be_used_are_said_with_their_lines(tmp_path):
+    """An unreadable answer line was reported only as "1 answer line(s) there are unreadable",
+    and an answer whose id no question has was dropped without a word."""
+    source = BFCL_DIR / "BFCL_v4_simple_python.json"
+    questions = tmp_path / source.name
+    questions.write_text("\n".join(source.read_text().splitlines()[:2]) + "\n")
+    first, second, third = (BFCL_DIR / "possible_answer" / source.name).read_text().splitlines()[:3]
+    answers = tmp_path / "possible_answer" / source.name
+    answers.parent.mkdir()
+    answers.write_text("\n".join([first, second[:40], third]) + "\n")
+    result = import_bfcl(questions)
+    assert [e.id for e in result.episodes] == [json.loads(first)["id"]]
+    (reject,) = result.rejects
+    assert f"1 answer line(s) there are unreadable (the first, {answers}:2: " in reject.reason
+    (notice,) = result.notices
+    assert (notice.source, notice.line, notice.id) == (str(answers), 3, json.loads(third)["id"])
+    assert "no question has this id" in notice.reason
+
+
 def test_relevance_rows_are_rejected_for_what_they_are_not_for_a_missing_answers_file(
     tmp_path, capsys
 ):

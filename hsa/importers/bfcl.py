@@ -208,7 +208,7 @@ def drop_undefined_omittable(gold: dict, tools: list[dict]) -> list[tuple[str, s
 
 def _read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str], dict[str, list[int]]]:
     """id -> ground_truth; ``file:line`` -> why that answer line is unusable; and id -> its
-    answer lines, for each id given more than once."""
+    answer lines."""
     answers: dict[str, Any] = {}
     broken: dict[str, str] = {}
     lines_of: dict[str, list[int]] = {}
@@ -221,9 +221,7 @@ def _read_answers(path: Path) -> tuple[dict[str, Any], dict[str, str], dict[str,
         answer_id = str(value["id"])
         answers[answer_id] = value.get("ground_truth")
         lines_of.setdefault(answer_id, []).append(line.number)
-    # A later answer would silently replace an earlier one: the question is rejected instead.
-    repeated = {i: numbers for i, numbers in lines_of.items() if len(numbers) > 1}
-    return answers, broken, repeated
+    return answers, broken, lines_of
 
 
 def default_answers_path(questions: Path) -> Path | None:
@@ -240,7 +238,10 @@ def import_bfcl(
     """Import a BFCL questions file; answers default to ``possible_answer/<same name>`` beside it."""
     questions = Path(questions)
     answers_path = Path(answers) if answers is not None else default_answers_path(questions)
-    answers_by_id, broken, repeated = _read_answers(answers_path) if answers_path else ({}, {}, {})
+    answers_by_id, broken, lines_of = _read_answers(answers_path) if answers_path else ({}, {}, {})
+    # A later answer would silently replace an earlier one: the question is rejected instead.
+    repeated = {i: numbers for i, numbers in lines_of.items() if len(numbers) > 1}
+    asked: set[str] = set()
     result = ImportResult(source=str(questions))
     lines = read_lines(questions)
     for line in progress(lines) if progress else lines:
@@ -249,6 +250,7 @@ def import_bfcl(
             result.rejects.append(Reject(str(questions), line.number, None, None, line.error))
             continue
         row_id = line.value.get("id") if isinstance(line.value, dict) else None
+        asked.add(str(row_id))
         # BFCL's answers are matched by id too: a repeat would get the first one's answer.
         if isinstance(row_id, str) and result.repeats_id(row_id, line.number, what="question id"):
             continue
@@ -270,6 +272,13 @@ def import_bfcl(
                     id=None if row_id is None else str(row_id),
                 )
             )
+    # An answer no question asks for is no episode, and not lost without a word: a questions
+    # file cut short, or the answers of another category.
+    result.notices.extend(
+        Notice(str(answers_path), numbers[0], answer_id, None, "no question has this id: unused")
+        for answer_id, numbers in lines_of.items()
+        if answer_id not in asked
+    )
     result.check_counts()
     return result
 
@@ -325,7 +334,13 @@ def _episode_row(
             ) from None
     else:
         where = f"in {answers_path}" if answers_path else "(no answers file: pass --answers)"
-        extra = f"; {len(broken)} answer line(s) there are unreadable" if broken else ""
+        extra = ""
+        if broken:
+            where_first, why = next(iter(broken.items()))
+            extra = (
+                f"; {len(broken)} answer line(s) there are unreadable (the first, {where_first}: "
+                f"{why})"
+            )
         raise EpisodeError(
             f"no possible answer for this id {where}{extra}", row=bfcl_id, field="ground_truth"
         )
