@@ -443,6 +443,43 @@ def test_gold_on_a_step_a_hook_sent_back_is_rejected_at_load(harness_dir, role):
     assert "messages[1], which hook.reply_length sent back" in error.reason
 
 
+def test_parallel_calls_are_answered_all_or_none(harness_dir):
+    """Of two parallel calls only the first had a result, and the reply stated both: the row
+    taught the model to make up a result. Every call of a message is answered, or none is (a
+    dataset may leave results out on purpose, as hsa's miniature task does)."""
+    row = good_row()
+    row["messages"][1]["tool_calls"].append(call("get_price", {"link": 4}, "c2"))
+    row["gold"]["turns"][0]["calls"].append(
+        {"name": "get_price", "arguments": {"link": [4]}, "omittable": ["currency"]}
+    )
+    row["gold"]["turns"][0]["ordered"] = False
+    error = _check_failure(harness_dir, row)
+    assert error.field == "messages[4]"
+    assert "messages[1].tool_calls[2] (id 'c2') has no tool result, though its message's call" in (
+        error.reason
+    )
+    row["messages"].insert(4, {"role": "tool", "tool_call_id": "c2", "content": '{"price": 5}'})
+    row["gold"]["turns"][1]["at"] = 5
+    Episode.from_dict(row, harness=load_harness(harness_dir))
+    # none answered, to the end: results left out on purpose
+    unanswered = good_row()
+    unanswered["messages"] = unanswered["messages"][:2]
+    unanswered["gold"]["turns"] = unanswered["gold"]["turns"][:1]
+    Episode.from_dict(unanswered, harness=load_harness(harness_dir))
+
+
+def test_a_tool_result_with_no_call_left_to_answer_is_rejected(harness_dir):
+    row = good_row()
+    row["messages"].insert(0, {"role": "tool", "content": "{}"})
+    for turn in row["gold"]["turns"]:
+        turn["at"] += 1
+    error = _check_failure(harness_dir, row)
+    assert (error.field, error.reason) == (
+        "messages[0].tool_call_id",
+        "a tool result with no earlier tool call left to answer",
+    )
+
+
 def test_hook_feedback_from_a_hook_the_harness_does_not_define_is_rejected_at_load(harness_dir):
     """A typo in a feedback message's hook name ("hook.replylength") was loaded and its row
     written, then every variant failed in the hook transforms with the same reason: the episode

@@ -267,6 +267,8 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
     open_calls: dict[str, str] = {}  # call id -> where the call is, until a result answers it
     answered: dict[str, int] = {}  # call id -> the message that answered it
     call_names: dict[str, str] = {}  # call id -> the tool it calls
+    siblings: dict[str, list[str]] = {}  # call id -> the ids of every call of its message
+    calls_made = results = 0
     for i, message in enumerate(raw):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -276,6 +278,8 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             raise EpisodeError(
                 f"unknown role {role!r}; expected one of {', '.join(ROLES)}", field=f"{where}.role"
             )
+        if role != "tool":
+            _all_or_none_answered(open_calls, answered, siblings, where)
         unknown = set(message) - _MESSAGE_KEYS
         if unknown:
             raise EpisodeError(f"unknown keys {sorted(unknown)}", field=where)
@@ -308,6 +312,9 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             call_names.update(
                 (c["id"], c["function"]["name"]) for c in message["tool_calls"] if "id" in c
             )
+            ids = [c["id"] for c in message["tool_calls"] if "id" in c]
+            siblings.update((call_id, ids) for call_id in ids)
+            calls_made += len(message["tool_calls"])
         elif role == "assistant" and content is None:
             raise EpisodeError("an assistant message needs content or tool_calls", field=where)
         reasoning = message.get("reasoning_content")
@@ -317,6 +324,14 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                 field=f"{where}.reasoning_content",
             )
         if role == "tool":
+            results += 1
+            if results > calls_made:
+                # More results than calls so far (one before any call, at the very start):
+                # a result that answers nothing tells the model a tool spoke unasked.
+                raise EpisodeError(
+                    "a tool result with no earlier tool call left to answer",
+                    field=f"{where}.tool_call_id",
+                )
             call_id = message.get("tool_call_id")
             if call_id is not None and not isinstance(call_id, str):
                 raise EpisodeError(
@@ -342,7 +357,31 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
                     "a tool result's content must be a string", field=f"{where}.content"
                 )
         out.append(message)
+    _all_or_none_answered(open_calls, answered, siblings, "messages")
     return tuple(out)
+
+
+def _all_or_none_answered(
+    open_calls: dict[str, str],
+    answered: dict[str, int],
+    siblings: dict[str, list[str]],
+    where: str,
+) -> None:
+    """Refuse a conversation that goes on (``where``: the next message, or the end) past calls
+    of one message of which some have a result and others none: the reply that follows uses
+    results one call never got ("PED-104233 is delivered and PED-220871 in transit", where only
+    the first was looked up), which a model trained on it learns to make up; the OpenAI API
+    refuses such a conversation too. Calls of a message left all unanswered are a choice of the
+    data (results left out on purpose, as hsa's miniature task does), and pass."""
+    for call_id, at in open_calls.items():
+        done = [s for s in siblings.get(call_id, ()) if s in answered]
+        if done:
+            raise EpisodeError(
+                f"{at} (id {call_id!r}) has no tool result, though its message's call "
+                f"{done[0]!r} has one (messages[{answered[done[0]]}]); answer every call of a "
+                "message, or none",
+                field=where,
+            )
 
 
 def _check_answering_tool(name: Any, called: str | None, harness: Harness, where: str) -> None:
