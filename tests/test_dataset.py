@@ -224,6 +224,8 @@ def test_bad_lines_become_rejects_and_every_line_is_accounted_for(tmp_path):
     rejects = pq.read_table(result.path / "rejects.parquet").to_pylist()
     assert [(r["line"], r["stage"]) for r in rejects] == [(4, "load"), (5, "load")]
     assert "not valid JSON" in rejects[0]["reason"]
+    # where in its line (the parser's "line 1" is the line itself, which read as the file's)
+    assert rejects[0]["reason"].endswith("at column 2 of the line"), rejects[0]["reason"]
     assert rejects[1]["field"] == "messages[0].role" and "unknown role" in rejects[1]["reason"]
 
 

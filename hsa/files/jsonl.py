@@ -248,7 +248,12 @@ def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"not valid UTF-8 at byte {bad.start} of the line (is the file in another encoding?)"
-    return json_error(exc)
+    # The parser counts lines within the text it was given, one line of the file: its "line 1
+    # column 2014" on the file's line 3 reads as the file's first line.
+    return _IN_THE_LINE.sub(r"at column \1 of the line", json_error(exc))
+
+
+_IN_THE_LINE = re.compile(r"line 1 column (\d+) \(char \d+\)")
 
 
 @dataclass(frozen=True, slots=True)
