@@ -3097,13 +3097,28 @@ PAYOUT_HOOK_REPEATING = PAYOUT_HOOK.replace(
 )
 
 
-@pytest.mark.parametrize("source", [PAYOUT_HOOK, PAYOUT_HOOK_REPEATING])
+# A hook that writes the word in its own sentence and reads the argument by its config (an
+# audit's Spanish refund desk: "El importe 899 supera el máximo de 500"): the word is its text,
+# which the variant's hook prints as it is.
+PAYOUT_HOOK_OWN_WORD = PAYOUT_HOOK.replace(
+    'f"{field} {amount} is over the limit', 'f"The amount {amount} is over the limit'
+)
+
+PAYOUT_FEEDBACK = {
+    PAYOUT_HOOK: "amount 26000 is over the limit of 20000.",
+    PAYOUT_HOOK_REPEATING: "amount 26000 is over the limit; lower the amount.",
+    PAYOUT_HOOK_OWN_WORD: "The amount 26000 is over the limit of 20000.",
+}
+
+
+@pytest.mark.parametrize("source", list(PAYOUT_FEEDBACK))
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name, source):
     """The payout hook reads the parameter it checks from its config (`amount_field: amount`)
     and writes it into its feedback ("amount 26000 is over the limit"). The config moves with
     the rename, so the variant's hook writes the new name: the recorded feedback must say what
-    the variant's hook says, not a name the variant has no longer."""
+    the variant's hook says, not a name the variant has no longer. A hook that writes the word
+    in its own sentence writes it in the variant too."""
     harness = Harness.from_dict(
         {
             "name": "claims",
@@ -3138,11 +3153,7 @@ def test_hook_feedback_names_a_plain_word_parameter_as_its_hook_now_does(name, s
                     "role": "tool",
                     "tool_call_id": "c1",
                     "name": "hook.payout_limit",
-                    "content": (
-                        "amount 26000 is over the limit of 20000."
-                        if source == PAYOUT_HOOK
-                        else "amount 26000 is over the limit; lower the amount."
-                    ),
+                    "content": PAYOUT_FEEDBACK[source],
                 },
                 assistant(retried),
                 {"role": "tool", "tool_call_id": "c2", "content": '{"paid": 20000}'},

@@ -203,6 +203,44 @@ def _literals(source: str, names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(name for _, _, name in found)
 
 
+def formatted_values(source: str | None, text: str) -> list[tuple[int, int]] | None:
+    """Where ``text`` holds what hooks.py (``source``) formatted into one of its strings, when
+    one of them writes the whole text: ``f"{field} {amount} is over the limit; lower the
+    amount."`` writes "amount 26000 is over the limit; lower the amount." with its values at
+    (0, 6) and (7, 12), and its own words around them, which the variant's hook prints as they
+    are. [] for a text a string of hooks.py holds as it is; None where none writes it (another
+    way of building it, or no code): the text cannot be told apart. Parsed, never run; the
+    string with the most words of its own that fits is the one read."""
+    if not source:
+        return None
+    for pattern in _templates(source):
+        match = pattern.fullmatch(text)
+        if match:
+            return [match.span(g) for g in range(1, pattern.groups + 1)]
+    return None
+
+
+@lru_cache(maxsize=256)
+def _templates(source: str) -> tuple[re.Pattern, ...]:
+    """hooks.py's strings as patterns of the texts they write, the most of their own words
+    first: a constant as it is, an f-string with each formatted value a group."""
+    made: list[tuple[int, re.Pattern]] = []
+    for node in ast.walk(_parsed(source, "hooks.py")):
+        if isinstance(node, ast.JoinedStr):
+            parts, own = [], 0
+            for value in node.values:
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    parts.append(re.escape(value.value))
+                    own += len(value.value.strip())
+                else:
+                    parts.append("(.*?)")
+            if own:
+                made.append((own, re.compile("".join(parts), re.DOTALL)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip():
+            made.append((len(node.value), re.compile(re.escape(node.value))))
+    return tuple(pattern for _, pattern in sorted(made, key=lambda m: -m[0]))
+
+
 def import_hooks(source: str, *, file: str, trust_hooks: bool) -> dict[str, Callable[..., Any]]:
     """Import hooks.py and return its top-level callables; refuses unless ``trust_hooks``."""
     return import_code(source, file=file, trust=trust_hooks)

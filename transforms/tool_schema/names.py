@@ -377,7 +377,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "74"  # 74: access takes its permission sense only beside words of it; special is no deal; a mode no regime but a device's
+    version = (
+        "75"  # 75: in hook feedback a string of hooks.py writes, only what it formatted in moves
+    )
     # of three or more fields keeps its keys
     # 71: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)
@@ -510,7 +512,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "58"  # 58: SQL keeps its columns (a code span, a quoted string or a block of SQL), and a parameter's name that a call's values write is the conversation's data
+    version = (
+        "59"  # 59: in hook feedback a string of hooks.py writes, only what it formatted in moves
+    )
     # of three or more fields keeps its keys
     # 56: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)

@@ -35,6 +35,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import (
     HOOK_MESSAGE_PREFIX,
     Hook,
+    formatted_values,
     from_user,
     hook_feedback,
     outside_format_fields,
@@ -471,7 +472,9 @@ def _renamed_conversation(
             rewrite = partial(_rewritten, prose)
             hook, words = _configured_words(episode.harness, original, names)
             if words:
-                rewrite = partial(_feedback_rewritten, rewrite, words, hook)
+                rewrite = partial(
+                    _feedback_rewritten, rewrite, words, hook, episode.harness.hooks_source
+                )
             text = rewrite_message_text(message, rewrite, keep)
         if text != content:
             new = {**message, "content": text}
@@ -504,22 +507,41 @@ def _configured_words(
 
 
 def _feedback_rewritten(
-    rewrite: Callable[[str], str], words: dict[str, str], hook: Hook, text: str
+    rewrite: Callable[[str], str], words: dict[str, str], hook: Hook, source: str | None, text: str
 ) -> str:
     """A hook's feedback through the parameter rename's prose, and its configured plain-word
     parameters (:func:`_configured_words`) moved where they first stand as a whole word of the
     core feedback: the wrapper of its format (json:guard's key "reason") is the format's, and
     stays. Only the first: a hook writes the name it reads from its config once, where it
     names what it checks ("referencia «4821» no es una referencia válida. Pídele la
-    referencia..."), and the same word later in its own sentence is its own word."""
+    referencia..."), and the same word later in its own sentence is its own word. Where one of
+    hooks.py's strings (``source``) writes the feedback, only what it formatted in moves: its
+    own words ("El importe {value} supera el máximo") are what the variant's hook prints too."""
     text = rewrite(text)
     format_id = hook_format(hook.config)
     try:
         parsed = parse_feedback(text, format_id, hook=hook.name)
     except HsaError:  # not in its format (an older recording): the whole text is the feedback
         return replace_mentions(text, words, first_only=True)
-    return format_feedback(
-        hook.name,
-        replace_mentions(parsed.feedback, words, first_only=True),
-        *split_format(format_id),
-    )
+    core = parsed.feedback
+    values = formatted_values(source, core)
+    if values is None:
+        core = replace_mentions(core, words, first_only=True)
+    else:
+        core = _first_in_values(core, values, words)
+    return format_feedback(hook.name, core, *split_format(format_id))
+
+
+def _first_in_values(text: str, values: list[tuple[int, int]], words: dict[str, str]) -> str:
+    """``text`` with the first of ``words`` that stands in one of the ``values`` spans moved,
+    and the rest as it is."""
+    out, last, moved = [], 0, False
+    for start, end in values:
+        piece = text[start:end]
+        if not moved:
+            new = replace_mentions(piece, words, first_only=True)
+            moved, piece = new != piece, new
+        out += [text[last:start], piece]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
