@@ -39,7 +39,7 @@ import orjson
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import json_result, json_strings, skill_results
 from hsa.augment.user_data import (
-    conversation_data,
+    message_data,
     names_in_users_words,
     occurrences,
     stated,
@@ -282,7 +282,7 @@ def _stale_in_messages(
     if any_name is None:
         return None
     loaded: set[int] | None = None  # the skill loader's results, found once one is asked
-    data: tuple[str, ...] | None = None  # the conversation's data, found once it is asked
+    own: tuple[str, ...] | None = None  # names the user writes as words, found once asked
     for i, message in enumerate(episode.messages):
         # An assistant's written thinking is read by the model as its content is.
         reasoning = message.get("reasoning_content")
@@ -306,12 +306,17 @@ def _stale_in_messages(
                 if loaded is None:
                     loaded = skill_results(episode.messages, episode.harness)
                 if id(message) not in loaded:
-                    if data is None:
+                    if own is None:
                         # A name the user writes as their own word kept it
                         # (hsa.augment.user_data); sorted, so that the order values are read in
                         # is no set's hash order.
-                        own = names_in_users_words(episode, [*prose_names, *code_names])
-                        data = conversation_data(episode) + tuple(sorted(own))
+                        own = tuple(
+                            sorted(names_in_users_words(episode, [*prose_names, *code_names]))
+                        )
+                    # the names the calls' values write (a function the code search looks
+                    # for) are the conversation's data too, as the rename read them
+                    taken = frozenset(prose_names)
+                    data = message_data(episode, message, content, taken) + own
                     found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
             if found is not None:
                 return f"messages[{i}].{field}", found

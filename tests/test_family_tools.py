@@ -3679,3 +3679,121 @@ def test_a_column_the_calls_query_stays_in_the_conversation(name):
         assert json.loads(messages[4]["content"]) == {new: "1042", "plan": "enterprise"}
         assert variant.episode.gold.turns[1].calls[0].arguments == {new: ["1042"]}
     assert moved
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column(name):
+    """A query selects the column `user_id`, so the word is the data's in that conversation;
+    but a hook's feedback says what the variant's hook says ("missing required argument
+    user_id" was kept while the hook now writes the new name), and a reply that writes the
+    name as a keyword (`user_id="1042"`) means the parameter."""
+    harness = Harness.from_dict(
+        {
+            **analyst_harness().to_dict(),
+            "hooks": [
+                {"name": "arguments_check", "event": "tool_call", "function": "check_arguments"}
+            ],
+            "hooks_source": "def check_arguments(payload, config):\n    return {'ok': True}\n",
+        }
+    )
+    query = "SELECT user_id FROM sales.orders LIMIT 1"
+    episode = Episode.from_dict(
+        {
+            "id": "sql-hook",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Profile of our top customer?"},
+                assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
+                {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
+                assistant(call("get_user_profile", {}, "c2")),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c2",
+                    "name": "hook.arguments_check",
+                    "content": "get_user_profile: missing required argument user_id.",
+                },
+                assistant(
+                    call("get_user_profile", {"user_id": "1042"}, "c3"),
+                    content='Calling get_user_profile with user_id="1042".',
+                ),
+                {"role": "tool", "tool_call_id": "c3", "content": '{"plan": "enterprise"}'},
+                {"role": "assistant", "content": "Customer 1042 is on enterprise."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 5,
+                        "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
+                    }
+                ]
+            },
+        }
+    )
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("get_user_profile", "user_id")
+        if new == "user_id":
+            continue
+        moved += 1
+        messages = variant.episode.messages
+        assert messages[2]["content"] == '{"columns": ["user_id"]}'  # the query's column
+        assert messages[4]["content"] == f"get_user_profile: missing required argument {new}."
+        assert messages[5]["content"] == f'Calling get_user_profile with {new}="1042".'
+    assert moved
+
+
+def test_a_tool_named_like_the_projects_function_stays_in_its_code():
+    """A coding agent's project has a function `read_file`, as its tool is called: a code
+    search for "read_file\\(" found `def read_file(` and the user asked about its callers;
+    renamed with the tool, the user, the file and the search result spoke of `view_document`
+    while the gold still searched for `read_file`. A name the calls' values write as code is
+    the conversation's data; the tool's own calls still move."""
+    harness = Harness.from_dict(
+        {
+            "name": "coder",
+            "tools": [
+                tool_of("read_file", "Reads a file of the repository.", strings("path")),
+                tool_of("search_code", "Searches the code.", strings("pattern")),
+            ],
+        }
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "callers",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Find every caller of our read_file helper."},
+                assistant(call("search_code", {"pattern": "read_file\\("}, "c1")),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "content": "src/io.py:3: def read_file(path):\nsrc/app.py:9: read_file(p)",
+                },
+                assistant(call("read_file", {"path": "src/app.py"}, "c2")),
+                {"role": "tool", "tool_call_id": "c2", "content": "data = read_file(p)"},
+                {"role": "assistant", "content": "read_file is called once, in src/app.py."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "calls": [
+                            {"name": "search_code", "arguments": {"pattern": ["read_file\\("]}}
+                        ],
+                    },
+                    {
+                        "at": 3,
+                        "calls": [{"name": "read_file", "arguments": {"path": ["src/app.py"]}}],
+                    },
+                ]
+            },
+        }
+    )
+    variant = variant_of("tool_name_mask", episode, seed=1)
+    new = variant.mapping.tool("read_file")
+    assert new != "read_file"
+    messages = variant.episode.messages
+    for i in (0, 2, 4, 5):
+        assert messages[i]["content"] == episode.messages[i]["content"]
+    assert messages[3]["tool_calls"][0]["function"]["name"] == new

@@ -88,7 +88,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "26"  # 26: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
+    version = "27"  # 27: a hook name the calls' values write as code is the conversation's data
+    # 26: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 25: a name moves before a hyphen and a word of another script
     # (calculate_debt-запрос); a plain-word parameter beside a word of a script written with spaces

@@ -236,7 +236,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "41"  # 41: access takes its permission sense only beside words of it; special is no deal; a mode no regime but a device's
+    version = "42"  # 42: a skill id the calls' values write as code is the conversation's data
+    # 41: access takes its permission sense only beside words of it; special is no deal; a mode no
+    # regime but a device's
+    # 40: a payout is a dividend only where the tool is about shares (an insurance
     # payout is none)
     # 39: a name the harness's own layout compares in its Jinja code keeps it
     # 38: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
@@ -309,7 +312,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "24"  # 24: a name the harness's own layout compares in its Jinja code keeps it
+    version = "25"  # 25: a skill id the calls' values write as code is the conversation's data
+    # 24: a name the harness's own layout compares in its Jinja code keeps it
     # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 22: a name moves before a hyphen and a word of another script
@@ -381,7 +385,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "28"  # 28: a name the harness's own layout compares in its Jinja code keeps it
+    version = "29"  # 29: a skill id the calls' values write as code is the conversation's data
+    # 28: a name the harness's own layout compares in its Jinja code keeps it
     # 27: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 26: a name moves before a hyphen and a word of another script
@@ -459,7 +464,8 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "23"  # 23: a name the harness's own layout compares in its Jinja code keeps it
+    version = "24"  # 24: a skill id the calls' values write as code is the conversation's data
+    # 23: a name the harness's own layout compares in its Jinja code keeps it
     # 22: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 21: a name moves before a hyphen and a word of another script

@@ -32,7 +32,7 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.user_data import (
-    conversation_data,
+    message_data,
     rewrite_around_user_data,
     rewrite_message_text,
 )
@@ -430,17 +430,19 @@ def rename_messages(
     harness: Harness,
     mapping: Mapping,
     prose: _Prose | None = None,
-    keep: Callable[[], tuple[str, ...]] | None = None,
+    data: Callable[[dict, str | None], tuple[str, ...]] | None = None,
 ) -> tuple[dict, ...]:
-    """``harness`` is the input-side harness (it tells which calls load skills). ``keep()``
-    gives the conversation's data (:func:`hsa.augment.user_data.conversation_data`): in every
-    message a rename goes around it (asked only when a message would change)."""
+    """``harness`` is the input-side harness (it tells which calls load skills). ``data(message,
+    text)`` gives the conversation's data in a text of a message
+    (:func:`hsa.augment.user_data.message_data`): a rename goes around it (asked only when the
+    text would change)."""
     prose = prose or _prose(mapping)
     out = []
     loaded: set[int] | None = None  # the skill loader's results, found once one would change
     for message in messages:
         new = message
         content = message.get("content")
+        keep = None if data is None else partial(data, message, None)
         if isinstance(content, str) and not prose.may_change(content):
             text = content  # as it is (most texts: no old name is written in them)
         elif isinstance(content, str) and content and tool_result(message):
@@ -458,7 +460,9 @@ def rename_messages(
         # renamed as its content is.
         reasoning = message.get("reasoning_content")
         if isinstance(reasoning, str) and prose.may_change(reasoning):
-            thought = rewrite_around_user_data(reasoning, prose, keep)
+            thought = rewrite_around_user_data(
+                reasoning, prose, None if data is None else partial(data, message, reasoning)
+            )
             if thought != reasoning:
                 new = {**new, "reasoning_content": thought}
         calls = message.get("tool_calls")
@@ -533,7 +537,7 @@ def rename_conversation(
             episode.harness,
             mapping,
             prose,
-            keep=partial(conversation_data, episode),
+            data=partial(message_data, episode),
         ),
         gold=mapping.apply_to_gold(episode.gold),
     )

@@ -19,12 +19,13 @@ import orjson
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness
-from hsa.model.hook import from_user
+from hsa.model.hook import from_user, hook_feedback, tool_result
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part, message_text
 from hsa.model.schema import property_names
 from hsa.text.holes import USER_DATA
 from hsa.text.mentions import CODE_SPAN
+from hsa.text.names import identifier_like
 
 
 def gold_strings(gold: Gold) -> Iterator[str]:
@@ -104,6 +105,15 @@ def conversation_data(episode: Episode) -> tuple[str, ...]:
 
 
 def _conversation_data(episode: Episode) -> tuple[str, ...]:
+    called = _called_strings(episode)
+    # What the gold requires a reply to say ("remote_only"), said as written.
+    required = (s for turn in episode.gold.turns for s in turn.reply.get("contains", ()) if s)
+    worded = names_in_users_words(episode, episode.harness.names)
+    return tuple(sorted(set(user_values(episode)) | set(called) | set(required) | worded))
+
+
+def _called_strings(episode: Episode) -> list[str]:
+    """Every string the episode's calls pass (the skill loader's aside), at any depth."""
     passed = [
         arguments
         for message in episode.messages
@@ -111,52 +121,98 @@ def _conversation_data(episode: Episode) -> tuple[str, ...]:
         if call["function"]["name"] != episode.harness.skill_loader
         and isinstance(arguments := orjson.loads(call["function"]["arguments"]), dict)
     ]
-    called = set(strings_in([value for arguments in passed for value in arguments.values()]))
-    # What the gold requires a reply to say ("remote_only"), said as written.
-    required = (s for turn in episode.gold.turns for s in turn.reply.get("contains", ()) if s)
-    worded = names_in_users_words(episode, episode.harness.names)
-    return tuple(
-        sorted(
-            set(user_values(episode))
-            | called
-            | set(required)
-            | worded
-            | words_passed(called, episode.harness)
-        )
-    )
+    return list(strings_in([value for arguments in passed for value in arguments.values()]))
+
+
+def message_data(
+    episode: Episode, message: dict, text: str | None = None, names: frozenset[str] | None = None
+) -> tuple[str, ...]:
+    """What a rename goes around in ``text`` (by default the message's own), of ``message`` of
+    ``episode`` (``names``: which names the calls' values may write, by default the harness's,
+    :func:`passed_names`; verification asks of a variant for the names its renames took away):
+    the conversation's
+    data (:func:`conversation_data`) and the names its calls pass inside their values
+    (:func:`passed_names`), but not in a hook's feedback, which says what the variant's hook
+    says (its config and the call moved with the renames), nor, outside tool results, where the
+    text writes the name as a key or a keyword (``account_id="0015..."``: the parameter)."""
+    data = conversation_data(episode)
+    if hook_feedback(message):
+        return data
+    passed = passed_names(episode, names)
+    if passed and not tool_result(message):
+        text = message_text(message) if text is None else text
+        passed = tuple(n for n in passed if not _as_keyword(n).search(text))
+    return data + passed if passed else data
+
+
+@lru_cache(maxsize=4096)
+def _as_keyword(name: str) -> re.Pattern:
+    """``name`` written as a keyword (``name=``, not ``==``) or a quoted key (``"name":``)."""
+    word = re.escape(name)
+    return re.compile(rf"(?<![\w-]){word}\s*=(?!=)|[\"']{word}[\"']\s*:")
+
+
+# The words each episode's calls write inside their values, by the episode object (held by the
+# entry, as in ``_STATED``).
+_PASSED: BoundedMemo[tuple[Episode, frozenset[str]]] = BoundedMemo(1024)
+
+
+def passed_names(episode: Episode, names: frozenset[str] | None = None) -> tuple[str, ...]:
+    """The harness's names that the calls write as words inside the values they pass: the
+    column ``user_id`` of the query a ``run_sql`` call runs, beside a ``get_user_profile(user_id)``
+    tool; the project's function ``read_file`` that a code search looks for, beside a tool
+    ``read_file``. In that conversation the word is the data's: the result that lists the
+    column, the database's error about it, the file that defines the function, and the reply
+    that names them hold the data, which a rename must not reach (renamed, the query would
+    select a column its own result does not have, and the search find nothing it shows).
+    Argument names whatever they are; tool, skill and hook names where they are identifiers (a
+    plain word, ``search``, is the prose's word in a value)."""
+    harness = episode.harness
+    names = _passable(harness) if names is None else names
+    if not names:
+        return ()
+    words = _PASSED.get(id(episode), lambda: (episode, _words_passed(episode)))[1]
+    found = words & names
+    # A tool, skill or hook name counts only where a value writes it as code (a code search's
+    # "read_file\\(", an edit's "def read_file("): a reference the user gives ("get_balance
+    # 7") is a value that holds the name, and the user's "then run get_balance" still means
+    # the tool.
+    named = {n for n in found if n in harness.names or n not in _passable(harness)}
+    if named:
+        values = _called_strings(episode)
+        found -= {n for n in named if not any(_as_code(n).search(v) for v in values if n in v)}
+    return tuple(sorted(found))
 
 
 # A word of a value, as names are written (``user_id``, ``invoice-id``, ``checkInDate``).
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 
 
-def words_passed(called: Iterable[str], harness: Harness) -> set[str]:
-    """The names of the tools' arguments that the calls write inside the values they pass: the
-    column ``user_id`` of the query a ``run_sql`` call runs, beside a ``get_user_profile(user_id)``
-    tool. In that conversation the word is the data's: the result that lists the column, the
-    database's error about it and the reply that names it hold the data, which a renamed
-    parameter must not reach (renamed, the query would select a column its own result does
-    not have). Tool, skill and hook names are not among them: their renames read their own
-    mentions."""
-    names = _argument_words(harness)
-    if not names:
-        return set()
-    return {word for value in called for word in _WORD.findall(value) if word in names}
+def _words_passed(episode: Episode) -> frozenset[str]:
+    return frozenset(word for value in _called_strings(episode) for word in _WORD.findall(value))
 
 
-# The argument names of each harness that no tool, skill or hook is named (by fingerprint):
-# every episode under a harness asks.
-_ARGUMENT_WORDS: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
-
-
-def _argument_words(harness: Harness) -> frozenset[str]:
-    return _ARGUMENT_WORDS.get(
-        harness.fingerprint,
-        lambda: (
-            frozenset(name for tool in harness.tools for name in property_names(tool.parameters))
-            - set(harness.names)
-        ),
+@lru_cache(maxsize=4096)
+def _as_code(name: str) -> re.Pattern:
+    """``name`` as code names a function: called (``name(``, or ``name\\(`` in a pattern) or
+    defined (``def name``, ``function name``)."""
+    word = re.escape(name)
+    return re.compile(
+        rf"(?<![\w.-]){word}(?=\\?\()|\b(?:def|function|func|fn|class)\s+{word}(?![\w-])"
     )
+
+
+# Each harness's names a value may write (by fingerprint): every episode under a harness asks.
+_PASSABLE: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
+
+
+def _passable(harness: Harness) -> frozenset[str]:
+    def made() -> frozenset[str]:
+        arguments = {name for tool in harness.tools for name in property_names(tool.parameters)}
+        named = {name for name in harness.names if identifier_like(name)}
+        return frozenset((arguments - set(harness.names)) | named)
+
+    return _PASSABLE.get(harness.fingerprint, made)
 
 
 # A name written as a language writes a compound (``online-banking``, ``check-in``): lowercase

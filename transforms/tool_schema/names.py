@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "24"  # 24: a name the harness's own layout compares in its Jinja code keeps it
+    version = "25"  # 25: a tool name the calls' values write as code (a function a code search
+    # looks for) is the conversation's data
+    # 24: a name the harness's own layout compares in its Jinja code keeps it
     # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 22: a name moves before a hyphen and a word of another script
@@ -220,7 +222,11 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "47"  # 47: access takes its permission sense only beside words of it; special is no deal; a mode no regime but a device's
+    version = "48"  # 48: a tool name the calls' values write as code (a function a code search
+    # looks for) is the conversation's data
+    # 47: access takes its permission sense only beside words of it; special is no deal; a mode no
+    # regime but a device's
+    # 46: a payout is a dividend only where the tool is about shares (an insurance
     # payout is none)
     # 45: a name the harness's own layout compares in its Jinja code keeps it
     # 44: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
@@ -377,9 +383,13 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = (
-        "75"  # 75: in hook feedback a string of hooks.py writes, only what it formatted in moves
-    )
+    version = "76"  # 76: a name the calls' values write (a column a query selects) is the
+    # conversation's data, but not in hook feedback nor where written as a keyword
+    # 75: in hook feedback a string of hooks.py writes, only what it formatted in moves
+    # 74: access takes its permission sense only beside words of it; special is no deal; a mode no
+    # regime but a device's
+    # 73: SQL keeps its columns (a code span, a quoted string or a block of SQL)
+    # 72: an error about the call moves (tailLines=6000 exceeds); only a log line
     # of three or more fields keeps its keys
     # 71: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)
@@ -512,9 +522,11 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = (
-        "59"  # 59: in hook feedback a string of hooks.py writes, only what it formatted in moves
-    )
+    version = "60"  # 60: a name the calls' values write (a column a query selects) is the
+    # conversation's data, but not in hook feedback nor where written as a keyword
+    # 59: in hook feedback a string of hooks.py writes, only what it formatted in moves
+    # 58: SQL keeps its columns (a code span, a quoted string or a block of SQL)
+    # 57: an error about the call moves (tailLines=6000 exceeds); only a log line
     # of three or more fields keeps its keys
     # 56: a plain word beside another script moves only alone among its words, not
     # in an English phrase, a compound or code-mixed prose (Hinglish)

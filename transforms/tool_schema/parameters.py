@@ -24,7 +24,7 @@ from hsa.augment.rename import (
     skill_results,
 )
 from hsa.augment.user_data import (
-    conversation_data,
+    message_data,
     rewrite_around_user_data,
     rewrite_message_text,
 )
@@ -443,7 +443,6 @@ def _renamed_conversation(
     """``episode`` under ``harness`` with its messages and gold through the rename kernel, and
     prose mentions in its messages and tool results (:func:`_renamed_result`) renamed too."""
     out = rename_conversation(episode, mapping, harness)
-    keep = partial(conversation_data, episode)  # the conversation's data stays
     per_tool = mapping.parameters
     by_id: dict | None = None  # the calls, parsed once a result needs them
     loaded: set[int] = set()  # the skill loader's results (of ``episode``'s messages), as well
@@ -451,6 +450,8 @@ def _renamed_conversation(
     for original, message in zip(episode.messages, out.messages, strict=True):
         content = message.get("content")
         new = message
+        # the conversation's data stays (hsa.augment.user_data.message_data)
+        keep = partial(message_data, episode, original, None)
         # A text without an old name has nothing to move (most messages): it is left unread.
         if isinstance(content, str) and not any(old in content for old in names):
             text = content
@@ -480,7 +481,11 @@ def _renamed_conversation(
             new = {**message, "content": text}
         reasoning = message.get("reasoning_content")
         if isinstance(reasoning, str) and any(old in reasoning for old in names):
-            thought = rewrite_around_user_data(reasoning, partial(_rewritten, prose), keep)
+            thought = rewrite_around_user_data(
+                reasoning,
+                partial(_rewritten, prose),
+                partial(message_data, episode, original, reasoning),
+            )
             if thought != reasoning:
                 new = {**new, "reasoning_content": thought}
         messages.append(new)
