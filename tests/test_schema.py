@@ -15,6 +15,7 @@ from hsa.augment.recipe import Recipe
 from hsa.augment.variant import Variant
 from hsa.dataset.bench import synthetic_tool
 from hsa.dataset.pipeline import augment_episode
+from hsa.errors import HarnessError
 from hsa.example import load_example_episodes
 from hsa.model.episode import arguments_schema
 from hsa.model.frozen import replace
@@ -359,7 +360,10 @@ def test_the_quick_acceptance_test_takes_plain_calls_and_leaves_the_rest_to_json
         (r"^a\sb$", "a\u3000b", True),  # an ideographic space is ECMA-262's whitespace
         (r"^a[\s,]b$", "a\u00a0b", True),
         (r"^a\Sb$", "a\u00a0b", False),
-        (r"^[]a]+$", "a]", True),  # a "]" first in a class is a member
+        (r"^[]a]+$", "a]", False),  # "[]" is ECMA-262's empty class: it matches nothing
+        (r"^[^]+$", "a\nb", True),  # and "[^]" any character
+        (r"^\d{4}-\d{2}-\d{2}$", "2025-06-30\n", False),  # "$" is the end, not a line's
+        (r"^(?<verb>[A-Z][a-z]+) \k<verb>$", "Go Go", True),  # ECMA-262's named groups
         (r"\bid\b", "ｉｄ", False),
     ],
 )
@@ -379,3 +383,16 @@ def test_pattern_properties_read_as_ecma_262():
     assert schema_problem({"12": 1}, schema) is None
     assert schema_problem({"12": "x"}, schema) is not None
     assert schema_problem({"１２": "x"}, schema) is None  # no \d key: the pattern does not apply
+
+
+def test_a_unicode_property_escape_is_refused_saying_why():
+    """`\\p{L}` is ECMA-262 (with the u flag), which Python's re cannot read: the tool is
+    refused, and the reason says what to write instead, not only that it "is not a 'regex'"."""
+    schema = {
+        "type": "object",
+        "properties": {"nom": {"type": "string", "pattern": "^[\\p{L} .'-]+$"}},
+    }
+    with pytest.raises(
+        HarnessError, match=r"properties\.nom\.pattern: .*\\p\{L\}.*write the characters"
+    ):
+        Tool.from_dict({"name": "f", "parameters": schema})

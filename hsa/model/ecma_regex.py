@@ -26,14 +26,23 @@ _UNICODE_SPACES = "\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff
 
 @lru_cache(maxsize=4096)
 def compile_pattern(pattern: str) -> re.Pattern:
-    """``pattern`` compiled to match what ECMA-262 matches (see the module docstring)."""
-    return re.compile(_ecma_spaces(pattern), re.ASCII)
+    """``pattern`` compiled to match what ECMA-262 matches (see the module docstring); a
+    pattern Python cannot read raises :class:`re.error`."""
+    return re.compile(_python_pattern(pattern), re.ASCII)
 
 
-def _ecma_spaces(pattern: str) -> str:
-    """``pattern`` with each ``\\s`` and ``\\S`` written to hold ECMA-262's whitespace; inside a
-    character class ``\\s`` takes the extra spaces beside it (``\\S`` there stays ASCII's: a set
-    cannot be negated inside another)."""
+# A named group and a reference to one, as ECMA-262 writes them (not a lookbehind, "(?<=").
+_NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")
+_NAMED_REFERENCE = re.compile(r"\\k<([A-Za-z_]\w*)>")
+
+
+def _python_pattern(pattern: str) -> str:
+    """``pattern`` as Python's ``re`` (with ``re.ASCII``) reads what ECMA-262 means by it:
+    ``\\s`` and ``\\S`` hold ECMA-262's whitespace (inside a character class ``\\s`` takes the
+    extra spaces beside it; ``\\S`` there stays ASCII's: a set cannot be negated inside
+    another); ``$`` is the end of the text only (Python's also matches before a final line
+    break, so "2025-06-30\\n" passed ``^\\d{4}-\\d{2}-\\d{2}$``); ``[]`` matches nothing and
+    ``[^]`` any character; ``(?<name>...)`` and ``\\k<name>`` are Python's named groups."""
     out: list[str] = []
     in_class = False
     i = 0
@@ -41,6 +50,11 @@ def _ecma_spaces(pattern: str) -> str:
         c = pattern[i]
         if c == "\\" and i + 1 < len(pattern):
             escape = pattern[i : i + 2]
+            reference = _NAMED_REFERENCE.match(pattern, i)
+            if reference and not in_class:
+                out.append(f"(?P={reference.group(1)})")
+                i = reference.end()
+                continue
             if escape == "\\s":
                 out.append(f"\\s{_UNICODE_SPACES}" if in_class else f"[\\s{_UNICODE_SPACES}]")
             elif escape == "\\S" and not in_class:
@@ -49,20 +63,31 @@ def _ecma_spaces(pattern: str) -> str:
                 out.append(escape)
             i += 2
             continue
-        if c == "[" and not in_class:
-            in_class = True
+        if in_class:
+            in_class = c != "]"
             out.append(c)
-            # a "]" right after "[" or "[^" is a member, not the class's end
-            rest = pattern[i + 1 :]
-            lead = "^" if rest.startswith("^") else ""
-            if rest[len(lead) :].startswith("]"):
-                out.append(lead + "]")
-                i += len(lead) + 1
             i += 1
             continue
-        if c == "]" and in_class:
-            in_class = False
-        out.append(c)
+        if c == "[":
+            if pattern.startswith("[]", i):
+                out.append("(?!)")  # the empty class: matches nothing
+                i += 2
+            elif pattern.startswith("[^]", i):
+                out.append("[\\s\\S]")  # any character, a line break too
+                i += 3
+            else:
+                in_class = True
+                out.append(c)
+                i += 1
+            continue
+        if c == "$":
+            out.append("\\Z")
+        elif _NAMED_GROUP.match(pattern, i):
+            out.append("(?P<")
+            i += 3
+            continue
+        else:
+            out.append(c)
         i += 1
     return "".join(out)
 
@@ -91,3 +116,16 @@ def ecma_validator(cls: type) -> type:
             "patternProperties": _pattern_properties,
         },
     )
+
+
+@lru_cache(maxsize=16)
+def ecma_format_checker(cls: type) -> jsonschema.FormatChecker:
+    """``cls``'s format checker with ``regex`` read as :func:`compile_pattern` reads patterns:
+    the meta-schema check refused ``(?<verb>...)``, a named group ECMA-262 writes so, since
+    Python writes ``(?P<verb>...)``."""
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checkers = dict(cls.FORMAT_CHECKER.checkers)
+    checker.checks("regex", raises=re.error)(
+        lambda value: not isinstance(value, str) or compile_pattern(value) is not None
+    )
+    return checker

@@ -8,6 +8,7 @@ round trip.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import jsonschema
 import orjson
 
 from hsa.errors import HarnessError
-from hsa.model.ecma_regex import ecma_validator
+from hsa.model.ecma_regex import ecma_format_checker, ecma_validator
 from hsa.model.memo import BoundedMemo
 from hsa.model.schema import schema_nodes, unresolved_reference
 
@@ -133,9 +134,13 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
     """(message, path) of the first meta-schema violation, or None. Cached by content: the same
     parameter schemas recur across thousands of episodes, and the meta-schema check is slow."""
     schema = orjson.loads(schema_json)
+    for parts, node in schema_nodes(schema):
+        escape = _property_escape(node)
+        if escape is not None:
+            return escape, _field_path(parts) + ".pattern"
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        validator.check_schema(schema)
+        validator.check_schema(schema, format_checker=ecma_format_checker(validator))
     except jsonschema.SchemaError as exc:
         path = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in exc.path)
         return exc.message, path
@@ -163,6 +168,24 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
         if closed is not None:
             return closed, _field_path(parts) + ".enum"
     return None
+
+
+# A Unicode property escape (``\p{L}``, ``\P{Lu}``): ECMA-262 with the u flag, which Python's
+# re cannot read.
+_PROPERTY_ESCAPE = re.compile(r"\\[pP]\{[^}]*\}")
+
+
+def _property_escape(node: Any) -> str | None:
+    """Why ``node``'s ``pattern`` cannot be read, when it writes a Unicode property escape."""
+    pattern = node.get("pattern") if isinstance(node, dict) else None
+    found = _PROPERTY_ESCAPE.search(pattern) if isinstance(pattern, str) else None
+    if found is None:
+        return None
+    return (
+        f"pattern {pattern!r} writes {found.group(0)}, a Unicode property escape, which hsa "
+        "cannot read (it reads patterns with Python's re): write the characters it means as "
+        "a class instead (a letter of French names: [A-Za-zÀ-ÖØ-öø-ÿ])"
+    )
 
 
 # JSON Schema's types, by the values of each (a bool is no integer, an integer is a number).
