@@ -1689,3 +1689,28 @@ def test_an_id_the_prose_writes_as_a_word_keeps_it_and_the_word_is_never_renamed
         ) == {"name": new}
         assert variant.episode.gold.turns[0].skills == (new,)
     assert renamed == {"follow-up"}  # written as a word only in its own texts: it may move
+
+
+@pytest.mark.parametrize("emphasis", ["strong_negations", "italic_negations", "caps_negations"])
+def test_negation_emphasis_marks_no_word_of_another_language(emphasis):
+    """A French clinic's example reply « C'est noté » became « C'est **not**é »: the negation
+    "not" was read inside a word, since only ASCII letters counted as its neighbours. The
+    English "Do not" beside it is still marked."""
+    body = "# Confirmer\n\n- Répondez « C'est noté, Madame ». Do not guess the time.\n"
+    out = rewrite_body(body, {"emphasis": emphasis})
+    assert "« C'est noté, Madame »" in out
+    assert out != body
+
+
+def test_a_phrase_written_in_capitals_is_a_keyword_not_the_word():
+    """A data agent's skill said "Write one SELECT": the phrase table's "select" -> "choose"
+    made it "Write one Choose". A word in capitals is a keyword or an acronym (SQL's SELECT,
+    HTTP's GET); the word in prose still moves. The plan reads the body as the rewrite does."""
+    body = "# Query\n\n1. Write one SELECT. Select the rows you need.\n"
+    assert rewrite_body(body, {"phrases": [["select", "choose"]]}) == (
+        "# Query\n\n1. Write one SELECT. Choose the rows you need.\n"
+    )
+    episode = skill_episode(["# Query\n\n1. Write one SELECT.\n"])
+    for seed in range(10):
+        variant, _ = run(SkillContentRewrite(), episode, seed)
+        assert "Write one SELECT." in variant.harness.skills[0].content

@@ -1721,6 +1721,23 @@ def test_an_english_keyword_is_no_word_of_a_request_in_another_language(example)
         transform.apply(asking("Please roll a die for the giveaway winner."), params)
 
 
+def test_a_keyword_starts_a_word(example):
+    """A CRM user's request held the record id `0015g00000QrS34AAC`, and the QR-code
+    distractor's keyword "qr" matched inside it: the row was rejected as asking for a QR code."""
+    base = example[0]
+    qr = next(e for part in ts.DISTRACTOR_TOOLS.values() for e in part if "qr" in e["keywords"])
+    params = {"tools": [{**qr, "at": 0}]}
+    transform = registered()["distractor_tools"]()
+
+    def asking(text: str):
+        return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
+
+    held = asking("Add account 0015g00000QrS34AAC to the early access list.")
+    assert transform.apply(held, params).messages == held.messages
+    with pytest.raises(HsaError, match="is about what the request asks"):
+        transform.apply(asking("Make a QR code for the menu."), params)
+
+
 def test_records_of_a_database_are_no_voice_recording(example):
     """A data agent's user asked "Can you also update records?": the voice-memo distractor's
     keyword `record` matched, and the row was rejected as asking to record a memo. A recording
@@ -2849,7 +2866,7 @@ def test_a_json_schema_in_a_skill_keeps_its_keywords(name):
         "field-setup",
         'A date field is `{"type": "string", "format": "date"}`, a list '
         '`{"type": "array", "items": {"type": "string"}}`. Call '
-        '`add_field(type="date", format="iso")`.',
+        '`add_field(type="date", format="iso")`. A date field is noted `type="date"`.',
         tool_of("add_field", "Adds a form field.", strings("type", "format", "items")),
     )
     for seed in range(4):
@@ -2859,6 +2876,9 @@ def test_a_json_schema_in_a_skill_keeps_its_keywords(name):
         assert '`{"type": "string", "format": "date"}`' in body, body
         assert '`{"type": "array", "items": {"type": "string"}}`' in body, body
         assert f'`add_field({renames["type"]}="date", {renames["format"]}="iso")`' in body, body
+        # a keyword argument alone is the call's, not a schema's (a French clinic's skill kept
+        # `type="premiere_consultation"` while the schema renamed it)
+        assert f'noted `{renames["type"]}="date"`.' in body, body
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
@@ -3547,6 +3567,8 @@ then `get_user_profile` with `user_id` for the first one. For yesterday, filter 
 
 run_sql(query="SELECT order_id FROM sales.orders WHERE user_id = 1042", limit=20)
 
+If the hook answers "get_user_profile: user_id must be BETWEEN 1 AND 99999", check it.
+
 ```
 SELECT `date`, SUM(cost) AS spend FROM marketing.spend GROUP BY `date`
 ```
@@ -3603,6 +3625,8 @@ def test_sql_in_a_skill_keeps_its_columns(name):
             ("compare_periods", "date", "pass `{}` to"),
             ("run_sql", "query", "run_sql({}="),
             ("run_sql", "limit", ", {}=20)"),
+            # a quoted message that shouts a word SQL has too is no SQL
+            ("get_user_profile", "user_id", '"get_user_profile: {} must be BETWEEN 1 AND 99999"'),
         ):
             new = variant.mapping.parameter(tool, param)
             assert written.format(new) in body, (new, body)
@@ -3797,3 +3821,85 @@ def test_a_tool_named_like_the_projects_function_stays_in_its_code():
     for i in (0, 2, 4, 5):
         assert messages[i]["content"] == episode.messages[i]["content"]
     assert messages[3]["tool_calls"][0]["function"]["name"] == new
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_query_strings_keys_are_the_servers(name):
+    """A FHIR skill wrote the server's search in inline code,
+    `GET [base]/Appointment?status=booked&date=ge2025-03-10`, and its keys were renamed with
+    the tool's `status` and `date`: a request the server refuses. Keys after "?" or "&" are the
+    server's; the skill's own keyword still moves."""
+    harness = one_skill_harness(
+        "agenda",
+        "L'API utilise `GET [base]/Appointment?status=booked&date=ge2025-03-10`. "
+        'Appelez `lister_rdv(status="booked")`.',
+        tool_of("lister_rdv", "Liste les rendez-vous.", strings("status", "date")),
+    )
+    moved = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("lister_rdv", "status")
+        body = variant.episode.harness.skills[0].content
+        assert "`GET [base]/Appointment?status=booked&date=ge2025-03-10`" in body, body
+        assert f'`lister_rdv({new}="booked")`' in body, body
+        moved += new != "status"
+    assert moved
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_key_the_backend_writes_elsewhere_is_no_echo(name):
+    """A FHIR read by id returns `{"resourceType": "Patient", "id": "pat-2210", ...}`: the same
+    key and value as the call's `id`, so it was renamed as an echo of the argument
+    (`"param_kvpd": "pat-2210"`), while the search's Bundle in the same conversation writes `id`
+    in every resource: the standard's field, which stays."""
+    harness = Harness.from_dict(
+        {
+            "name": "fhir",
+            "tools": [
+                tool_of("rechercher_patient", "Cherche.", strings("nom")),
+                tool_of("lire_ressource", "Lit une ressource.", strings("type_ressource", "id")),
+            ],
+        }
+    )
+    bundle = {
+        "resourceType": "Bundle",
+        "entry": [{"resource": {"resourceType": "Patient", "id": "pat-2210"}}],
+    }
+    patient = {"resourceType": "Patient", "id": "pat-2210", "birthDate": "1980-02-01"}
+    episode = Episode.from_dict(
+        {
+            "id": "fhir",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Date de naissance de M. Martin ?"},
+                assistant(call("rechercher_patient", {"nom": "Martin"}, "c1")),
+                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(bundle)},
+                assistant(
+                    call("lire_ressource", {"type_ressource": "Patient", "id": "pat-2210"}, "c2")
+                ),
+                {"role": "tool", "tool_call_id": "c2", "content": json.dumps(patient)},
+                {"role": "assistant", "content": "Né le 1980-02-01."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 3,
+                        "calls": [
+                            {
+                                "name": "lire_ressource",
+                                "arguments": {"type_ressource": ["Patient"], "id": ["pat-2210"]},
+                            }
+                        ],
+                    }
+                ]
+            },
+        }
+    )
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        if variant.mapping.parameter("lire_ressource", "id") == "id":
+            continue
+        moved += 1
+        assert json.loads(variant.episode.messages[4]["content"]) == patient
+    assert moved

@@ -314,6 +314,11 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("access-reply", {"access", "reply"}, {"permission", "privilege", "clearance"}),
     ("specialRequests", {"special", "requests"}, {"offer", "deal", "bargain"}),
     ("mode", {"train", "bus", "car", "route"}, {"regime"}),
+    # a CRM (a recheck): an early-access program is no permission though its tool allows a
+    # group in; a billing mode (invoice, card) is no operating mode though its tool updates
+    # settings
+    ("enroll_early_access", {"enroll", "early", "access", "allow", "group"}, {"permission"}),
+    ("billing_mode", {"update", "billing", "settings", "system"}, {"regime", "operating_mode"}),
 ]
 
 

@@ -236,7 +236,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "42"  # 42: a skill id the calls' values write as code is the conversation's data
+    version = "43"  # 43: access and mode take their other senses only beside words of them alone
+    # (not allow, group, settings)
+    # 42: a skill id the calls' values write as code is the conversation's data
     # 41: access takes its permission sense only beside words of it; special is no deal; a mode no
     # regime but a device's
     # 40: a payout is a dividend only where the tool is about shares (an insurance

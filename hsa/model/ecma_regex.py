@@ -119,7 +119,7 @@ def ecma_validator(cls: type) -> type:
 
 
 @lru_cache(maxsize=16)
-def ecma_format_checker(cls: type) -> jsonschema.FormatChecker:
+def ecma_format_checker(cls: Any) -> jsonschema.FormatChecker:
     """``cls``'s format checker with ``regex`` read as :func:`compile_pattern` reads patterns:
     the meta-schema check refused ``(?<verb>...)``, a named group ECMA-262 writes so, since
     Python writes ``(?P<verb>...)``."""

@@ -138,7 +138,10 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
         escape = _property_escape(node)
         if escape is not None:
             return escape, _field_path(parts) + ".pattern"
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    # Any: the protocol jsonschema declares leaves out check_schema's format_checker
+    validator: Any = jsonschema.validators.validator_for(
+        schema, default=jsonschema.Draft202012Validator
+    )
     try:
         validator.check_schema(schema, format_checker=ecma_format_checker(validator))
     except jsonschema.SchemaError as exc:

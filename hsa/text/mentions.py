@@ -346,9 +346,10 @@ def parameter_mentions(
     # A keyword: the name quoted (``"size": "M"``, ``'size'=``) or bare before "=" in a call,
     # and in inline code also bare right before ":" (``size: M``), but not a port or a scheme
     # (``host:8080``, ``http://``) nor a name inside a string or a path (``q="size=M"``,
-    # ``/size``).
+    # ``/size``), nor a key of a query string (``Appointment?status=booked&date=...``: the
+    # server's own search parameters).
     quoted = rf"(?<![A-Za-z0-9_.\-])(['\"])({alternatives})\1(?=\s*[=:](?!:))"
-    bare = rf"(?<![A-Za-z0-9_.\-/@'\"])({alternatives})"
+    bare = rf"(?<![A-Za-z0-9_.\-/@'\"?&])({alternatives})"
     in_call = re.compile(rf"{quoted}|{bare}(?=\s*=)")
     in_code = re.compile(rf"{quoted}|{bare}(?=\s*=|:(?![:/\d]))")
     # In prose too, a plain word glued to "=" and a value is an assignment, code wherever it
@@ -605,12 +606,12 @@ _QUOTED = re.compile(
 
 def _sql_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` writes SQL (hsa.text.sql), in order, none overlapping: a quoted string's
-    content, and a code span (one or two backticks) that is SQL once its strings are held
-    apart, whole."""
+    content (a statement or a clause it opens with), and a code span (one or two backticks)
+    that is SQL once its strings are held apart, whole."""
     strings: list[tuple[int, int]] = []
     for m in _QUOTED.finditer(text):
         group = m.lastgroup
-        if group is not None and sql.written_in_sql(m.group(group)):
+        if group is not None and sql.quoted_sql(m.group(group)):
             strings.append(m.span(group))
     spans: list[tuple[int, int]] = []
     for m in CODE_SPAN.finditer(text):
@@ -679,10 +680,15 @@ def _arguments_reader(
         if tools and _naming(tools).search(code):
             return True
         found = _object_keys(code)
+        colons = True  # whether every key is written as a schema writes one (``"type": ...``)
         if found is None:
-            found = {m.group(2) or m.group(3) for m in _ANY_KEY.finditer(code)}
-        if "type" in found and found <= schema_keywords:
-            return False  # a JSON Schema (a claims tool's `type`, `format`, `items` aside)
+            matches = list(_ANY_KEY.finditer(code))
+            found = {m.group(2) or m.group(3) for m in matches}
+            colons = all(code[m.end() :].lstrip().startswith(":") for m in matches)
+        if "type" in found and found <= schema_keywords and colons:
+            # A JSON Schema (a claims tool's `type`, `format`, `items` aside); not a keyword
+            # argument (`type="suivi"`), which only a call writes.
+            return False
         return found <= keys
 
     return about

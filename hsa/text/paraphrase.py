@@ -114,8 +114,10 @@ NOT_NEGATIONS_ZH = (
     "是否",
     "莫名",
 )
+# No letter of any script glued on either side: "noté" is a French word, not "not".
 _ENGLISH_NEGATION = re.compile(
-    r"(?<![A-Za-z])(" + "|".join(NEGATIONS_EN) + r"|[A-Za-z]+n['’]t)(?![A-Za-z])", re.IGNORECASE
+    r"(?<![^\W\d_])(" + "|".join(NEGATIONS_EN) + r"|[A-Za-z]+n['’]t)(?![^\W\d_])",
+    re.IGNORECASE,
 )
 _CHINESE_NEGATION = re.compile("|".join(NEGATIONS_ZH))
 _CHINESE_NOT_NEGATION = re.compile("|".join(NOT_NEGATIONS_ZH))

@@ -46,6 +46,20 @@ def sql_statement(code: str) -> bool:
     return _STATEMENT.match(code) is not None
 
 
+# A quoted clause: a string that opens with a clause in SQL's capitals (a fragment a call's
+# query is built from, "WHERE user_id = %s").
+_QUOTED_CLAUSE = re.compile(
+    r"^\s*(?:WHERE|GROUP\s+BY|ORDER\s+BY|HAVING|(?:(?:LEFT|RIGHT|INNER|OUTER|FULL|CROSS)\s+)?"
+    r"JOIN|FROM|AND|OR|LIMIT\s+\d+)\s"
+)
+
+
+def quoted_sql(text: str) -> bool:
+    """Whether a quoted string is SQL: a statement, or a clause it opens with. Not a sentence
+    that shouts a word SQL has too ("max_rows must be BETWEEN 1 AND 5000" is a message)."""
+    return _STATEMENT.match(text) is not None or _QUOTED_CLAUSE.match(text) is not None
+
+
 def written_in_sql(code: str) -> bool:
     """Whether ``code`` (a code span's text or a quoted string, the strings inside it already
     held apart) is SQL: a statement in either case, or a clause written with SQL's capitals."""

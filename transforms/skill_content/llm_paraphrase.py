@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "22"  # 22: positions read as the prompt transforms read them; Hinglish sequence cues
+    version = "23"  # 23: a negation has no letter of any script glued to it (French noté is no not)
+    # 22: positions read as the prompt transforms read them; Hinglish sequence cues
     # (pehle, uske baad, aakhir mein)
     # 21: positions in more languages; a body written mostly in another script than
     # Latin is read by no Latin cue table (a quoted English sentence made a Russian body English)

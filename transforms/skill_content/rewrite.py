@@ -61,9 +61,11 @@ from hsa.transforms.skill_content.structure import (
 # definition ("[handbook]: https://...") reads as fields, not as wrapped prose: rewrapping
 # leaves it as written (joined, the lines would no longer be fields, nor definitions).
 _LABEL = re.compile(rf"^\s*(?:\[[^\]\n]+\]:\s|[^\s:：]{LABEL_TEXT}{LABEL_COLON}(?!//))")
+# A negation stands on its own: no letter of any script glued to it ("noté", "notá" are French
+# and Spanish words, not "not" and a letter).
 _NEGATION_WORDS = re.compile(
-    r"(?<![A-Za-z0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
-    r"doesn['’]t|won['’]t|never|not)(?![A-Za-z0-9_*'’\-])"
+    r"(?<![^\W\d_])(?<![0-9_*'’\-])(do not|does not|cannot|can['’]t|don['’]t|"
+    r"doesn['’]t|won['’]t|never|not)(?![^\W\d_])(?![0-9_*'’\-])"
     r"|(?<!\*)(不要|禁止|切勿|不得|不能|不可|严禁)(?!\*)",
     re.IGNORECASE,
 )
@@ -372,9 +374,13 @@ def block_english(block: Block, in_english: bool) -> bool:
 def skip_phrase(segment: str, match: re.Match, *, in_japanese: bool, in_english: bool) -> bool:
     """Whether a phrase found in ``segment`` must be left as written: a Chinese phrase that is
     no word of it or stands in a Japanese body (hsa.text.chinese), an English one in a block
-    that does not read as English (German writes ``Details`` as English does)."""
+    that does not read as English (German writes ``Details`` as English does) or written in
+    capitals ("Write one SELECT" is no "Write one Choose")."""
     if not in_english and _LATIN.match(match.group(0)):
         return True
+    written = match.group(0)
+    if len(written) > 1 and written.isascii() and written.isupper():
+        return True  # a keyword or an acronym (SQL's SELECT, HTTP's GET), not the word
     return skip_chinese_match(segment, match.start(), match.end(), in_japanese=in_japanese)
 
 

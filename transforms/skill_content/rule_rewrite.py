@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "25"  # 25: positions read as the prompt transforms read them; Hinglish sequence cues
+    version = "26"  # 26: a negation has no letter of any script glued to it (French noté is no
+    # not); a phrase in capitals is a keyword (SELECT)
+    # 25: positions read as the prompt transforms read them; Hinglish sequence cues
     # (pehle, uske baad, aakhir mein)
     # 24: positions in more languages; a body written mostly in another script than
     # Latin is read by no Latin cue table (a quoted English sentence made a Russian body English)

@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "17"  # 17: a verb after a determiner and one word is the noun it is spelled like (a
+    version = "18"  # 18: a negation has no letter of any script glued to it (French noté is no not)
+    # 17: a verb after a determiner and one word is the noun it is spelled like (a
     # mailed check)
     # 16: words written with a hyphen (check-in, follow-up) are words in prose, and
     # a plain-word name the prose writes as a word keeps it; a verb never leaves its compound

@@ -65,7 +65,8 @@ def _mentions_keyword(text: str, keyword: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _keyword_pattern(keyword: str) -> re.Pattern:
-    return re.compile(r"(?<![a-z])" + re.escape(keyword.lower()))
+    # a keyword starts a word: "qr" is no word of the record id "0015g00000QrS34AAC"
+    return re.compile(r"(?<![a-z0-9])" + re.escape(keyword.lower()))
 
 
 def _written_in(tool: dict, name_convention: str | None, parameter_convention: str | None) -> dict:
@@ -106,7 +107,8 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "11"  # 11: a record of data is no voice recording (the memo tool's keywords)
+    version = "12"  # 12: a keyword starts a word (qr is no word of a record id)
+    # 11: a record of data is no voice recording (the memo tool's keywords)
     # 10: none beside a harness written in Japanese, whose requests no keyword reads
     # 9: a request in another language is read for its own words, not English keywords
     # 8: a harness in Han or kana alone is no English one

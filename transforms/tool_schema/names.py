@@ -222,7 +222,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "48"  # 48: a tool name the calls' values write as code (a function a code search
+    version = "49"  # 49: access and mode take their other senses only beside words of them alone
+    # (not allow, group, settings)
+    # 48: a tool name the calls' values write as code (a function a code search
     # looks for) is the conversation's data
     # 47: access takes its permission sense only beside words of it; special is no deal; a mode no
     # regime but a device's
@@ -383,7 +385,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "76"  # 76: a name the calls' values write (a column a query selects) is the
+    version = "77"  # 77: a quoted message is no SQL for a word SQL has too; a keyword argument
+    # alone (type=...) is no JSON Schema; a query string's keys are the server's; a key the backend
+    # writes elsewhere is no echo; access and mode senses narrowed
+    # 76: a name the calls' values write (a column a query selects) is the
     # conversation's data, but not in hook feedback nor where written as a keyword
     # 75: in hook feedback a string of hooks.py writes, only what it formatted in moves
     # 74: access takes its permission sense only beside words of it; special is no deal; a mode no
@@ -522,7 +527,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "60"  # 60: a name the calls' values write (a column a query selects) is the
+    version = "61"  # 61: a quoted message is no SQL for a word SQL has too; a keyword argument
+    # alone (type=...) is no JSON Schema; a query string's keys are the server's; a key the backend
+    # writes elsewhere is no echo
+    # 60: a name the calls' values write (a column a query selects) is the
     # conversation's data, but not in hook feedback nor where written as a keyword
     # 59: in hook feedback a string of hooks.py writes, only what it formatted in moves
     # 58: SQL keeps its columns (a code span, a quoted string or a block of SQL)

@@ -92,13 +92,15 @@ def _renamed_result(
     call: tuple | None,
     per_tool: dict,
     keep: Callable[[], tuple[str, ...]] | None = None,
+    fields: frozenset[str] = frozenset(),
 ) -> str:
     """A tool result under renamed parameters. A JSON result is the backend's data: its keys
     are its own fields, which no harness rename reaches, except a top-level key that echoes a
-    renamed argument of the call (same key, same value); its strings are text, where mentions
-    move as in any prose, around the conversation's data ``keep()`` (hsa.augment.user_data).
-    Rewritten in place (:func:`rewrite_json_strings`), so the result keeps its layout whatever
-    its style. Any other result is prose."""
+    renamed argument of the call (same key, same value) and is none of the backend's own
+    ``fields`` (:func:`_backend_fields`); its strings are text, where mentions move as in any
+    prose, around the conversation's data ``keep()`` (hsa.augment.user_data). Rewritten in
+    place (:func:`rewrite_json_strings`), so the result keeps its layout whatever its style.
+    Any other result is prose."""
     result = json_result(content)
     if result is None:
         return rewrite_around_user_data(
@@ -108,7 +110,11 @@ def _renamed_result(
     echoed: set[str] = set()
     if isinstance(result, dict) and renames:
         args = call[1]
-        echoed = {k for k in result if k in renames and k in args and args[k] == result[k]}
+        echoed = {
+            k
+            for k in result
+            if k in renames and k in args and args[k] == result[k] and k not in fields
+        }
         if any(renames[k] in result for k in echoed):
             echoed = set()  # the new name is a field of the result already: keep both as sent
     return rewrite_json_strings(
@@ -445,6 +451,7 @@ def _renamed_conversation(
     out = rename_conversation(episode, mapping, harness)
     per_tool = mapping.parameters
     by_id: dict | None = None  # the calls, parsed once a result needs them
+    fields: frozenset[str] | None = None  # the backend's own fields, read once a result needs
     loaded: set[int] = set()  # the skill loader's results (of ``episode``'s messages), as well
     messages = []
     for original, message in zip(episode.messages, out.messages, strict=True):
@@ -465,9 +472,11 @@ def _renamed_conversation(
                 by_id = {call_id: (name, args) for name, call_id, args in calls(episode)}
                 loaded = skill_results(episode.messages, episode.harness)
             call = by_id.get(message.get("tool_call_id"))
+            if fields is None:
+                fields = _backend_fields(episode, by_id, loaded)
             # A loaded skill's body is the harness's text: renamed as the skill is.
             text = _renamed_result(
-                content, prose, call, per_tool, None if id(original) in loaded else keep
+                content, prose, call, per_tool, None if id(original) in loaded else keep, fields
             )
         else:
             rewrite = partial(_rewritten, prose)
@@ -490,6 +499,38 @@ def _renamed_conversation(
                 new = {**new, "reasoning_content": thought}
         messages.append(new)
     return replace(out, messages=tuple(messages))
+
+
+def _backend_fields(episode: Episode, by_id: dict, loaded: set[int]) -> frozenset[str]:
+    """The keys the episode's JSON results write as the backend's own fields: nested ones, and
+    top-level ones of a result whose call passed no argument of that name. A read by id of a
+    FHIR server returns ``{"resourceType": "Appointment", "id": "rdv-5531", ...}``, where
+    ``id`` echoes the call's ``id``; but the search's Bundle of the same conversation writes
+    ``id`` in every resource it lists, so the key is the standard's field, not an echo, and
+    stays whatever the parameter is called."""
+    found: set[str] = set()
+    for message in episode.messages:
+        if not tool_result(message) or id(message) in loaded:
+            continue
+        content = message.get("content")
+        result = json_result(content) if isinstance(content, str) else None
+        if result is None:
+            continue
+        call = by_id.get(message.get("tool_call_id"))
+        args = call[1] if call is not None else {}
+        if isinstance(result, dict):
+            found.update(k for k in result if k not in args)
+            nested = list(result.values())
+        else:
+            nested = [result]
+        while nested:
+            value = nested.pop()
+            if isinstance(value, dict):
+                found.update(value)
+                nested.extend(value.values())
+            elif isinstance(value, list):
+                nested.extend(value)
+    return frozenset(found)
 
 
 def _configured_words(
