@@ -2889,7 +2889,9 @@ def test_an_arguments_example_with_a_free_keyed_map_is_renamed_whole(name):
     notes = {"type": "object", "additionalProperties": {"type": "string"}}
     harness = one_skill_harness(
         "claim-notes",
-        'Send `{"claim_id": "CLM-1", "properties": {"adjuster": "Kim"}}`.',
+        'Send `{"claim_id": "CLM-1", "properties": {"adjuster": "Kim"}}`.\n\n'
+        # fenced too (a coding agent's skill: `{"cwd": ..., "env": {"CI": "1"}}` was kept whole)
+        '```json\n{"claim_id": "CLM-2", "properties": {"adjuster": "Lee"}}\n```\n',
         tool_of(
             "annotate_claim", "Annotates a claim.", {**strings("claim_id"), "properties": notes}
         ),
@@ -2900,6 +2902,7 @@ def test_an_arguments_example_with_a_free_keyed_map_is_renamed_whole(name):
         body = variant.episode.harness.skills[0].content
         claim, props = renames.get("claim_id", "claim_id"), renames.get("properties", "properties")
         assert f'`{{"{claim}": "CLM-1", "{props}": {{"adjuster": "Kim"}}}}`' in body, body
+        assert f'{{"{claim}": "CLM-2", "{props}": {{"adjuster": "Lee"}}}}\n```' in body, body
 
 
 BILLING_GUIDE = """# Nightly billing

@@ -650,11 +650,15 @@ def _naming(tools: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(parts))
 
 
+_INFO_STRING = re.compile(r"\A[A-Za-z0-9_+.\-]*[ \t]*\n")
+
+
 def _object_keys(code: str) -> set[str] | None:
     """The top-level keys of ``code`` that is one JSON object (in backticks or not), or None:
     what an arguments object names are its own keys; those inside a value are what the value
     holds (a free-keyed map, ``"properties": {"adjuster": "Kim"}``, names no parameter)."""
-    text = code.strip().strip("`").strip()
+    # a fenced block's info string ("json" after the backticks) is no part of its code
+    text = _INFO_STRING.sub("", code.strip().strip("`"), count=1).strip()
     if not text.startswith("{"):
         return None
     try:

@@ -385,7 +385,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "77"  # 77: a quoted message is no SQL for a word SQL has too; a keyword argument
+    version = "78"  # 78: a fenced arguments object is read by its own top-level keys, its info
+    # string aside
+    # 77: a quoted message is no SQL for a word SQL has too; a keyword argument
     # alone (type=...) is no JSON Schema; a query string's keys are the server's; a key the backend
     # writes elsewhere is no echo; access and mode senses narrowed
     # 76: a name the calls' values write (a column a query selects) is the
@@ -527,7 +529,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "61"  # 61: a quoted message is no SQL for a word SQL has too; a keyword argument
+    version = "62"  # 62: a fenced arguments object is read by its own top-level keys, its info
+    # string aside
+    # 61: a quoted message is no SQL for a word SQL has too; a keyword argument
     # alone (type=...) is no JSON Schema; a query string's keys are the server's; a key the backend
     # writes elsewhere is no echo
     # 60: a name the calls' values write (a column a query selects) is the
