@@ -478,6 +478,12 @@ def test_a_tool_result_with_no_call_left_to_answer_is_rejected(harness_dir):
         "messages[0].tool_call_id",
         "a tool result with no earlier tool call left to answer",
     )
+    # a second answer to a call is said as such, by its id
+    row = good_row()
+    row["messages"].insert(4, {"role": "tool", "tool_call_id": "c1", "content": "{}"})
+    row["gold"]["turns"][1]["at"] = 5
+    error = _check_failure(harness_dir, row)
+    assert error.reason == "tool_call_id 'c1' answers a call messages[3] already answered"
 
 
 def test_hook_feedback_from_a_hook_the_harness_does_not_define_is_rejected_at_load(harness_dir):

@@ -3821,9 +3821,12 @@ def test_a_tool_named_like_the_projects_function_stays_in_its_code():
     new = variant.mapping.tool("read_file")
     assert new != "read_file"
     messages = variant.episode.messages
-    for i in (0, 2, 4, 5):
+    for i in (0, 2, 4):  # the user's words and the tools' results
         assert messages[i]["content"] == episode.messages[i]["content"]
     assert messages[3]["tool_calls"][0]["function"]["name"] == new
+    # the assistant's own words name its tools (an audit's "vou rodar buscar_voos agora" kept
+    # the old name right before calling the new one): they move
+    assert messages[5]["content"] == f"{new} is called once, in src/app.py."
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
@@ -3905,4 +3908,108 @@ def test_a_key_the_backend_writes_elsewhere_is_no_echo(name):
             continue
         moved += 1
         assert json.loads(variant.episode.messages[4]["content"]) == patient
+    assert moved
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_names_the_calls_pass_are_read_as_their_values_write_them(name):
+    """A recheck of the rule above on a travel back office: an e-mail's body ("origem em São
+    Paulo e destino Lisboa") made the plain words `origem` and `destino` the data's, so the
+    reply's `` `origem` `` kept a name the variant no longer has; a SQL comparison in a reply
+    (`voo_id = 'VOO-4471'`) read as the parameter written as a keyword. A plain word counts only
+    in SQL; only `name=` glued is a keyword."""
+    harness = Harness.from_dict(
+        {
+            "name": "viagens",
+            "tools": [
+                tool_of("buscar_voos", "Busca voos.", strings("origem", "destino")),
+                tool_of("enviar_email", "Envia.", strings("corpo")),
+                tool_of("executar_consulta", "Consulta.", strings("sql")),
+                tool_of("reservar", "Reserva.", strings("voo_id")),
+            ],
+        }
+    )
+    sql = "SELECT voo_id FROM voos WHERE voo_id = 'VOO-4471'"
+    episode = Episode.from_dict(
+        {
+            "id": "v",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Mande o e-mail e veja o voo."},
+                assistant(
+                    call(
+                        "enviar_email",
+                        {"corpo": "Sua viagem: origem São Paulo, destino Lisboa."},
+                        "c1",
+                    ),
+                    call("executar_consulta", {"sql": sql}, "c2"),
+                ),
+                {"role": "tool", "tool_call_id": "c1", "content": "enviado"},
+                {"role": "tool", "tool_call_id": "c2", "content": '{"linhas": [["VOO-4471"]]}'},
+                {
+                    "role": "assistant",
+                    "content": "Use `origem` e `destino`. O filtro usou voo_id = 'VOO-4471'.",
+                },
+            ],
+            "gold": {"turns": [{"at": 4, "no_call": True}]},
+        }
+    )
+    for seed in range(6):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        origem = variant.mapping.parameter("buscar_voos", "origem")
+        reply = variant.episode.messages[4]["content"]
+        assert f"Use `{origem}` e" in reply, reply
+        assert "O filtro usou voo_id = 'VOO-4471'." in reply, reply
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_key_the_backend_writes_with_another_value_is_no_echo(name):
+    """Parallel results under one harness variant: the fare echoed `voo_id` (renamed with the
+    parameter) while the booking answered `voo_id` with the flight it was moved to, VOO-4481,
+    and kept it: one backend wrote the flight under two names in one turn. A key the backend
+    writes with a value of its own is its field."""
+    harness = Harness.from_dict(
+        {
+            "name": "viagens",
+            "tools": [
+                tool_of("calcular_tarifa", "Tarifa.", strings("voo_id")),
+                tool_of("reservar", "Reserva.", strings("voo_id")),
+            ],
+        }
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "v",
+            "harness": harness.to_dict(),
+            "messages": [
+                {"role": "user", "content": "Tarifa e reserva do VOO-4480."},
+                assistant(
+                    call("calcular_tarifa", {"voo_id": "VOO-4480"}, "c1"),
+                    call("reservar", {"voo_id": "VOO-4480"}, "c2"),
+                ),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "content": '{"voo_id": "VOO-4480", "preco": 900}',
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "c2",
+                    "content": '{"voo_id": "VOO-4481", "aviso": "remarcado"}',
+                },
+                {"role": "assistant", "content": "Reservado no VOO-4481."},
+            ],
+            "gold": {"turns": [{"at": 4, "no_call": True}]},
+        }
+    )
+    moved = 0
+    for seed in range(6):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        if variant.mapping.parameter("reservar", "voo_id") == "voo_id":
+            continue
+        moved += 1
+        assert json.loads(variant.episode.messages[2]["content"]) == {
+            "voo_id": "VOO-4480",
+            "preco": 900,
+        }
     assert moved

@@ -174,6 +174,11 @@ def test_cli_writes_episodes_and_rejects(tmp_path, capsys):
     printed = capsys.readouterr()
     assert "2 lines -> 1 episodes, 1 rejected" in printed.out
     assert len(out.read_text().splitlines()) == 1
+    # the tool's parameters in their own order (`link`, then `currency`), as the model reads
+    # them: written with sorted keys, every imported schema listed them alphabetically
+    (written,) = [json.loads(x) for x in out.read_text().splitlines()]
+    price = next(t for t in written["harness"]["tools"] if t["function"]["name"] == "get_price")
+    assert list(price["function"]["parameters"]["properties"]) == ["link", "currency"]
     (reject,) = [
         json.loads(x) for x in (tmp_path / "episodes.rejects.jsonl").read_text().splitlines()
     ]

@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "27"  # 27: a hook name the calls' values write as code is the conversation's data
+    version = "28"  # 28: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 27: a hook name the calls' values write as code is the conversation's data
     # 26: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
     # 25: a name moves before a hyphen and a word of another script

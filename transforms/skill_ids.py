@@ -236,7 +236,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "43"  # 43: access and mode take their other senses only beside words of them alone
+    version = "44"  # 44: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 43: access and mode take their other senses only beside words of them alone
     # (not allow, group, settings)
     # 42: a skill id the calls' values write as code is the conversation's data
     # 41: access takes its permission sense only beside words of it; special is no deal; a mode no
@@ -314,7 +316,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "25"  # 25: a skill id the calls' values write as code is the conversation's data
+    version = "26"  # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 25: a skill id the calls' values write as code is the conversation's data
     # 24: a name the harness's own layout compares in its Jinja code keeps it
     # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
@@ -387,7 +391,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "29"  # 29: a skill id the calls' values write as code is the conversation's data
+    version = "30"  # 30: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 29: a skill id the calls' values write as code is the conversation's data
     # 28: a name the harness's own layout compares in its Jinja code keeps it
     # 27: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention
@@ -466,7 +472,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "24"  # 24: a skill id the calls' values write as code is the conversation's data
+    version = "25"  # 25: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 24: a skill id the calls' values write as code is the conversation's data
     # 23: a name the harness's own layout compares in its Jinja code keeps it
     # 22: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
     # is a segment of the path, no mention

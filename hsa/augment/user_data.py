@@ -19,13 +19,14 @@ import orjson
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness
-from hsa.model.hook import from_user, hook_feedback, tool_result
+from hsa.model.hook import from_user, hook_feedback
 from hsa.model.memo import BoundedMemo
 from hsa.model.message import is_text_part, message_text
 from hsa.model.schema import property_names
 from hsa.text.holes import USER_DATA
 from hsa.text.mentions import CODE_SPAN
 from hsa.text.names import identifier_like
+from hsa.text.sql import written_in_sql
 
 
 def gold_strings(gold: Gold) -> Iterator[str]:
@@ -128,59 +129,71 @@ def message_data(
     episode: Episode, message: dict, text: str | None = None, names: frozenset[str] | None = None
 ) -> tuple[str, ...]:
     """What a rename goes around in ``text`` (by default the message's own), of ``message`` of
-    ``episode`` (``names``: which names the calls' values may write, by default the harness's,
-    :func:`passed_names`; verification asks of a variant for the names its renames took away):
-    the conversation's
-    data (:func:`conversation_data`) and the names its calls pass inside their values
-    (:func:`passed_names`), but not in a hook's feedback, which says what the variant's hook
-    says (its config and the call moved with the renames), nor, outside tool results, where the
-    text writes the name as a key or a keyword (``account_id="0015..."``: the parameter)."""
+    ``episode``: the conversation's data (:func:`conversation_data`) and the names its calls
+    pass inside their values (:func:`passed_names`; ``names``: which names those may be, by
+    default the harness's; verification asks of a variant for the names its renames took away).
+    Those names are the data's in a tool's result and in the user's words. Not in a hook's
+    feedback, which says what the variant's hook says (its config and the call moved with the
+    renames); in the assistant's words, not a tool's, skill's or hook's name (the assistant
+    means its own tools: "I'll run buscar_voos again", though a note it passed wrote
+    ``buscar_voos(...)``), nor an argument's name written as a keyword (``account_id="0015..."``:
+    the parameter)."""
     data = conversation_data(episode)
     if hook_feedback(message):
         return data
     passed = passed_names(episode, names)
-    if passed and not tool_result(message):
+    if passed and message.get("role") == "assistant":
+        arguments = _arguments(episode.harness)
         text = message_text(message) if text is None else text
-        passed = tuple(n for n in passed if not _as_keyword(n).search(text))
+        passed = tuple(n for n in passed if n in arguments and not _as_keyword(n).search(text))
     return data + passed if passed else data
 
 
 @lru_cache(maxsize=4096)
 def _as_keyword(name: str) -> re.Pattern:
-    """``name`` written as a keyword (``name=``, not ``==``) or a quoted key (``"name":``)."""
+    """``name`` written as a call's keyword, glued to its value (``name="x"``, ``name=3``): not a
+    comparison (``name = 'x'`` in SQL, ``==``), nor a key of JSON data."""
     word = re.escape(name)
-    return re.compile(rf"(?<![\w-]){word}\s*=(?!=)|[\"']{word}[\"']\s*:")
+    return re.compile(rf"(?<![\w-]){word}=(?!=)")
 
 
-# The words each episode's calls write inside their values, by the episode object (held by the
-# entry, as in ``_STATED``).
-_PASSED: BoundedMemo[tuple[Episode, frozenset[str]]] = BoundedMemo(1024)
+# The words each episode's calls write inside their values, and those its SQL values write, by
+# the episode object (held by the entry, as in ``_STATED``).
+_PASSED: BoundedMemo[tuple[Episode, tuple[frozenset[str], frozenset[str]]]] = BoundedMemo(1024)
 
 
 def passed_names(episode: Episode, names: frozenset[str] | None = None) -> tuple[str, ...]:
-    """The harness's names that the calls write as words inside the values they pass: the
-    column ``user_id`` of the query a ``run_sql`` call runs, beside a ``get_user_profile(user_id)``
+    """The harness's names that the calls write inside the values they pass: the column
+    ``user_id`` of the query a ``run_sql`` call runs, beside a ``get_user_profile(user_id)``
     tool; the project's function ``read_file`` that a code search looks for, beside a tool
     ``read_file``. In that conversation the word is the data's: the result that lists the
-    column, the database's error about it, the file that defines the function, and the reply
-    that names them hold the data, which a rename must not reach (renamed, the query would
-    select a column its own result does not have, and the search find nothing it shows).
-    Argument names whatever they are; tool, skill and hook names where they are identifiers (a
-    plain word, ``search``, is the prose's word in a value)."""
+    column, the database's error about it and the file that defines the function hold the
+    data, which a rename must not reach (renamed, the query would select a column its own
+    result does not have, and the search find nothing it shows). An argument's name written as
+    an identifier (``passageiro_id``) counts in any value; one that is a plain word
+    (``destino``, ``date``) only in a value that is SQL, where it is a column (in an e-mail's
+    body, "destino Lisboa" is a word). A tool's, skill's or hook's name (an identifier) counts
+    where a value writes it as code (``read_file\\(``, ``def read_file(``) or in SQL (``WHERE
+    tool = 'emitir_bilhete'``): a reference the user gives ("get_balance 7") is a value that
+    holds the name, and the user's "then run get_balance" still means the tool."""
     harness = episode.harness
     names = _passable(harness) if names is None else names
     if not names:
         return ()
-    words = _PASSED.get(id(episode), lambda: (episode, _words_passed(episode)))[1]
-    found = words & names
-    # A tool, skill or hook name counts only where a value writes it as code (a code search's
-    # "read_file\\(", an edit's "def read_file("): a reference the user gives ("get_balance
-    # 7") is a value that holds the name, and the user's "then run get_balance" still means
-    # the tool.
-    named = {n for n in found if n in harness.names or n not in _passable(harness)}
+    words, in_sql = _PASSED.get(id(episode), lambda: (episode, _words_passed(episode)))[1]
+    arguments = _arguments(harness)
+    found = set()
+    named = []
+    for name in words & names:
+        if name not in arguments:
+            named.append(name)
+        elif identifier_like(name) or name in in_sql:
+            found.add(name)
     if named:
         values = _called_strings(episode)
-        found -= {n for n in named if not any(_as_code(n).search(v) for v in values if n in v)}
+        found.update(
+            n for n in named if n in in_sql or any(_as_code(n).search(v) for v in values if n in v)
+        )
     return tuple(sorted(found))
 
 
@@ -188,8 +201,15 @@ def passed_names(episode: Episode, names: frozenset[str] | None = None) -> tuple
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 
 
-def _words_passed(episode: Episode) -> frozenset[str]:
-    return frozenset(word for value in _called_strings(episode) for word in _WORD.findall(value))
+def _words_passed(episode: Episode) -> tuple[frozenset[str], frozenset[str]]:
+    """The words of every value the calls pass, and of those values that are SQL."""
+    values = _called_strings(episode)
+    return (
+        frozenset(word for value in values for word in _WORD.findall(value)),
+        frozenset(
+            word for value in values if written_in_sql(value) for word in _WORD.findall(value)
+        ),
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -202,17 +222,28 @@ def _as_code(name: str) -> re.Pattern:
     )
 
 
-# Each harness's names a value may write (by fingerprint): every episode under a harness asks.
+# Each harness's argument names that name nothing else, and the names a value may write, by
+# fingerprint: every episode under a harness asks.
+_ARGUMENTS: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 _PASSABLE: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 
 
-def _passable(harness: Harness) -> frozenset[str]:
-    def made() -> frozenset[str]:
-        arguments = {name for tool in harness.tools for name in property_names(tool.parameters)}
-        named = {name for name in harness.names if identifier_like(name)}
-        return frozenset((arguments - set(harness.names)) | named)
+def _arguments(harness: Harness) -> frozenset[str]:
+    """The names of the tools' properties at any depth that no tool, skill or hook has."""
+    return _ARGUMENTS.get(
+        harness.fingerprint,
+        lambda: (
+            frozenset(name for tool in harness.tools for name in property_names(tool.parameters))
+            - set(harness.names)
+        ),
+    )
 
-    return _PASSABLE.get(harness.fingerprint, made)
+
+def _passable(harness: Harness) -> frozenset[str]:
+    return _PASSABLE.get(
+        harness.fingerprint,
+        lambda: _arguments(harness) | {n for n in harness.names if identifier_like(n)},
+    )
 
 
 # A name written as a language writes a compound (``online-banking``, ``check-in``): lowercase

@@ -389,13 +389,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 def write_jsonl(
     path: str | os.PathLike, rows: Iterable[Any], *, after_existing: bool = False
 ) -> int:
-    """Write rows as canonical JSON lines, atomically; return how many were written.
-    ``after_existing``: the lines already in ``path`` stay, the rows after them."""
+    """Write rows as JSON lines, atomically; return how many were written.
+    ``after_existing``: the lines already in ``path`` stay, the rows after them.
+
+    Keys keep their order, as the rows hold them (the same rows give the same bytes): a tool's
+    ``properties`` are in the order the model reads them, which ``tool_property_order`` varies
+    and an imported schema has; sorted, every episode written by ``hsa import`` or ``hsa
+    augment`` listed its parameters alphabetically."""
     count = 0
     earlier = Path(path).read_bytes() if after_existing and Path(path).is_file() else b""
     with atomic_path(path) as tmp, open(tmp, "wb") as out:
         out.write(earlier)
         for row in rows:
-            out.write(orjson.dumps(row, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+            out.write(orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE))
             count += 1
     return count

@@ -325,9 +325,11 @@ def parse_messages(raw: Any, harness: Harness) -> tuple[dict, ...]:
             )
         if role == "tool":
             results += 1
-            if results > calls_made:
+            if results > calls_made and message.get("tool_call_id") is None:
                 # More results than calls so far (one before any call, at the very start):
-                # a result that answers nothing tells the model a tool spoke unasked.
+                # a result that answers nothing tells the model a tool spoke unasked. (One
+                # with an id is told by its id below: "answers no earlier tool call", or a
+                # call already answered.)
                 raise EpisodeError(
                     "a tool result with no earlier tool call left to answer",
                     field=f"{where}.tool_call_id",

@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "25"  # 25: a tool name the calls' values write as code (a function a code search
+    version = "26"  # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 25: a tool name the calls' values write as code (a function a code search
     # looks for) is the conversation's data
     # 24: a name the harness's own layout compares in its Jinja code keeps it
     # 23: a name in an absolute path without a scheme (GET /api/v1/deploy_status)
@@ -222,7 +224,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "49"  # 49: access and mode take their other senses only beside words of them alone
+    version = "50"  # 50: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    # results and the user's words, not in the assistant's
+    # 49: access and mode take their other senses only beside words of them alone
     # (not allow, group, settings)
     # 48: a tool name the calls' values write as code (a function a code search
     # looks for) is the conversation's data
@@ -385,7 +389,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "78"  # 78: a fenced arguments object is read by its own top-level keys, its info
+    version = "79"  # 79: names passed in values: plain words only in SQL, tool names as code or in
+    # SQL; in the assistant's words only arguments' names, and name= glued is a keyword; a key the
+    # backend writes with another value is no echo
+    # 78: a fenced arguments object is read by its own top-level keys, its info
     # string aside
     # 77: a quoted message is no SQL for a word SQL has too; a keyword argument
     # alone (type=...) is no JSON Schema; a query string's keys are the server's; a key the backend
@@ -529,7 +536,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "62"  # 62: a fenced arguments object is read by its own top-level keys, its info
+    version = "63"  # 63: names passed in values: plain words only in SQL, tool names as code or in
+    # SQL; in the assistant's words only arguments' names, and name= glued is a keyword; a key the
+    # backend writes with another value is no echo
+    # 62: a fenced arguments object is read by its own top-level keys, its info
     # string aside
     # 61: a quoted message is no SQL for a word SQL has too; a keyword argument
     # alone (type=...) is no JSON Schema; a query string's keys are the server's; a key the backend

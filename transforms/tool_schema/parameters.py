@@ -503,7 +503,8 @@ def _renamed_conversation(
 
 def _backend_fields(episode: Episode, by_id: dict, loaded: set[int]) -> frozenset[str]:
     """The keys the episode's JSON results write as the backend's own fields: nested ones, and
-    top-level ones of a result whose call passed no argument of that name. A read by id of a
+    top-level ones of a result whose call passed no argument of that name, or passed another
+    value than the result's. A read by id of a
     FHIR server returns ``{"resourceType": "Appointment", "id": "rdv-5531", ...}``, where
     ``id`` echoes the call's ``id``; but the search's Bundle of the same conversation writes
     ``id`` in every resource it lists, so the key is the standard's field, not an echo, and
@@ -519,7 +520,9 @@ def _backend_fields(episode: Episode, by_id: dict, loaded: set[int]) -> frozense
         call = by_id.get(message.get("tool_call_id"))
         args = call[1] if call is not None else {}
         if isinstance(result, dict):
-            found.update(k for k in result if k not in args)
+            # a key the call did not pass, or passed with another value (a flight "remarcado"
+            # to VOO-4481 when the call asked for VOO-4480): the backend's own field
+            found.update(k for k in result if k not in args or args[k] != result[k])
             nested = list(result.values())
         else:
             nested = [result]
