@@ -4013,3 +4013,43 @@ def test_a_key_the_backend_writes_with_another_value_is_no_echo(name):
             "preco": 900,
         }
     assert moved
+
+
+GUARD_SPEAKING_NAMES = """
+def check_ids(payload, config):
+    value = payload["arguments"].get("passageiro_id", "")
+    if not value.startswith("P"):
+        return {"ok": False, "feedback": f"{value!r} não é um id; confira o voo_id ou rode consultar_passageiro."}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "renamed"),
+    [
+        ("parameter_name_mask", lambda v: v.mapping.parameter("reservar", "voo_id")),
+        ("parameter_name_paraphrase", lambda v: v.mapping.parameter("reservar", "voo_id")),
+        ("tool_name_mask", lambda v: v.mapping.tool("consultar_passageiro")),
+        ("tool_name_paraphrase", lambda v: v.mapping.tool("consultar_passageiro")),
+    ],
+)
+def test_a_name_the_hooks_feedback_prints_keeps_it(name, renamed):
+    """A hook's own sentence says "confira o voo_id ou rode consultar_passageiro": the
+    variant's hook prints those names as written, so the recorded feedback kept them while the
+    parameter and the tool were renamed, and rows taught feedback no hook of the variant gives
+    (or, moved, feedback the variant's hook never prints). A name hooks.py writes in its
+    strings keeps it."""
+    harness = Harness.from_dict(
+        {
+            "name": "viagens",
+            "hooks": [{"name": "ids", "event": "tool_call", "function": "check_ids"}],
+            "hooks_source": GUARD_SPEAKING_NAMES,
+            "tools": [
+                tool_of("reservar", "Reserva.", strings("passageiro_id", "voo_id")),
+                tool_of("consultar_passageiro", "Consulta.", strings("nome")),
+            ],
+        }
+    )
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        assert renamed(variant) in ("voo_id", "consultar_passageiro")

@@ -35,6 +35,7 @@ from hsa.augment.user_data import standalone
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
+from hsa.model.hook import written_in_strings
 from hsa.model.memo import BoundedMemo
 from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL
 from hsa.text.names import (
@@ -561,4 +562,15 @@ def written_as_words(
             for where, t in words
             if where not in own(n)
         )
+    )
+
+
+def fixed_by_code(harness: Harness, names) -> frozenset[str]:
+    """Those of ``names`` the harness's code holds by name, which a rename must leave: what
+    :meth:`Harness.written_in_code` finds (compared or read as a string), and an identifier
+    hooks.py writes inside its strings ("confira o passageiro_id", "rode buscar_voos de novo":
+    its feedback prints them as they are in every variant, and would name what the variant no
+    longer has; a plain word there, "amount", is the sentence's own)."""
+    return harness.written_in_code(names) | written_in_strings(
+        harness.hooks_source, [n for n in names if identifier_like(n)]
     )

@@ -48,6 +48,7 @@ from hsa.transforms._names import (
     NamingMode,
     Renamer,
     declared_or_shared,
+    fixed_by_code,
     lexicon,
     record_convention,
     split_conventions,
@@ -153,7 +154,7 @@ _FIXED: BoundedMemo[frozenset[str]] = BoundedMemo(1024)
 def _fixed(harness: Harness) -> frozenset[str]:
     ids = harness.skill_ids
     return (
-        harness.written_in_code(ids)
+        fixed_by_code(harness, ids)
         | (harness.parameter_names & set(ids))
         | written_as_words(harness.prose(), ids, lambda n: (f"skill {n}",))
     )
@@ -236,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "44"  # 44: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "45"  # 45: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 44: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 43: access and mode take their other senses only beside words of them alone
     # (not allow, group, settings)
@@ -316,7 +319,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "26"  # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "27"  # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 25: a skill id the calls' values write as code is the conversation's data
     # 24: a name the harness's own layout compares in its Jinja code keeps it
@@ -391,7 +396,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "30"  # 30: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "31"  # 31: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 30: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 29: a skill id the calls' values write as code is the conversation's data
     # 28: a name the harness's own layout compares in its Jinja code keeps it
@@ -472,7 +479,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "25"  # 25: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "26"  # 26: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 25: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 24: a skill id the calls' values write as code is the conversation's data
     # 23: a name the harness's own layout compares in its Jinja code keeps it

@@ -203,6 +203,34 @@ def _literals(source: str, names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(name for _, _, name in found)
 
 
+def written_in_strings(source: str | None, names) -> frozenset[str]:
+    """Which of ``names`` (identifiers: ``passageiro_id``, ``buscar_voos``) hooks.py
+    (``source``) writes as words inside its strings, an f-string's own text too ("confira o
+    passageiro_id no resultado anterior", "rode buscar_voos de novo"): its feedback prints them
+    as they are in every variant, so a rename must leave them, or the feedback would name what
+    the variant no longer has (parsed, never run)."""
+    if not source or not names:
+        return frozenset()
+    return _words_in_strings(source, tuple(sorted(names)))
+
+
+@lru_cache(maxsize=1024)
+def _words_in_strings(source: str, names: tuple[str, ...]) -> frozenset[str]:
+    texts = [
+        node.value
+        for node in ast.walk(_parsed(source, "hooks.py"))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    return frozenset(
+        name
+        for name in names
+        if any(
+            name in text and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text)
+            for text in texts
+        )
+    )
+
+
 def formatted_values(source: str | None, text: str) -> list[tuple[int, int]] | None:
     """Where ``text`` holds what hooks.py (``source``) formatted into one of its strings, when
     one of them writes the whole text: ``f"{field} {amount} is over the limit; lower the

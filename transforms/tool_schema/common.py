@@ -19,7 +19,7 @@ from hsa.model.schema import schema_nodes
 from hsa.model.tool import Tool
 from hsa.text.mentions import find_name_mentions
 from hsa.text.names import identifier_like
-from hsa.transforms._names import written_as_words
+from hsa.transforms._names import fixed_by_code, written_as_words
 
 
 def tool_named(harness: Harness, name: str) -> Tool:
@@ -93,8 +93,8 @@ def _fixed(harness: Harness) -> frozenset[str]:
     names = set(harness.tool_names)
     # A tool name that is also a value the tools take; and one the harness's code (hooks.py, its
     # layouts) compares or reads by its name (``tool_name == "applyPatch"``), which a renamed
-    # tool would never match.
-    values = (names & schema_values(harness)) | harness.written_in_code(names)
+    # tool would never match, or prints in its feedback (hsa.transforms._names.fixed_by_code).
+    values = (names & schema_values(harness)) | fixed_by_code(harness, names)
     prose = list(harness.prose())
     texts = [t for _, t in prose]
     # A plain-word tool name (``search``) the prose writes as a plain word ("identify the

@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "26"  # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "27"  # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 25: a tool name the calls' values write as code (a function a code search
     # looks for) is the conversation's data
@@ -224,7 +226,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "50"  # 50: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "51"  # 51: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 50: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 49: access and mode take their other senses only beside words of them alone
     # (not allow, group, settings)
@@ -389,7 +393,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "79"  # 79: names passed in values: plain words only in SQL, tool names as code or in
+    version = "80"  # 80: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 79: names passed in values: plain words only in SQL, tool names as code or in
     # SQL; in the assistant's words only arguments' names, and name= glued is a keyword; a key the
     # backend writes with another value is no echo
     # 78: a fenced arguments object is read by its own top-level keys, its info
@@ -536,7 +542,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "63"  # 63: names passed in values: plain words only in SQL, tool names as code or in
+    version = "64"  # 64: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    # it
+    # 63: names passed in values: plain words only in SQL, tool names as code or in
     # SQL; in the assistant's words only arguments' names, and name= glued is a keyword; a key the
     # backend writes with another value is no echo
     # 62: a fenced arguments object is read by its own top-level keys, its info

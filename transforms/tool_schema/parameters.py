@@ -56,6 +56,7 @@ from hsa.model.schema import (
 from hsa.text.language import mixes_latin_words
 from hsa.text.mentions import parameter_mentions, replace_mentions
 from hsa.text.names import identifier_like
+from hsa.transforms._names import fixed_by_code
 from hsa.transforms.tool_schema.common import calls, schema_values
 
 
@@ -383,8 +384,9 @@ def _renamable(harness: Harness) -> tuple[str, ...]:
     # config renamed with the parameter would check for a field no call sends.
     fixed |= _nested_names(harness) & configured & set(names)
     # A parameter hooks.py reads by its name (``arguments.get("payment")``): renamed, the hook
-    # would look for an argument no call has, and stop checking.
-    fixed |= harness.written_in_code(names)
+    # would look for an argument no call has, and stop checking; or one it prints in its
+    # feedback ("confira o passageiro_id"), which would name what the variant no longer has.
+    fixed |= fixed_by_code(harness, names)
     # A tool whose schema constrains its property names (``propertyNames: {pattern: ...}``):
     # a new name in another convention could break the constraint the tool declares.
     fixed |= {p for t in harness.tools if "propertyNames" in t.parameters for p in t.properties}
