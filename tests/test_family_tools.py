@@ -4053,3 +4053,20 @@ def test_a_name_the_hooks_feedback_prints_keeps_it(name, renamed):
     for seed in range(6):
         variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
         assert renamed(variant) in ("voo_id", "consultar_passageiro")
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_name_before_a_german_compounds_noun_moves(name):
+    """A German smart-home skill wrote "Die entity_id-Angabe muss exakt stimmen; ... jede
+    entity_id einzeln": the second moved, the first did not, since a hyphen glued the name to
+    what followed. A capitalised word after the hyphen is the compound's noun, not the name's."""
+    harness = one_skill_harness(
+        "licht",
+        "Die entity_id-Angabe muss exakt stimmen; bei mehreren Lampen gilt jede entity_id einzeln.",
+        tool_of("schalten", "Schaltet.", strings("entity_id", "zustand")),
+    )
+    for seed in range(4):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("schalten", "entity_id")
+        body = variant.episode.harness.skills[0].content
+        assert f"Die {new}-Angabe" in body and f"jede {new} einzeln" in body, body

@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "28"  # 28: a tool, skill or hook name a value writes (as code or in SQL) is data in
+    version = "29"  # 29: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 28: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
     # 27: a hook name the calls' values write as code is the conversation's data
     # 26: a name in an absolute path without a scheme (GET /api/v1/deploy_status)

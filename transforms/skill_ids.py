@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "45"  # 45: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "46"  # 46: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 45: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 44: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
@@ -319,7 +321,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "27"  # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "28"  # 28: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
@@ -396,7 +400,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "31"  # 31: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "32"  # 32: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 31: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 30: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
@@ -479,7 +485,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "26"  # 26: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "27"  # 27: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 26: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 25: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's

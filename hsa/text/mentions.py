@@ -37,8 +37,9 @@ from hsa.text.names import identifier_like
 _ID = "A-Za-z0-9_"
 _BEFORE = rf"(?<![{_ID}\-])(?<![{_ID}]\.)"
 # A hyphen glues a name to what follows only where an identifier goes on (``order-id``): a word
-# of another script after it is prose's own suffix ("calculate_debt-запрос").
-_AFTER = rf"(?![{_ID}])(?!-[{_ID}])(?!\.[{_ID}])"
+# of another script after it is prose's own suffix ("calculate_debt-запрос"), and so is a
+# capitalised word, a German compound's noun ("die entity_id-Angabe", "das voo_id-Feld").
+_AFTER = rf"(?![{_ID}])(?!-(?![A-ZÄÖÜ][a-zäöüß])[{_ID}])(?!\.[{_ID}])"
 # A web address: ASCII URL characters only (Chinese and Japanese text and compact JSON put no
 # space after one: "请看https://x.example/help，然后调用get_price", {"page":"https://...","next":...}),
 # without quotes, brackets, commas or semicolons (which close an address in prose far more often

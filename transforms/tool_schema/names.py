@@ -71,7 +71,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "27"  # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "28"  # 28: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 26: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
@@ -226,7 +228,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "51"  # 51: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "52"  # 52: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 51: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 50: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
@@ -393,7 +397,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "80"  # 80: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "81"  # 81: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 80: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 79: names passed in values: plain words only in SQL, tool names as code or in
     # SQL; in the assistant's words only arguments' names, and name= glued is a keyword; a key the
@@ -542,7 +548,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "64"  # 64: a name hooks.py writes inside its strings (its feedback prints it) keeps
+    version = "65"  # 65: a name before a hyphen and a capitalised word (a German compound's noun,
+    # entity_id-Angabe) moves
+    # 64: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
     # 63: names passed in values: plain words only in SQL, tool names as code or in
     # SQL; in the assistant's words only arguments' names, and name= glued is a keyword; a key the
