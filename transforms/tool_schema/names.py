@@ -66,7 +66,10 @@ def _extended(base: str, word: str, convention: str | None) -> str:
 @dataclass(frozen=True)
 class ToolNameMask(Transform):
     """Replaces tool names with opaque ids (fn_qzkx) everywhere they appear; the model must read
-    descriptions instead of recognising names. Masks are written in the harness's convention."""
+    descriptions instead of recognising names. Masks are written in the harness's convention.
+    A tool keeps its name where a rename could not move every mention: a plain word its prose
+    writes as a word (bash, search), a value the tools take, a name its code holds
+    (common.fixed_tool_names)."""
 
     name = "tool_name_mask"
     scope = "harness"
@@ -220,7 +223,9 @@ class ToolNameParaphrase(Transform):
     general English lexicon and the abbreviation table, or, where no table knows a word, the
     verb moved behind the rest, a suffix or a mask; every name of the harness variant in its
     one naming convention. Every mention moves along (calls, tool results, other tools'
-    descriptions, skills, hooks, gold); no new name says what another tool's name says.
+    descriptions, skills, hooks, gold); no new name says what another tool's name says. A tool
+    keeps its name where a rename could not move every mention: a plain word its prose writes
+    as a word (bash, search), a value the tools take, a name its code holds.
 
     ``fraction`` is the share of tools given new words; the others are only rewritten in the
     variant's convention. ``naming: mixed`` draws a convention per name instead."""
