@@ -44,6 +44,14 @@ def _rewordings(text: str, split: str) -> set[str]:
         ),
         # to inspect takes no that-clause: "Inspect that a patient's insurance covers ..."
         ("Check that a patient's insurance covers the visit.", {"inspect"}),
+        # BFCL (a recheck on the real data): money is no count, a currency is converted, not
+        # translated, a capo's position is no site, the largest city no highest one, a method
+        # is used to solve, not meant to
+        ("The amount of caffeine in mg.", {"number", "count"}),
+        ("The currency to convert from.", {"translate"}),
+        ("The capo position on the guitar.", {"site", "locale"}),
+        ("Find the largest city of the state.", {"highest", "maximum"}),
+        ("Method to be used to solve the equation.", {"meant", "intended", "designed"}),
     ],
 )
 def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):
@@ -76,3 +84,14 @@ def test_a_parameters_description_opens_with_a_noun_not_a_verb(split):
     } == {"Check"}
     action = "Check the stock of an item."
     assert {w.split()[0] for w in _rewordings(action, split)} - {"Check"}
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_rewording_repeats_no_word_and_leaves_placeholders(split):
+    """BFCL's "by their unique identifier" became "by their unique unique key", and "in the
+    format of City, State" "following the format of Urban area, State": a rewording may not
+    repeat the word before it, and a capital inside a sentence is a name or a placeholder."""
+    for out in _rewordings("Get a user by their unique identifier.", split):
+        assert "unique unique" not in out, out
+    for out in _rewordings("The location in the format of City, State.", split):
+        assert "City, State" in out, out

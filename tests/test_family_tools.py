@@ -4070,3 +4070,26 @@ def test_a_name_before_a_german_compounds_noun_moves(name):
         new = variant.mapping.parameter("schalten", "entity_id")
         body = variant.episode.harness.skills[0].content
         assert f"Die {new}-Angabe" in body and f"jede {new} einzeln" in body, body
+
+
+def test_a_name_a_hook_prints_glued_to_a_korean_particle_keeps_it():
+    """A Korean hook prints f"phone_last4는 숫자 4자리여야 합니다": glued to the particle 는,
+    the name was not found in its string, and the renamed parameter made rows whose feedback the
+    variant's hook never prints."""
+    harness = Harness.from_dict(
+        {
+            "name": "shop",
+            "hooks": [{"name": "phone", "event": "tool_call", "function": "check_phone"}],
+            "hooks_source": (
+                "def check_phone(payload, config):\n"
+                "    value = str(payload['arguments'].get(config['param'], ''))\n"
+                "    if len(value) != 4:\n"
+                "        return {'ok': False, 'feedback': f'phone_last4는 숫자 4자리여야 합니다({value!r})'}\n"
+                "    return {'ok': True}\n"
+            ),
+            "tools": [tool_of("get_order", "주문 조회.", strings("order_no", "phone_last4"))],
+        }
+    )
+    for seed in range(6):
+        variant = variant_of("parameter_name_mask", greeting(harness), seed=seed, fraction=1.0)
+        assert variant.mapping.parameter("get_order", "phone_last4") == "phone_last4"

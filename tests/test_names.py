@@ -319,6 +319,40 @@ NEIGHBOURS_NOT_SYNONYMS = [
     # settings
     ("enroll_early_access", {"enroll", "early", "access", "allow", "group"}, {"permission"}),
     ("billing_mode", {"update", "billing", "settings", "system"}, {"regime", "operating_mode"}),
+    # BFCL (a recheck on the real data): a present value is no gift, a stock's price no cost,
+    # a bond's coupon no voucher, a discount rate of cash flows no markdown, shareholder equity
+    # no security, a jigsaw's pieces no songs, a land area no district, a probability's outcomes
+    # no findings, a video game no match, a chess rating no evaluation, a historical event no
+    # gathering, adding days to a date no inserting, revenue no income, a public library no
+    # shared one, population genetics no inhabitants, caffeine content no text
+    ("calculate_present_value", {"cash", "flows", "discount", "rate"}, {"gift", "keepsake"}),
+    ("avg_closing_price", {"stock", "closing", "average", "days"}, {"cost", "charge"}),
+    ("coupon_payment", {"bond", "annual", "interest", "face"}, {"voucher", "promo"}),
+    ("discount_rate", {"cash", "flows", "present", "value"}, {"markdown", "rebate"}),
+    ("shareholder_equity", {"net", "income", "return", "shareholder"}, {"security", "share"}),
+    ("pieces_count", {"jigsaw", "puzzle", "pieces"}, {"songs", "tunes", "melodies"}),
+    ("land_area", {"country", "land", "area", "km"}, {"district", "zone", "region"}),
+    ("total_outcomes", {"probability", "event", "outcomes"}, {"findings"}),
+    (
+        "video_games.get_player_count",
+        {"video", "game", "players", "score"},
+        {"fixtures", "contests", "matches"},
+    ),
+    ("chess.rating", {"chess", "player", "rating"}, {"evaluation", "mark"}),
+    (
+        "european_history.get_events",
+        {"history", "european", "century"},
+        {"gatherings", "happenings"},
+    ),
+    ("add_dates", {"date", "days", "add"}, {"insert", "include"}),
+    ("total_revenue", {"company", "revenue", "year"}, {"income", "earnings"}),
+    ("public_library.find_nearby", {"library", "city", "facilities"}, {"shared", "communal"}),
+    (
+        "population_genetics.calculate_ne",
+        {"genetics", "effective", "population"},
+        {"inhabitants", "residents"},
+    ),
+    ("caffeine_content", {"amount", "caffeine", "mg"}, {"text", "wording"}),
 ]
 
 

@@ -237,7 +237,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "46"  # 46: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "47"  # 47: word senses from BFCL: a present value is no gift, a stock price no cost,
+    # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
+    # its words
+    # 46: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 45: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
@@ -321,7 +324,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "28"  # 28: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "29"  # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    # keeps it
+    # 28: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
@@ -400,7 +405,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "32"  # 32: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "33"  # 33: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    # keeps it
+    # 32: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 31: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
@@ -485,7 +492,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "27"  # 27: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "28"  # 28: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    # keeps it
+    # 27: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 26: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it

@@ -225,7 +225,10 @@ def _words_in_strings(source: str, names: tuple[str, ...]) -> frozenset[str]:
         name
         for name in names
         if any(
-            name in text and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text)
+            # ASCII boundaries, as hsa.text.mentions reads a name: a Hangul particle or a
+            # Chinese word glued to it ("phone_last4는") leaves it a word of its own
+            name in text
+            and re.search(rf"(?<![A-Za-z0-9_.\-]){re.escape(name)}(?![A-Za-z0-9_\-])", text)
             for text in texts
         )
     )

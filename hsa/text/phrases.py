@@ -61,6 +61,15 @@ _DETERMINER = re.compile(
 )
 
 
+# Where a sentence (or a list item, a heading, a label) starts: nothing before, or a full stop,
+# a colon, a line break or a bullet, maybe with an opening quote or bracket.
+_SENTENCE_START = re.compile(
+    r"(?:\A|[.!?:;\n。！？：；]|^[ \t]*(?:[-*+•]|\d+[.)]))[ \t]*[\"'(\[“‘«「]?[ \t]*\Z", re.M
+)
+# The last word before a match, and what stands between them (spaces, a hyphen).
+_LAST_WORD = re.compile(r"([A-Za-z]+)[ \t\-]*\Z")
+
+
 def _protect(text: str, names: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """``text`` with each (merged) invariant span swapped for a placeholder, and the spans."""
     merged: list[list[int]] = []
@@ -192,7 +201,20 @@ class PhraseTable:
                 or (names_a_value and not match.string[: match.start()].strip())
             ):
                 return match.group(0)  # a noun here ("the check", "a change", "Check number")
-            choices = [c for c in group.part(split) if c.lower() != phrase.lower()]
+            before = match.string[: match.start()]
+            if phrase[:1].isupper() and not phrase.isupper() and not _SENTENCE_START.search(before):
+                # a capital inside a sentence: a name or a placeholder ("in the format of City,
+                # State"), not the word
+                return match.group(0)
+            # no choice that repeats the word before it ("unique identifier" -> "unique unique
+            # key")
+            previous = _LAST_WORD.search(before)
+            repeated = previous.group(1).lower() if previous else None
+            choices = [
+                c
+                for c in group.part(split)
+                if c.lower() != phrase.lower() and c.split()[0].lower() != repeated
+            ]
             if not choices:
                 return match.group(0)
             new = rng.choice(choices)

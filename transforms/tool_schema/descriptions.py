@@ -29,7 +29,10 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "18"  # 18: a negation has no letter of any script glued to it (French noté is no not)
+    version = "19"  # 19: a rewording repeats no word before it and leaves a capital inside a
+    # sentence (a placeholder); convert is no translate, amount no number, position no site, largest
+    # no highest, used to no meant to
+    # 18: a negation has no letter of any script glued to it (French noté is no not)
     # 17: a verb after a determiner and one word is the noun it is spelled like (a
     # mailed check)
     # 16: words written with a hyphen (check-in, follow-up) are words in prose, and

@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "28"  # 28: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "29"  # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    # keeps it
+    # 28: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 27: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
@@ -233,7 +235,10 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "52"  # 52: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "53"  # 53: word senses from BFCL: a present value is no gift, a stock price no cost,
+    # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
+    # its words
+    # 52: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 51: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
@@ -402,7 +407,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "81"  # 81: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "82"  # 82: word senses from BFCL: a present value is no gift, a stock price no cost,
+    # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
+    # its words
+    # 81: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 80: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
@@ -553,7 +561,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "65"  # 65: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "66"  # 66: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    # keeps it
+    # 65: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 64: a name hooks.py writes inside its strings (its feedback prints it) keeps
     # it
