@@ -1714,3 +1714,38 @@ def test_a_phrase_written_in_capitals_is_a_keyword_not_the_word():
     for seed in range(10):
         variant, _ = run(SkillContentRewrite(), episode, seed)
         assert "Write one SELECT." in variant.harness.skills[0].content
+
+
+@pytest.mark.parametrize("transform", ID_TRANSFORMS)
+def test_the_skill_loaders_own_words_move_with_the_ids(transform):
+    """A Korean shop words its loader's argument "(예: order-lookup-strategy)": the ids were
+    renamed in the loader's enum and everywhere else, and its own words kept the old one."""
+    harness = Harness.from_dict(
+        {
+            "name": "shop",
+            "skill_loader_text": {
+                "description": "스킬의 전체 지침을 불러옵니다.",
+                "argument": "불러올 스킬 id (예: order-lookup-strategy)",
+            },
+            "skills": [
+                {"id": "order-lookup-strategy", "description": "주문 조회.", "content": "x"},
+                {"id": "refund-reply", "description": "환불 답변.", "content": "y"},
+            ],
+        }
+    )
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "messages": [{"role": "user", "content": "안녕하세요"}],
+            "gold": {"no_call": True},
+        },
+        harness=harness,
+    )
+    moved = 0
+    for seed in range(8):
+        variant, _ = run(transform(), episode, seed)
+        new = variant.harness.skill_ids[0]
+        argument = variant.harness.skill_loader_text["argument"]
+        assert argument == f"불러올 스킬 id (예: {new})", argument
+        moved += new != "order-lookup-strategy"
+    assert moved

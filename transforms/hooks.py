@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "29"  # 29: a name before a hyphen and a capitalised word (a German compound's noun,
+    version = "30"  # 30: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 29: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
     # 28: a tool, skill or hook name a value writes (as code or in SQL) is data in
     # results and the user's words, not in the assistant's
@@ -451,7 +453,8 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "11"  # 11: numbers grouped the Indian way (1,00,000) are the same numbers
+    version = "12"  # 12: the skill loader's own words are read as the harness's text (its language)
+    # 11: numbers grouped the Indian way (1,00,000) are the same numbers
     # 10: digits of every script are the same numbers (an Arabic feedback's ٢٣ is
     # the 23 a call passes)
     # 9: a cut recovery loses the thinking it wrote after the feedback

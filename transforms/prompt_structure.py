@@ -228,7 +228,8 @@ class PromptLayout(Transform):
     name = "prompt_layout"
     scope = "harness"
     conversation = "kept"
-    version = "3"  # 3: a harness's own layout is kept
+    version = "4"  # 4: the skill loader's own words are read as the harness's text (its language)
+    # 3: a harness's own layout is kept
     # 2: the json layout is never drawn where two sections share a heading
     family = "prompt_structure"
 
@@ -274,7 +275,8 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "6"  # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
+    version = "7"  # 7: the skill loader's own words are read as the harness's text (its language)
+    # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
     # only where they point (ниже ends a clause, перечисленные ниже)
     # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
     # Russian, Ukrainian, Greek, Hebrew, Arabic, Hindi and Korean
@@ -387,7 +389,8 @@ class PromptWording(Transform):
     name = "prompt_wording"
     scope = "harness"
     conversation = "kept"
-    version = "5"  # 5: no heading another section has;
+    version = "6"  # 6: the skill loader's own words are read as the harness's text (its language)
+    # 5: no heading another section has;
     # 4: a harness in Han or kana alone is no English one
     # 3: a Hangul or Cyrillic harness is no English one; 2: language any draws
     # only a language the harness is written in
@@ -464,7 +467,8 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "6"  # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
+    version = "7"  # 7: the skill loader's own words are read as the harness's text (its language)
+    # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
     # only where they point (ниже ends a clause, перечисленные ниже)
     # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
     # Russian, Ukrainian, Greek, Hebrew, Arabic, Hindi and Korean

@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "47"  # 47: word senses from BFCL: a present value is no gift, a stock price no cost,
+    version = "48"  # 48: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 47: word senses from BFCL: a present value is no gift, a stock price no cost,
     # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
     # its words
     # 46: a name before a hyphen and a capitalised word (a German compound's noun,
@@ -324,7 +326,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "29"  # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    version = "30"  # 30: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
     # 28: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
@@ -405,7 +409,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "33"  # 33: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    version = "34"  # 34: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 33: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
     # 32: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
@@ -492,7 +498,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "28"  # 28: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    version = "29"  # 29: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 28: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
     # 27: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves

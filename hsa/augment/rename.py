@@ -396,6 +396,8 @@ def rename_harness(harness: Harness, mapping: Mapping, prose: _Prose | None = No
         hooks=hooks,
         prompt=harness.prompt.rewritten(prose),
         layouts=renamed_layouts(harness.layouts, prose),
+        # the loader's own words may name a skill ("(예: order-lookup-strategy)")
+        skill_loader_text={k: prose(v) for k, v in harness.skill_loader_text.items()},
     )
 
 

@@ -252,12 +252,15 @@ class Harness:
         )
 
     def prose(self):
-        """(where, text) for every free text of the harness the model reads: prompt texts, skill
-        descriptions and contents, tool and parameter descriptions, hook descriptions and
-        configuration, and the literal text of its own layouts (hsa.model.layout_text)."""
+        """(where, text) for every free text of the harness the model reads: prompt texts, the
+        skill loader's own words (``skill_loader_text``), skill descriptions and contents, tool
+        and parameter descriptions, hook descriptions and configuration, and the literal text of
+        its own layouts (hsa.model.layout_text)."""
         for name, text in self.prompt.text.items():
             yield f"prompt.text.{name}", text
         yield from self.prompt.wording()
+        for key, text in self.skill_loader_text.items():
+            yield f"skill_loader_text.{key}", text
         for skill in self.skills:
             yield f"skill {skill.id}", skill.description + "\n" + skill.content
         for tool in self.tools:

@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "23"  # 23: a negation has no letter of any script glued to it (French noté is no not)
+    version = "24"  # 24: the skill loader's own words are read as the harness's text (its language)
+    # 23: a negation has no letter of any script glued to it (French noté is no not)
     # 22: positions read as the prompt transforms read them; Hinglish sequence cues
     # (pehle, uske baad, aakhir mein)
     # 21: positions in more languages; a body written mostly in another script than

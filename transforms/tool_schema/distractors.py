@@ -107,7 +107,8 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "12"  # 12: a keyword starts a word (qr is no word of a record id)
+    version = "13"  # 13: the skill loader's own words are read as the harness's text (its language)
+    # 12: a keyword starts a word (qr is no word of a record id)
     # 11: a record of data is no voice recording (the memo tool's keywords)
     # 10: none beside a harness written in Japanese, whose requests no keyword reads
     # 9: a request in another language is read for its own words, not English keywords

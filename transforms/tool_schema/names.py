@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "29"  # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    version = "30"  # 30: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
     # 28: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
@@ -235,7 +237,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "53"  # 53: word senses from BFCL: a present value is no gift, a stock price no cost,
+    version = "54"  # 54: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 53: word senses from BFCL: a present value is no gift, a stock price no cost,
     # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
     # its words
     # 52: a name before a hyphen and a capitalised word (a German compound's noun,
@@ -407,7 +411,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "82"  # 82: word senses from BFCL: a present value is no gift, a stock price no cost,
+    version = "83"  # 83: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 82: word senses from BFCL: a present value is no gift, a stock price no cost,
     # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
     # its words
     # 81: a name before a hyphen and a capitalised word (a German compound's noun,
@@ -561,7 +567,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "66"  # 66: a name a hook's string writes glued to a Hangul particle (phone_last4는)
+    version = "67"  # 67: the skill loader's own words are renamed with the ids and read as the
+    # harness's text
+    # 66: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
     # 65: a name before a hyphen and a capitalised word (a German compound's noun,
     # entity_id-Angabe) moves
