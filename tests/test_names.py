@@ -16,6 +16,7 @@ from hsa.augment.rename import rename_episode
 from hsa.augment.variant import Variant
 from hsa.dataset.pipeline import augment_episode
 from hsa.model.episode import Episode
+from hsa.text.mentions import parameter_mentions
 from hsa.text.names import (
     CONVENTIONS,
     UNCOUNTABLE,
@@ -764,3 +765,13 @@ def test_mixing_conventions_is_an_option():
         seen |= {convention_of([n]) for n in out.episode.harness.tool_names}
         assert "naming" not in out.episode.harness.prompt.options
     assert len(seen) > 1
+
+
+def test_a_plain_word_glossing_a_cjk_word_in_brackets_is_the_parameter():
+    """A Korean shop's skill glosses its words with the parameters, "송장번호(invoice_no)와
+    택배사(carrier)가": the identifier moved, the plain word did not, in prose that writes
+    English words of its own (code-mixed, where a Latin word beside Hangul is the prose's). In
+    ASCII brackets glued to the script, a word is a gloss: the parameter."""
+    rewrite = parameter_mentions({"carrier": "courier"}, beside_other_scripts=False)
+    assert rewrite("택배사(carrier)가 필요합니다.") == "택배사(courier)가 필요합니다."
+    assert rewrite("The carrier (UPS) is fine.") == "The carrier (UPS) is fine."

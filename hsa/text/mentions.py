@@ -380,10 +380,14 @@ def parameter_mentions(
     # it names the parameter, as code would. So does one beside a word of a script written with
     # spaces (Cyrillic, Arabic, Greek, Hebrew, Hangul...): "передавайте числом в amount",
     # "مرّر رمز المطار في origin", "بـseat".
+    # In ASCII brackets glued to that script too, as a gloss of its word: "택배사(carrier)가",
+    # "种类(query)を".
     glued = (
         re.compile(
             rf"(?<={_CJK_NEIGHBOUR})({alternatives}){_WORD_ENDS}"
             rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_NEIGHBOUR})"
+            rf"|(?<={_CJK_NEIGHBOUR}\()({alternatives})(?=\))"
+            rf"|(?<=\()({alternatives})(?=\){_CJK_NEIGHBOUR})"
         )
         if words
         else None
@@ -469,7 +473,7 @@ def parameter_mentions(
             addresses = _addresses(text)
             text = code_call_or_assignment.sub(lambda span: keywords(span, addresses), text)
         if glued is not None and _CJK_OR_HANGUL_TEXT.search(text):
-            text = glued.sub(lambda m: words[m.group(1) or m.group(2)], text)
+            text = glued.sub(lambda m: words[next(g for g in m.groups() if g)], text)
         if beside is not None and _SPACED_SCRIPT_TEXT.search(text):
             text = sub_outside_urls(beside, lambda m: words[m.group(1) or m.group(2)], text)
         return text

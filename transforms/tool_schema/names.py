@@ -411,7 +411,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "83"  # 83: the skill loader's own words are renamed with the ids and read as the
+    version = "84"  # 84: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
+    # 택배사(carrier)가) is the parameter
+    # 83: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 82: word senses from BFCL: a present value is no gift, a stock price no cost,
     # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
@@ -567,7 +569,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "67"  # 67: the skill loader's own words are renamed with the ids and read as the
+    version = "68"  # 68: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
+    # 택배사(carrier)가) is the parameter
+    # 67: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 66: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
