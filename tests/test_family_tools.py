@@ -831,6 +831,8 @@ def test_code_mixed_prose_keeps_its_latin_words(name):
         ("Ищет ответы (в «query» — слова клиента).", "«{}»"),
         ("يبحث في الأسئلة. ضع كلام العميل في query دون تغيير.", "في {} دون"),
         ("يبحث في الأسئلة. املأ الـquery بكلام العميل.", "الـ{} بكلام"),
+        # wrapped in right-to-left marks, as an editor writes a Latin word in Arabic text
+        ("يبحث في الأسئلة. املأ الحقل \u200fquery\u200f بكلام العميل.", "\u200f{}\u200f"),
         ("Αναζήτηση. Βάλτε στο query τα λόγια του πελάτη.", "στο {} τα"),
     ],
 )
@@ -3127,7 +3129,14 @@ PAYOUT_HOOK_OWN_WORD = PAYOUT_HOOK.replace(
     'f"{field} {amount} is over the limit', 'f"The amount {amount} is over the limit'
 )
 
+# A hook that writes the configured name twice (an audit's Arabic telecom hook: "... صحّح
+# {param} ..."): both are the config's, and the variant's hook writes the new name twice.
+PAYOUT_HOOK_TWICE = PAYOUT_HOOK.replace(
+    "is over the limit of {config['limit']}.", "is over the limit; lower {field}."
+)
+
 PAYOUT_FEEDBACK = {
+    PAYOUT_HOOK_TWICE: "amount 26000 is over the limit; lower amount.",
     PAYOUT_HOOK: "amount 26000 is over the limit of 20000.",
     PAYOUT_HOOK_REPEATING: "amount 26000 is over the limit; lower the amount.",
     PAYOUT_HOOK_OWN_WORD: "The amount 26000 is over the limit of 20000.",
@@ -3570,6 +3579,8 @@ then `get_user_profile` with `user_id` for the first one. For yesterday, filter 
 
 run_sql(query="SELECT order_id FROM sales.orders WHERE user_id = 1042", limit=20)
 
+A call then looks like `run_sql(query="SELECT ...", limit=1)`.
+
 If the hook answers "get_user_profile: user_id must be BETWEEN 1 AND 99999", check it.
 
 ```
@@ -3628,11 +3639,14 @@ def test_sql_in_a_skill_keeps_its_columns(name):
             ("compare_periods", "date", "pass `{}` to"),
             ("run_sql", "query", "run_sql({}="),
             ("run_sql", "limit", ", {}=20)"),
+            # a code span of a call whose query is elided ("SELECT ...") is the call's code
+            ("run_sql", "limit", '`run_sql({q}="SELECT ...", {}=1)`'),
             # a quoted message that shouts a word SQL has too is no SQL
             ("get_user_profile", "user_id", '"get_user_profile: {} must be BETWEEN 1 AND 99999"'),
         ):
             new = variant.mapping.parameter(tool, param)
-            assert written.format(new) in body, (new, body)
+            query = variant.mapping.parameter("run_sql", "query")
+            assert written.format(new, q=query) in body, (new, body)
             if new != param:
                 moved.add(param)
     assert moved == {"user_id", "date", "query", "limit"}
@@ -4093,3 +4107,62 @@ def test_a_name_a_hook_prints_glued_to_a_korean_particle_keeps_it():
     for seed in range(6):
         variant = variant_of("parameter_name_mask", greeting(harness), seed=seed, fraction=1.0)
         assert variant.mapping.parameter("get_order", "phone_last4") == "phone_last4"
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_an_english_text_quoting_arabic_makes_no_prose_code_mixed(name):
+    """A Gulf operator's harness wrote "ضع رقم الهاتف في msisdn" in Arabic and had one English
+    skill quoting an Arabic sentence to say to customers: its English words counted as Latin
+    words of Arabic prose, the harness read as code-mixed, and `msisdn` kept its old name
+    beside Arabic in 78 of 128 rows. A text written mostly in Latin words is no code-mixed one."""
+    harness = Harness.from_dict(
+        {
+            "name": "telecom",
+            "skills": [
+                {
+                    "id": "porting-reply",
+                    "description": "How to answer a porting question.",
+                    "content": "Porting takes three days. Tell the customer: "
+                    '"سيتم نقل رقمك خلال ثلاثة أيام" and never promise an exact date.',
+                }
+            ],
+            "tools": [
+                tool_of(
+                    "check_balance",
+                    "يعرض الرصيد. ضع رقم الهاتف في msisdn دون مسافات.",
+                    strings("msisdn"),
+                )
+            ],
+        }
+    )
+    moved = 0
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("check_balance", "msisdn")
+        text = variant.episode.harness.tools[0].description
+        assert f"في {new} دون" in text, text
+        moved += new != "msisdn"
+    assert moved
+
+
+def test_a_name_in_a_hooks_docstring_is_no_feedback():
+    """hooks.py's docstring said "Payslips (create_payslip) are checked": a docstring is never
+    printed, yet the name was frozen as if the hook's feedback wrote it."""
+    harness = Harness.from_dict(
+        {
+            "name": "hr",
+            "hooks": [{"name": "payslip", "event": "tool_call", "function": "check_payslip"}],
+            "hooks_source": (
+                '"""Payslips (create_payslip) are checked here."""\n\n\n'
+                "def check_payslip(payload, config):\n"
+                '    """Every create_payslip call passes."""\n'
+                "    return {'ok': True}\n"
+            ),
+            "tools": [tool_of("create_payslip", "Makes a payslip.", strings("employee_id"))],
+        }
+    )
+    assert any(
+        variant_of("tool_name_mask", greeting(harness), seed=seed).mapping.tool("create_payslip")
+        != "create_payslip"
+        for seed in range(4)
+    )

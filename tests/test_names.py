@@ -354,6 +354,11 @@ NEIGHBOURS_NOT_SYNONYMS = [
         {"inhabitants", "residents"},
     ),
     ("caffeine_content", {"amount", "caffeine", "mg"}, {"text", "wording"}),
+    # a telecom desk (an audit): an outage is reported, not written up; a roaming switch is set,
+    # not calibrated; a data bundle is no assortment
+    ("report_outage", {"report", "outage", "area", "network"}, {"writeup", "brief", "dossier"}),
+    ("set_roaming", {"set", "roaming", "enable", "line"}, {"calibrate"}),
+    ("bundle_code", {"bundle", "data", "minutes", "activate"}, {"kit", "assortment"}),
 ]
 
 

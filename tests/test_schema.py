@@ -396,3 +396,12 @@ def test_a_unicode_property_escape_is_refused_saying_why():
         HarnessError, match=r"properties\.nom\.pattern: .*\\p\{L\}.*write the characters"
     ):
         Tool.from_dict({"name": "f", "parameters": schema})
+
+
+@pytest.mark.parametrize("pattern", [r"^E\d{6}\Z", r"(?i)^e\d{6}$", r"^(?P<p>E)\d{6}$"])
+def test_python_only_regex_syntax_is_refused(pattern):
+    """`\\Z`, an inline flag and a Python named group are Python's, not ECMA-262's: read by
+    Python, the schema validated calls that any other JSON Schema validator refuses."""
+    schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": pattern}}}
+    with pytest.raises(HarnessError, match="Python's regex syntax, not ECMA-262's"):
+        Tool.from_dict({"name": "f", "parameters": schema})

@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "48"  # 48: the skill loader's own words are renamed with the ids and read as the
+    version = "49"  # 49: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    # set, bundle and report take their other senses only beside their words
+    # 48: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 47: word senses from BFCL: a present value is no gift, a stock price no cost,
     # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
@@ -326,7 +328,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "30"  # 30: the skill loader's own words are renamed with the ids and read as the
+    version = "31"  # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    # set, bundle and report take their other senses only beside their words
+    # 30: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
@@ -409,7 +413,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "34"  # 34: the skill loader's own words are renamed with the ids and read as the
+    version = "35"  # 35: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    # set, bundle and report take their other senses only beside their words
+    # 34: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 33: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
@@ -498,7 +504,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "29"  # 29: the skill loader's own words are renamed with the ids and read as the
+    version = "30"  # 30: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    # set, bundle and report take their other senses only beside their words
+    # 29: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 28: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it

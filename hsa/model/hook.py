@@ -216,10 +216,19 @@ def written_in_strings(source: str | None, names) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def _words_in_strings(source: str, names: tuple[str, ...]) -> frozenset[str]:
+    tree = _parsed(source, "hooks.py")
+    # a docstring (a string standing as a statement) is never printed: no feedback holds it
+    standing = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
     texts = [
         node.value
-        for node in ast.walk(_parsed(source, "hooks.py"))
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in standing
     ]
     return frozenset(
         name

@@ -178,17 +178,33 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
 _PROPERTY_ESCAPE = re.compile(r"\\[pP]\{[^}]*\}")
 
 
+# Syntax of Python's re that ECMA-262 has not (an inline flag, a Python named group or
+# reference, \A and \Z): read by Python, such a pattern validates calls that a JSON Schema
+# validator of any other language refuses, or is itself refused there.
+_PYTHON_ONLY = re.compile(r"\(\?[aiLmsux-]+[):]|\(\?P[<=>]|(?<!\\)\\[AZ]")
+
+
 def _property_escape(node: Any) -> str | None:
-    """Why ``node``'s ``pattern`` cannot be read, when it writes a Unicode property escape."""
+    """Why ``node``'s ``pattern`` cannot be read as JSON Schema's ECMA-262 pattern: a Unicode
+    property escape (which hsa cannot read), or syntax of Python's alone."""
     pattern = node.get("pattern") if isinstance(node, dict) else None
-    found = _PROPERTY_ESCAPE.search(pattern) if isinstance(pattern, str) else None
-    if found is None:
+    if not isinstance(pattern, str):
         return None
-    return (
-        f"pattern {pattern!r} writes {found.group(0)}, a Unicode property escape, which hsa "
-        "cannot read (it reads patterns with Python's re): write the characters it means as "
-        "a class instead (a letter of French names: [A-Za-zÀ-ÖØ-öø-ÿ])"
-    )
+    found = _PROPERTY_ESCAPE.search(pattern)
+    if found is not None:
+        return (
+            f"pattern {pattern!r} writes {found.group(0)}, a Unicode property escape, which hsa "
+            "cannot read (it reads patterns with Python's re): write the characters it means "
+            "as a class instead (a letter of French names: [A-Za-zÀ-ÖØ-öø-ÿ])"
+        )
+    found = _PYTHON_ONLY.search(pattern)
+    if found is not None:
+        return (
+            f"pattern {pattern!r} writes {found.group(0)}, which is Python's regex syntax, not "
+            "ECMA-262's (JSON Schema's): an inline flag, (?P<name>...) or \\A and \\Z; write "
+            "it as ECMA-262 does ((?<name>...), ^ and $, a class for case)"
+        )
+    return None
 
 
 # JSON Schema's types, by the values of each (a bool is no integer, an integer is a number).

@@ -510,12 +510,13 @@ _CJK_OR_HANGUL_TEXT = re.compile(_CJK_OR_HANGUL)
 _CJK_NEIGHBOUR = f"[{KANA_OR_HAN}\uac00-\ud7af\u3000-\u303f\uff00-\uffef]"
 # A letter of an alphabet written with spaces between words, other than Latin: Greek, Cyrillic,
 # Armenian, Hebrew, Arabic (with its tatweel, "الـamount"), the Indic scripts, Thai, Georgian,
-# Hangul. A Latin word beside one, maybe across a space, a quotation mark or a bracket, is
-# foreign to that prose.
+# Hangul; and the marks that set a Latin word's direction inside right-to-left text (U+200E,
+# U+200F, U+061C, around "month" in an Arabic sentence). A Latin word beside one, maybe across
+# a space, a quotation mark or a bracket, is foreign to that prose.
 _SPACED_SCRIPT = (
     "[\u0370-\u03ff\u0400-\u052f\u0531-\u058f\u0590-\u05ff\u0600-\u06ff\u0750-\u077f"
     "\u08a0-\u08ff\u0900-\u0dff\u0e00-\u0e7f\u10a0-\u10ff\uac00-\ud7af\ufb1d-\ufdff"
-    "\ufe70-\ufeff]"
+    "\ufe70-\ufeff\u200e\u200f\u061c]"
 )
 _SPACED_SCRIPT_TEXT = re.compile(_SPACED_SCRIPT)
 # A Latin word alone among the words of such a script: one of its sides is a letter of the
@@ -614,16 +615,21 @@ def _sql_spans(text: str) -> list[tuple[int, int]]:
     content (a statement or a clause it opens with), and a code span (one or two backticks)
     that is SQL once its strings are held apart, whole."""
     strings: list[tuple[int, int]] = []
+    quoted: list[tuple[int, int]] = []  # every string's content, SQL or not
     for m in _QUOTED.finditer(text):
         group = m.lastgroup
-        if group is not None and sql.quoted_sql(m.group(group)):
+        if group is None:
+            continue
+        quoted.append(m.span(group))
+        if sql.quoted_sql(m.group(group)):
             strings.append(m.span(group))
     spans: list[tuple[int, int]] = []
     for m in CODE_SPAN.finditer(text):
         if len(m.group(1)) > 2:
             continue  # a fence, read block by block (_outside_code_of_others)
         start, end = m.span(2)
-        inner = [(a, b) for a, b in strings if start <= a and b <= end]
+        # every string held apart: a call's query="SELECT ..." is no SQL of the call's own
+        inner = [(a, b) for a, b in quoted if start <= a and b <= end]
         code = text[start:end]
         for a, b in reversed(inner):  # the strings held apart: a call's query is not the call
             code = code[: a - start] + code[b - start :]

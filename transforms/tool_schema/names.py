@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "30"  # 30: the skill loader's own words are renamed with the ids and read as the
+    version = "31"  # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    # set, bundle and report take their other senses only beside their words
+    # 30: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 29: a name a hook's string writes glued to a Hangul particle (phone_last4는)
     # keeps it
@@ -237,7 +239,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "54"  # 54: the skill loader's own words are renamed with the ids and read as the
+    version = "55"  # 55: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    # set, bundle and report take their other senses only beside their words
+    # 54: the skill loader's own words are renamed with the ids and read as the
     # harness's text
     # 53: word senses from BFCL: a present value is no gift, a stock price no cost,
     # a bond's coupon no voucher, a video game no match, and more words take their sense only beside
@@ -411,7 +415,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "84"  # 84: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
+    version = "85"  # 85: code-mixed prose is read from texts written mostly in the other script; a
+    # hook's formatted name moves wherever it stands; right-to-left marks beside a name; a call's
+    # elided query is no SQL span; a docstring freezes no name; set, bundle and report senses
+    # 84: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
     # 택배사(carrier)가) is the parameter
     # 83: the skill loader's own words are renamed with the ids and read as the
     # harness's text
@@ -569,7 +576,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "68"  # 68: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
+    version = "69"  # 69: code-mixed prose is read from texts written mostly in the other script; a
+    # hook's formatted name moves wherever it stands; right-to-left marks beside a name; a call's
+    # elided query is no SQL span; a docstring freezes no name; set, bundle and report senses
+    # 68: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
     # 택배사(carrier)가) is the parameter
     # 67: the skill loader's own words are renamed with the ids and read as the
     # harness's text

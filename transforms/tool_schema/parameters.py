@@ -566,8 +566,9 @@ def _feedback_rewritten(
     stays. Only the first: a hook writes the name it reads from its config once, where it
     names what it checks ("referencia «4821» no es una referencia válida. Pídele la
     referencia..."), and the same word later in its own sentence is its own word. Where one of
-    hooks.py's strings (``source``) writes the feedback, only what it formatted in moves: its
-    own words ("El importe {value} supera el máximo") are what the variant's hook prints too."""
+    hooks.py's strings (``source``) writes the feedback, what it formatted in moves, wherever it
+    stands (``f"... {param} ... صحّح {param}"``), and its own words ("El importe {value}
+    supera el máximo") stay: the variant's hook prints them too."""
     text = rewrite(text)
     format_id = hook_format(hook.config)
     try:
@@ -579,20 +580,16 @@ def _feedback_rewritten(
     if values is None:
         core = replace_mentions(core, words, first_only=True)
     else:
-        core = _first_in_values(core, values, words)
+        core = _in_values(core, values, words)
     return format_feedback(hook.name, core, *split_format(format_id))
 
 
-def _first_in_values(text: str, values: list[tuple[int, int]], words: dict[str, str]) -> str:
-    """``text`` with the first of ``words`` that stands in one of the ``values`` spans moved,
-    and the rest as it is."""
-    out, last, moved = [], 0, False
+def _in_values(text: str, values: list[tuple[int, int]], words: dict[str, str]) -> str:
+    """``text`` with ``words`` moved in each of the ``values`` spans (what a hook formatted in:
+    its config's name, as often as it writes it), and its own words around them as they are."""
+    out, last = [], 0
     for start, end in values:
-        piece = text[start:end]
-        if not moved:
-            new = replace_mentions(piece, words, first_only=True)
-            moved, piece = new != piece, new
-        out += [text[last:start], piece]
+        out += [text[last:start], replace_mentions(text[start:end], words)]
         last = end
     out.append(text[last:])
     return "".join(out)
