@@ -1700,68 +1700,55 @@ def test_distractors_are_drawn_from_the_harness_and_a_request_for_one_is_refused
         )
 
 
+def _only_distractor(keyword: str) -> dict:
+    """Params that add the one pool tool with ``keyword`` among its keywords."""
+    entry = next(
+        e for part in ts.DISTRACTOR_TOOLS.values() for e in part if keyword in e["keywords"]
+    )
+    return {"tools": [{**entry, "at": 0}]}
+
+
+def _asking(base: Episode, text: str) -> Episode:
+    """``base`` with its first user message ``text``."""
+    return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
+
+
 def test_an_english_keyword_is_no_word_of_a_request_in_another_language(example):
     """A German customer wrote "Die Pizza kam kalt an": the article "die" matched the dice
     roller's English keyword, and the variant was rejected as if the customer asked to roll a
     die. A request in another language is read for its own words, not English ones."""
-    base = example[0]
-    dice = next(
-        entry
-        for part in ts.DISTRACTOR_TOOLS.values()
-        for entry in part
-        if "die" in entry["keywords"]
-    )
-    params = {"tools": [{**dice, "at": 0}]}
+    base, params = example[0], _only_distractor("die")
     transform = registered()["distractor_tools"]()
-
-    def asking(text: str):
-        return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
-
-    german = asking("Die Pizza kam kalt an, und die Getränke fehlten. Ich will mein Geld zurück.")
+    german = _asking(
+        base, "Die Pizza kam kalt an, und die Getränke fehlten. Ich will mein Geld zurück."
+    )
     assert transform.apply(german, params).messages == german.messages
     with pytest.raises(HsaError, match="is about what the request asks"):
-        transform.apply(asking("Please roll a die for the giveaway winner."), params)
+        transform.apply(_asking(base, "Please roll a die for the giveaway winner."), params)
 
 
 def test_a_keyword_starts_a_word(example):
     """A CRM user's request held the record id `0015g00000QrS34AAC`, and the QR-code
     distractor's keyword "qr" matched inside it: the row was rejected as asking for a QR code."""
-    base = example[0]
-    qr = next(e for part in ts.DISTRACTOR_TOOLS.values() for e in part if "qr" in e["keywords"])
-    params = {"tools": [{**qr, "at": 0}]}
+    base, params = example[0], _only_distractor("qr")
     transform = registered()["distractor_tools"]()
-
-    def asking(text: str):
-        return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
-
-    held = asking("Add account 0015g00000QrS34AAC to the early access list.")
+    held = _asking(base, "Add account 0015g00000QrS34AAC to the early access list.")
     assert transform.apply(held, params).messages == held.messages
     with pytest.raises(HsaError, match="is about what the request asks"):
-        transform.apply(asking("Make a QR code for the menu."), params)
+        transform.apply(_asking(base, "Make a QR code for the menu."), params)
 
 
 def test_records_of_a_database_are_no_voice_recording(example):
     """A data agent's user asked "Can you also update records?": the voice-memo distractor's
     keyword `record` matched, and the row was rejected as asking to record a memo. A recording
     is asked for as one; a record of data is not."""
-    base = example[0]
-    memo = next(
-        entry
-        for part in ts.DISTRACTOR_TOOLS.values()
-        for entry in part
-        if "录音" in entry["keywords"]
-    )
-    params = {"tools": [{**memo, "at": 0}]}
+    base, params = example[0], _only_distractor("录音")
     transform = registered()["distractor_tools"]()
-
-    def asking(text: str):
-        return replace(base, messages=({"role": "user", "content": text},) + base.messages[1:])
-
     for text in ("Can you also update records?", "Show the record of my last order."):
-        assert transform.apply(asking(text), params).messages == asking(text).messages
+        assert transform.apply(_asking(base, text), params).messages == _asking(base, text).messages
     for text in ("Please record a voice memo for me.", "Start a recording of this call."):
         with pytest.raises(HsaError, match="is about what the request asks"):
-            transform.apply(asking(text), params)
+            transform.apply(_asking(base, text), params)
 
 
 @given(row=rich_episode_dicts(), seed=st.integers(0, 2**32), split=st.sampled_from(ts.SPLITS))
@@ -3595,6 +3582,18 @@ rows = run_sql(query='''
 """
 
 
+def harness_of(name: str, *tools: dict) -> Harness:
+    """A harness of ``tools`` alone."""
+    return Harness.from_dict({"name": name, "tools": list(tools)})
+
+
+def conversation(harness: Harness, messages: list[dict], gold: dict, episode_id: str) -> Episode:
+    """The episode ``episode_id`` of ``messages`` under ``harness`` (inline), judged by ``gold``."""
+    return Episode.from_dict(
+        {"id": episode_id, "harness": harness.to_dict(), "messages": messages, "gold": gold}
+    )
+
+
 def analyst_harness() -> Harness:
     return Harness.from_dict(
         {
@@ -3656,44 +3655,40 @@ def sql_episode(harness: Harness) -> Episode:
     """A user asks for the top customer: a query selects the column ``user_id``, the result lists
     it, a reply names it, then the profile of that customer is fetched by ``user_id``."""
     query = "SELECT user_id, SUM(amount) AS revenue FROM sales.orders GROUP BY user_id LIMIT 1"
-    return Episode.from_dict(
-        {
-            "id": "sql",
-            "harness": harness.to_dict(),
-            "messages": [
-                {"role": "user", "content": "Who is our top customer, and on what plan?"},
-                assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
-                {
-                    "role": "tool",
-                    "tool_call_id": "c1",
-                    "content": '{"columns": ["user_id", "revenue"], "rows": [[1042, 48210.0]]}',
-                },
-                assistant(
-                    call("get_user_profile", {"user_id": "1042"}, "c2"),
-                    content="The top user_id is 1042; fetching the profile.",
-                ),
-                {
-                    "role": "tool",
-                    "tool_call_id": "c2",
-                    "content": '{"user_id": "1042", "plan": "enterprise"}',
-                },
-                {"role": "assistant", "content": "Customer 1042 (user_id) is on enterprise."},
-            ],
-            "gold": {
-                "turns": [
-                    {
-                        "at": 1,
-                        "calls": [
-                            {"name": "run_sql", "arguments": {"query": [query], "limit": [1]}}
-                        ],
-                    },
-                    {
-                        "at": 3,
-                        "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
-                    },
-                ]
+    return conversation(
+        harness,
+        [
+            {"role": "user", "content": "Who is our top customer, and on what plan?"},
+            assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": '{"columns": ["user_id", "revenue"], "rows": [[1042, 48210.0]]}',
             },
-        }
+            assistant(
+                call("get_user_profile", {"user_id": "1042"}, "c2"),
+                content="The top user_id is 1042; fetching the profile.",
+            ),
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "content": '{"user_id": "1042", "plan": "enterprise"}',
+            },
+            {"role": "assistant", "content": "Customer 1042 (user_id) is on enterprise."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 1,
+                    "calls": [{"name": "run_sql", "arguments": {"query": [query], "limit": [1]}}],
+                },
+                {
+                    "at": 3,
+                    "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
+                },
+            ]
+        },
+        episode_id="sql",
     )
 
 
@@ -3738,37 +3733,35 @@ def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column
         }
     )
     query = "SELECT user_id FROM sales.orders LIMIT 1"
-    episode = Episode.from_dict(
-        {
-            "id": "sql-hook",
-            "harness": harness.to_dict(),
-            "messages": [
-                {"role": "user", "content": "Profile of our top customer?"},
-                assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
-                {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
-                assistant(call("get_user_profile", {}, "c2")),
-                {
-                    "role": "tool",
-                    "tool_call_id": "c2",
-                    "name": "hook.arguments_check",
-                    "content": "get_user_profile: missing required argument user_id.",
-                },
-                assistant(
-                    call("get_user_profile", {"user_id": "1042"}, "c3"),
-                    content='Calling get_user_profile with user_id="1042".',
-                ),
-                {"role": "tool", "tool_call_id": "c3", "content": '{"plan": "enterprise"}'},
-                {"role": "assistant", "content": "Customer 1042 is on enterprise."},
-            ],
-            "gold": {
-                "turns": [
-                    {
-                        "at": 5,
-                        "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
-                    }
-                ]
+    episode = conversation(
+        harness,
+        [
+            {"role": "user", "content": "Profile of our top customer?"},
+            assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
+            {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
+            assistant(call("get_user_profile", {}, "c2")),
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "name": "hook.arguments_check",
+                "content": "get_user_profile: missing required argument user_id.",
             },
-        }
+            assistant(
+                call("get_user_profile", {"user_id": "1042"}, "c3"),
+                content='Calling get_user_profile with user_id="1042".',
+            ),
+            {"role": "tool", "tool_call_id": "c3", "content": '{"plan": "enterprise"}'},
+            {"role": "assistant", "content": "Customer 1042 is on enterprise."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 5,
+                    "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
+                }
+            ]
+        },
+        episode_id="sql-hook",
     )
     moved = 0
     for seed in range(8):
@@ -3790,46 +3783,38 @@ def test_a_tool_named_like_the_projects_function_stays_in_its_code():
     renamed with the tool, the user, the file and the search result spoke of `view_document`
     while the gold still searched for `read_file`. A name the calls' values write as code is
     the conversation's data; the tool's own calls still move."""
-    harness = Harness.from_dict(
-        {
-            "name": "coder",
-            "tools": [
-                tool_of("read_file", "Reads a file of the repository.", strings("path")),
-                tool_of("search_code", "Searches the code.", strings("pattern")),
-            ],
-        }
+    harness = harness_of(
+        "coder",
+        tool_of("read_file", "Reads a file of the repository.", strings("path")),
+        tool_of("search_code", "Searches the code.", strings("pattern")),
     )
-    episode = Episode.from_dict(
-        {
-            "id": "callers",
-            "harness": harness.to_dict(),
-            "messages": [
-                {"role": "user", "content": "Find every caller of our read_file helper."},
-                assistant(call("search_code", {"pattern": "read_file\\("}, "c1")),
-                {
-                    "role": "tool",
-                    "tool_call_id": "c1",
-                    "content": "src/io.py:3: def read_file(path):\nsrc/app.py:9: read_file(p)",
-                },
-                assistant(call("read_file", {"path": "src/app.py"}, "c2")),
-                {"role": "tool", "tool_call_id": "c2", "content": "data = read_file(p)"},
-                {"role": "assistant", "content": "read_file is called once, in src/app.py."},
-            ],
-            "gold": {
-                "turns": [
-                    {
-                        "at": 1,
-                        "calls": [
-                            {"name": "search_code", "arguments": {"pattern": ["read_file\\("]}}
-                        ],
-                    },
-                    {
-                        "at": 3,
-                        "calls": [{"name": "read_file", "arguments": {"path": ["src/app.py"]}}],
-                    },
-                ]
+    episode = conversation(
+        harness,
+        [
+            {"role": "user", "content": "Find every caller of our read_file helper."},
+            assistant(call("search_code", {"pattern": "read_file\\("}, "c1")),
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": "src/io.py:3: def read_file(path):\nsrc/app.py:9: read_file(p)",
             },
-        }
+            assistant(call("read_file", {"path": "src/app.py"}, "c2")),
+            {"role": "tool", "tool_call_id": "c2", "content": "data = read_file(p)"},
+            {"role": "assistant", "content": "read_file is called once, in src/app.py."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 1,
+                    "calls": [{"name": "search_code", "arguments": {"pattern": ["read_file\\("]}}],
+                },
+                {
+                    "at": 3,
+                    "calls": [{"name": "read_file", "arguments": {"path": ["src/app.py"]}}],
+                },
+            ]
+        },
+        episode_id="callers",
     )
     variant = variant_of("tool_name_mask", episode, seed=1)
     new = variant.mapping.tool("read_file")
@@ -3872,48 +3857,42 @@ def test_a_key_the_backend_writes_elsewhere_is_no_echo(name):
     key and value as the call's `id`, so it was renamed as an echo of the argument
     (`"param_kvpd": "pat-2210"`), while the search's Bundle in the same conversation writes `id`
     in every resource: the standard's field, which stays."""
-    harness = Harness.from_dict(
-        {
-            "name": "fhir",
-            "tools": [
-                tool_of("rechercher_patient", "Cherche.", strings("nom")),
-                tool_of("lire_ressource", "Lit une ressource.", strings("type_ressource", "id")),
-            ],
-        }
+    harness = harness_of(
+        "fhir",
+        tool_of("rechercher_patient", "Cherche.", strings("nom")),
+        tool_of("lire_ressource", "Lit une ressource.", strings("type_ressource", "id")),
     )
     bundle = {
         "resourceType": "Bundle",
         "entry": [{"resource": {"resourceType": "Patient", "id": "pat-2210"}}],
     }
     patient = {"resourceType": "Patient", "id": "pat-2210", "birthDate": "1980-02-01"}
-    episode = Episode.from_dict(
+    episode = conversation(
+        harness,
+        [
+            {"role": "user", "content": "Date de naissance de M. Martin ?"},
+            assistant(call("rechercher_patient", {"nom": "Martin"}, "c1")),
+            {"role": "tool", "tool_call_id": "c1", "content": json.dumps(bundle)},
+            assistant(
+                call("lire_ressource", {"type_ressource": "Patient", "id": "pat-2210"}, "c2")
+            ),
+            {"role": "tool", "tool_call_id": "c2", "content": json.dumps(patient)},
+            {"role": "assistant", "content": "Né le 1980-02-01."},
+        ],
         {
-            "id": "fhir",
-            "harness": harness.to_dict(),
-            "messages": [
-                {"role": "user", "content": "Date de naissance de M. Martin ?"},
-                assistant(call("rechercher_patient", {"nom": "Martin"}, "c1")),
-                {"role": "tool", "tool_call_id": "c1", "content": json.dumps(bundle)},
-                assistant(
-                    call("lire_ressource", {"type_ressource": "Patient", "id": "pat-2210"}, "c2")
-                ),
-                {"role": "tool", "tool_call_id": "c2", "content": json.dumps(patient)},
-                {"role": "assistant", "content": "Né le 1980-02-01."},
-            ],
-            "gold": {
-                "turns": [
-                    {
-                        "at": 3,
-                        "calls": [
-                            {
-                                "name": "lire_ressource",
-                                "arguments": {"type_ressource": ["Patient"], "id": ["pat-2210"]},
-                            }
-                        ],
-                    }
-                ]
-            },
-        }
+            "turns": [
+                {
+                    "at": 3,
+                    "calls": [
+                        {
+                            "name": "lire_ressource",
+                            "arguments": {"type_ressource": ["Patient"], "id": ["pat-2210"]},
+                        }
+                    ],
+                }
+            ]
+        },
+        episode_id="fhir",
     )
     moved = 0
     for seed in range(8):
@@ -3932,41 +3911,35 @@ def test_names_the_calls_pass_are_read_as_their_values_write_them(name):
     reply's `` `origem` `` kept a name the variant no longer has; a SQL comparison in a reply
     (`voo_id = 'VOO-4471'`) read as the parameter written as a keyword. A plain word counts only
     in SQL; only `name=` glued is a keyword."""
-    harness = Harness.from_dict(
-        {
-            "name": "viagens",
-            "tools": [
-                tool_of("buscar_voos", "Busca voos.", strings("origem", "destino")),
-                tool_of("enviar_email", "Envia.", strings("corpo")),
-                tool_of("executar_consulta", "Consulta.", strings("sql")),
-                tool_of("reservar", "Reserva.", strings("voo_id")),
-            ],
-        }
+    harness = harness_of(
+        "viagens",
+        tool_of("buscar_voos", "Busca voos.", strings("origem", "destino")),
+        tool_of("enviar_email", "Envia.", strings("corpo")),
+        tool_of("executar_consulta", "Consulta.", strings("sql")),
+        tool_of("reservar", "Reserva.", strings("voo_id")),
     )
     sql = "SELECT voo_id FROM voos WHERE voo_id = 'VOO-4471'"
-    episode = Episode.from_dict(
-        {
-            "id": "v",
-            "harness": harness.to_dict(),
-            "messages": [
-                {"role": "user", "content": "Mande o e-mail e veja o voo."},
-                assistant(
-                    call(
-                        "enviar_email",
-                        {"corpo": "Sua viagem: origem São Paulo, destino Lisboa."},
-                        "c1",
-                    ),
-                    call("executar_consulta", {"sql": sql}, "c2"),
+    episode = conversation(
+        harness,
+        [
+            {"role": "user", "content": "Mande o e-mail e veja o voo."},
+            assistant(
+                call(
+                    "enviar_email",
+                    {"corpo": "Sua viagem: origem São Paulo, destino Lisboa."},
+                    "c1",
                 ),
-                {"role": "tool", "tool_call_id": "c1", "content": "enviado"},
-                {"role": "tool", "tool_call_id": "c2", "content": '{"linhas": [["VOO-4471"]]}'},
-                {
-                    "role": "assistant",
-                    "content": "Use `origem` e `destino`. O filtro usou voo_id = 'VOO-4471'.",
-                },
-            ],
-            "gold": {"turns": [{"at": 4, "no_call": True}]},
-        }
+                call("executar_consulta", {"sql": sql}, "c2"),
+            ),
+            {"role": "tool", "tool_call_id": "c1", "content": "enviado"},
+            {"role": "tool", "tool_call_id": "c2", "content": '{"linhas": [["VOO-4471"]]}'},
+            {
+                "role": "assistant",
+                "content": "Use `origem` e `destino`. O filtro usou voo_id = 'VOO-4471'.",
+            },
+        ],
+        {"turns": [{"at": 4, "no_call": True}]},
+        episode_id="v",
     )
     for seed in range(6):
         variant = variant_of(name, episode, seed=seed, fraction=1.0)
@@ -3982,39 +3955,33 @@ def test_a_key_the_backend_writes_with_another_value_is_no_echo(name):
     parameter) while the booking answered `voo_id` with the flight it was moved to, VOO-4481,
     and kept it: one backend wrote the flight under two names in one turn. A key the backend
     writes with a value of its own is its field."""
-    harness = Harness.from_dict(
-        {
-            "name": "viagens",
-            "tools": [
-                tool_of("calcular_tarifa", "Tarifa.", strings("voo_id")),
-                tool_of("reservar", "Reserva.", strings("voo_id")),
-            ],
-        }
+    harness = harness_of(
+        "viagens",
+        tool_of("calcular_tarifa", "Tarifa.", strings("voo_id")),
+        tool_of("reservar", "Reserva.", strings("voo_id")),
     )
-    episode = Episode.from_dict(
-        {
-            "id": "v",
-            "harness": harness.to_dict(),
-            "messages": [
-                {"role": "user", "content": "Tarifa e reserva do VOO-4480."},
-                assistant(
-                    call("calcular_tarifa", {"voo_id": "VOO-4480"}, "c1"),
-                    call("reservar", {"voo_id": "VOO-4480"}, "c2"),
-                ),
-                {
-                    "role": "tool",
-                    "tool_call_id": "c1",
-                    "content": '{"voo_id": "VOO-4480", "preco": 900}',
-                },
-                {
-                    "role": "tool",
-                    "tool_call_id": "c2",
-                    "content": '{"voo_id": "VOO-4481", "aviso": "remarcado"}',
-                },
-                {"role": "assistant", "content": "Reservado no VOO-4481."},
-            ],
-            "gold": {"turns": [{"at": 4, "no_call": True}]},
-        }
+    episode = conversation(
+        harness,
+        [
+            {"role": "user", "content": "Tarifa e reserva do VOO-4480."},
+            assistant(
+                call("calcular_tarifa", {"voo_id": "VOO-4480"}, "c1"),
+                call("reservar", {"voo_id": "VOO-4480"}, "c2"),
+            ),
+            {
+                "role": "tool",
+                "tool_call_id": "c1",
+                "content": '{"voo_id": "VOO-4480", "preco": 900}',
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "content": '{"voo_id": "VOO-4481", "aviso": "remarcado"}',
+            },
+            {"role": "assistant", "content": "Reservado no VOO-4481."},
+        ],
+        {"turns": [{"at": 4, "no_call": True}]},
+        episode_id="v",
     )
     moved = 0
     for seed in range(6):
