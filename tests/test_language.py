@@ -12,7 +12,7 @@ from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.gold import Gold
 from hsa.model.harness import Harness
-from hsa.text.language import _function_words, reads_english
+from hsa.text.language import _function_words, mixes_latin_words, reads_english
 
 
 @pytest.mark.parametrize(
@@ -157,3 +157,24 @@ def test_a_skill_of_kanji_and_katakana_in_a_japanese_harness_keeps_its_words():
         content = variant.harness.skill("shukka").content
         for word in ("商品区分", "冷蔵商品", "注意事項"):
             assert word in content, content
+
+
+@pytest.mark.parametrize(
+    ("text", "mixed"),
+    [
+        # Hinglish, however many of its words are Latin
+        ("UPI transaction fail हो गया तो bank server timeout देखें। अगर phone खो गया है", True),
+        (
+            "Customer ka UPI payment fail हो गया, please check the transaction status और refund करें",
+            True,
+        ),
+        # an English text quoting a reply in Arabic: its English words are its own
+        (
+            'Porting takes three days. Tell the customer: "سيتم نقل رقمك خلال ثلاثة أيام" and '
+            "never promise a date. Check the donor operator first.",
+            False,
+        ),
+    ],
+)
+def test_code_mixed_prose_is_read_outside_quotes(text, mixed):
+    assert mixes_latin_words([text], set()) is mixed

@@ -127,13 +127,13 @@ def _counts(text: str) -> tuple[int, tuple[int, ...]]:
 _LATIN_WORD = re.compile(r"(?<![A-Za-z0-9_\-.])[A-Za-z]+(?:'[a-z]+)?(?![A-Za-z0-9_\-]|\.[A-Za-z])")
 
 
-# A run of letters of any script (a word, or a piece of one between marks): Latin words too.
-_LETTER_RUN = re.compile(r"[^\W\d_]+")
+# A quotation: what a text quotes in another script is the quote's, not the text's language.
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]|「[^」\n]*」')
 
 
 def mixes_latin_words(texts, names) -> bool:
     """Whether ``texts`` written in another script than Latin (Cyrillic, Arabic, Devanagari...:
-    more of their words are that script's) write ordinary words in Latin letters too, as code-mixed prose does ("UPI transaction fail
+    outside what they quote) write ordinary words in Latin letters too, as code-mixed prose does ("UPI transaction fail
     हो गया", "failure का reason bank server timeout था"): of their Latin words outside code that
     are no name of ``names`` (and no acronym: SMS, PNR), at least three and a fifth of all.
     There a Latin word beside the text's own script is a word of the prose, not a name."""
@@ -142,13 +142,11 @@ def mixes_latin_words(texts, names) -> bool:
         if not _scripts(text)[1]:  # no letter of another script: English, say, or code
             continue
         prose = CODE_SPAN.sub(" ", text) if "`" in text else text
-        latin_words = _LATIN_WORD.findall(prose)
-        if len(_LETTER_RUN.findall(prose)) < 2 * len(latin_words):
-            # fewer words of the other script than Latin ones: a text written in English that
-            # quotes the other script (an English skill with one Arabic phrase), whose English
-            # words are its own, not a code-mixed text's
+        if not _scripts(_QUOTED.sub(" ", prose))[1]:
+            # the other script only in quotes: an English text quoting a sentence to say
+            # (an English skill with one Arabic reply), whose English words are its own
             continue
-        for word in latin_words:
+        for word in _LATIN_WORD.findall(prose):
             if len(word) < 2 or word.isupper():
                 continue
             words += 1

@@ -415,7 +415,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "85"  # 85: code-mixed prose is read from texts written mostly in the other script; a
+    version = "86"  # 86: code-mixed prose is read outside quotes, however many of its words are
+    # Latin
+    # 85: code-mixed prose is read from texts written mostly in the other script; a
     # hook's formatted name moves wherever it stands; right-to-left marks beside a name; a call's
     # elided query is no SQL span; a docstring freezes no name; set, bundle and report senses
     # 84: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
@@ -576,7 +578,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "69"  # 69: code-mixed prose is read from texts written mostly in the other script; a
+    version = "70"  # 70: code-mixed prose is read outside quotes, however many of its words are
+    # Latin
+    # 69: code-mixed prose is read from texts written mostly in the other script; a
     # hook's formatted name moves wherever it stands; right-to-left marks beside a name; a call's
     # elided query is no SQL span; a docstring freezes no name; set, bundle and report senses
     # 68: a plain word in ASCII brackets glued to CJK or Hangul (a gloss,
