@@ -283,6 +283,9 @@ def _stale_in_messages(
         return None
     loaded: set[int] | None = None  # the skill loader's results, found once one is asked
     own: tuple[str, ...] | None = None  # names the user writes as words, found once asked
+    # the names the calls' values write (a function the code search looks for) are the
+    # conversation's data too, as the rename read them
+    taken = frozenset(prose_names)
     for i, message in enumerate(episode.messages):
         # An assistant's written thinking is read by the model as its content is.
         reasoning = message.get("reasoning_content")
@@ -313,9 +316,6 @@ def _stale_in_messages(
                         own = tuple(
                             sorted(names_in_users_words(episode, [*prose_names, *code_names]))
                         )
-                    # the names the calls' values write (a function the code search looks
-                    # for) are the conversation's data too, as the rename read them
-                    taken = frozenset(prose_names)
                     data = message_data(episode, message, content, taken) + own
                     found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
             if found is not None:

@@ -113,8 +113,18 @@ def _conversation_data(episode: Episode) -> tuple[str, ...]:
     return tuple(sorted(set(user_values(episode)) | set(called) | set(required) | worded))
 
 
-def _called_strings(episode: Episode) -> list[str]:
+# The strings each episode's calls pass, by the episode object (held by the entry, as in
+# ``_STATED``): the conversation's data and the names its values write both read them, and
+# every call's arguments are parsed once.
+_CALLED: BoundedMemo[tuple[Episode, tuple[str, ...]]] = BoundedMemo(1024)
+
+
+def _called_strings(episode: Episode) -> tuple[str, ...]:
     """Every string the episode's calls pass (the skill loader's aside), at any depth."""
+    return _CALLED.get(id(episode), lambda: (episode, _strings_called(episode)))[1]
+
+
+def _strings_called(episode: Episode) -> tuple[str, ...]:
     passed = [
         arguments
         for message in episode.messages
@@ -122,7 +132,7 @@ def _called_strings(episode: Episode) -> list[str]:
         if call["function"]["name"] != episode.harness.skill_loader
         and isinstance(arguments := orjson.loads(call["function"]["arguments"]), dict)
     ]
-    return list(strings_in([value for arguments in passed for value in arguments.values()]))
+    return tuple(strings_in([value for arguments in passed for value in arguments.values()]))
 
 
 def message_data(

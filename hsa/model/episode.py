@@ -147,6 +147,7 @@ class Episode:
                 raise EpisodeError("meta must be an object", field="meta")
             check_recorded_calls(messages, resolved)
             check_gold_values(gold, resolved)
+            check_judged_steps_accepted(gold, messages)
             check_recorded_turns(gold, messages, resolved)
         except HsaError as exc:
             raise EpisodeError(
@@ -634,18 +635,16 @@ def check_gold_values(gold: Gold, harness: Harness) -> None:
 _RECORDED_VERDICTS: BoundedMemo[tuple[dict, Any, tuple, Any]] = BoundedMemo(4096)
 
 
-def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None:
-    """Each judged turn's recorded assistant message passes its own gold under the one scorer: a
-    recording that contradicts its gold would teach the wrong answer; stage
-    ``check:recorded_turn``."""
-    loader = harness.skill_loader if harness.skills else None
-    rejected = set(hook_rejected(messages)) if any(map(hook_feedback, messages)) else ()
+def check_judged_steps_accepted(gold: Gold, messages: tuple[dict, ...]) -> None:
+    """No judged turn is a step a hook of the harness sent back: its recorded message passes
+    its gold (:func:`check_recorded_turns`), so the gold would reward, in RL and in
+    evaluation, the step the harness refuses; stage ``check:recorded_turn``. Asked of an
+    episode as it loads: no transform moves a judged turn onto a rejected step."""
+    if not any(map(hook_feedback, messages)):
+        return
+    rejected = set(hook_rejected(messages))
     for i, turn in enumerate(gold.turns):
-        if turn.at >= len(messages):
-            continue  # a prompt awaiting its message (BFCL): nothing recorded to check
         if turn.at in rejected:
-            # The recorded message passes its gold (below), and a hook of the harness sent it
-            # back: the gold would reward, in RL and in evaluation, the step the harness refuses.
             feedback = next(m["name"] for m in messages[turn.at + 1 :] if hook_feedback(m))
             raise EpisodeError(
                 f"the gold judges messages[{turn.at}], which {feedback} sent back: a judged step "
@@ -653,6 +652,16 @@ def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harnes
                 stage="check:recorded_turn",
                 field=_turn_field(gold, i),
             )
+
+
+def check_recorded_turns(gold: Gold, messages: tuple[dict, ...], harness: Harness) -> None:
+    """Each judged turn's recorded assistant message passes its own gold under the one scorer: a
+    recording that contradicts its gold would teach the wrong answer; stage
+    ``check:recorded_turn``."""
+    loader = harness.skill_loader if harness.skills else None
+    for i, turn in enumerate(gold.turns):
+        if turn.at >= len(messages):
+            continue  # a prompt awaiting its message (BFCL): nothing recorded to check
         message = messages[turn.at]
         tools = tuple(harness.tool(call.name) for call in turn.calls)
         verdict = _RECORDED_VERDICTS.get(

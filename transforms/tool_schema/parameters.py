@@ -503,7 +503,19 @@ def _renamed_conversation(
     return replace(out, messages=tuple(messages))
 
 
+# The backend's own fields of each episode, by the episode object (held by the entry, as
+# hsa.augment.user_data holds its episodes): every variant of an episode asks it of the same
+# original, whose results are parsed once.
+_FIELDS: BoundedMemo[tuple[Episode, frozenset[str]]] = BoundedMemo(1024)
+
+
 def _backend_fields(episode: Episode, by_id: dict, loaded: set[int]) -> frozenset[str]:
+    """:func:`_fields_of` of ``episode`` (``by_id`` and ``loaded``: its calls and its skill
+    loader's results), remembered."""
+    return _FIELDS.get(id(episode), lambda: (episode, _fields_of(episode, by_id, loaded)))[1]
+
+
+def _fields_of(episode: Episode, by_id: dict, loaded: set[int]) -> frozenset[str]:
     """The keys the episode's JSON results write as the backend's own fields: nested ones, and
     top-level ones of a result whose call passed no argument of that name, or passed another
     value than the result's. A read by id of a
