@@ -35,9 +35,9 @@ from hsa.augment.user_data import standalone
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
-from hsa.model.hook import written_in_strings
+from hsa.model.hook import printed_strings
 from hsa.model.memo import BoundedMemo
-from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL
+from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL, find_mentions
 from hsa.text.names import (
     CONVENTIONS,
     abbreviation_groups,
@@ -571,6 +571,10 @@ def fixed_by_code(harness: Harness, names) -> frozenset[str]:
     hooks.py writes inside its strings ("confira o passageiro_id", "rode buscar_voos de novo":
     its feedback prints them as they are in every variant, and would name what the variant no
     longer has; a plain word there, "amount", is the sentence's own)."""
-    return harness.written_in_code(names) | written_in_strings(
-        harness.hooks_source, [n for n in names if identifier_like(n)]
-    )
+    identifiers = [n for n in names if identifier_like(n)]
+    printed = {
+        name
+        for text in printed_strings(harness.hooks_source)
+        for name in find_mentions(text, identifiers)
+    }
+    return harness.written_in_code(names) | printed

@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "49"  # 49: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    version = "50"  # 50: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 49: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
     # 48: the skill loader's own words are renamed with the ids and read as the
     # harness's text
@@ -328,7 +330,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "31"  # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    version = "32"  # 32: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
     # 30: the skill loader's own words are renamed with the ids and read as the
     # harness's text
@@ -413,7 +417,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "35"  # 35: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    version = "36"  # 36: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 35: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
     # 34: the skill loader's own words are renamed with the ids and read as the
     # harness's text
@@ -504,7 +510,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "30"  # 30: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    version = "31"  # 31: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 30: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
     # 29: the skill loader's own words are renamed with the ids and read as the
     # harness's text

@@ -203,43 +203,25 @@ def _literals(source: str, names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(name for _, _, name in found)
 
 
-def written_in_strings(source: str | None, names) -> frozenset[str]:
-    """Which of ``names`` (identifiers: ``passageiro_id``, ``buscar_voos``) hooks.py
-    (``source``) writes as words inside its strings, an f-string's own text too ("confira o
-    passageiro_id no resultado anterior", "rode buscar_voos de novo"): its feedback prints them
-    as they are in every variant, so a rename must leave them, or the feedback would name what
-    the variant no longer has (parsed, never run)."""
-    if not source or not names:
-        return frozenset()
-    return _words_in_strings(source, tuple(sorted(names)))
-
-
-@lru_cache(maxsize=1024)
-def _words_in_strings(source: str, names: tuple[str, ...]) -> frozenset[str]:
+@lru_cache(maxsize=256)
+def printed_strings(source: str | None) -> tuple[str, ...]:
+    """The strings hooks.py (``source``) may print, an f-string's own text too ("confira o
+    passageiro_id no resultado anterior"): every string of its code but its docstrings (a
+    string standing as a statement is never printed). Parsed, never run."""
+    if not source:
+        return ()
     tree = _parsed(source, "hooks.py")
-    # a docstring (a string standing as a statement) is never printed: no feedback holds it
     standing = {
         id(node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
     }
-    texts = [
+    return tuple(
         node.value
         for node in ast.walk(tree)
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and id(node) not in standing
-    ]
-    return frozenset(
-        name
-        for name in names
-        if any(
-            # ASCII boundaries, as hsa.text.mentions reads a name: a Hangul particle or a
-            # Chinese word glued to it ("phone_last4는") leaves it a word of its own
-            name in text
-            and re.search(rf"(?<![A-Za-z0-9_.\-]){re.escape(name)}(?![A-Za-z0-9_\-])", text)
-            for text in texts
-        )
     )
 
 

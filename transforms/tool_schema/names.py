@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "31"  # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    version = "32"  # 32: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
     # 30: the skill loader's own words are renamed with the ids and read as the
     # harness's text
@@ -239,7 +241,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "55"  # 55: a name in a hooks.py docstring is no feedback and keeps no name fixed;
+    version = "56"  # 56: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 55: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
     # 54: the skill loader's own words are renamed with the ids and read as the
     # harness's text
@@ -415,7 +419,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "86"  # 86: code-mixed prose is read outside quotes, however many of its words are
+    version = "87"  # 87: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 86: code-mixed prose is read outside quotes, however many of its words are
     # Latin
     # 85: code-mixed prose is read from texts written mostly in the other script; a
     # hook's formatted name moves wherever it stands; right-to-left marks beside a name; a call's
@@ -578,7 +584,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "70"  # 70: code-mixed prose is read outside quotes, however many of its words are
+    version = "71"  # 71: a name hooks.py prints is read in its strings as every mention is
+    # (hsa.text.mentions: addresses aside, a German compound's noun after it)
+    # 70: code-mixed prose is read outside quotes, however many of its words are
     # Latin
     # 69: code-mixed prose is read from texts written mostly in the other script; a
     # hook's formatted name moves wherever it stands; right-to-left marks beside a name; a call's
