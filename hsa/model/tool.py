@@ -135,9 +135,9 @@ def _schema_problem(schema_json: bytes) -> tuple[str, str] | None:
     parameter schemas recur across thousands of episodes, and the meta-schema check is slow."""
     schema = orjson.loads(schema_json)
     for parts, node in schema_nodes(schema):
-        escape = _property_escape(node)
-        if escape is not None:
-            return escape, _field_path(parts) + ".pattern"
+        unreadable = _unreadable_pattern(node)
+        if unreadable is not None:
+            return unreadable, _field_path(parts) + ".pattern"
     # Any: the protocol jsonschema declares leaves out check_schema's format_checker
     validator: Any = jsonschema.validators.validator_for(
         schema, default=jsonschema.Draft202012Validator
@@ -184,7 +184,7 @@ _PROPERTY_ESCAPE = re.compile(r"\\[pP]\{[^}]*\}")
 _PYTHON_ONLY = re.compile(r"\(\?[aiLmsux-]+[):]|\(\?P[<=>]|(?<!\\)\\[AZ]")
 
 
-def _property_escape(node: Any) -> str | None:
+def _unreadable_pattern(node: Any) -> str | None:
     """Why ``node``'s ``pattern`` cannot be read as JSON Schema's ECMA-262 pattern: a Unicode
     property escape (which hsa cannot read), or syntax of Python's alone."""
     pattern = node.get("pattern") if isinstance(node, dict) else None

@@ -132,19 +132,19 @@ _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[�
 
 
 def mixes_latin_words(texts, names) -> bool:
-    """Whether ``texts`` written in another script than Latin (Cyrillic, Arabic, Devanagari...:
-    outside what they quote) write ordinary words in Latin letters too, as code-mixed prose does ("UPI transaction fail
-    हो गया", "failure का reason bank server timeout था"): of their Latin words outside code that
-    are no name of ``names`` (and no acronym: SMS, PNR), at least three and a fifth of all.
+    """Whether ``texts`` written in another script than Latin (Cyrillic, Arabic, Devanagari...,
+    outside what they quote) write ordinary words in Latin letters too, as code-mixed prose
+    does ("UPI transaction fail हो गया", "failure का reason bank server timeout था"): of their
+    Latin words outside code that are no name of ``names`` (and no acronym: SMS, PNR), at least
+    three and a fifth of all.
     There a Latin word beside the text's own script is a word of the prose, not a name."""
     words = ordinary = 0
     for text in texts:
-        if not _scripts(text)[1]:  # no letter of another script: English, say, or code
-            continue
         prose = CODE_SPAN.sub(" ", text) if "`" in text else text
         if not _scripts(_QUOTED.sub(" ", prose))[1]:
-            # the other script only in quotes: an English text quoting a sentence to say
-            # (an English skill with one Arabic reply), whose English words are its own
+            # no letter of another script outside quotes: English, say, or code, or an
+            # English text quoting a sentence to say (an English skill with one Arabic
+            # reply), whose English words are its own
             continue
         for word in _LATIN_WORD.findall(prose):
             if len(word) < 2 or word.isupper():

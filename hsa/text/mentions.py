@@ -629,9 +629,8 @@ def _sql_spans(text: str) -> list[tuple[int, int]]:
             continue  # a fence, read block by block (_outside_code_of_others)
         start, end = m.span(2)
         # every string held apart: a call's query="SELECT ..." is no SQL of the call's own
-        inner = [(a, b) for a, b in quoted if start <= a and b <= end]
         code = text[start:end]
-        for a, b in reversed(inner):  # the strings held apart: a call's query is not the call
+        for a, b in reversed([(a, b) for a, b in quoted if start <= a and b <= end]):
             code = code[: a - start] + code[b - start :]
         if sql.written_in_sql(code):
             spans.append(m.span())
