@@ -3718,6 +3718,64 @@ def test_a_column_the_calls_query_stays_in_the_conversation(name):
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_result_value_named_like_another_tools_parameter_is_the_results_data(name):
+    """A warehouse lists the columns of a table, one of them `user_id`, also the parameter of
+    `get_user_profile`; no call passed the word. Renamed with the parameter, the result listed a
+    column the table does not have and the reply repeated it. A whole value of one tool's
+    result is its backend's data when it names another tool's parameter; an error naming the
+    answering tool's own parameter still moves with it."""
+    harness = Harness.from_dict(
+        {
+            **analyst_harness().to_dict(),
+            "tools": [
+                *[t.to_dict() for t in analyst_harness().tools],
+                tool_of("describe_table", "A table's columns.", strings("table")),
+            ],
+        }
+    )
+    columns = '{"table": "sales.refunds", "columns": [{"name": "user_id"}, {"name": "amount"}]}'
+    episode = conversation(
+        harness,
+        [
+            {"role": "user", "content": "What columns does sales.refunds have?"},
+            assistant(call("describe_table", {"table": "sales.refunds"}, "c1")),
+            {"role": "tool", "tool_call_id": "c1", "content": columns},
+            assistant(call("get_user_profile", {}, "c2")),
+            {
+                "role": "tool",
+                "tool_call_id": "c2",
+                "content": '{"error": "missing argument", "field": "user_id"}',
+            },
+            {"role": "assistant", "content": "The columns are user_id and amount."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 1,
+                    "calls": [
+                        {"name": "describe_table", "arguments": {"table": ["sales.refunds"]}}
+                    ],
+                }
+            ]
+        },
+        episode_id="columns",
+    )
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("get_user_profile", "user_id")
+        if new == "user_id":
+            continue
+        moved += 1
+        messages = variant.episode.messages
+        listed = json.loads(messages[2]["content"])["columns"]  # ("table" echoes the call)
+        assert listed == [{"name": "user_id"}, {"name": "amount"}]
+        assert messages[5]["content"] == "The columns are user_id and amount."
+        assert json.loads(messages[4]["content"])["field"] == new  # about the call: it moves
+    assert moved
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column(name):
     """A query selects the column `user_id`, so the word is the data's in that conversation;
     but a hook's feedback says what the variant's hook says ("missing required argument

@@ -21,7 +21,7 @@ from hsa.model.gold import Gold
 from hsa.model.harness import Harness
 from hsa.model.hook import from_user, hook_feedback
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import is_text_part, message_text
+from hsa.model.message import answered_calls, is_text_part, message_text
 from hsa.model.schema import property_names
 from hsa.text.holes import USER_DATA
 from hsa.text.mentions import CODE_SPAN
@@ -142,7 +142,8 @@ def message_data(
     ``episode``: the conversation's data (:func:`conversation_data`) and the names its calls
     pass inside their values (:func:`passed_names`; ``names``: which names those may be, by
     default the harness's; verification asks of a variant for the names its renames took away).
-    Those names are the data's in a tool's result and in the user's words. Not in a hook's
+    Those names, and the parameters' names a result lists as its data (:func:`listed_names`),
+    are the data's in a tool's result and in the user's words. Not in a hook's
     feedback, which says what the variant's hook says (its config and the call moved with the
     renames); in the assistant's words, not a tool's, skill's or hook's name (the assistant
     means its own tools: "I'll run buscar_voos again", though a note it passed wrote
@@ -151,7 +152,7 @@ def message_data(
     data = conversation_data(episode)
     if hook_feedback(message):
         return data
-    passed = passed_names(episode, names)
+    passed = passed_names(episode, names) + listed_names(episode, message, names)
     if passed and message.get("role") == "assistant":
         arguments = _arguments(episode.harness)
         text = message_text(message) if text is None else text
@@ -205,6 +206,51 @@ def passed_names(episode: Episode, names: frozenset[str] | None = None) -> tuple
             n for n in named if n in in_sql or any(_as_code(n).search(v) for v in values if n in v)
         )
     return tuple(sorted(found))
+
+
+# The names each episode's results list as their data, and the parameters of the tool that
+# answered each result (:func:`listed_names`), by the episode object (held by the entry, as in
+# ``_STATED``).
+_LISTED: BoundedMemo[tuple[Episode, tuple[frozenset[str], dict[int, set[str]]]]] = BoundedMemo(1024)
+
+
+def listed_names(
+    episode: Episode, message: dict, names: frozenset[str] | None = None
+) -> tuple[str, ...]:
+    """The tools' parameter names (of ``names`` when given) that a tool's result writes as a
+    whole value where the tool that answered has no parameter of that name: a warehouse's
+    column ``customer_id`` (``{"name": "customer_id"}``) beside a
+    ``get_customer_profile(customer_id)`` tool, a bill's product code ``intl_roaming`` beside a
+    line setting of that name. The backend lists its data: renamed, the result would list a
+    column its table does not have, and a reply that repeats it a code the bill never had. In
+    a result of a tool that has the parameter (``"field": "customer_id"`` of a refused call)
+    the name is about the call, and moves with it."""
+    listed, own = _LISTED.get(id(episode), lambda: (episode, _listed(episode)))[1]
+    if names is not None:
+        listed &= names
+    mine = own.get(id(message))
+    return tuple(sorted(listed if mine is None else listed - mine))
+
+
+def _listed(episode: Episode) -> tuple[frozenset[str], dict[int, set[str]]]:
+    harness = episode.harness
+    arguments = _arguments(harness)
+    found: set[str] = set()
+    own: dict[int, set[str]] = {}
+    for _, call, result in answered_calls(episode.messages):
+        tool = harness.tool(call["function"]["name"])
+        if tool is None:
+            continue
+        own[id(result)] = mine = property_names(tool.parameters)
+        content = result.get("content")
+        if not isinstance(content, str) or content[:1] not in ("{", "["):
+            continue
+        try:
+            value = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            continue
+        found.update(s for s in strings_in([value]) if s in arguments and s not in mine)
+    return frozenset(found), own
 
 
 # A word of a value, as names are written (``user_id``, ``invoice-id``, ``checkInDate``).

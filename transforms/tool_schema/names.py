@@ -419,7 +419,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "87"  # 87: a name hooks.py prints is read in its strings as every mention is
+    version = "88"  # 88: a whole value of a result naming another tool's parameter is its data
+    # 87: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 86: code-mixed prose is read outside quotes, however many of its words are
     # Latin
@@ -584,7 +585,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "71"  # 71: a name hooks.py prints is read in its strings as every mention is
+    version = "72"  # 72: a whole value of a result naming another tool's parameter is its data
+    # 71: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 70: code-mixed prose is read outside quotes, however many of its words are
     # Latin
