@@ -52,6 +52,13 @@ def _rewordings(text: str, split: str) -> set[str]:
         ("The capo position on the guitar.", {"site", "locale"}),
         ("Find the largest city of the state.", {"highest", "maximum"}),
         ("Method to be used to solve the equation.", {"meant", "intended", "designed"}),
+        # a warehouse's MCP tools (an audit): "at least" is an idiom, an exact SKU no specific
+        # one, a maximum of a count no highest, and checking an order is not confirming it
+        ("Give at least one of the two.", {"lowest", "smallest"}),
+        ("Exact SKU to look up.", {"specific", "particular"}),
+        ("A maximum of 100 lines per page.", {"highest", "greatest"}),
+        ("A minimum of 3 characters.", {"lowest", "least", "smallest"}),
+        ("Check the order before it is paid.", {"confirm", "ascertain"}),
     ],
 )
 def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):

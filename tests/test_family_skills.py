@@ -1288,6 +1288,26 @@ def test_insurance_skill_phrases_keep_their_sense(split):
             assert wrong not in out, out
 
 
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_warehouse_skill_phrases_keep_their_sense(split):
+    """A warehouse skill (an audit): "Copy the address exactly as written" became "just as
+    written" (exactness gone), "Ask for `signature_required`" "Solicit" or "Seek", "Choose the
+    carrier mode" "Opt for", and "choose to" would read "select to"."""
+    body = (
+        "# Dispatch\n\n"
+        "Copy the address exactly as the customer wrote it. Ask for the signature when the "
+        "order is insured. Choose the carrier mode, or choose to hold the parcel.\n"
+    )
+    episode = skill_episode([body])
+    for seed in range(40):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        out = " ".join(variant.harness.skills[0].content.lower().split())  # wrapped or not
+        for kept in ("ask for", "choose the carrier", "choose to"):
+            assert kept in out, out
+        for wrong in ("just as", "solicit", "seek", "opt for", "select to"):
+            assert wrong not in out, out
+
+
 def test_a_tampered_paraphrase_is_refused():
     episode = skill_episode([BODY])
     with pytest.raises(HsaError, match="loses"):
@@ -1705,15 +1725,16 @@ def test_negation_emphasis_marks_no_word_of_another_language(emphasis):
 def test_a_phrase_written_in_capitals_is_a_keyword_not_the_word():
     """A data agent's skill said "Write one SELECT": the phrase table's "select" -> "choose"
     made it "Write one Choose". A word in capitals is a keyword or an acronym (SQL's SELECT,
-    HTTP's GET); the word in prose still moves. The plan reads the body as the rewrite does."""
-    body = "# Query\n\n1. Write one SELECT. Select the rows you need.\n"
-    assert rewrite_body(body, {"phrases": [["select", "choose"]]}) == (
-        "# Query\n\n1. Write one SELECT. Choose the rows you need.\n"
+    HTTP's GET, a flag named BRIEFLY); the word in prose still moves. The plan reads the body
+    as the rewrite does."""
+    body = "# Query\n\n1. Set the BRIEFLY flag. Answer briefly.\n"
+    assert rewrite_body(body, {"phrases": [["briefly", "concisely"]]}) == (
+        "# Query\n\n1. Set the BRIEFLY flag. Answer concisely.\n"
     )
-    episode = skill_episode(["# Query\n\n1. Write one SELECT.\n"])
+    episode = skill_episode(["# Query\n\n1. Set the BRIEFLY flag.\n"])
     for seed in range(10):
         variant, _ = run(SkillContentRewrite(), episode, seed)
-        assert "Write one SELECT." in variant.harness.skills[0].content
+        assert "Set the BRIEFLY flag." in variant.harness.skills[0].content
 
 
 @pytest.mark.parametrize("transform", ID_TRANSFORMS)

@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "50"  # 50: a name hooks.py prints is read in its strings as every mention is
+    version = "51"  # 51: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
+    # 50: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 49: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
@@ -417,7 +419,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "36"  # 36: a name hooks.py prints is read in its strings as every mention is
+    version = "37"  # 37: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
+    # 36: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 35: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words

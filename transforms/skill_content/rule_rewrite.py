@@ -35,7 +35,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "27"  # 27: the skill loader's own words are read as the harness's text (its language)
+    version = "28"  # 28: phrases of another sense gone (just as, choose, ask for)
+    # 27: the skill loader's own words are read as the harness's text (its language)
     # 26: a negation has no letter of any script glued to it (French noté is no
     # not); a phrase in capitals is a keyword (SELECT)
     # 25: positions read as the prompt transforms read them; Hinglish sequence cues

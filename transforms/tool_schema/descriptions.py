@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "20"  # 20: the skill loader's own words are read as the harness's text (its language)
+    version = "21"  # 21: phrases of another sense gone (at least, maximum, minimum, exact, check)
+    # 20: the skill loader's own words are read as the harness's text (its language)
     # 19: a rewording repeats no word before it and leaves a capital inside a
     # sentence (a placeholder); convert is no translate, amount no number, position no site, largest
     # no highest, used to no meant to

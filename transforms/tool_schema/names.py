@@ -241,7 +241,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "56"  # 56: a name hooks.py prints is read in its strings as every mention is
+    version = "57"  # 57: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
+    # 56: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 55: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
@@ -419,7 +421,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "88"  # 88: a whole value of a result naming another tool's parameter is its data
+    version = "89"  # 89: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
+    # 88: a whole value of a result naming another tool's parameter is its data
     # 87: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 86: code-mixed prose is read outside quotes, however many of its words are
