@@ -3651,6 +3651,45 @@ def test_sql_in_a_skill_keeps_its_columns(name):
     assert moved == {"user_id", "date", "query", "limit"}
 
 
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_more_statements_are_sql_and_a_sentence_selecting_from_the_list_is_not(name):
+    """A notebook skill (an audit): quoted `CREATE TEMP TABLE ... AS SELECT user_id ...`,
+    `EXPLAIN SELECT ...` and `WITH RECURSIVE ...` had their column renamed with `user_id`, since
+    no statement was read there; and "Select a user_id from the list and try again.", a
+    sentence, was read as SQL and kept the old name beside a renamed parameter."""
+    guide = (
+        "# Notebook\n\n"
+        "```python\n"
+        'run_sql(query="CREATE TEMP TABLE top AS SELECT user_id FROM sales.orders")\n'
+        'run_sql(query="EXPLAIN SELECT user_id FROM sales.orders WHERE user_id = 7")\n'
+        'run_sql(query="WITH RECURSIVE r(n) AS (SELECT user_id FROM t) SELECT n FROM r")\n'
+        "```\n\n"
+        'When none is found, tell the user: "Select a user_id from the list and try again."\n'
+    )
+    harness = Harness.from_dict(
+        {
+            **analyst_harness().to_dict(),
+            "skills": [{"id": "notebook", "description": "Notebook SQL.", "content": guide}],
+        }
+    )
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("get_user_profile", "user_id")
+        if new == "user_id":
+            continue
+        moved += 1
+        body = variant.episode.harness.skills[0].content
+        for statement in (
+            "CREATE TEMP TABLE top AS SELECT user_id FROM sales.orders",
+            "EXPLAIN SELECT user_id FROM sales.orders WHERE user_id = 7",
+            "WITH RECURSIVE r(n) AS (SELECT user_id FROM t) SELECT n FROM r",
+        ):
+            assert statement in body, body
+        assert f'"Select a {new} from the list and try again."' in body, body
+    assert moved
+
+
 def sql_episode(harness: Harness) -> Episode:
     """A user asks for the top customer: a query selects the column ``user_id``, the result lists
     it, a reply names it, then the profile of that customer is fetched by ``user_id``."""

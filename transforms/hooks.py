@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "31"  # 31: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    version = "32"  # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 31: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
     # 30: the skill loader's own words are renamed with the ids and read as the
     # harness's text

@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "51"  # 51: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    version = "52"  # 52: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 51: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
     # 50: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
@@ -332,7 +334,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "32"  # 32: a name hooks.py prints is read in its strings as every mention is
+    version = "33"  # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 32: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
@@ -419,7 +423,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "37"  # 37: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    version = "38"  # 38: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 37: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
     # 36: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
@@ -514,7 +520,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "31"  # 31: a name hooks.py prints is read in its strings as every mention is
+    version = "32"  # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 31: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 30: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words

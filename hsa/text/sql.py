@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import re
 
+# What follows FROM in English and never in SQL: an article or a determiner ("Select an x_column
+# from the DataFrame's columns", "delete from the list" are sentences; no table is called "the").
+_NO_TABLE = r"(?!(?:the|a|an|this|that|these|those|your|our|my|its|their|his|her|each|every|any)\b)"
 # A statement, in either case ("select ... from" is as much SQL as "SELECT ... FROM"), read by
 # its first keyword and the clause that must follow it: "select a size from the list" in a
 # quoted phrase is not code, but "select size from sizes" stays SQL whatever it means in English.
+# A plan asked of a statement (EXPLAIN), a table or view made from one (CREATE ... AS) and the
+# catalogue's own statements (SHOW TABLES) are SQL too.
 _STATEMENT = re.compile(
-    r"^(?:\s*--[^\n]*\n)*\s*\(?\s*(?:"
-    r"select\s[\s\S]*?\bfrom\s"
-    r"|with\s+\w+\s+as\s*\("
+    r"^(?:\s*--[^\n]*\n)*\s*\(?\s*(?:explain\s+(?:analy[sz]e\s+)?)?(?:"
+    rf"select\s[\s\S]*?\bfrom\s+{_NO_TABLE}"
+    r"|with\s+(?:recursive\s+)?\w+\s*(?:\([\w\s,]*\)\s*)?as\s*\("
     r"|insert\s+into\s"
     r"|update\s+[\w.\"`\[\]]+\s+set\s"
-    r"|delete\s+from\s"
+    rf"|delete\s+from\s+{_NO_TABLE}"
     r"|merge\s+into\s"
+    r"|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|materialized)\s+)?(?:table|view)\s"
+    r"|show\s+(?:tables|columns|databases|schemas|create\s+table)\b"
     r")",
     re.IGNORECASE,
 )
@@ -35,7 +42,8 @@ _CLAUSE = re.compile(
 # Whether a text may hold SQL at all (most texts of most rows do not: read before the spans are).
 HINT = re.compile(
     r"(?<![\w.])(?:SELECT|FROM|WHERE|GROUP|ORDER|HAVING|JOIN|BETWEEN|INTERVAL|CURRENT_DATE|"
-    r"CURRENT_TIMESTAMP|DISTINCT|UNION|LIMIT|select|with|insert|update|delete|merge)(?![\w.])"
+    r"CURRENT_TIMESTAMP|DISTINCT|UNION|LIMIT|select|with|insert|update|delete|merge|explain|"
+    r"EXPLAIN|create|CREATE|show|SHOW)(?![\w.])"
 )
 
 

@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "32"  # 32: a name hooks.py prints is read in its strings as every mention is
+    version = "33"  # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 32: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 31: a name in a hooks.py docstring is no feedback and keeps no name fixed;
     # set, bundle and report take their other senses only beside their words
@@ -241,7 +243,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "57"  # 57: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    version = "58"  # 58: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 57: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
     # 56: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
@@ -421,7 +425,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "89"  # 89: lexicon senses reviewed: groups and members of another sense gone (top_p,
+    version = "90"  # 90: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 89: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
     # 88: a whole value of a result naming another tool's parameter is its data
     # 87: a name hooks.py prints is read in its strings as every mention is
@@ -589,7 +595,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "72"  # 72: a whole value of a result naming another tool's parameter is its data
+    version = "73"  # 73: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    # FROM before an article is English
+    # 72: a whole value of a result naming another tool's parameter is its data
     # 71: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
     # 70: code-mixed prose is read outside quotes, however many of its words are
