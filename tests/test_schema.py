@@ -364,6 +364,10 @@ def test_the_quick_acceptance_test_takes_plain_calls_and_leaves_the_rest_to_json
         (r"^[^]+$", "a\nb", True),  # and "[^]" any character
         (r"^\d{4}-\d{2}-\d{2}$", "2025-06-30\n", False),  # "$" is the end, not a line's
         (r"^(?<verb>[A-Z][a-z]+) \k<verb>$", "Go Go", True),  # ECMA-262's named groups
+        (r"^a.b$", "a\rb", False),  # "." matches no line terminator of ECMA-262's
+        (r"^a.b$", "a\u2028b", False),
+        (r"^a.b$", "a-b", True),
+        (r"^a[.]b$", "a.b", True),  # in a class, "." is a full stop
         (r"\bid\b", "ｉｄ", False),
     ],
 )

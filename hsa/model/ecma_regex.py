@@ -31,6 +31,9 @@ def compile_pattern(pattern: str) -> re.Pattern:
     return re.compile(_python_pattern(pattern), re.ASCII)
 
 
+# What "." matches in ECMA-262: any character but its line terminators (Python's "." passes
+# "\r", U+2028 and U+2029).
+_ANY_BUT_LINE_TERMINATOR = "[^\n\r\u2028\u2029]"
 # A named group and a reference to one, as ECMA-262 writes them (not a lookbehind, "(?<=").
 _NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")
 _NAMED_REFERENCE = re.compile(r"\\k<([A-Za-z_]\w*)>")
@@ -42,7 +45,8 @@ def _python_pattern(pattern: str) -> str:
     extra spaces beside it; ``\\S`` there stays ASCII's: a set cannot be negated inside
     another); ``$`` is the end of the text only (Python's also matches before a final line
     break, so "2025-06-30\\n" passed ``^\\d{4}-\\d{2}-\\d{2}$``); ``[]`` matches nothing and
-    ``[^]`` any character; ``(?<name>...)`` and ``\\k<name>`` are Python's named groups."""
+    ``[^]`` any character; ``.`` any but a line terminator; ``(?<name>...)`` and ``\\k<name>``
+    are Python's named groups."""
     out: list[str] = []
     in_class = False
     i = 0
@@ -82,6 +86,8 @@ def _python_pattern(pattern: str) -> str:
             continue
         if c == "$":
             out.append("\\Z")
+        elif c == ".":
+            out.append(_ANY_BUT_LINE_TERMINATOR)
         elif _NAMED_GROUP.match(pattern, i):
             out.append("(?P<")
             i += 3
