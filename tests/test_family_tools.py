@@ -4133,6 +4133,40 @@ def test_a_name_the_hooks_feedback_prints_keeps_it(name, renamed):
         assert renamed(variant) in ("voo_id", "consultar_passageiro")
 
 
+CALENDAR_GUARD = """
+def move_not_recreate(payload, config):
+    if payload["name"] == "create_event" and payload["arguments"].get("replaces"):
+        return {"ok": False, "feedback": "The user asked to move this meeting: use reschedule with the event_id instead."}
+    return {"ok": True}
+"""
+
+
+@pytest.mark.parametrize("name", ["tool_name_paraphrase", "tool_name_mask"])
+def test_a_tool_named_by_a_plain_word_the_hooks_feedback_prints_keeps_it(name):
+    """A calendar hook prints "use reschedule with the event_id instead": a tool named by a
+    plain word was renamed though the variant's hook still prints it, and its feedback sent the
+    model to a tool the variant did not have. A tool's name that hooks.py's strings write as a
+    word keeps it; a parameter's plain word there ("the meeting") is the sentence's own."""
+    harness = Harness.from_dict(
+        {
+            "name": "calendar",
+            "hooks": [{"name": "move", "event": "tool_call", "function": "move_not_recreate"}],
+            "hooks_source": CALENDAR_GUARD,
+            "tools": [
+                tool_of("reschedule", "Moves an event.", strings("event_id", "start")),
+                tool_of("create_event", "Creates an event.", strings("title", "replaces")),
+                tool_of("list_events", "Lists events.", strings("day")),
+            ],
+        }
+    )
+    others = set()
+    for seed in range(6):
+        variant = variant_of(name, greeting(harness), seed=seed, fraction=1.0)
+        assert variant.mapping.tool("reschedule") == "reschedule"
+        others.add(variant.mapping.tool("list_events"))
+    assert others - {"list_events"}  # a tool the hook does not name still moves
+
+
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_a_name_before_a_german_compounds_noun_moves(name):
     """A German smart-home skill wrote "Die entity_id-Angabe muss exakt stimmen; ... jede

@@ -570,11 +570,13 @@ def fixed_by_code(harness: Harness, names) -> frozenset[str]:
     :meth:`Harness.written_in_code` finds (compared or read as a string), and an identifier
     hooks.py writes inside its strings ("confira o passageiro_id", "rode buscar_voos de novo":
     its feedback prints them as they are in every variant, and would name what the variant no
-    longer has; a plain word there, "amount", is the sentence's own)."""
+    longer has), and a tool named by a plain word that those strings write as a word ("use
+    reschedule with the event_id": the feedback sends the model to that tool). A parameter's
+    plain word there, "amount", is the sentence's own."""
     identifiers = [n for n in names if identifier_like(n)]
-    printed = {
-        name
-        for text in printed_strings(harness.hooks_source)
-        for name in find_mentions(text, identifiers)
-    }
+    tools = set(harness.tool_names)
+    plain_tools = [n for n in names if n in tools and not identifier_like(n)]
+    strings = printed_strings(harness.hooks_source)
+    printed = {name for text in strings for name in find_mentions(text, identifiers)}
+    printed.update(n for n in plain_tools if any(standalone(n).search(text) for text in strings))
     return harness.written_in_code(names) | printed

@@ -74,7 +74,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "33"  # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "34"  # 34: a tool named by a plain word that hooks.py's strings print keeps its name
+    # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 32: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)
@@ -243,7 +244,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "58"  # 58: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "59"  # 59: a tool named by a plain word that hooks.py's strings print keeps its name
+    # 58: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 57: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
