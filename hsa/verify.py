@@ -27,7 +27,13 @@ Checks, in order (the first failure rejects the variant, naming the check):
   order) of another identifier of its kind in the harness, under that one's original or new name
   (identifiers that already meant the same, such as ``item`` and ``items``, take nothing):
   ``item_ids -> product_ids`` where a ``product_id`` parameter means something else poses another
-  task to a reader, though every identifier still resolves.
+  task to a reader, though every identifier still resolves;
+* ``hooks_accept`` — where the harness's hooks are trusted (they are code, run only on opt-in),
+  each judged turn's recorded message that the source's hooks accept is accepted by the
+  variant's hooks (hsa.model.hook_runner): a rename that reached a hook's setting which is no
+  name (a word the reply must say, spelled like a parameter) makes a hook that refuses the very
+  answer the row teaches, and every rollout, evaluation and hook reward under that harness
+  variant would punish it.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
 from hsa.model.hook import tool_result
+from hsa.model.hook_runner import HookError, HookRunner, complies
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
 from hsa.model.schema import pointer, schema_nodes, unresolved_reference
@@ -96,6 +103,55 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
         )
         if taken is not None:
             raise VerificationFailed("meaning_taken", taken)
+    _hooks_accept(original, variant)
+
+
+# Each trusted harness's hooks, imported once, by the harness object (held by the entry, so its
+# id is no other's while remembered): a pool's harness variant judges many rows.
+_RUNNERS: BoundedMemo[tuple[Harness, HookRunner]] = BoundedMemo(256)
+# Which judged turns of each source episode its own hooks accept, by the episode object (held by
+# the entry): every variant of an episode asks it of the same source.
+_ACCEPTED: BoundedMemo[tuple[Episode, tuple[bool, ...]]] = BoundedMemo(1024)
+
+
+def _runner(harness: Harness) -> HookRunner:
+    return _RUNNERS.get(id(harness), lambda: (harness, HookRunner(harness)))[1]
+
+
+def _judged_steps_accepted(episode: Episode) -> tuple[bool, ...]:
+    """Per gold turn, whether the harness's hooks accept the message recorded there (a turn
+    with no hook on its event counts as accepted; one a hook cannot judge, raising, does not:
+    there is nothing for a variant to keep)."""
+    runner = _runner(episode.harness)
+    accepted = []
+    for turn in episode.gold.turns:
+        try:
+            verdict = complies(runner, episode.messages[: turn.at], episode.messages[turn.at])
+        except HookError:
+            verdict = False
+        accepted.append(verdict is not False)
+    return tuple(accepted)
+
+
+def _hooks_accept(original: Episode, variant: Episode) -> None:
+    harness = variant.harness
+    if not harness.hooks or not harness.trust_hooks or not original.harness.trust_hooks:
+        return
+    try:
+        accepted = _ACCEPTED.get(
+            id(original), lambda: (original, _judged_steps_accepted(original))
+        )[1]
+        runner = _runner(harness)
+        for source, turn in zip(accepted, variant.gold.turns, strict=True):
+            message = variant.messages[turn.at]
+            if source and complies(runner, variant.messages[: turn.at], message) is False:
+                raise VerificationFailed(
+                    "hooks_accept",
+                    f"messages[{turn.at}]: the variant's hooks refuse the recorded message of a "
+                    f"judged turn that the source's hooks accept",
+                )
+    except HookError as exc:
+        raise VerificationFailed("hooks_accept", str(exc)) from None
 
 
 def _same_but_positions(first: Gold, second: Gold) -> bool:

@@ -21,10 +21,10 @@ from openai_stub import PerConversation, Script, ScriptedServer, calls, status, 
 
 from hsa.augment.mapping import Mapping
 from hsa.errors import HooksNotTrustedError, HsaError
-from hsa.eval.hooks import complies
 from hsa.example import load_example_episodes
 from hsa.model.harness import load_harness
 from hsa.model.hook import hook_rejected
+from hsa.model.hook_runner import complies
 from hsa.runtime import (
     CallContext,
     ChatClient,
@@ -339,7 +339,7 @@ def test_a_hook_that_raises_ends_the_conversation_with_its_name(
     """A hook that raises, calls sys.exit() or never returns is a harness bug named in the
     trajectory: it ends the conversation, not the process (one that looped hung every chat,
     rollout and evaluation that ran it)."""
-    monkeypatch.setattr("hsa.runtime.hooks.HOOK_SECONDS", 0.2)
+    monkeypatch.setattr("hsa.model.hook_runner.HOOK_SECONDS", 0.2)
     yaml_text = HARNESS.replace("function: short_reply", f"function: {function}")
     harness = load_harness(
         write_harness(
@@ -647,8 +647,8 @@ def _without_ids(messages) -> list[dict]:
 def test_results_and_hook_feedback_pair_with_calls_without_ids():
     """Many datasets write no call ids, and list each result after its call: the replay must
     still answer a recorded call, and a call a hook sent back must still count as sent back."""
-    from hsa.eval.hooks import reply_context
     from hsa.model.hook import blocked_calls
+    from hsa.model.hook_runner import reply_context
     from hsa.runtime import recorded_results
 
     def blocked_count(messages):
@@ -1042,7 +1042,7 @@ def test_chat_waiting_for_the_user_ends_on_one_sigterm(shop, tmp_path):
 def test_a_transcript_says_which_failed_check_the_model_is_shown():
     """A blocked call is answered by the first check that blocked it; `hsa chat` said "the model
     is shown" of every failing check, though the runtime sends one."""
-    from hsa.runtime.records import HookVerdict
+    from hsa.model.hook_runner import HookVerdict
     from hsa.runtime.transcript import _hooks
 
     def verdict(hook, ok):

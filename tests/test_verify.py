@@ -691,3 +691,96 @@ def test_a_name_a_layouts_code_compares_keeps_it(transform, name):
         assert name not in kept
         prompt = render_system_prompt(variant.episode.harness)
         assert "(ask for the link first)" in prompt and "(load before quoting)" in prompt
+
+
+# A claims harness (an audit): a reply hook requires a word after a tool ran, configured as
+# {tool: word}; the word is spelled like a parameter of another tool.
+CLAIM_HOOKS = """
+def mention_required(payload, config):
+    for tool, word in config["after"].items():
+        if tool in payload["tools_called"] and word not in payload["reply"]:
+            return {"ok": False, "feedback": f"After {tool}, mention the {word}."}
+    return {"ok": True}
+"""
+
+
+def claim_episode(trust: bool) -> Episode:
+    return Episode.from_dict(
+        {
+            "id": "claim",
+            "harness": {
+                "name": "claims",
+                "tools": [
+                    {
+                        "name": "compute_payout",
+                        "description": "Computes a claim's payout.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"claim_id": {"type": "string"}},
+                        },
+                    },
+                    {
+                        "name": "set_excess",
+                        "description": "Sets a policy's excess.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"franquicia": {"type": "number"}},
+                        },
+                    },
+                ],
+                "hooks": [
+                    {
+                        "name": "mention",
+                        "event": "reply",
+                        "function": "mention_required",
+                        "config": {"after": {"compute_payout": "franquicia"}},
+                    }
+                ],
+                "hooks_source": CLAIM_HOOKS,
+            },
+            "messages": [
+                {"role": "user", "content": "How much is paid on claim C-7?"},
+                assistant(call("compute_payout", {"claim_id": "C-7"})),
+                {"role": "tool", "tool_call_id": "c1", "content": '{"net": 1050}'},
+                {"role": "assistant", "content": "After the franquicia of 150, 1050 is paid."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 1,
+                        "calls": [{"name": "compute_payout", "arguments": {"claim_id": ["C-7"]}}],
+                    },
+                    {"at": 3, "no_call": True},
+                ]
+            },
+        },
+        trust_hooks=trust,
+    )
+
+
+@pytest.mark.parametrize("name", ["parameter_name_mask", "parameter_name_paraphrase"])
+def test_a_variant_whose_hooks_refuse_its_recorded_answer_is_rejected(name):
+    """The rename of the parameter `franquicia` reached the hook's setting, a word the reply
+    must say, so the variant's own hook refused the reply the row teaches as correct. Where the
+    hooks are trusted, verification runs them on each judged turn of the variant and of its
+    source: a message the source's hooks accept must pass the variant's. Without trust the
+    hooks (code) are not run."""
+    from hsa.augment.variant import Variant
+    from hsa.dataset.pipeline import augment_episode
+    from hsa.model.hook_runner import HookRunner, complies
+    from tests.conftest import one_transform_recipe
+
+    refused = 0
+    for seed in range(8):
+        recipe = one_transform_recipe(name, seed, fraction=1.0)
+        out = augment_episode(recipe, claim_episode(trust=True))[0]
+        if isinstance(out, Variant):
+            episode = out.episode
+            runner = HookRunner(episode.harness)
+            assert complies(runner, episode.messages[:3], episode.messages[3]) is not False
+        else:
+            assert out.stage == "verify:hooks_accept", out.reason
+            refused += 1
+        untrusted = augment_episode(recipe, claim_episode(trust=False))[0]
+        assert isinstance(untrusted, Variant)
+    assert refused

@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hsa.errors import HsaError
-from hsa.eval.hooks import complies
 from hsa.model.harness import Harness
+from hsa.model.hook_runner import HookRunner, complies
 from hsa.model.scorer import Judgement, judge, message_calls
 from hsa.model.tool import schema_validator
-from hsa.runtime.hooks import HookRunner
 from hsa.trainers.chat import parse_completion
 from hsa.trainers.recipe import REWARDS
 from hsa.trainers.version import JudgedTurn, JudgedTurns

@@ -66,8 +66,7 @@ def judge_item(item: Item, answer: dict, runners: dict) -> Result:
     skills = judgement.partial.get("skills")
     hooks = None
     if id(item.harness) in runners:
-        from hsa.eval.hooks import complies
-        from hsa.runtime.hooks import HookError
+        from hsa.model.hook_runner import HookError, complies
 
         try:
             hooks = complies(runners[id(item.harness)], item.conversation, message)
@@ -85,7 +84,7 @@ def judge_item(item: Item, answer: dict, runners: dict) -> Result:
 def _runners(items: list[Item], trust_hooks: bool) -> dict:
     if not trust_hooks:
         return {}
-    from hsa.runtime.hooks import HookRunner
+    from hsa.model.hook_runner import HookRunner
 
     runners: dict = {}
     for item in items:

@@ -7,10 +7,10 @@ code or replay (with faults on request), enforces a step limit and records every
 dataset code.
 """
 
+from hsa.model.hook_runner import HookError, HookRunner
 from hsa.runtime.conversation import DEFAULT_MAX_STEPS, Conversation
 from hsa.runtime.endpoint import ChatClient, Completion, Endpoint, EndpointError, Sampling
 from hsa.runtime.faults import FAULT_KINDS, FaultInjector, FaultPlan
-from hsa.runtime.hooks import HookError, HookRunner
 from hsa.runtime.records import (
     End,
     HookVerdict,

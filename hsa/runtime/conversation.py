@@ -33,10 +33,10 @@ import orjson
 from hsa.augment.rng import derive_seed
 from hsa.model.harness import Harness, loaded_skill
 from hsa.model.hook import HOOK_MESSAGE_PREFIX
+from hsa.model.hook_runner import HookError, HookRunner, hook_arguments
 from hsa.model.message import message_text
 from hsa.render import render_conversation
 from hsa.runtime.endpoint import ChatClient, EndpointError
-from hsa.runtime.hooks import HookError, HookRunner, hook_arguments
 from hsa.runtime.records import (
     DONE,
     ENDPOINT_ERROR,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hsa.model.hook_runner import HookVerdict
+
 
 @dataclass(frozen=True, slots=True)
 class RequestRecord:
@@ -37,21 +39,6 @@ class RequestRecord:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "tpot_s": self.tpot_s}
-
-
-@dataclass(frozen=True, slots=True)
-class HookVerdict:
-    """One hook's decision on one event. ``message`` is the text the model is shown when the
-    hook fails: its feedback wrapped in the hook's feedback format (see hsa.model.hook_feedback)."""
-
-    hook: str
-    event: str
-    ok: bool
-    feedback: str = ""
-    message: str | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
