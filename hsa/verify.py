@@ -125,6 +125,9 @@ def _judged_steps_accepted(episode: Episode) -> tuple[bool, ...]:
     runner = _runner(episode.harness)
     accepted = []
     for turn in episode.gold.turns:
+        if turn.at >= len(episode.messages):  # the turn to come: nothing recorded to judge
+            accepted.append(False)
+            continue
         try:
             verdict = complies(runner, episode.messages[: turn.at], episode.messages[turn.at])
         except HookError:
@@ -143,8 +146,10 @@ def _hooks_accept(original: Episode, variant: Episode) -> None:
         )[1]
         runner = _runner(harness)
         for source, turn in zip(accepted, variant.gold.turns, strict=True):
+            if not source or turn.at >= len(variant.messages):
+                continue
             message = variant.messages[turn.at]
-            if source and complies(runner, variant.messages[: turn.at], message) is False:
+            if complies(runner, variant.messages[: turn.at], message) is False:
                 raise VerificationFailed(
                     "hooks_accept",
                     f"messages[{turn.at}]: the variant's hooks refuse the recorded message of a "
