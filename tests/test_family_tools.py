@@ -167,16 +167,14 @@ def test_description_phrases_keep_nouns_and_words_of_other_domains(split):
         for text, parts in kept.items():
             out = ts.DESCRIPTIONS.paraphrase(text, split, random.Random(seed))
             assert all(part in out for part in parts), (text, out)
-        out = ts.DESCRIPTIONS.paraphrase(
-            "Check the stock and return it.", split, random.Random(seed)
-        )
+        out = ts.DESCRIPTIONS.paraphrase("Get the stock and return it.", split, random.Random(seed))
         swapped.add(out.split()[0])
         # a phrasal verb cannot stand before a pronoun ("Look up it", "Leave out it")
         out = ts.DESCRIPTIONS.paraphrase(
             "Get it. Returns them. Omit it.", split, random.Random(seed)
         )
         assert not re.search(r"\b(up|back|out) (it|them)\b", out), out
-    assert swapped - {"Check"}, "a verb that is one is still reworded"
+    assert swapped - {"Get"}, "a verb that is one is still reworded"
 
 
 def test_phrases_hold_no_invariant():
@@ -4264,3 +4262,24 @@ def test_a_name_in_a_hooks_docstring_is_no_feedback():
         != "create_payslip"
         for seed in range(4)
     )
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_suffix_never_gives_a_parameter_another_sense(split):
+    """BFCL (an audit): a stock API's `market` became `market_value` (a price) and a chord
+    progression's `key` `key-value` (a pair): where no table knows a word, the suffix a
+    parameter takes says only that it is a parameter."""
+    harness = harness_of(
+        "music",
+        tool_of("get_stock_info", "A stock's info.", strings("market", "key")),
+    )
+    seen = set()
+    for seed in range(12):
+        variant = variant_of(
+            "parameter_name_paraphrase", greeting(harness), seed=seed, split=split, fraction=1.0
+        )
+        for old in ("market", "key"):
+            new = variant.mapping.parameter("get_stock_info", old)
+            seen.add(new)
+            assert not re.search(r"value|setting", new, re.IGNORECASE), (old, new)
+    assert seen - {"market", "key"}

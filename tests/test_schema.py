@@ -224,9 +224,9 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     parameters = {
         **second.parameters,
         "$defs": {
-            "note": {"type": "string", "description": f"The product to check; see {first.name}."}
+            "note": {"type": "string", "description": f"The product to get; see {first.name}."}
         },
-        "anyOf": [{"description": f"The product to check, with {first.name}."}],
+        "anyOf": [{"description": f"The product to get, with {first.name}."}],
     }
     tools = (
         first,
@@ -256,12 +256,12 @@ def test_renames_and_paraphrases_reach_branches_and_definitions():
     new = masked.mapping.tool(first.name)
     schema = masked.episode.harness.tool(masked.mapping.tool(second.name)).parameters
     assert list(schema_descriptions(schema))[-2:] == [
-        f"The product to check; see {new}.",
-        f"The product to check, with {new}.",
+        f"The product to get; see {new}.",
+        f"The product to get, with {new}.",
     ]
     reworded = variant("tool_description_paraphrase").episode.harness.tool(second.name)
     texts = list(schema_descriptions(reworded.parameters))[-2:]
-    assert all(not t.startswith("The product to check") for t in texts), texts
+    assert all(not t.startswith("The product to get") for t in texts), texts
     assert orjson.dumps(reworded.parameters["anyOf"][0]).count(first.name.encode()) == 1
 
 

@@ -88,7 +88,10 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "32"  # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "33"  # 33: more lexicon senses gone (distance, identify, width, random, team, map,
+    # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
+    # threshold, amount; quant); no value or setting suffix
+    # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 31: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations

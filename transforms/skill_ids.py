@@ -237,7 +237,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "52"  # 52: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "53"  # 53: more lexicon senses gone (distance, identify, width, random, team, map,
+    # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
+    # threshold, amount; quant); no value or setting suffix
+    # 52: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 51: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
@@ -423,7 +426,10 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "38"  # 38: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "39"  # 39: more lexicon senses gone (distance, identify, width, random, team, map,
+    # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
+    # threshold, amount; quant); no value or setting suffix
+    # 38: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 37: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations

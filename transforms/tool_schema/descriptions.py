@@ -29,7 +29,10 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "21"  # 21: phrases of another sense gone (at least, maximum, minimum, exact, check)
+    version = "22"  # 22: phrases of another sense gone (check, find, returns, make, default is,
+    # list of, in parallel, requested, information, the user, the number of, identifier, required,
+    # drop, derived from)
+    # 21: phrases of another sense gone (at least, maximum, minimum, exact, check)
     # 20: the skill loader's own words are read as the harness's text (its language)
     # 19: a rewording repeats no word before it and leaves a capital inside a
     # sentence (a placeholder); convert is no translate, amount no number, position no site, largest

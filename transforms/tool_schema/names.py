@@ -244,7 +244,10 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "59"  # 59: a tool named by a plain word that hooks.py's strings print keeps its name
+    version = "60"  # 60: more lexicon senses gone (distance, identify, width, random, team, map,
+    # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
+    # threshold, amount; quant); no value or setting suffix
+    # 59: a tool named by a plain word that hooks.py's strings print keeps its name
     # 58: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 57: lexicon senses reviewed: groups and members of another sense gone (top_p,
@@ -427,7 +430,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "90"  # 90: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "91"  # 91: more lexicon senses gone (distance, identify, width, random, team, map,
+    # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
+    # threshold, amount; quant); no value or setting suffix
+    # 90: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 89: lexicon senses reviewed: groups and members of another sense gone (top_p,
     # min_price, page_token, node_id, period, country, language, profile...), fewer abbreviations
