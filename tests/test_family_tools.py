@@ -1736,6 +1736,24 @@ def test_a_keyword_starts_a_word(example):
         transform.apply(_asking(base, "Make a QR code for the menu."), params)
 
 
+def test_a_keyword_ends_a_word_but_for_an_inflection(example):
+    """BFCL (an audit): a request holding the Windows command `tasklist /FI "IMAGENAME eq
+    Code.exe"` was rejected as asking for the image-search distractor; a longer word is its own
+    (IMAGENAME, a poll of pollution). An inflection still says the keyword ("images", "uploaded")."""
+    base = example[0]
+    transform = registered()["distractor_tools"]()
+    for keyword, other, asks in (
+        ("image", 'Run tasklist /FI "IMAGENAME eq Code.exe" for me.', "Find images of red shoes."),
+        ("poll", "How bad is the pollution in Delhi today?", "Start a poll for the team."),
+        ("upload", "Is that size uploadable at all?", "I uploaded the contract yesterday."),
+    ):
+        params = _only_distractor(keyword)
+        held = _asking(base, other)
+        assert transform.apply(held, params).messages == held.messages, other
+        with pytest.raises(HsaError, match="is about what the request asks"):
+            transform.apply(_asking(base, asks), params)
+
+
 def test_records_of_a_database_are_no_voice_recording(example):
     """A data agent's user asked "Can you also update records?": the voice-memo distractor's
     keyword `record` matched, and the row was rejected as asking to record a memo. A recording

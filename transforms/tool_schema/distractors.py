@@ -63,10 +63,20 @@ def _mentions_keyword(text: str, keyword: str) -> bool:
     return keyword in text
 
 
+# What may follow a keyword in a word that still says it: an inflection ("files", "reminded",
+# "dictation" of the stem "dictat"), not a longer word of its own ("imagename", "parkinson",
+# "pollution", "coinbase").
+_INFLECTION = r"(?:s|es|e|d|ed|ing|er|ers|ion|ions)?"
+
+
 @lru_cache(maxsize=4096)
 def _keyword_pattern(keyword: str) -> re.Pattern:
-    # a keyword starts a word: "qr" is no word of the record id "0015g00000QrS34AAC"
-    return re.compile(r"(?<![a-z0-9])" + re.escape(keyword.lower()))
+    # a keyword starts a word: "qr" is no word of the record id "0015g00000QrS34AAC"; and ends
+    # it, but for an inflection: a Windows command's IMAGENAME asks for no image search
+    word = re.escape(keyword.lower())
+    if not keyword[-1:].isalnum():  # "record a ": the keyword says where it ends
+        return re.compile(r"(?<![a-z0-9])" + word)
+    return re.compile(r"(?<![a-z0-9])" + word + _INFLECTION + r"(?![a-z0-9])")
 
 
 def _written_in(tool: dict, name_convention: str | None, parameter_convention: str | None) -> dict:
@@ -107,7 +117,9 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "13"  # 13: the skill loader's own words are read as the harness's text (its language)
+    version = "14"  # 14: a keyword ends a word but for an inflection (IMAGENAME, pollution ask for
+    # no distractor)
+    # 13: the skill loader's own words are read as the harness's text (its language)
     # 12: a keyword starts a word (qr is no word of a record id)
     # 11: a record of data is no voice recording (the memo tool's keywords)
     # 10: none beside a harness written in Japanese, whose requests no keyword reads
