@@ -1770,3 +1770,29 @@ def test_the_skill_loaders_own_words_move_with_the_ids(transform):
         assert argument == f"불러올 스킬 id (예: {new})", argument
         moved += new != "order-lookup-strategy"
     assert moved
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_block_quote_in_a_list_item_is_said_as_written(split):
+    """A brokerage's disclosure skill (an audit): "include this sentence once:" and, in the list
+    item, the sentence as a block quote; its "not" became **not**, *not* or NOT, and the
+    recorded replies that quote it plain disagreed with their skill."""
+    quote = (
+        "  > All investing involves risk. Options are not suitable for all investors, for\n"
+        "  > example when you never traded them."
+    )
+    body = (
+        "# Disclosure\n\n"
+        "- When options come up, include this sentence once:\n\n"
+        f"{quote}\n\n"
+        "- Never say a return is guaranteed, for example in a reply.\n"
+    )
+    episode = skill_episode([body])
+    restyled = False
+    for seed in range(40):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        out = variant.harness.skills[0].content
+        # as written, at whatever indent the item's list style gives its lines
+        assert re.sub(r"(?m)^ +", "", quote) in re.sub(r"(?m)^ +", "", out), out
+        restyled = restyled or "Never say" not in out or "for example in a reply" not in out
+    assert restyled  # the item's own words are still reworded and restyled

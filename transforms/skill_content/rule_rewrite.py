@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "28"  # 28: phrases of another sense gone (just as, choose, ask for)
+    version = "29"  # 29: a block quote inside a list item is said as written (no rewording, no
+    # emphasis)
+    # 28: phrases of another sense gone (just as, choose, ask for)
     # 27: the skill loader's own words are read as the harness's text (its language)
     # 26: a negation has no letter of any script glued to it (French noté is no
     # not); a phrase in capitals is a keyword (SELECT)

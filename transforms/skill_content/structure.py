@@ -571,10 +571,19 @@ def inline_blocks(blocks: list[Block], structure: Structure) -> list[int]:
     return [k for k, b in enumerate(blocks) if b.kind in ("paragraph", "list") and k not in skip]
 
 
+# A block quote's line inside a list item ("include this sentence once:" and the sentence, as
+# "  > ..." lines): words to say as written, as a block quote of its own is.
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+
+
 def free_segments(text: str, names) -> list[tuple[int, int]]:
-    """The ranges of ``text`` outside every invariant span (code, quotes, identifiers...)."""
+    """The ranges of ``text`` outside every invariant span (code, quotes, identifiers, a block
+    quote's lines...)."""
     out, last = [], 0
-    for start, end in invariant_spans(text, names):
+    spans = invariant_spans(text, names)
+    if ">" in text:
+        spans = sorted(spans + [m.span() for m in _QUOTED_LINE.finditer(text)])
+    for start, end in spans:
         if start > last:
             out.append((last, start))
         last = max(last, end)
