@@ -4301,3 +4301,37 @@ def test_a_suffix_never_gives_a_parameter_another_sense(split):
             seen.add(new)
             assert not re.search(r"value|setting", new, re.IGNORECASE), (old, new)
     assert seen - {"market", "key"}
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_distractors_follow_the_tools_convention_when_no_skill_was_renamed(split):
+    """BFCL (an audit): a harness of snake_case tools and no skills got distractors named
+    `sendEmail`, `rollDice` in a fifth of its variants: the skill-id step drew a convention for
+    the variant though it renamed nothing, and the distractors followed that, a style no tool of
+    the variant has. A step that renames nothing records no convention."""
+    harness = harness_of(
+        "physics",
+        tool_of("final_velocity", "Final velocity of a falling object.", strings("height")),
+        tool_of("kinetic_energy", "Kinetic energy of a mass.", strings("mass_kg")),
+    )
+    styles = set()
+    for seed in range(16):
+        recipe = Recipe.from_dict(
+            {
+                "recipe_version": 1,
+                "name": "t",
+                "seed": seed,
+                "variants_per_episode": 1,
+                "keep_original": False,
+                "pipeline": [
+                    {"skill_id_case": {"split": split}},
+                    {"distractor_tools": {"split": split, "min_count": 2, "max_count": 2}},
+                ],
+            }
+        )
+        out = augment_episode(recipe, greeting(harness))[0]
+        assert isinstance(out, Variant), str(out)
+        added = [t for t in out.episode.harness.tool_names if t not in harness.tool_names]
+        assert added
+        styles |= {convention_of([name]) for name in added}
+    assert styles <= {"snake"}, styles

@@ -366,9 +366,12 @@ def declared_or_shared(episode: Episode, names: Iterable[str]) -> str | None:
 
 
 def record_convention(episode: Episode, params: dict) -> Episode:
-    """The episode with the convention a transform drew (``params["naming"]``) recorded."""
+    """The episode with the convention a transform drew (``params["naming"]``) recorded. A
+    transform that renamed nothing (a skill-id step under a harness without skills, as BFCL's
+    are) records nothing: no name of the variant is written in its draw, and a later draw (the
+    distractors' names) follows the names the harness has."""
     chosen = params.get("naming")
-    if chosen is None:
+    if chosen is None or not params.get("renames"):
         return episode
     if chosen not in CONVENTIONS:
         raise HsaError(f"naming must be one of {', '.join(CONVENTIONS)}, got {chosen!r}")

@@ -237,7 +237,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "53"  # 53: more lexicon senses gone (distance, identify, width, random, team, map,
+    version = "54"  # 54: a step that renames nothing records no naming convention
+    # 53: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix
     # 52: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
@@ -337,7 +338,8 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "33"  # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "34"  # 34: a step that renames nothing records no naming convention
+    # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 32: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)

@@ -74,7 +74,8 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "34"  # 34: a tool named by a plain word that hooks.py's strings print keeps its name
+    version = "35"  # 35: a step that renames nothing records no naming convention
+    # 34: a tool named by a plain word that hooks.py's strings print keeps its name
     # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 32: a name hooks.py prints is read in its strings as every mention is
@@ -244,7 +245,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "60"  # 60: more lexicon senses gone (distance, identify, width, random, team, map,
+    version = "61"  # 61: a step that renames nothing records no naming convention
+    # 60: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix
     # 59: a tool named by a plain word that hooks.py's strings print keeps its name
@@ -430,7 +432,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "91"  # 91: more lexicon senses gone (distance, identify, width, random, team, map,
+    version = "92"  # 92: a step that renames nothing records no naming convention
+    # 91: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix
     # 90: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
@@ -603,7 +606,8 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "73"  # 73: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "74"  # 74: a step that renames nothing records no naming convention
+    # 73: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 72: a whole value of a result naming another tool's parameter is its data
     # 71: a name hooks.py prints is read in its strings as every mention is
