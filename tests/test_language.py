@@ -103,7 +103,7 @@ def test_descriptions_of_a_german_harness_keep_the_words_german_spells_as_englis
         "cancelAppointment": "Storniert einen Termin und gibt die Bestätigung zurück.",
     }
     tools = [_tool(name, text, {"id": {"type": "string"}}) for name, text in german.items()]
-    tools.append(_tool("getPrice", "Returns the maximum price and details of a slot.", {}))
+    tools.append(_tool("getPrice", "Gets the price of a slot based on its date.", {}))
     harness = Harness.from_dict({"name": "klinik", "tools": tools})
     english_changed = 0
     for variant in _variants(harness, "tool_description_paraphrase"):
