@@ -3764,7 +3764,8 @@ def test_a_column_the_calls_query_stays_in_the_conversation(name):
         moved += 1
         messages = variant.episode.messages
         assert messages[2]["content"] == episode.messages[2]["content"]
-        assert messages[3]["content"] == "The top user_id is 1042; fetching the profile."
+        # beside the call that passes it, the message's word is that call's parameter
+        assert messages[3]["content"] == f"The top {new} is 1042; fetching the profile."
         assert messages[5]["content"] == "Customer 1042 (user_id) is on enterprise."
         assert json.loads(messages[3]["tool_calls"][0]["function"]["arguments"]) == {new: "1042"}
         assert json.loads(messages[4]["content"]) == {new: "1042", "plan": "enterprise"}
@@ -3887,6 +3888,51 @@ def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column
         assert messages[2]["content"] == '{"columns": ["user_id"]}'  # the query's column
         assert messages[4]["content"] == f"get_user_profile: missing required argument {new}."
         assert messages[5]["content"] == f'Calling get_user_profile with {new}="1042".'
+    assert moved
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_column(name):
+    """A notebook agent (an audit): a query selects the column `user_id`, so the word is the
+    data's in that conversation; but the assistant's "I'll pass that as the user_id argument of
+    get_user_profile", beside the call that passes it, kept the old name while the call moved.
+    Words of a message about its own call's argument name the parameter."""
+    query = "SELECT user_id FROM sales.orders LIMIT 1"
+    episode = conversation(
+        analyst_harness(),
+        [
+            {"role": "user", "content": "Profile of our top customer?"},
+            assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
+            {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
+            assistant(
+                call("get_user_profile", {"user_id": "1042"}, "c2"),
+                content="The top user_id is 1042; I'll pass it as the user_id argument.",
+            ),
+            {"role": "tool", "tool_call_id": "c2", "content": '{"plan": "enterprise"}'},
+            {"role": "assistant", "content": "Customer 1042 is on enterprise."},
+        ],
+        {
+            "turns": [
+                {
+                    "at": 3,
+                    "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
+                }
+            ]
+        },
+        episode_id="own-call",
+    )
+    moved = 0
+    for seed in range(8):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter("get_user_profile", "user_id")
+        if new == "user_id":
+            continue
+        moved += 1
+        messages = variant.episode.messages
+        assert messages[2]["content"] == '{"columns": ["user_id"]}'  # the query's column
+        assert messages[3]["content"] == (
+            f"The top {new} is 1042; I'll pass it as the {new} argument."
+        )
     assert moved
 
 

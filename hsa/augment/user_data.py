@@ -148,16 +148,33 @@ def message_data(
     renames); in the assistant's words, not a tool's, skill's or hook's name (the assistant
     means its own tools: "I'll run buscar_voos again", though a note it passed wrote
     ``buscar_voos(...)``), nor an argument's name written as a keyword (``account_id="0015..."``:
-    the parameter)."""
+    the parameter) or one the message's own calls pass (its words describe those calls)."""
     data = conversation_data(episode)
     if hook_feedback(message):
         return data
     passed = passed_names(episode, names) + listed_names(episode, message, names)
     if passed and message.get("role") == "assistant":
         arguments = _arguments(episode.harness)
+        own = _own_arguments(message)
         text = message_text(message) if text is None else text
-        passed = tuple(n for n in passed if n in arguments and not _as_keyword(n).search(text))
+        passed = tuple(
+            n for n in passed if n in arguments and n not in own and not _as_keyword(n).search(text)
+        )
     return data + passed if passed else data
+
+
+def _own_arguments(message: dict) -> set[str]:
+    """The argument names the message's own calls pass: its words about them ("passing
+    `region` EMEA", "as the customer_id argument") describe those calls."""
+    names: set[str] = set()
+    for call in message.get("tool_calls") or ():
+        try:
+            arguments = orjson.loads(call["function"]["arguments"])
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue
+        if isinstance(arguments, dict):
+            names.update(arguments)
+    return names
 
 
 @lru_cache(maxsize=4096)

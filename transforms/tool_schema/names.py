@@ -432,7 +432,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "92"  # 92: a step that renames nothing records no naming convention
+    version = "93"  # 93: the assistant's words about its own call's argument name the parameter
+    # beside a column
+    # 92: a step that renames nothing records no naming convention
     # 91: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix
@@ -606,7 +608,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "74"  # 74: a step that renames nothing records no naming convention
+    version = "75"  # 75: the assistant's words about its own call's argument name the parameter
+    # beside a column
+    # 74: a step that renames nothing records no naming convention
     # 73: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 72: a whole value of a result naming another tool's parameter is its data
