@@ -86,6 +86,22 @@ def test_a_tools_list_result_and_its_jsonrpc_response_become_tool_files(tmp_path
     assert (tools / "search_orders.json").read_bytes() == before
 
 
+def test_a_clean_import_writes_no_rejects_file_and_a_tool_without_input_schema_is_noticed(
+    tmp_path, capsys
+):
+    """A warehouse's MCP listing (an audit): an import that rejected nothing left an empty
+    rejects file in the harness folder, and a tool without `inputSchema` (which MCP requires)
+    was imported as taking no arguments without a word."""
+    bare = {"name": "ping_dock", "description": "Pings the dock."}
+    listing = write_json(tmp_path / "l.json", {"tools": [SEARCH, bare]})
+    tools = tmp_path / "h" / "tools"
+    assert main(["import", "mcp", str(listing), "--out", str(tools)]) == 0
+    assert sorted(p.name for p in (tmp_path / "h").iterdir()) == ["tools"]
+    printed = capsys.readouterr()
+    assert "tools[1].inputSchema" in printed.err and "takes no arguments" in printed.err
+    assert "rejects" not in printed.out
+
+
 def test_tools_with_names_too_long_for_a_file_are_imported_apart(tmp_path):
     """A name of any length becomes a file name a file system takes; two long names that share
     their first hundred characters stay two files, and the harness reads both back."""

@@ -193,7 +193,10 @@ def import_mcp_cmd(
             highlight=False,
         )
         raise typer.Exit(1)
-    out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
+    if result.rejects:
+        out.print(f"wrote {len(written)} files to {out_dir} and {rejects_path}")
+    else:
+        out.print(f"wrote {len(written)} files to {out_dir}")
 
 
 @import_app.command("skills")

@@ -115,6 +115,17 @@ def import_mcp(paths: list[str | os.PathLike]) -> McpImport:
                 )
                 continue
             names.add(tool.name)
+            if isinstance(raw, dict) and "inputSchema" not in raw:
+                # MCP requires one; a server that leaves it out may have dropped it by mistake
+                out.notices.append(
+                    Notice(
+                        str(path),
+                        None,
+                        tool.name,
+                        f"{where}.inputSchema",
+                        "no inputSchema: imported as a tool that takes no arguments",
+                    )
+                )
             name, n = file_name(tool.name), 2
             while name.lower() in files:  # case-insensitive file systems
                 name, n = f"{file_name(tool.name)}-{n}", n + 1
@@ -168,7 +179,8 @@ def write_tools(
         for name, _ in result.tools:  # every file is complete before the first one appears
             os.replace(staging / name, out / name)
             written.append(out / name)
-        write_jsonl(rejects_path, (r.to_dict() for r in result.rejects), after_existing=True)
+        if result.rejects or Path(rejects_path).exists():  # no empty file beside the tools
+            write_jsonl(rejects_path, (r.to_dict() for r in result.rejects), after_existing=True)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
