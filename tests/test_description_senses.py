@@ -77,6 +77,8 @@ def _rewordings(text: str, split: str) -> set[str]:
         ("Count the number of words.", {"quantity"}),
         ("The servings the recipe should make.", {"establish", "set"}),
         ("A list of integers, in the order of the items.", {"set", "collection"}),
+        # a rider's location is a position, not a site
+        ("Returns the rider location of an order.", {"site"}),
     ],
 )
 def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):

@@ -420,6 +420,11 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("threshold", {"alert", "price"}, {"boundary"}),
     ("amount", {"transfer", "account"}, {"figure", "sum"}),
     ("rating", {"store", "product"}, {"mark"}),
+    # a food-delivery desk (an audit): its diner is the customer, a delivery tracked is not
+    # tailed, a late arrival no dispatch delay, and a refund issued is not distributed
+    ("get_restaurant", {"restaurant", "food", "order"}, {"diner"}),
+    ("track_delivery", {"order", "delivery", "rider"}, {"tail", "trace", "dispatch", "shipping"}),
+    ("issue_refund", {"refund", "order"}, {"distribute", "grant"}),
 ]
 
 
@@ -455,12 +460,10 @@ def test_the_tables_offer_no_neighbouring_sense_for_a_word(name, context, not_sy
         ("item_id", {"shop", "cart"}, "heldout", "merchandise"),
         ("product_id", {"product"}, "train", "item"),
         ("supplier_contact", {"supplier", "person", "name"}, "train", "person"),
-        ("get_shipping_date", {"delivery"}, "heldout", "dispatch"),
         ("import_duty", {"customs", "import", "goods"}, "train", "customs"),
         ("sales_tax", {"order", "price"}, "train", "taxation"),
         ("order_total", {"order", "price"}, "train", "grand"),
         ("ticket_id", {"support", "customer"}, "heldout", "incident"),
-        ("issue_coupon", {"coupon", "order"}, "train", "grant"),
         ("apply_refund", {"refund", "order"}, "train", "request"),
         ("apply_coupon", {"coupon", "cart"}, "train", "use"),
         ("report_issue", {"bug", "app"}, "train", "problem"),

@@ -237,7 +237,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "54"  # 54: a step that renames nothing records no naming convention
+    version = "55"  # 55: food-delivery senses gone (diner, tail, dispatch, distribute)
+    # 54: a step that renames nothing records no naming convention
     # 53: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix
@@ -428,7 +429,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "39"  # 39: more lexicon senses gone (distance, identify, width, random, team, map,
+    version = "40"  # 40: food-delivery senses gone (diner, tail, dispatch, distribute)
+    # 39: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix
     # 38: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;

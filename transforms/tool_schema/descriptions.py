@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "22"  # 22: phrases of another sense gone (check, find, returns, make, default is,
+    version = "23"  # 23: a location is no site
+    # 22: phrases of another sense gone (check, find, returns, make, default is,
     # list of, in parallel, requested, information, the user, the number of, identifier, required,
     # drop, derived from)
     # 21: phrases of another sense gone (at least, maximum, minimum, exact, check)
