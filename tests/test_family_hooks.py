@@ -1011,3 +1011,50 @@ def test_a_recovery_whose_failure_was_cut_loses_the_thinking_it_wrote_after_it()
     assert cut.messages[1]["tool_calls"] == recovery["tool_calls"]
     whole = policy.apply(episode, {"stripped": [], "kept": [sequence]})
     assert whole.messages[3]["reasoning_content"] == thinking
+
+
+PARTY_SIZE = """
+def check_party_size(payload, config):
+    limits = {param: int(limit) for param, limit in config.items()}
+    for param, limit in limits.items():
+        if int(payload["arguments"].get(param, 0)) > limit:
+            return {"ok": False, "feedback": f"{param} is above {limit}."}
+    return {"ok": True}
+"""
+
+
+def test_a_hook_reading_its_whole_config_is_not_handed_the_feedback_format():
+    """A travel desk's hook reads its whole config as limits per parameter (an audit): the swap
+    writes the hook's feedback format into its config, and the variant's hook then raised on
+    int('sentence:en-blocked') at every call, so verification rejected half of the variants and
+    rollouts under them would fail. The format is hsa's to wrap the feedback with, and is not
+    handed to the hook."""
+    from hsa.model.hook_runner import HookRunner
+
+    harness = Harness.from_dict(
+        {
+            "name": "travel",
+            "tools": [
+                {
+                    "name": "book_trip",
+                    "description": "Books a trip.",
+                    "parameters": {"type": "object", "properties": {"adults": {"type": "integer"}}},
+                }
+            ],
+            "hooks": [
+                {
+                    "name": "party_size",
+                    "event": "tool_call",
+                    "function": "check_party_size",
+                    "config": {"adults": 9, "feedback_format": "tag:square"},
+                }
+            ],
+            "hooks_source": PARTY_SIZE,
+        },
+        trust_hooks=True,
+    )
+    runner = HookRunner(harness)
+    payload = {"tool_name": "book_trip", "arguments": {"adults": 12}}
+    (verdict,) = runner.run("tool_call", payload)
+    assert not verdict.ok and verdict.feedback == "adults is above 9."
+    assert verdict.message.startswith("[")  # still wrapped in the configured format

@@ -22,7 +22,8 @@ the message the model is shown as ``hook.<name>``. Payloads, by event (every pay
 
 A hook that raises, or returns anything but a verdict, is a harness bug: :class:`HookError`.
 Hooks get deep copies of their config and payload, so that one call cannot change the next,
-another conversation's, or the tools the model is offered.
+another conversation's, or the tools the model is offered; the config without its
+``feedback_format``, which is the runtime's to wrap the feedback with.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import orjson
 from hsa.errors import HsaError
 from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_EVENTS, HOOK_SECONDS, blocked_calls, deadline, from_user
-from hsa.model.hook_feedback import format_feedback, hook_format, split_format
+from hsa.model.hook_feedback import FORMAT_KEY, format_feedback, hook_format, split_format
 from hsa.model.message import message_text
 
 
@@ -67,6 +68,14 @@ def hook_arguments(raw: Any) -> dict | str:
     return value if isinstance(value, dict) else raw
 
 
+def hook_options(config: dict) -> dict:
+    """What a hook's function is handed of its config: a copy, without the feedback format,
+    which is hsa's to wrap the feedback with (hsa.model.hook_feedback) and which a variant's
+    swap may add: a hook that reads its whole config as its own options (limits per
+    parameter) would take it for one."""
+    return copy.deepcopy({k: v for k, v in config.items() if k != FORMAT_KEY})
+
+
 class HookError(HsaError):
     """A hook raised, or returned something that is not ``{"ok": bool, "feedback"?: str}``."""
 
@@ -93,7 +102,7 @@ class HookRunner:
                     HOOK_SECONDS, lambda: TimeoutError(f"no verdict in {HOOK_SECONDS} s")
                 ):
                     result = self.functions[hook.name](
-                        copy.deepcopy({"event": event, **payload}), copy.deepcopy(hook.config)
+                        copy.deepcopy({"event": event, **payload}), hook_options(hook.config)
                     )
             except (Exception, SystemExit) as exc:  # sys.exit() in a hook ends no hsa command
                 raise HookError(
