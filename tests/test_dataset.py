@@ -209,6 +209,18 @@ def test_version_changes_with_the_seed(version, tmp_path):
     assert other.path.name != version.path.name
 
 
+def test_a_version_verified_with_the_hooks_run_is_a_version_of_its_own(version, tmp_path):
+    """A travel harness (an audit): generated without --trust-hooks, then with it into the same
+    folder, the second run found the first run's version, said "nothing to do" and exited 0,
+    though run with the hooks it rejects rows the first kept. Trust is part of the version: the
+    manifest says so, and a re-verification recomputes the same id."""
+    untrusted = generate(load_recipe(RECIPE), EPISODES_PATH, tmp_path / "v")
+    assert untrusted.path.name != version.path.name
+    assert version.manifest["input"]["hooks_trusted"] is True
+    assert "hooks_trusted" not in untrusted.manifest["input"]
+    assert audit_version(version.path, trust_hooks=True).problems == []
+
+
 def test_bad_lines_become_rejects_and_every_line_is_accounted_for(tmp_path):
     lines = EPISODES_PATH.read_text(encoding="utf-8").splitlines()[:10]
     broken = json.loads(lines[3])
