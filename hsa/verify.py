@@ -58,7 +58,7 @@ from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
 from hsa.model.hook import tool_result
-from hsa.model.hook_runner import HookError, HookRunner, complies
+from hsa.model.hook_runner import HookError, HookRunner, complies, refusal
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
 from hsa.model.schema import pointer, schema_nodes, unresolved_reference
@@ -148,12 +148,13 @@ def _hooks_accept(original: Episode, variant: Episode) -> None:
         for source, turn in zip(accepted, variant.gold.turns, strict=True):
             if not source or turn.at >= len(variant.messages):
                 continue
-            message = variant.messages[turn.at]
-            if complies(runner, variant.messages[: turn.at], message) is False:
+            refused = refusal(runner, variant.messages[: turn.at], variant.messages[turn.at])
+            if refused is not None:
                 raise VerificationFailed(
                     "hooks_accept",
-                    f"messages[{turn.at}]: the variant's hooks refuse the recorded message of a "
-                    f"judged turn that the source's hooks accept",
+                    f"messages[{turn.at}]: the variant's hook {refused.hook!r} refuses the "
+                    f"recorded message of a judged turn that the source's hooks accept "
+                    f"({refused.feedback})",
                 )
     except HookError as exc:
         raise VerificationFailed("hooks_accept", str(exc)) from None

@@ -780,6 +780,9 @@ def test_a_variant_whose_hooks_refuse_its_recorded_answer_is_rejected(name):
             assert complies(runner, episode.messages[:3], episode.messages[3]) is not False
         else:
             assert out.stage == "verify:hooks_accept", out.reason
+            # the reason names the hook and what it says, for the operator to find its setting
+            assert "hook 'mention' refuses" in out.reason, out.reason
+            assert "After compute_payout, mention the " in out.reason, out.reason
             refused += 1
         untrusted = augment_episode(recipe, claim_episode(trust=False))[0]
         assert isinstance(untrusted, Variant)

@@ -180,26 +180,33 @@ def reply_context(harness: Harness, conversation: tuple[dict, ...]) -> dict:
 def complies(runner: HookRunner, conversation: tuple[dict, ...], message: dict) -> bool | None:
     """True when every hook on the message's event accepts it; None when the harness has no
     hook for that event (nothing to comply with)."""
+    event = "tool_call" if message.get("tool_calls") else "reply"
+    if not runner.by_event[event]:
+        return None
+    return refusal(runner, conversation, message) is None
+
+
+def refusal(
+    runner: HookRunner, conversation: tuple[dict, ...], message: dict
+) -> HookVerdict | None:
+    """The first failing verdict of the hooks on the message's event (a call's ``tool_call``
+    hooks, call by call; a reply's ``reply`` hooks), or None when they all accept it."""
     harness = runner.harness
-    calls = message.get("tool_calls") or []
-    if calls:
-        if not runner.by_event["tool_call"]:
-            return None
-        for i, call in enumerate(calls):
-            fn = call.get("function") or {}
-            name = fn.get("name") or ""
-            tool = harness.loader_tool() if name == harness.skill_loader else harness.tool(name)
-            payload = {
-                **reply_context(harness, conversation),
-                "tool_name": name,
-                "arguments": hook_arguments(fn.get("arguments", "")),
-                "parameters": None if tool is None else tool.parameters,
-                "call_id": call.get("id") or f"call_{i}",
-            }
-            if not all(v.ok for v in runner.run("tool_call", payload)):
-                return False
-        return True
-    if not runner.by_event["reply"]:
+    for i, call in enumerate(message.get("tool_calls") or ()):
+        fn = call.get("function") or {}
+        name = fn.get("name") or ""
+        tool = harness.loader_tool() if name == harness.skill_loader else harness.tool(name)
+        payload = {
+            **reply_context(harness, conversation),
+            "tool_name": name,
+            "arguments": hook_arguments(fn.get("arguments", "")),
+            "parameters": None if tool is None else tool.parameters,
+            "call_id": call.get("id") or f"call_{i}",
+        }
+        failed = next((v for v in runner.run("tool_call", payload) if not v.ok), None)
+        if failed is not None:
+            return failed
+    if message.get("tool_calls"):
         return None
     payload = {"reply": message_text(message), **reply_context(harness, conversation)}
-    return all(v.ok for v in runner.run("reply", payload))
+    return next((v for v in runner.run("reply", payload) if not v.ok), None)
