@@ -33,7 +33,10 @@ Checks, in order (the first failure rejects the variant, naming the check):
   variant's hooks (hsa.model.hook_runner): a rename that reached a hook's setting which is no
   name (a word the reply must say, spelled like a parameter) makes a hook that refuses the very
   answer the row teaches, and every rollout, evaluation and hook reward under that harness
-  variant would punish it.
+  variant would punish it; and where the source's hooks decide every recorded assistant step as
+  it was recorded (refused where a hook's feedback answers it, accepted elsewhere), the
+  variant's hooks must too, at every step (no hook raising, no recorded refusal the variant's
+  hook would not make).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import tool_result
+from hsa.model.hook import hook_rejected, tool_result
 from hsa.model.hook_runner import HookError, HookRunner, complies, refusal
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
@@ -158,6 +161,44 @@ def _hooks_accept(original: Episode, variant: Episode) -> None:
                 )
     except HookError as exc:
         raise VerificationFailed("hooks_accept", str(exc)) from None
+    if _SELF_CONSISTENT.get(id(original), lambda: (original, _hooks_agree(original) is None))[1]:
+        disagreement = _hooks_agree(variant)
+        if disagreement is not None:
+            raise VerificationFailed("hooks_accept", disagreement)
+
+
+# Whether each source episode's hooks decide every recorded step as it was recorded, by the
+# episode object (held by the entry): every variant of an episode asks it of the same source.
+_SELF_CONSISTENT: BoundedMemo[tuple[Episode, bool]] = BoundedMemo(1024)
+
+
+def _hooks_agree(episode: Episode) -> str | None:
+    """Where the episode's hooks decide a recorded assistant step otherwise than it was
+    recorded (a step a hook's feedback answers is refused, any other accepted), or cannot
+    decide it (a hook raises), or None. Asked of a variant only when its source's own hooks
+    agree with its recording: then a variant's hook that no longer refuses what its feedback
+    says it refused (a limit keyed by a parameter the rename moved), or that raises at a step no
+    turn judges, would make rows that teach what the variant's harness never does."""
+    runner = _runner(episode.harness)
+    rejected = set(hook_rejected(episode.messages))
+    for i, message in enumerate(episode.messages):
+        if message.get("role") != "assistant":
+            continue
+        try:
+            refused = refusal(runner, episode.messages[:i], message)
+        except HookError as exc:
+            return f"messages[{i}]: {exc}"
+        if refused is None and i in rejected:
+            return (
+                f"messages[{i}]: the variant's hooks accept a step its recorded hook feedback "
+                f"refused"
+            )
+        if refused is not None and i not in rejected:
+            return (
+                f"messages[{i}]: the variant's hook {refused.hook!r} refuses a recorded step "
+                f"({refused.feedback})"
+            )
+    return None
 
 
 def _same_but_positions(first: Gold, second: Gold) -> bool:

@@ -787,3 +787,91 @@ def test_a_variant_whose_hooks_refuse_its_recorded_answer_is_rejected(name):
         untrusted = augment_episode(recipe, claim_episode(trust=False))[0]
         assert isinstance(untrusted, Variant)
     assert refused
+
+
+PARTY_LIMIT = """
+def check_party(payload, config):
+    for param, limit in config.items():
+        value = payload["arguments"].get(param)
+        if isinstance(value, int) and value > limit:
+            return {"ok": False, "feedback": f"{param}={value} is above the maximum of {limit}."}
+    return {"ok": True}
+"""
+
+
+def party_episode() -> Episode:
+    tool = {
+        "name": "book_trip",
+        "description": "Books a trip.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "guests": {"type": "integer"}},
+        },
+    }
+    return Episode.from_dict(
+        {
+            "id": "party",
+            "harness": {
+                "name": "travel",
+                "tools": [tool],
+                "hooks": [
+                    {
+                        "name": "party_size",
+                        "event": "tool_call",
+                        "function": "check_party",
+                        "config": {"guests": 8},
+                    }
+                ],
+                "hooks_source": PARTY_LIMIT,
+            },
+            "messages": [
+                {"role": "user", "content": "Book Lisbon for twelve of us."},
+                assistant(call("book_trip", {"city": "Lisbon", "guests": 12}, "c1")),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "name": "hook.party_size",
+                    "content": "guests=12 is above the maximum of 8.",
+                },
+                assistant(call("book_trip", {"city": "Lisbon", "guests": 8}, "c2")),
+                {"role": "tool", "tool_call_id": "c2", "content": '{"booked": true}'},
+                {"role": "assistant", "content": "Booked for eight; a second booking is needed."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 3,
+                        "calls": [
+                            {
+                                "name": "book_trip",
+                                "arguments": {"city": ["Lisbon"], "guests": [8]},
+                            }
+                        ],
+                    }
+                ]
+            },
+        },
+        trust_hooks=True,
+    )
+
+
+@pytest.mark.parametrize("name", ["parameter_name_mask", "parameter_name_paraphrase"])
+def test_a_variant_whose_hooks_no_longer_refuse_what_its_feedback_says_is_rejected(name):
+    """A travel desk's limits per parameter (an audit): `{guests: 8}` keeps its key when the
+    parameter is renamed (an option's own name stays), so the variant's hook no longer refused
+    12 guests, yet the row taught its feedback "above the maximum of 8". Where the source's own
+    hooks decide every recorded step as recorded, so must the variant's."""
+    from hsa.augment.variant import Variant
+    from hsa.dataset.pipeline import augment_episode
+    from tests.conftest import one_transform_recipe
+
+    rejected = 0
+    for seed in range(6):
+        out = augment_episode(one_transform_recipe(name, seed, fraction=1.0), party_episode())[0]
+        if isinstance(out, Variant):
+            assert out.mapping.parameter("book_trip", "guests") == "guests"
+        else:
+            assert out.stage == "verify:hooks_accept", out.reason
+            assert "accept a step its recorded hook feedback refused" in out.reason
+            rejected += 1
+    assert rejected
