@@ -14,7 +14,7 @@ import hsa
 import hsa.files.assets as assets
 from hsa.augment.recipe import Recipe, load_recipe
 from hsa.augment.registry import registered
-from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id
+from hsa.dataset.fingerprint import input_fingerprint, shipped_assets, version_id, with_trust
 from hsa.dataset.generate import generate
 from hsa.example import EPISODES_PATH
 from hsa.files.assets import templates_dir
@@ -46,11 +46,11 @@ def small_example(tmp_path) -> tuple[Path, Path]:
     return episodes, harness
 
 
-def _version(recipe: Recipe, episodes: Path, harness: Path) -> str:
+def _version(recipe: Recipe, episodes: Path, harness: Path, trust_hooks: bool = True) -> str:
     """The version id exactly as generate computes it (checked against generate below)."""
     return version_id(
         recipe.version_dict(),
-        input_fingerprint(episodes, harness),
+        with_trust(input_fingerprint(episodes, harness), trust_hooks),
         hsa.__version__,
         recipe.transform_versions(),
         "train",

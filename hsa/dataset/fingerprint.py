@@ -135,6 +135,13 @@ def output_fingerprint(
     return fingerprint
 
 
+def with_trust(fingerprint: dict, trust_hooks: bool) -> dict:
+    """The input fingerprint of a run, and whether it runs the harnesses' hooks: verified with
+    them (hsa.verify, ``hooks_accept``) a run may reject rows a run without them keeps, so the
+    two are versions of their own, and the manifest's ``input`` says which one it is."""
+    return {**fingerprint, "hooks_trusted": True} if trust_hooks else fingerprint
+
+
 def shipped_assets() -> dict[str, str]:
     """sha256 of each shipped asset folder that shapes a version (see the module docstring)."""
     return {"templates": folder_sha256(templates_dir())}

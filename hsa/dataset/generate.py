@@ -37,7 +37,7 @@ from hsa.augment.recipe import Recipe
 from hsa.dataset.allocator import tune_allocators
 from hsa.dataset.batch import INPUT_SCHEMA, BatchJob
 from hsa.dataset.engines import ENGINES, run_engine
-from hsa.dataset.fingerprint import output_fingerprint, shipped_assets, version_id
+from hsa.dataset.fingerprint import output_fingerprint, shipped_assets, version_id, with_trust
 from hsa.dataset.harness_variants import HarnessVariantListing, HarnessVariantTally, unlisted
 from hsa.dataset.licenses import card_license_id
 from hsa.dataset.outcome import DEFAULT_MAX_REJECT_SHARE, failure
@@ -178,12 +178,7 @@ def generate(
         raise HsaError("harness folder does not exist or is not a directory", file=str(harness))
 
     transforms = recipe.transform_versions()
-    fingerprint = output_fingerprint(out, episodes, harness, harness_roots)
-    if trust_hooks:
-        # Verified with the harnesses' hooks run (hsa.verify, hooks_accept): rows a run without
-        # them keeps may be rejected, so the two are versions of their own, and the manifest
-        # says which one this is.
-        fingerprint = {**fingerprint, "hooks_trusted": True}
+    fingerprint = with_trust(output_fingerprint(out, episodes, harness, harness_roots), trust_hooks)
     version = version_id(recipe.version_dict(), fingerprint, __version__, transforms, split)
     final = out / recipe.name / version
     repaired: list[str] = []
