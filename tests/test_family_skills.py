@@ -1265,47 +1265,43 @@ def test_skill_phrases_say_the_same_in_any_domain(split):
     assert changed
 
 
-@pytest.mark.parametrize("split", ["train", "heldout"])
-def test_insurance_skill_phrases_keep_their_sense(split):
-    """A claims skill (an audit): "If any red flag appears" became "When applicable red flag
-    appears" (the condition gone), "Never ask for all the details at once" became "Never seek
-    all the details right away", "pick up" "select up", "clearly a total loss" "openly", "the
-    shop" (a repair shop) "the merchant", "mention the adjuster" "refer to the adjuster" (which
-    hands the claim over), "ask for the report" "inquire about the report"."""
-    body = (
+# Skills of other domains (audits), each with the words a rewording must keep and those it
+# must never write. A claims skill: "If any red flag appears" became "When applicable red flag
+# appears" (the condition gone), "Never ask for all the details at once" "Never seek all the
+# details right away", "pick up" "select up", "clearly a total loss" "openly", "the shop" (a
+# repair shop) "the merchant", "mention the adjuster" "refer to the adjuster" (which hands the
+# claim over), "ask for the report" "inquire about the report". A warehouse skill: "Copy the
+# address exactly as written" became "just as written" (exactness gone), "Ask for
+# `signature_required`" "Solicit" or "Seek", "Choose the carrier mode" "Opt for", and "choose
+# to" would read "select to".
+SKILLS_OF_OTHER_DOMAINS = [
+    (
         "# Claims\n\n"
         "If any red flag appears, stop. Never ask for all the details at once. Let them pick up "
         "personal items. If it is clearly a total loss, say so. Take the car to the shop. "
-        "Mention the adjuster by name.\n"
-    )
-    episode = skill_episode([body])
-    for seed in range(40):
-        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
-        out = " ".join(variant.harness.skills[0].content.lower().split())  # wrapped or not
-        for kept in ("if any red flag", "at once", "pick up", "clearly", "the shop", "mention"):
-            assert kept in out, out
-        for wrong in ("inquire about", "when applicable", "openly", "merchant", "refer to"):
-            assert wrong not in out, out
+        "Mention the adjuster by name.\n",
+        ("if any red flag", "at once", "pick up", "clearly", "the shop", "mention"),
+        ("inquire about", "when applicable", "openly", "merchant", "refer to"),
+    ),
+    (
+        "# Dispatch\n\n"
+        "Copy the address exactly as the customer wrote it. Ask for the signature when the "
+        "order is insured. Choose the carrier mode, or choose to hold the parcel.\n",
+        ("ask for", "choose the carrier", "choose to"),
+        ("just as", "solicit", "seek", "opt for", "select to"),
+    ),
+]
 
 
 @pytest.mark.parametrize("split", ["train", "heldout"])
-def test_warehouse_skill_phrases_keep_their_sense(split):
-    """A warehouse skill (an audit): "Copy the address exactly as written" became "just as
-    written" (exactness gone), "Ask for `signature_required`" "Solicit" or "Seek", "Choose the
-    carrier mode" "Opt for", and "choose to" would read "select to"."""
-    body = (
-        "# Dispatch\n\n"
-        "Copy the address exactly as the customer wrote it. Ask for the signature when the "
-        "order is insured. Choose the carrier mode, or choose to hold the parcel.\n"
-    )
+@pytest.mark.parametrize(("body", "kept", "wrong"), SKILLS_OF_OTHER_DOMAINS)
+def test_skill_phrases_of_other_domains_keep_their_sense(body, kept, wrong, split):
     episode = skill_episode([body])
     for seed in range(40):
         variant, _ = run(SkillContentRewrite(split=split), episode, seed)
         out = " ".join(variant.harness.skills[0].content.lower().split())  # wrapped or not
-        for kept in ("ask for", "choose the carrier", "choose to"):
-            assert kept in out, out
-        for wrong in ("just as", "solicit", "seek", "opt for", "select to"):
-            assert wrong not in out, out
+        assert all(k in out for k in kept), out
+        assert not any(w in out for w in wrong), out
 
 
 def test_a_tampered_paraphrase_is_refused():

@@ -3610,6 +3610,19 @@ def conversation(harness: Harness, messages: list[dict], gold: dict, episode_id:
     )
 
 
+def moved_parameter(name: str, episode: Episode, tool: str, parameter: str, seeds: int = 8):
+    """(variant, new name) for each of ``seeds`` variants of ``episode`` under the name transform
+    ``name`` (every parameter renamed) in which ``tool``'s ``parameter`` moved; at least one."""
+    found = []
+    for seed in range(seeds):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        new = variant.mapping.parameter(tool, parameter)
+        if new != parameter:
+            found.append((variant, new))
+    assert found, f"no variant moved {tool}.{parameter}"
+    return found
+
+
 def analyst_harness() -> Harness:
     return Harness.from_dict(
         {
@@ -3755,13 +3768,7 @@ def test_a_column_the_calls_query_stays_in_the_conversation(name):
     the word is the data's; the profile's call, gold and the result's echo of the argument still
     move."""
     episode = sql_episode(analyst_harness())
-    moved = 0
-    for seed in range(8):
-        variant = variant_of(name, episode, seed=seed, fraction=1.0)
-        new = variant.mapping.parameter("get_user_profile", "user_id")
-        if new == "user_id":
-            continue
-        moved += 1
+    for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
         messages = variant.episode.messages
         assert messages[2]["content"] == episode.messages[2]["content"]
         # beside the call that passes it, the message's word is that call's parameter
@@ -3770,7 +3777,6 @@ def test_a_column_the_calls_query_stays_in_the_conversation(name):
         assert json.loads(messages[3]["tool_calls"][0]["function"]["arguments"]) == {new: "1042"}
         assert json.loads(messages[4]["content"]) == {new: "1042", "plan": "enterprise"}
         assert variant.episode.gold.turns[1].calls[0].arguments == {new: ["1042"]}
-    assert moved
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
@@ -3816,19 +3822,12 @@ def test_a_result_value_named_like_another_tools_parameter_is_the_results_data(n
         },
         episode_id="columns",
     )
-    moved = 0
-    for seed in range(8):
-        variant = variant_of(name, episode, seed=seed, fraction=1.0)
-        new = variant.mapping.parameter("get_user_profile", "user_id")
-        if new == "user_id":
-            continue
-        moved += 1
+    for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
         messages = variant.episode.messages
         listed = json.loads(messages[2]["content"])["columns"]  # ("table" echoes the call)
         assert listed == [{"name": "user_id"}, {"name": "amount"}]
         assert messages[5]["content"] == "The columns are user_id and amount."
         assert json.loads(messages[4]["content"])["field"] == new  # about the call: it moves
-    assert moved
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
@@ -3877,18 +3876,11 @@ def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column
         },
         episode_id="sql-hook",
     )
-    moved = 0
-    for seed in range(8):
-        variant = variant_of(name, episode, seed=seed, fraction=1.0)
-        new = variant.mapping.parameter("get_user_profile", "user_id")
-        if new == "user_id":
-            continue
-        moved += 1
+    for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
         messages = variant.episode.messages
         assert messages[2]["content"] == '{"columns": ["user_id"]}'  # the query's column
         assert messages[4]["content"] == f"get_user_profile: missing required argument {new}."
         assert messages[5]["content"] == f'Calling get_user_profile with {new}="1042".'
-    assert moved
 
 
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
@@ -3921,19 +3913,12 @@ def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_col
         },
         episode_id="own-call",
     )
-    moved = 0
-    for seed in range(8):
-        variant = variant_of(name, episode, seed=seed, fraction=1.0)
-        new = variant.mapping.parameter("get_user_profile", "user_id")
-        if new == "user_id":
-            continue
-        moved += 1
+    for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
         messages = variant.episode.messages
         assert messages[2]["content"] == '{"columns": ["user_id"]}'  # the query's column
         assert messages[3]["content"] == (
             f"The top {new} is 1042; I'll pass it as the {new} argument."
         )
-    assert moved
 
 
 def test_a_tool_named_like_the_projects_function_stays_in_its_code():
