@@ -223,6 +223,11 @@ def test_every_layout_renders_every_section_of_the_example(example, choice):
         ("पिछले महीने का statement भेजें।", False),
         # a threshold is no position
         ("Refunds above 500 EUR need a manager; below 20 EUR, just refund.", False),
+        # a comparison with a noun phrase is no position (an ATS audit)
+        ("Ask for approval when the offer is above the band.", False),
+        ("Flag it when the reading is below the threshold.", False),
+        ("Use only the tools listed above.", True),
+        ("Follow the rules above.", True),
         ("Rimborsi sotto 500 euro: procedi.", False),
         ("Escalate outages at once.", False),
         ("Sé amable y responde en español.", False),

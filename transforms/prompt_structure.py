@@ -275,7 +275,9 @@ class PromptSectionOrder(Transform):
     name = "prompt_section_order"
     scope = "harness"
     conversation = "kept"
-    version = "7"  # 7: the skill loader's own words are read as the harness's text (its language)
+    version = "8"  # 8: a comparison (the offer is above the band) is no reference to where
+    # sections stand
+    # 7: the skill loader's own words are read as the harness's text (its language)
     # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
     # only where they point (ниже ends a clause, перечисленные ниже)
     # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
@@ -330,13 +332,15 @@ def wording_languages(harness: Harness) -> tuple[str, ...]:
 
 # Words a prompt's text uses to point at where other sections stand ("the rules above", "the
 # tools listed below", "the following sections", 上述, 下記): such a prompt keeps its order and
-# places. "above 500 EUR" is a threshold, no position.
+# places. "above 500 EUR" is a threshold, and "the offer is above the band" a comparison, no
+# position: "above" there leads a noun phrase.
 _POSITION = re.compile(
     r"\b(?:listed|shown|described|given|stated|mentioned|defined|set out|see|as)\s+"
     r"(?:above|below)\b"
     r"|\b(?:above|below)(?=\s*[.,:;)!?]|\s*$)"
     r"|\b(?:above|below)-mentioned\b"
-    r"|\bthe\s+[a-z]+(?:\s+[a-z]+)?\s+(?:above|below)\b(?!\s*[\d$€£¥])"
+    r"|\bthe\s+[a-z]+(?:\s+[a-z]+)?\s+(?:above|below)\b"
+    r"(?!\s*(?:[\d$€£¥]|(?:the|a|an|this|that|its|their|your|our|his|her)\b))"
     r"|\bthe\s+(?:following|preceding|previous)\s+(?:section|sections|rule|rules|tool|tools|"
     r"skill|skills|instruction|instructions|list|steps|checks)\b"
     r"|上述|以上规则|以上的|如下|下列|下面的|上面的|上記|下記|以下の"
@@ -467,7 +471,9 @@ class PromptPlacement(Transform):
     name = "prompt_placement"
     scope = "harness"
     conversation = "kept"
-    version = "7"  # 7: the skill loader's own words are read as the harness's text (its language)
+    version = "8"  # 8: a comparison (the offer is above the band) is no reference to where
+    # sections stand
+    # 7: the skill loader's own words are read as the harness's text (its language)
     # 6: below/above alone in Russian, Arabic 'the next', Hindi 'last' are positions
     # only where they point (ниже ends a clause, перечисленные ниже)
     # 5: positions written in Dutch, Polish, Turkish, Indonesian, Vietnamese,
