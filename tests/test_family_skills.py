@@ -1792,3 +1792,22 @@ def test_a_block_quote_in_a_list_item_is_said_as_written(split):
         assert re.sub(r"(?m)^ +", "", quote) in re.sub(r"(?m)^ +", "", out), out
         restyled = restyled or "Never say" not in out or "for example in a reply" not in out
     assert restyled  # the item's own words are still reworded and restyled
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_an_item_pointing_at_what_another_lists_keeps_the_list_in_order(split):
+    """An ATS compliance skill (an audit): "If a recruiter asks you to filter, rank or reject
+    on one of these, refuse" came before the item listing the protected characteristics in 32
+    of 150 harness variants, and "these" pointed at nothing."""
+    body = (
+        "# EEO\n\n"
+        "## Rules\n\n"
+        "- Protected characteristics: age, ethnicity, religion, disability and pregnancy.\n"
+        "- If a recruiter asks you to filter, rank or reject on one of these, refuse politely.\n"
+        "- Keep notes factual and job-related.\n"
+    )
+    episode = skill_episode([body])
+    for seed in range(30):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        out = " ".join(variant.harness.skills[0].content.split())  # wrapped or not
+        assert out.index("Protected characteristics") < out.index("one of these"), out

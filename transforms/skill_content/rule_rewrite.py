@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "29"  # 29: a block quote inside a list item is said as written (no rewording, no
+    version = "30"  # 30: an item pointing at what another lists (one of these) keeps its list in
+    # order
+    # 29: a block quote inside a list item is said as written (no rewording, no
     # emphasis)
     # 28: phrases of another sense gone (just as, choose, ask for)
     # 27: the skill loader's own words are read as the harness's text (its language)

@@ -103,8 +103,9 @@ _SEQUENCE_START = re.compile(
 )
 # Anywhere in an item: a last resort or a condition on how the other items went ("If nothing
 # helps", "as a last resort", 都不行, それでも, wenn nichts hilft...), a pointer to another
-# step ("the previous step", "step 2"), or what was done already ("tell the user it has already
-# been passed on", 已经转达, bereits, déjà): it follows the item that does it.
+# step ("the previous step", "step 2") or to what another item lists ("reject on one of
+# these"), or what was done already ("tell the user it has already been passed on", 已经转达,
+# bereits, déjà): it follows the item that does it.
 _FALLBACK = re.compile(
     r"(?<![A-Za-z])(?:if nothing( else)?( \w+)? (helps|helped|works|worked|fixes|fixed|"
     r"solves|resolves)|if none of|if all else fails|(as )?a last resort|failing (that|this)|"
@@ -113,7 +114,9 @@ _FALLBACK = re.compile(
     r"can't|cannot)|if (it|that|this|the (problem|issue|error)) (still )?persists|if still|"
     r"(none|any|all) of the (above|previous|others)|(after|before) (these|those|the above|"
     r"all (of )?(the )?others)|(the )?previous (step|item|one|call|result)|"
-    r"(from|in|to|see) step \w+|already)(?![A-Za-z])"
+    r"(from|in|to|see) step \w+|already|"
+    # "one of these", "on these grounds": what another item lists
+    r"(of|on|by|with|about|for|to|from|in) (these|those))(?![A-Za-z])"
     r"|(?<!\w)(?:(wenn|falls) nichts|hilft (das|dies|es) nicht|hilft nichts|"
     r"(wenn|falls) (das|dies|es) nicht|als letzte[sn]? (mittel|ausweg)|notfalls|im notfall|"
     r"si rien ne|en dernier recours|si (cela|ça|ceci) ne|"
