@@ -79,6 +79,8 @@ def _rewordings(text: str, split: str) -> set[str]:
         ("A list of integers, in the order of the items.", {"set", "collection"}),
         # a rider's location is a position, not a site
         ("Returns the rider location of an order.", {"site"}),
+        # a candidate's city is no town or urban area of an ATS filter
+        ("The city the candidate lives in.", {"town", "municipality", "urban"}),
     ],
 )
 def test_descriptions_get_no_neighbouring_sense_of_a_phrase(text, never, split):

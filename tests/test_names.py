@@ -425,6 +425,9 @@ NEIGHBOURS_NOT_SYNONYMS = [
     ("get_restaurant", {"restaurant", "food", "order"}, {"diner"}),
     ("track_delivery", {"order", "delivery", "rider"}, {"tail", "trace", "dispatch", "shipping"}),
     ("issue_refund", {"refund", "order"}, {"distribute", "grant"}),
+    # an applicant-tracking system (an audit): a job application is no app, money no tender
+    ("application_id", {"candidate", "job"}, {"app", "appl"}),
+    ("currency", {"offer", "salary"}, {"legal", "tender"}),
 ]
 
 

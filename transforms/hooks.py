@@ -88,7 +88,8 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "35"  # 35: food-delivery senses gone (diner, tail, dispatch, distribute)
+    version = "36"  # 36: an application is no app, money no legal tender
+    # 35: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 34: a step that renames nothing records no naming convention
     # 33: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,

@@ -237,7 +237,8 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "55"  # 55: food-delivery senses gone (diner, tail, dispatch, distribute)
+    version = "56"  # 56: an application is no app, money no legal tender
+    # 55: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 54: a step that renames nothing records no naming convention
     # 53: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
@@ -429,7 +430,8 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "40"  # 40: food-delivery senses gone (diner, tail, dispatch, distribute)
+    version = "41"  # 41: an application is no app, money no legal tender
+    # 40: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 39: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
     # threshold, amount; quant); no value or setting suffix

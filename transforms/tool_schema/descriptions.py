@@ -29,7 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "23"  # 23: a location is no site
+    version = "24"  # 24: a city is no town
+    # 23: a location is no site
     # 22: phrases of another sense gone (check, find, returns, make, default is,
     # list of, in parallel, requested, information, the user, the number of, identifier, required,
     # drop, derived from)

@@ -245,7 +245,8 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "62"  # 62: food-delivery senses gone (diner, tail, dispatch, distribute)
+    version = "63"  # 63: an application is no app, money no legal tender
+    # 62: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 61: a step that renames nothing records no naming convention
     # 60: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
@@ -433,7 +434,8 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "94"  # 94: food-delivery senses gone (diner, tail, dispatch, distribute)
+    version = "95"  # 95: an application is no app, money no legal tender
+    # 94: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 93: the assistant's words about its own call's argument name the parameter
     # beside a column
     # 92: a step that renames nothing records no naming convention
