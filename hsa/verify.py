@@ -139,6 +139,31 @@ def _judged_steps_accepted(episode: Episode) -> tuple[bool, ...]:
     return tuple(accepted)
 
 
+def judged_refusal(episode: Episode) -> str | None:
+    """Why the episode's own trusted hooks refuse the recorded message of a judged turn (or
+    cannot judge it: a hook raises), or None: a source whose gold rewards a step its harness
+    refuses (a Saturday interview its business-days hook blocks, recorded as done) is no
+    training target. Not asked where the hooks are not trusted (they are code)."""
+    harness = episode.harness
+    if not harness.hooks or not harness.trust_hooks:
+        return None
+    runner = _runner(harness)
+    for turn in episode.gold.turns:
+        if turn.at >= len(episode.messages):
+            continue
+        try:
+            refused = refusal(runner, episode.messages[: turn.at], episode.messages[turn.at])
+        except HookError as exc:
+            return f"messages[{turn.at}]: {exc}"
+        if refused is not None:
+            return (
+                f"messages[{turn.at}]: its harness's hook {refused.hook!r} refuses the recorded "
+                f"message of a judged turn ({refused.feedback}); a judged step is one the "
+                f"harness accepts"
+            )
+    return None
+
+
 def _hooks_accept(original: Episode, variant: Episode) -> None:
     harness = variant.harness
     if not harness.hooks or not harness.trust_hooks or not original.harness.trust_hooks:

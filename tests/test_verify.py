@@ -875,3 +875,24 @@ def test_a_variant_whose_hooks_no_longer_refuse_what_its_feedback_says_is_reject
             assert "accept a step its recorded hook feedback refused" in out.reason
             rejected += 1
     assert rejected
+
+
+def test_a_source_whose_hooks_refuse_its_judged_turn_is_rejected_where_they_are_trusted():
+    """An ATS harness (an audit): a Saturday interview its business-days hook blocks, recorded
+    as done and judged by the gold, made ten variants and no reject: the source's hooks only
+    decided whether its variants were checked. Where the hooks are trusted, such a source is a
+    reject of its own (``check:hooks``) naming the hook and what it says."""
+    from hsa.dataset.pipeline import augment
+    from hsa.errors import Reject
+    from tests.conftest import one_transform_recipe
+
+    def refusing(trust: bool) -> Episode:
+        episode = claim_episode(trust=trust)
+        reply = {"role": "assistant", "content": "1050 is paid."}  # no word the hook requires
+        return replace(episode, messages=(*episode.messages[:3], reply))
+
+    recipe = one_transform_recipe("parameter_name_mask", 1, fraction=1.0)
+    (reject,) = augment(recipe, [refusing(trust=True)])
+    assert isinstance(reject, Reject) and reject.stage == "check:hooks", reject
+    assert "hook 'mention' refuses" in reject.reason and "mention the franquicia" in reject.reason
+    assert all(not isinstance(out, Reject) for out in augment(recipe, [refusing(trust=False)]))

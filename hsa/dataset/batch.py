@@ -23,7 +23,7 @@ from hsa.augment.lineage import fired_steps
 from hsa.augment.recipe import Recipe
 from hsa.augment.variant import VariantReject
 from hsa.dataset.harness_variants import variant_lineage_end
-from hsa.dataset.pipeline import augment_episode, check_source_renders
+from hsa.dataset.pipeline import augment_episode, check_source
 from hsa.dataset.row_shape import shape_of
 from hsa.dataset.rows import JSON, ROW_SCHEMA, reject_row, skill_licenses, variant_row
 from hsa.errors import HsaError, Reject
@@ -158,7 +158,7 @@ class BatchFunction:
                 )
             ]
         try:
-            check_source_renders(episode)
+            check_source(episode)
         except HsaError as exc:
             return [
                 self._reject(

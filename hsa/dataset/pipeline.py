@@ -29,7 +29,7 @@ from hsa.errors import EpisodeError, HarnessError, Reject
 from hsa.files.jsonl import write_jsonl
 from hsa.model.episode import Episode, duplicate_id
 from hsa.render import available_layouts, placement, prompt_parts
-from hsa.verify import VerificationFailed, verify_variant
+from hsa.verify import VerificationFailed, judged_refusal, verify_variant
 
 
 def harness_variant(seed: int, pool: int | None, episode: Episode, index: int) -> str | None:
@@ -75,6 +75,16 @@ def check_source_renders(episode: Episode) -> None:
         raise EpisodeError(
             f"the prompt of its {where} does not render{line}: {exc.reason}", field=exc.field
         ) from None
+
+
+def check_source(episode: Episode) -> None:
+    """Raise an :class:`EpisodeError` when ``episode`` cannot be a source of variants: its
+    harness does not render (:func:`check_source_renders`, a load reject), or its trusted hooks
+    refuse the recorded message of a judged turn (``check:hooks``, hsa.verify.judged_refusal)."""
+    check_source_renders(episode)
+    refused = judged_refusal(episode)
+    if refused is not None:
+        raise EpisodeError(refused, stage="check:hooks")
 
 
 def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantReject]:
@@ -162,7 +172,7 @@ def augment(
             else:
                 seen.add(item.id)
                 try:
-                    check_source_renders(item)
+                    check_source(item)
                 except EpisodeError as exc:
                     yield Reject.from_error(exc, source="episodes", id=item.id)
                     continue
