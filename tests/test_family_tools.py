@@ -1736,22 +1736,22 @@ def test_a_keyword_starts_a_word(example):
         transform.apply(_asking(base, "Make a QR code for the menu."), params)
 
 
-def test_a_keyword_ends_a_word_but_for_an_inflection(example):
-    """BFCL (an audit): a request holding the Windows command `tasklist /FI "IMAGENAME eq
-    Code.exe"` was rejected as asking for the image-search distractor; a longer word is its own
-    (IMAGENAME, a poll of pollution). An inflection still says the keyword ("images", "uploaded")."""
+def test_a_keyword_asks_for_its_tool_inside_a_compound_or_an_inflection(example):
+    """A commerce harness (an audit): a keyword that had to end a word no longer refused
+    "What city is zipcode 97205?" beside the zip-code distractor, nor "spellcheck",
+    "photographs", "scanned" or "notepad": the drawn distractor did what the request asks. A
+    keyword starts a word and may end inside one."""
     base = example[0]
     transform = registered()["distractor_tools"]()
-    for keyword, other, asks in (
-        ("image", 'Run tasklist /FI "IMAGENAME eq Code.exe" for me.', "Find images of red shoes."),
-        ("poll", "How bad is the pollution in Delhi today?", "Start a poll for the team."),
-        ("upload", "Is that size uploadable at all?", "I uploaded the contract yesterday."),
+    for keyword, asks in (
+        ("zip", "What city is zipcode 97205?"),
+        ("spell", "Could you spellcheck my review?"),
+        ("photo", "Send me photographs of the jacket."),
+        ("scan", "I scanned the receipt, can you read it?"),
+        ("note", "Put it in my notepad."),
     ):
-        params = _only_distractor(keyword)
-        held = _asking(base, other)
-        assert transform.apply(held, params).messages == held.messages, other
         with pytest.raises(HsaError, match="is about what the request asks"):
-            transform.apply(_asking(base, asks), params)
+            transform.apply(_asking(base, asks), _only_distractor(keyword))
 
 
 def test_records_of_a_database_are_no_voice_recording(example):
@@ -4339,7 +4339,9 @@ def test_distractors_follow_the_tools_convention_when_no_skill_was_renamed(split
     """BFCL (an audit): a harness of snake_case tools and no skills got distractors named
     `sendEmail`, `rollDice` in a fifth of its variants: the skill-id step drew a convention for
     the variant though it renamed nothing, and the distractors followed that, a style no tool of
-    the variant has. A step that renames nothing records no convention."""
+    the variant has; so did a parameter rename's convention. A step that renames nothing records
+    no convention, and distractors follow the tools' own where those are not written in the
+    variant's."""
     harness = harness_of(
         "physics",
         tool_of("final_velocity", "Final velocity of a falling object.", strings("height")),
@@ -4356,6 +4358,8 @@ def test_distractors_follow_the_tools_convention_when_no_skill_was_renamed(split
                 "keep_original": False,
                 "pipeline": [
                     {"skill_id_case": {"split": split}},
+                    # a parameter rename records its convention too, and renames no tool
+                    {"parameter_name_paraphrase": {"split": split}},
                     {"distractor_tools": {"split": split, "min_count": 2, "max_count": 2}},
                 ],
             }

@@ -20,7 +20,7 @@ from hsa.model.harness import Harness
 from hsa.model.message import message_text
 from hsa.model.tool import Tool
 from hsa.text.language import reads_english
-from hsa.text.names import name_words, write_segments
+from hsa.text.names import convention_of, name_words, shared_conventions, write_segments
 from hsa.transforms._language import english_harness, japanese_harness
 from hsa.transforms._names import declared_or_shared
 from hsa.transforms.tool_schema.common import with_tools
@@ -33,6 +33,19 @@ def _harness_text(harness: Harness) -> str:
     return " ".join(
         f"{' '.join(name_words(t.name))} {t.description}" for t in harness.tools
     ).lower()
+
+
+def _written_as(episode: Episode, names) -> str | None:
+    """The convention a distractor's names take beside ``names``: the variant's (a step that
+    renamed names recorded it) where ``names`` are written in it, else the one they share. A
+    parameter rename's camelCase beside snake_case tools no step renamed would give the
+    distractors a style no tool of the variant has, and away by their looks."""
+    names = list(names)
+    declared = declared_or_shared(episode, names)
+    shared = shared_conventions(names) if names else set()
+    if not shared or declared in shared:
+        return declared
+    return convention_of(names)
 
 
 def _request_text(episode: Episode) -> str:
@@ -63,20 +76,13 @@ def _mentions_keyword(text: str, keyword: str) -> bool:
     return keyword in text
 
 
-# What may follow a keyword in a word that still says it: an inflection ("files", "reminded",
-# "dictation" of the stem "dictat"), not a longer word of its own ("imagename", "parkinson",
-# "pollution", "coinbase").
-_INFLECTION = r"(?:s|es|e|d|ed|ing|er|ers|ion|ions)?"
-
-
 @lru_cache(maxsize=4096)
 def _keyword_pattern(keyword: str) -> re.Pattern:
-    # a keyword starts a word: "qr" is no word of the record id "0015g00000QrS34AAC"; and ends
-    # it, but for an inflection: a Windows command's IMAGENAME asks for no image search
-    word = re.escape(keyword.lower())
-    if not keyword[-1:].isalnum():  # "record a ": the keyword says where it ends
-        return re.compile(r"(?<![a-z0-9])" + word)
-    return re.compile(r"(?<![a-z0-9])" + word + _INFLECTION + r"(?![a-z0-9])")
+    # A keyword starts a word: "qr" is no word of the record id "0015g00000QrS34AAC". It may
+    # end inside one: a compound or an inflection still asks for it ("zipcode", "photographs",
+    # "spellcheck", "scanned"); a longer word of its own ("IMAGENAME", "filed") then refuses the
+    # variant, a row lost with its reason rather than a distractor that does what is asked.
+    return re.compile(r"(?<![a-z0-9])" + re.escape(keyword.lower()))
 
 
 def _written_in(tool: dict, name_convention: str | None, parameter_convention: str | None) -> dict:
@@ -117,7 +123,10 @@ class DistractorTools(Transform):
 
     name = "distractor_tools"
     scope = "harness"
-    version = "14"  # 14: a keyword ends a word but for an inflection (IMAGENAME, pollution ask for
+    version = "15"  # 15: a keyword starts a word and may end inside one again (zipcode,
+    # photographs ask for their tools); distractors follow the tools' own convention where those are
+    # not written in the variant's
+    # 14: a keyword ends a word but for an inflection (IMAGENAME, pollution ask for
     # no distractor)
     # 13: the skill loader's own words are read as the harness's text (its language)
     # 12: a keyword starts a word (qr is no word of a record id)
@@ -157,8 +166,8 @@ class DistractorTools(Transform):
             return {"tools": []}
         taken = set(harness.names)
         request = _harness_text(harness)
-        tool_convention = declared_or_shared(episode, harness.tool_names)
-        parameter_convention = declared_or_shared(
+        tool_convention = _written_as(episode, harness.tool_names)
+        parameter_convention = _written_as(
             episode, [p for t in harness.tools for p in t.properties]
         )
         pool = [
