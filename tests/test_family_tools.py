@@ -3719,6 +3719,29 @@ def test_more_statements_are_sql_and_a_sentence_selecting_from_the_list_is_not(n
     assert moved
 
 
+@pytest.mark.parametrize(
+    ("text", "sql"),
+    [  # a recheck of the statements and sentences (an audit)
+        ("explain (analyze, buffers) select customer_id from sales.orders", True),
+        ("explain query plan select region from orders", True),
+        ("select * from my.orders", True),
+        ("SHOW COLUMNS FROM orders", True),
+        ("create table top (id int)", True),
+        ("select a y_column from them", False),
+        ("select x_column from all columns", False),
+        ("select the region from which the order came", False),
+        ("Show columns with missing values", False),
+        ("Show tables of revenue by region", False),
+        ("create table of top customers by region", False),
+        ("Create view for the dashboard", False),
+    ],
+)
+def test_statements_and_sentences_are_told_apart(text, sql):
+    from hsa.text.sql import written_in_sql
+
+    assert written_in_sql(text) is sql
+
+
 def sql_episode(harness: Harness) -> Episode:
     """A user asks for the top customer: a query selects the column ``user_id``, the result lists
     it, a reply names it, then the profile of that customer is fetched by ``user_id``."""

@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "36"  # 36: an application is no app, money no legal tender
+    version = "37"  # 37: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 36: an application is no app, money no legal tender
     # 35: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 34: a step that renames nothing records no naming convention
     # 33: more lexicon senses gone (distance, identify, width, random, team, map,

@@ -237,7 +237,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "56"  # 56: an application is no app, money no legal tender
+    version = "57"  # 57: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 56: an application is no app, money no legal tender
     # 55: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 54: a step that renames nothing records no naming convention
     # 53: more lexicon senses gone (distance, identify, width, random, team, map,
@@ -340,7 +342,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "34"  # 34: a step that renames nothing records no naming convention
+    version = "35"  # 35: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 34: a step that renames nothing records no naming convention
     # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 32: a name hooks.py prints is read in its strings as every mention is
@@ -430,7 +434,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "41"  # 41: an application is no app, money no legal tender
+    version = "42"  # 42: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 41: an application is no app, money no legal tender
     # 40: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 39: more lexicon senses gone (distance, identify, width, random, team, map,
     # check, interest, ticket, title, convert, process, room, preference, average, rank, cancel,
@@ -532,7 +538,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "32"  # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
+    version = "33"  # 33: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
     # 31: a name hooks.py prints is read in its strings as every mention is
     # (hsa.text.mentions: addresses aside, a German compound's noun after it)

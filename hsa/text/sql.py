@@ -11,24 +11,32 @@ from __future__ import annotations
 
 import re
 
-# What follows FROM in English and never in SQL: an article or a determiner ("Select an x_column
-# from the DataFrame's columns", "delete from the list" are sentences; no table is called "the").
-_NO_TABLE = r"(?!(?:the|a|an|this|that|these|those|your|our|my|its|their|his|her|each|every|any)\b)"
+# What follows FROM in English and never in SQL: an article, a determiner or a pronoun, as a
+# word of its own ("Select an x_column from the DataFrame's columns", "select a y_column from
+# them", "delete from the list" are sentences; no table is called "the", and "my.orders" is one).
+_NO_TABLE = (
+    r"(?!(?:the|a|an|this|that|these|those|your|our|my|its|their|his|her|each|every|any|all|"
+    r"them|it|which|what|there|here)(?!\w|\.\w))"
+)
 # A statement, in either case ("select ... from" is as much SQL as "SELECT ... FROM"), read by
 # its first keyword and the clause that must follow it: "select a size from the list" in a
 # quoted phrase is not code, but "select size from sizes" stays SQL whatever it means in English.
-# A plan asked of a statement (EXPLAIN), a table or view made from one (CREATE ... AS) and the
-# catalogue's own statements (SHOW TABLES) are SQL too.
+# A plan asked of a statement (EXPLAIN, with Postgres's options), a table or view made (CREATE
+# TABLE name ( or AS) and the catalogue's own statements (SHOW TABLES; or FROM ...) are SQL too;
+# "Show tables of revenue by region", "Create view for the dashboard" are sentences.
 _STATEMENT = re.compile(
-    r"^(?:\s*--[^\n]*\n)*\s*\(?\s*(?:explain\s+(?:analy[sz]e\s+)?)?(?:"
+    r"^(?:\s*--[^\n]*\n)*\s*\(?\s*"
+    r"(?:explain\s+(?:\([^)]*\)\s*|analy[sz]e\s+|verbose\s+|query\s+plan\s+)*)?(?:"
     rf"select\s[\s\S]*?\bfrom\s+{_NO_TABLE}"
     r"|with\s+(?:recursive\s+)?\w+\s*(?:\([\w\s,]*\)\s*)?as\s*\("
     r"|insert\s+into\s"
     r"|update\s+[\w.\"`\[\]]+\s+set\s"
     rf"|delete\s+from\s+{_NO_TABLE}"
     r"|merge\s+into\s"
-    r"|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|materialized)\s+)?(?:table|view)\s"
-    r"|show\s+(?:tables|columns|databases|schemas|create\s+table)\b"
+    r"|create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|materialized)\s+)?(?:table|view)\s+"
+    r"(?:if\s+not\s+exists\s+)?[\w.\"`\[\]]+\s*(?:\(|as\b)"
+    r"|show\s+(?:full\s+)?(?:tables|columns|databases|schemas)(?=\s*(?:;|$|(?:from|in|like|where)\b))"
+    r"|show\s+create\s+(?:table|view)\s"
     r")",
     re.IGNORECASE,
 )

@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "35"  # 35: a step that renames nothing records no naming convention
+    version = "36"  # 36: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 35: a step that renames nothing records no naming convention
     # 34: a tool named by a plain word that hooks.py's strings print keeps its name
     # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English
@@ -245,7 +247,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "63"  # 63: an application is no app, money no legal tender
+    version = "64"  # 64: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 63: an application is no app, money no legal tender
     # 62: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 61: a step that renames nothing records no naming convention
     # 60: more lexicon senses gone (distance, identify, width, random, team, map,
@@ -434,7 +438,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "95"  # 95: an application is no app, money no legal tender
+    version = "96"  # 96: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 95: an application is no app, money no legal tender
     # 94: food-delivery senses gone (diner, tail, dispatch, distribute)
     # 93: the assistant's words about its own call's argument name the parameter
     # beside a column
@@ -612,7 +618,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "75"  # 75: the assistant's words about its own call's argument name the parameter
+    version = "76"  # 76: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    # CREATE read as statements only
+    # 75: the assistant's words about its own call's argument name the parameter
     # beside a column
     # 74: a step that renames nothing records no naming convention
     # 73: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
