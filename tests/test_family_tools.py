@@ -3794,8 +3794,8 @@ def test_a_column_the_calls_query_stays_in_the_conversation(name):
     for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
         messages = variant.episode.messages
         assert messages[2]["content"] == episode.messages[2]["content"]
-        # beside the call that passes it, the message's word is that call's parameter
-        assert messages[3]["content"] == f"The top {new} is 1042; fetching the profile."
+        # a plain word: the query's column, though the message's call passes the parameter
+        assert messages[3]["content"] == "The top user_id is 1042; fetching the profile."
         assert messages[5]["content"] == "Customer 1042 (user_id) is on enterprise."
         assert json.loads(messages[3]["tool_calls"][0]["function"]["arguments"]) == {new: "1042"}
         assert json.loads(messages[4]["content"]) == {new: "1042", "plan": "enterprise"}
@@ -3911,7 +3911,7 @@ def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_col
     """A notebook agent (an audit): a query selects the column `user_id`, so the word is the
     data's in that conversation; but the assistant's "I'll pass that as the user_id argument of
     get_user_profile", beside the call that passes it, kept the old name while the call moved.
-    Words of a message about its own call's argument name the parameter."""
+    A message's own call's argument written as code names the parameter."""
     query = "SELECT user_id FROM sales.orders LIMIT 1"
     episode = conversation(
         analyst_harness(),
@@ -3921,7 +3921,7 @@ def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_col
             {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
             assistant(
                 call("get_user_profile", {"user_id": "1042"}, "c2"),
-                content="The top user_id is 1042; I'll pass it as the user_id argument.",
+                content="1042 is top; I'll pass it as the `user_id` argument.",
             ),
             {"role": "tool", "tool_call_id": "c2", "content": '{"plan": "enterprise"}'},
             {"role": "assistant", "content": "Customer 1042 is on enterprise."},
@@ -3939,9 +3939,8 @@ def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_col
     for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
         messages = variant.episode.messages
         assert messages[2]["content"] == '{"columns": ["user_id"]}'  # the query's column
-        assert messages[3]["content"] == (
-            f"The top {new} is 1042; I'll pass it as the {new} argument."
-        )
+        # written as code beside the call that passes it, the word is that call's parameter
+        assert messages[3]["content"] == f"1042 is top; I'll pass it as the `{new}` argument."
 
 
 def test_a_tool_named_like_the_projects_function_stays_in_its_code():
@@ -4206,17 +4205,18 @@ def test_a_name_the_hooks_feedback_prints_keeps_it(name, renamed):
 CALENDAR_GUARD = """
 def move_not_recreate(payload, config):
     if payload["name"] == "create_event" and payload["arguments"].get("replaces"):
-        return {"ok": False, "feedback": "The user asked to move this meeting: use reschedule with the event_id instead."}
+        return {"ok": False, "feedback": "Moving this meeting? Reschedule works on the event_id instead."}
     return {"ok": True}
 """
 
 
 @pytest.mark.parametrize("name", ["tool_name_paraphrase", "tool_name_mask"])
 def test_a_tool_named_by_a_plain_word_the_hooks_feedback_prints_keeps_it(name):
-    """A calendar hook prints "use reschedule with the event_id instead": a tool named by a
-    plain word was renamed though the variant's hook still prints it, and its feedback sent the
-    model to a tool the variant did not have. A tool's name that hooks.py's strings write as a
-    word keeps it; a parameter's plain word there ("the meeting") is the sentence's own."""
+    """A calendar hook prints "use reschedule with the event_id instead" (here, opening a
+    sentence: "Reschedule works on..."): a tool named by a plain word was renamed though the
+    variant's hook still prints it, and its feedback sent the model to a tool the variant did
+    not have. A tool's name that hooks.py's strings write as a word, in any case, keeps it; a
+    parameter's plain word there ("the meeting") is the sentence's own."""
     harness = Harness.from_dict(
         {
             "name": "calendar",

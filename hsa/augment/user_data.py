@@ -148,24 +148,30 @@ def message_data(
     renames); in the assistant's words, not a tool's, skill's or hook's name (the assistant
     means its own tools: "I'll run buscar_voos again", though a note it passed wrote
     ``buscar_voos(...)``), nor an argument's name written as a keyword (``account_id="0015..."``:
-    the parameter) or one the message's own calls pass (its words describe those calls)."""
+    the parameter) or one the message's own calls pass, written as code (its words describe
+    those calls)."""
     data = conversation_data(episode)
     if hook_feedback(message):
         return data
     passed = passed_names(episode, names) + listed_names(episode, message, names)
     if passed and message.get("role") == "assistant":
         arguments = _arguments(episode.harness)
-        own = _own_arguments(message)
         text = message_text(message) if text is None else text
+        own = _own_arguments(message, text)
         passed = tuple(
             n for n in passed if n in arguments and n not in own and not _as_keyword(n).search(text)
         )
     return data + passed if passed else data
 
 
-def _own_arguments(message: dict) -> set[str]:
-    """The argument names the message's own calls pass: its words about them ("passing
-    `region` EMEA", "as the customer_id argument") describe those calls."""
+def _own_arguments(message: dict, text: str) -> set[str]:
+    """The argument names the message's own calls pass that its text writes as code ("passing
+    `region` EMEA and `quarter` 2025-Q2"): there the words describe those calls. Written as a
+    plain word ("grouping sales.orders by customer_id") the name may be the column the calls'
+    query selects, and stays the data's."""
+    spans = [m.group(0) for m in CODE_SPAN.finditer(text)] if "`" in text else []
+    if not spans:
+        return set()
     names: set[str] = set()
     for call in message.get("tool_calls") or ():
         try:
@@ -173,7 +179,7 @@ def _own_arguments(message: dict) -> set[str]:
         except (orjson.JSONDecodeError, KeyError, TypeError):
             continue
         if isinstance(arguments, dict):
-            names.update(arguments)
+            names.update(n for n in arguments if any(occurrences(n, span) for span in spans))
     return names
 
 

@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "36"  # 36: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "37"  # 37: an own call's argument moves in the assistant's words only written as
+    # code; a plain-word tool printed by hooks.py in any case
+    # 36: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 35: a step that renames nothing records no naming convention
     # 34: a tool named by a plain word that hooks.py's strings print keeps its name
@@ -247,7 +249,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "64"  # 64: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "65"  # 65: an own call's argument moves in the assistant's words only written as
+    # code; a plain-word tool printed by hooks.py in any case
+    # 64: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 63: an application is no app, money no legal tender
     # 62: food-delivery senses gone (diner, tail, dispatch, distribute)
@@ -438,7 +442,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "96"  # 96: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "97"  # 97: an own call's argument moves in the assistant's words only written as
+    # code; a plain-word tool printed by hooks.py in any case
+    # 96: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 95: an application is no app, money no legal tender
     # 94: food-delivery senses gone (diner, tail, dispatch, distribute)
@@ -618,7 +624,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "76"  # 76: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "77"  # 77: an own call's argument moves in the assistant's words only written as
+    # code; a plain-word tool printed by hooks.py in any case
+    # 76: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 75: the assistant's words about its own call's argument name the parameter
     # beside a column
