@@ -1775,7 +1775,8 @@ def test_a_block_quote_in_a_list_item_is_said_as_written(split):
     recorded replies that quote it plain disagreed with their skill."""
     quote = (
         "  > All investing involves risk. Options are not suitable for all investors, for\n"
-        "  > example when you never traded them."
+        "  > example when you never traded them. Make sure you never\n"
+        "  promise returns, for example on crypto."  # a lazy line: still the quote's
     )
     body = (
         "# Disclosure\n\n"

@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "30"  # 30: an item pointing at what another lists (one of these) keeps its list in
+    version = "31"  # 31: a block quote's lazy continuation line in a list item is said as written
+    # too
+    # 30: an item pointing at what another lists (one of these) keeps its list in
     # order
     # 29: a block quote inside a list item is said as written (no rewording, no
     # emphasis)

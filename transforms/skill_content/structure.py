@@ -574,9 +574,12 @@ def inline_blocks(blocks: list[Block], structure: Structure) -> list[int]:
     return [k for k, b in enumerate(blocks) if b.kind in ("paragraph", "list") and k not in skip]
 
 
-# A block quote's line inside a list item ("include this sentence once:" and the sentence, as
-# "  > ..." lines): words to say as written, as a block quote of its own is.
-_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+# A block quote's lines inside a list item ("include this sentence once:" and the sentence, as
+# "  > ..." lines, and the lazy lines that continue a quoted paragraph without ">"): words to
+# say as written, as a block quote of its own is.
+_QUOTED_LINE = re.compile(
+    r"^[ \t]*>.*(?:\n(?![ \t]*(?:[-*+]|\d+[.)])[ \t])[ \t]*[^\s>].*)*", re.MULTILINE
+)
 
 
 def free_segments(text: str, names) -> list[tuple[int, int]]:
