@@ -37,7 +37,9 @@ FAMILIES = ["hooks", "prompt_structure", "skill_content", "skill_ids", "tool_sch
 
 
 # conftest's tiny shop, with its tools shown only in the chat template's tool block (a shorter
-# prompt) and a tool_call hook as well as the reply hook, so hook compliance has calls to judge.
+# prompt) and a tool_call hook as well as the reply hook, so hook compliance has calls to judge
+# (its range holds every link the episodes call: a source whose own hooks refuse its judged
+# call is a check:hooks reject, with no variants).
 LEAN_HARNESS = (
     HARNESS_YAML.replace(
         "sections: [persona, skills, tools, hooks]", "sections: [persona, skills, hooks]"
@@ -46,8 +48,8 @@ LEAN_HARNESS = (
   - name: link_range
     event: tool_call
     function: check_link
-    description: Links on sale run from 1 to 5.
-    config: {max_link: 5}
+    description: Links on sale run from 1 to 8.
+    config: {max_link: 8}
 """
 )
 LEAN_HOOKS = (
