@@ -341,6 +341,17 @@ def test_a_line_that_is_not_utf8_says_so_and_where(tmp_path):
     assert reject.reason.startswith("not valid UTF-8 at byte 11 of the line")
 
 
+def test_a_line_that_ends_before_its_json_says_so_not_another_line(tmp_path):
+    """A food-delivery run's reject read "line 7 ... not valid JSON: unexpected end of data:
+    line 2 column 1": the parser's line 2 is past the end of the file's line 7, not the file's
+    second line."""
+    path = tmp_path / "episodes.jsonl"
+    path.write_text('{"id": "a",\n', encoding="utf-8")
+    (reject,) = list(read_episodes(path))
+    assert "line 2" not in reject.reason, reject.reason
+    assert reject.reason.endswith("at the end of the line (a record is written on one line)")
+
+
 def test_an_episodes_path_that_is_no_regular_file_is_named_as_such(tmp_path):
     from hsa.files.jsonl import input_file
 

@@ -249,11 +249,14 @@ def line_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
     except UnicodeDecodeError as bad:
         return f"not valid UTF-8 at byte {bad.start} of the line (is the file in another encoding?)"
     # The parser counts lines within the text it was given, one line of the file: its "line 1
-    # column 2014" on the file's line 3 reads as the file's first line.
-    return _IN_THE_LINE.sub(r"at column \1 of the line", json_error(exc))
+    # column 2014" on the file's line 3 reads as the file's first line, and its "line 2 column
+    # 1" (past the line's own end) as the file's second.
+    error = _IN_THE_LINE.sub(r"at column \1 of the line", json_error(exc))
+    return _PAST_THE_LINE.sub("at the end of the line (a record is written on one line)", error)
 
 
 _IN_THE_LINE = re.compile(r"line 1 column (\d+) \(char \d+\)")
+_PAST_THE_LINE = re.compile(r"line [2-9]\d* column \d+ \(char \d+\)")
 
 
 @dataclass(frozen=True, slots=True)
