@@ -61,7 +61,7 @@ from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
 from hsa.model.hook import hook_rejected, tool_result
-from hsa.model.hook_runner import HookError, HookRunner, complies, refusal
+from hsa.model.hook_runner import HookError, HookRunner, refusal
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, message_text
 from hsa.model.schema import pointer, schema_nodes, unresolved_reference
@@ -112,31 +112,16 @@ def verify_variant(original: Episode, variant: Episode, mapping: Mapping) -> Non
 # Each trusted harness's hooks, imported once, by the harness object (held by the entry, so its
 # id is no other's while remembered): a pool's harness variant judges many rows.
 _RUNNERS: BoundedMemo[tuple[Harness, HookRunner]] = BoundedMemo(256)
-# Which judged turns of each source episode its own hooks accept, by the episode object (held by
-# the entry): every variant of an episode asks it of the same source.
-_ACCEPTED: BoundedMemo[tuple[Episode, tuple[bool, ...]]] = BoundedMemo(1024)
+# What each source episode's own hooks say of it, by the episode object (held by the entry):
+# every variant of an episode asks it of the same source. Whether they decide every recorded
+# step as it was recorded (:func:`_hooks_agree`), and why they refuse a judged turn
+# (:func:`judged_refusal`).
+_SELF_CONSISTENT: BoundedMemo[tuple[Episode, bool]] = BoundedMemo(1024)
+_SOURCE_REFUSAL: BoundedMemo[tuple[Episode, str | None]] = BoundedMemo(1024)
 
 
 def _runner(harness: Harness) -> HookRunner:
     return _RUNNERS.get(id(harness), lambda: (harness, HookRunner(harness)))[1]
-
-
-def _judged_steps_accepted(episode: Episode) -> tuple[bool, ...]:
-    """Per gold turn, whether the harness's hooks accept the message recorded there (a turn
-    with no hook on its event counts as accepted; one a hook cannot judge, raising, does not:
-    there is nothing for a variant to keep)."""
-    runner = _runner(episode.harness)
-    accepted = []
-    for turn in episode.gold.turns:
-        if turn.at >= len(episode.messages):  # the turn to come: nothing recorded to judge
-            accepted.append(False)
-            continue
-        try:
-            verdict = complies(runner, episode.messages[: turn.at], episode.messages[turn.at])
-        except HookError:
-            verdict = False
-        accepted.append(verdict is not False)
-    return tuple(accepted)
 
 
 def judged_refusal(episode: Episode) -> str | None:
@@ -168,33 +153,16 @@ def _hooks_accept(original: Episode, variant: Episode) -> None:
     harness = variant.harness
     if not harness.hooks or not harness.trust_hooks or not original.harness.trust_hooks:
         return
-    try:
-        accepted = _ACCEPTED.get(
-            id(original), lambda: (original, _judged_steps_accepted(original))
-        )[1]
-        runner = _runner(harness)
-        for source, turn in zip(accepted, variant.gold.turns, strict=True):
-            if not source or turn.at >= len(variant.messages):
-                continue
-            refused = refusal(runner, variant.messages[: turn.at], variant.messages[turn.at])
-            if refused is not None:
-                raise VerificationFailed(
-                    "hooks_accept",
-                    f"messages[{turn.at}]: the variant's hook {refused.hook!r} refuses the "
-                    f"recorded message of a judged turn that the source's hooks accept "
-                    f"({refused.feedback})",
-                )
-    except HookError as exc:
-        raise VerificationFailed("hooks_accept", str(exc)) from None
     if _SELF_CONSISTENT.get(id(original), lambda: (original, _hooks_agree(original) is None))[1]:
-        disagreement = _hooks_agree(variant)
-        if disagreement is not None:
-            raise VerificationFailed("hooks_accept", disagreement)
-
-
-# Whether each source episode's hooks decide every recorded step as it was recorded, by the
-# episode object (held by the entry): every variant of an episode asks it of the same source.
-_SELF_CONSISTENT: BoundedMemo[tuple[Episode, bool]] = BoundedMemo(1024)
+        # Every recorded step, the judged ones among them (a judged step is none a hook sent
+        # back), run once through the variant's hooks.
+        found = _hooks_agree(variant)
+    elif _SOURCE_REFUSAL.get(id(original), lambda: (original, judged_refusal(original)))[1]:
+        return  # the source's hooks refuse its own judged turn: nothing for a variant to keep
+    else:
+        found = judged_refusal(variant)
+    if found is not None:
+        raise VerificationFailed("hooks_accept", found)
 
 
 def _hooks_agree(episode: Episode) -> str | None:
