@@ -46,7 +46,7 @@ from functools import partial
 import orjson
 
 from hsa.augment.mapping import Mapping
-from hsa.augment.rename import json_result, json_strings, skill_results
+from hsa.augment.rename import json_strings, skill_results
 from hsa.augment.user_data import (
     message_data,
     names_in_users_words,
@@ -63,7 +63,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import hook_rejected, tool_result
 from hsa.model.hook_runner import HookError, HookRunner, refusal
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
-from hsa.model.message import called_tools, message_text
+from hsa.model.message import called_tools, json_result, message_text
 from hsa.model.schema import pointer, schema_nodes, unresolved_reference
 from hsa.text.mentions import NameSearch, find_name_mentions, written_anywhere
 from hsa.text.names import identifier_like, meaning

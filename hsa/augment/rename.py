@@ -44,7 +44,7 @@ from hsa.model.harness import Harness
 from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
 from hsa.model.layout_text import rewrite_layout_text
 from hsa.model.memo import LONG_TEXTS, BoundedMemo, LongTexts
-from hsa.model.message import answered_calls
+from hsa.model.message import answered_calls, json_result
 from hsa.model.schema import IN_PLACE_LISTS, IN_PLACE_VALUES, rewrite_descriptions
 from hsa.model.skill import allowed_tool_name
 from hsa.text.mentions import (
@@ -187,17 +187,6 @@ def _prose(mapping: Mapping) -> _Prose:
 
 # The colon after a key (a JSON string is a key when one follows it).
 _KEY_COLON = re.compile(r"\s*:")
-
-
-def json_result(content: str) -> dict | list | None:
-    """A tool result's JSON object or array, or None for any other text."""
-    if content.lstrip()[:1] not in ("{", "["):
-        return None
-    try:
-        value = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict | list) else None
 
 
 def rewrite_json_strings(

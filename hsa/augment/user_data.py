@@ -21,7 +21,7 @@ from hsa.model.gold import Gold
 from hsa.model.harness import Harness
 from hsa.model.hook import from_user, hook_feedback
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import answered_calls, is_text_part, message_text
+from hsa.model.message import answered_calls, is_text_part, json_result, message_text
 from hsa.model.schema import property_names
 from hsa.text.holes import USER_DATA
 from hsa.text.mentions import CODE_SPAN
@@ -174,12 +174,9 @@ def _own_arguments(message: dict, text: str) -> set[str]:
         return set()
     names: set[str] = set()
     for call in message.get("tool_calls") or ():
-        try:
-            arguments = orjson.loads(call["function"]["arguments"])
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            continue
-        if isinstance(arguments, dict):
-            names.update(n for n in arguments if any(occurrences(n, span) for span in spans))
+        # loaded, a call's arguments are a JSON object (hsa.model.episode.parse_arguments)
+        arguments = orjson.loads(call["function"]["arguments"])
+        names.update(n for n in arguments if any(occurrences(n, span) for span in spans))
     return names
 
 
@@ -266,13 +263,9 @@ def _listed(episode: Episode) -> tuple[frozenset[str], dict[int, set[str]]]:
             continue
         own[id(result)] = mine = property_names(tool.parameters)
         content = result.get("content")
-        if not isinstance(content, str) or content[:1] not in ("{", "["):
-            continue
-        try:
-            value = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            continue
-        found.update(s for s in strings_in([value]) if s in arguments and s not in mine)
+        value = json_result(content) if isinstance(content, str) else None
+        if value is not None:
+            found.update(s for s in strings_in([value]) if s in arguments and s not in mine)
     return frozenset(found), own
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 
 def is_text_part(part: Any) -> bool:
     """Whether ``part`` is a content part that carries text: ``{"type": "text", "text": str}``."""
@@ -66,3 +68,14 @@ def answered_calls(messages) -> list[tuple[int, dict, dict]]:
                 waiting = [c for c in waiting if c is not made[1]]
                 out.append((*made, message))
     return out
+
+
+def json_result(content: str) -> dict | list | None:
+    """A tool result's JSON object or array, or None for any other text."""
+    if content.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict | list) else None

@@ -442,7 +442,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "97"  # 97: an own call's argument moves in the assistant's words only written as
+    version = "98"  # 98: a result's listed data read as every JSON result is
+    # (hsa.model.message.json_result: leading whitespace too)
+    # 97: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case
     # 96: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
@@ -624,7 +626,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "77"  # 77: an own call's argument moves in the assistant's words only written as
+    version = "78"  # 78: a result's listed data read as every JSON result is
+    # (hsa.model.message.json_result: leading whitespace too)
+    # 77: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case
     # 76: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only

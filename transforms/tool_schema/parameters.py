@@ -15,7 +15,6 @@ import orjson
 
 from hsa.augment.mapping import Mapping
 from hsa.augment.rename import (
-    json_result,
     rename_conversation,
     renamed_config,
     renamed_harness,
@@ -44,6 +43,7 @@ from hsa.model.hook import (
 )
 from hsa.model.hook_feedback import format_feedback, hook_format, parse_feedback, split_format
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
+from hsa.model.message import json_result
 from hsa.model.schema import (
     KEYWORDS,
     in_place_references,
