@@ -3853,6 +3853,31 @@ def test_a_result_value_named_like_another_tools_parameter_is_the_results_data(n
         assert json.loads(messages[4]["content"])["field"] == new  # about the call: it moves
 
 
+def top_customer_profile(harness: Harness, after: list[dict], at: int, episode_id: str) -> Episode:
+    """A user asks for the top customer's profile: a query selects the column `user_id` and its
+    result lists it, then ``after``; the gold judges the profile's call at ``at``."""
+    return conversation(
+        harness,
+        [
+            {"role": "user", "content": "Profile of our top customer?"},
+            assistant(
+                call("run_sql", {"query": "SELECT user_id FROM sales.orders LIMIT 1", "limit": 1})
+            ),
+            {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
+            *after,
+        ],
+        {
+            "turns": [
+                {
+                    "at": at,
+                    "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
+                }
+            ]
+        },
+        episode_id=episode_id,
+    )
+
+
 @pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
 def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column(name):
     """A query selects the column `user_id`, so the word is the data's in that conversation;
@@ -3868,13 +3893,9 @@ def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column
             "hooks_source": "def check_arguments(payload, config):\n    return {'ok': True}\n",
         }
     )
-    query = "SELECT user_id FROM sales.orders LIMIT 1"
-    episode = conversation(
+    episode = top_customer_profile(
         harness,
         [
-            {"role": "user", "content": "Profile of our top customer?"},
-            assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
-            {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
             assistant(call("get_user_profile", {}, "c2")),
             {
                 "role": "tool",
@@ -3889,14 +3910,7 @@ def test_where_a_conversation_means_the_parameter_its_name_moves_beside_a_column
             {"role": "tool", "tool_call_id": "c3", "content": '{"plan": "enterprise"}'},
             {"role": "assistant", "content": "Customer 1042 is on enterprise."},
         ],
-        {
-            "turns": [
-                {
-                    "at": 5,
-                    "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
-                }
-            ]
-        },
+        at=5,
         episode_id="sql-hook",
     )
     for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):
@@ -3912,13 +3926,9 @@ def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_col
     data's in that conversation; but the assistant's "I'll pass that as the user_id argument of
     get_user_profile", beside the call that passes it, kept the old name while the call moved.
     A message's own call's argument written as code names the parameter."""
-    query = "SELECT user_id FROM sales.orders LIMIT 1"
-    episode = conversation(
+    episode = top_customer_profile(
         analyst_harness(),
         [
-            {"role": "user", "content": "Profile of our top customer?"},
-            assistant(call("run_sql", {"query": query, "limit": 1}, "c1")),
-            {"role": "tool", "tool_call_id": "c1", "content": '{"columns": ["user_id"]}'},
             assistant(
                 call("get_user_profile", {"user_id": "1042"}, "c2"),
                 content="1042 is top; I'll pass it as the `user_id` argument.",
@@ -3926,14 +3936,7 @@ def test_the_assistants_words_about_its_own_call_name_the_parameter_beside_a_col
             {"role": "tool", "tool_call_id": "c2", "content": '{"plan": "enterprise"}'},
             {"role": "assistant", "content": "Customer 1042 is on enterprise."},
         ],
-        {
-            "turns": [
-                {
-                    "at": 3,
-                    "calls": [{"name": "get_user_profile", "arguments": {"user_id": ["1042"]}}],
-                }
-            ]
-        },
+        at=3,
         episode_id="own-call",
     )
     for variant, new in moved_parameter(name, episode, "get_user_profile", "user_id"):

@@ -581,9 +581,10 @@ def fixed_by_code(harness: Harness, names) -> frozenset[str]:
     plain_tools = [n for n in names if n in tools and not identifier_like(n)]
     strings = printed_strings(harness.hooks_source)
     printed = {name for text in strings for name in find_mentions(text, identifiers)}
-    # in any case: a sentence may open with it ("Reschedule, create_return and ... only work")
-    lowered = [text.lower() for text in strings]
-    printed.update(
-        n for n in plain_tools if any(standalone(n.lower()).search(text) for text in lowered)
-    )
+    if plain_tools:
+        # in any case: a sentence may open with it ("Reschedule, create_return and ... only work")
+        lowered = [text.lower() for text in strings]
+        printed.update(
+            n for n in plain_tools if any(standalone(n.lower()).search(t) for t in lowered)
+        )
     return harness.written_in_code(names) | printed
