@@ -428,6 +428,15 @@ NEIGHBOURS_NOT_SYNONYMS = [
     # an applicant-tracking system (an audit): a job application is no app, money no tender
     ("application_id", {"candidate", "job"}, {"app", "appl"}),
     ("currency", {"offer", "salary"}, {"legal", "tender"}),
+    # a home-automation app (an audit): a thermostat set to 21 is not calibrated, a light's
+    # colour no shade (a blind) nor hue (one part of it), a switched-on device not operational
+    ("set_thermostat", {"thermostat", "temperature", "device"}, {"calibrate"}),
+    ("color", {"light", "brightness", "kelvin"}, {"shade", "tint", "hue"}),
+    ("enabled", {"schedule", "device", "automation"}, {"operational"}),
+    # a hotel concierge (an audit): a guest's complaint is no sales objection, a local guide
+    # who shows the way no primer
+    ("complaint", {"guest", "hotel", "handling"}, {"objection"}),
+    ("local_guide", {"local", "guide", "reply", "sightseeing"}, {"primer", "handbook"}),
 ]
 
 
@@ -629,6 +638,53 @@ def test_renamed_tools_of_other_domains_keep_their_words_sense_number_and_say_no
                 )
                 renamed += meaning(new) != meaning(old)
     assert renamed  # the transforms still give these tools other words
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_names_words_move_only_around_a_verb_that_names_its_action(split):
+    """Audits of a hotel and a home-automation harness: ``set_lock`` had become ``lock_set``
+    (a lock's hardware), skill ``schedule-builder`` ``builder-schedule`` (a builder's
+    schedule) and ``ARRANGE_BUILDER``, ``rate-reply`` ``reply-rate`` (a response rate). A
+    leading verb moves to a name's end only where its bare form names the action after its
+    object (``order_lookup``), a last word never moves first, and a skill id's first word is a
+    noun, never a verb to reword."""
+    tools = ["set_lock", "schedule_meeting", "copy_document", "find_store", "send_zorblat"]
+    skills = ["schedule-builder", "rate-reply", "search-helper", "refund-policy"]
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "harness": {
+                "name": "h",
+                "tools": [
+                    {"type": "function", "function": {"name": n, "description": "Does it."}}
+                    for n in tools
+                ],
+                "skills": [
+                    {"id": i, "description": "How to answer.", "content": "Answer."} for i in skills
+                ],
+            },
+            "messages": [{"role": "user", "content": "hi"}],
+            "gold": {"calls": [{"name": "set_lock", "arguments": {}}]},
+        }
+    )
+    action_nouns = lexicon().action_nouns
+    verbs = lexicon().verbs
+    seen = 0
+    for name in ("tool_name_paraphrase", "skill_id_synonym"):
+        for seed in range(16):
+            for variant in augment_episode(recipe(name, split, seed), episode):
+                assert isinstance(variant, Variant), str(variant)
+                renames = {**variant.mapping.tools, **variant.mapping.skills}
+                for old, new in renames.items():
+                    before = [w.lower() for w in name_words(old)]
+                    after = [w.lower() for w in name_words(new)]
+                    seen += 1
+                    if before[0] not in action_nouns:
+                        assert after[-1] != before[0], (old, new)
+                    assert after[0] != before[-1], (old, new)
+                    if old in skills:  # no verb's synonym put first
+                        assert after[0] == before[0] or after[0] not in verbs, (old, new)
+    assert seen
 
 
 @pytest.mark.parametrize("split", ["train", "heldout"])

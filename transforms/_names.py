@@ -107,6 +107,9 @@ class Lexicon:
     by_phrase: dict[tuple[str, ...], tuple[SynonymGroup, ...]]
     longest: int
     verbs: frozenset[str]  # single words with a verb group
+    # verbs whose bare form names their action after its object (an order lookup): the only
+    # ones a name's words may be reordered around
+    action_nouns: frozenset[str] = frozenset()
 
     def group(
         self, phrase: tuple[str, ...], context: set[str], leading: bool
@@ -157,6 +160,7 @@ def lexicon() -> Lexicon:
         {k: tuple(v) for k, v in index.items()},
         max(len(k) for k in index),
         verbs,
+        frozenset(raw.get("action_nouns") or ()),
     )
 
 
@@ -292,11 +296,6 @@ def slots(
             else:
                 i += 1
     return found
-
-
-def leading_verb(words: list[str]) -> bool:
-    """Whether a name's first word is a verb of the lexicon (``search`` in ``search_flights``)."""
-    return bool(words) and words[0].lower() in lexicon().verbs
 
 
 # Whether a harness writes such calls, by fingerprint: every draw of a pool asks it of the same
@@ -456,7 +455,7 @@ class Renamer:
 
     def paraphrase(self, old: str, context: set[str]) -> str:
         """A new name for ``old`` with other words where the tables allow, else by the
-        fallbacks (reorder, convention, suffix, mask); always a name that fits."""
+        fallbacks (an action noun moved to the end, convention, suffix, mask); always a name that fits."""
         style = self.style()
         segments = [name_words(s) or [s] for s in old.split(".")]
         found = slots(segments, self.split, context, self.verbs) if self.reworded else []
@@ -494,15 +493,16 @@ class Renamer:
                 yield self._replaced(segments, found, fresh=attempt > 0)
         if self.verbs and len(segments[-1]) >= 2:
             last = segments[-1]
-            # A verb moved to the other end, but not out of a compound: ``check_in`` is no
-            # ``in_check``, nor ``sign_up_form`` ``up_form_sign``.
-            compounds = lexicon().compounds
+            # A leading verb moved to the end, where its bare form names the action on what
+            # came after it (``lookup_order`` -> ``order_lookup``): only a verb that reads so
+            # (lexicon.yaml's action_nouns), for at the end most verbs read as another word
+            # (``set_lock`` is no ``lock_set``, ``schedule_meeting`` no ``meeting_schedule``).
+            # Never the other way: a noun compound's last word may be a verb too, and moved
+            # first it reads as another compound (``rate_reply`` is no ``reply_rate``). Nor out
+            # of a compound: ``check_in`` is no ``in_check``.
             low = [w.lower() for w in last]
-            if leading_verb(last):
-                if (low[0], low[1]) not in compounds:
-                    yield segments[:-1] + [last[1:] + last[:1]]
-            elif leading_verb(last[-1:]) and (low[-2], low[-1]) not in compounds:
-                yield segments[:-1] + [last[-1:] + last[:-1]]
+            if low[0] in lexicon().action_nouns and (low[0], low[1]) not in lexicon().compounds:
+                yield segments[:-1] + [last[1:] + last[:1]]
         yield segments  # the same words in the convention
         for suffix in self._suffix_order:
             yield segments[:-1] + [segments[-1] + suffix.split("_")]

@@ -88,7 +88,10 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "37"  # 37: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "38"  # 38: a leading verb moves to the end only where its bare form names its action
+    # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not
+    # calibrated, a colour no hue, enabled no operational
+    # 37: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 36: an application is no app, money no legal tender
     # 35: food-delivery senses gone (diner, tail, dispatch, distribute)

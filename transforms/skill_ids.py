@@ -214,6 +214,11 @@ class _SkillRename(Transform):
             suffixes=SKILL_SUFFIXES[split],
             mask_prefixes=OPAQUE_PREFIXES[split],
             accept=namer.free,
+            # A skill id names a topic, in a noun compound far more often than an action
+            # (``schedule-builder``, ``rate-reply``, ``refund-policy``): its first word is
+            # read as a noun, never as a verb to reword or move (``arrange-builder``,
+            # ``builder-schedule`` say other things).
+            verbs=False,
             **options,
         )
 
@@ -237,7 +242,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "57"  # 57: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "58"  # 58: no verb's synonym first in a skill id, and no word moved (a skill id
+    # names a topic); lexicon: a local guide no primer, a complaint no objection, a colour no hue,
+    # enabled no operational, a device controlled not calibrated
+    # 57: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 56: an application is no app, money no legal tender
     # 55: food-delivery senses gone (diner, tail, dispatch, distribute)
@@ -434,7 +442,10 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "42"  # 42: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "43"  # 43: no verb's synonym first in a skill id, and no word moved (a skill id
+    # names a topic); lexicon: a local guide no primer, a complaint no objection, a colour no hue,
+    # enabled no operational, a device controlled not calibrated
+    # 42: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 41: an application is no app, money no legal tender
     # 40: food-delivery senses gone (diner, tail, dispatch, distribute)

@@ -249,7 +249,10 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "65"  # 65: an own call's argument moves in the assistant's words only written as
+    version = "66"  # 66: a leading verb moves to the end only where its bare form names its action
+    # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not
+    # calibrated, a colour no hue, enabled no operational
+    # 65: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case
     # 64: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
@@ -442,7 +445,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "98"  # 98: a result's listed data read as every JSON result is
+    version = "99"  # 99: lexicon: a colour no hue, shade or tint, enabled no operational, a local
+    # guide no primer, a complaint no objection
+    # 98: a result's listed data read as every JSON result is
     # (hsa.model.message.json_result: leading whitespace too)
     # 97: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case
