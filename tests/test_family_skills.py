@@ -28,6 +28,7 @@ from hsa.model.harness import Harness
 from hsa.model.skill import Skill
 from hsa.model.tool import Tool
 from hsa.render import render_messages
+from hsa.text.markdown import parse
 from hsa.text.mentions import find_mentions
 from hsa.text.names import (
     abbreviation_groups,
@@ -1812,3 +1813,59 @@ def test_an_item_pointing_at_what_another_lists_keeps_the_list_in_order(split):
         variant, _ = run(SkillContentRewrite(split=split), episode, seed)
         out = " ".join(variant.harness.skills[0].content.split())  # wrapped or not
         assert out.index("Protected characteristics") < out.index("one of these"), out
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_an_item_pointing_back_with_such_keeps_the_list_in_order(split):
+    """A home-automation skill (an audit): "Without such words leave `hold` out" came before
+    the items that list the words in 48 of 91 rows, and read as an unconditional rule. An item
+    that says "such" points back at what others said; "words such as" lists its own."""
+    body = (
+        "# Climate\n\n"
+        "## Holds\n\n"
+        '- "keep it there", "hold it": `hold` "permanent".\n'
+        '- "until 6 pm", "until the evening": `hold` `{"until": "18:00"}` with a 24-hour time.\n'
+        "- Without such words leave `hold` out, so the schedule resumes.\n"
+    )
+    episode = skill_episode([body])
+    for seed in range(30):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        out = " ".join(variant.harness.skills[0].content.split())
+        assert out.index("hold it") < out.index("such words"), out
+        assert out.index("until the evening") < out.index("such words"), out
+    examples = (
+        "# Replies\n\n## Tone\n\n"
+        "- Greet with words such as hello or welcome.\n"
+        "- Thank the customer for waiting.\n"
+        "- Say goodbye by name.\n"
+    )
+    first = set()
+    for seed in range(30):
+        variant, _ = run(SkillContentRewrite(split=split), skill_episode([examples]), seed)
+        out = variant.harness.skills[0].content
+        first.add(out.index("such as") < out.index("customer"))
+    assert first == {True, False}  # a list whose item gives examples "such as" still moves
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_list_written_as_one_sentence_keeps_its_punctuation_in_place(split):
+    """A home-automation skill (an audit): bullets closed by ";" and the last by "." were
+    moved with their punctuation, so the list ended mid-way ("... in a scene.") and closed on
+    ";" in 31 of 91 rows. The punctuation belongs to the places."""
+    body = (
+        "# Scenes\n\n"
+        "## Fields\n\n"
+        "- `name` word for word as the user says it;\n"
+        "- `room` of the devices, whole_home when they span floors;\n"
+        "- `devices`: the lights to set, and only lights can be in a scene.\n"
+    )
+    episode = skill_episode([body])
+    moved = 0
+    for seed in range(30):
+        variant, _ = run(SkillContentRewrite(split=split), episode, seed)
+        blocks, _ = parse(variant.harness.skills[0].content)
+        (items,) = [block.items for block in blocks if block.kind == "list"]
+        texts = [" ".join(line.strip() for line in item.lines) for item in items]
+        assert [text[-1] for text in texts] == [";", ";", "."], texts
+        moved += "`devices`" not in texts[-1]
+    assert moved  # the list still moves

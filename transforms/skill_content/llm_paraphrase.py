@@ -53,7 +53,9 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "25"  # 25: phrases of another sense gone (just as, choose, ask for)
+    version = "26"  # 26: the rule rewrite it starts from keeps a list in order where an item says
+    # "such", and a one-sentence list's punctuation in place
+    # 25: phrases of another sense gone (just as, choose, ask for)
     # 24: the skill loader's own words are read as the harness's text (its language)
     # 23: a negation has no letter of any script glued to it (French noté is no not)
     # 22: positions read as the prompt transforms read them; Hinglish sequence cues

@@ -53,6 +53,7 @@ from hsa.transforms.skill_content.structure import (
     free_segments,
     inline_blocks,
     phrases_in,
+    sentence_ends,
     structure_of,
 )
 
@@ -234,9 +235,12 @@ def _rearrange(blocks: list[Block], structure: Structure, plan: dict) -> list[Bl
             keep_order=not info.shuffle,
         )
         gaps = [item.gap for item in block.items]
+        ends = sentence_ends(block.items)
         block.items = [
             Item(gaps[p] if p else [], block.items[i].lines) for p, i in enumerate(order)
         ]
+        if ends is not None:
+            _punctuate_places(block.items, [ends[i] for i in order], ends)
     dropped: set[int] = set()
     for key, order in _orders(plan, "examples").items():
         if not key.isdigit() or int(key) >= len(structure.sections):
@@ -274,6 +278,17 @@ def _rearrange(blocks: list[Block], structure: Structure, plan: dict) -> list[Bl
         part[0] = replace(part[0], gap=blocks[sections[slot].start].gap)
         out += part
     return out
+
+
+def _punctuate_places(items: list[Item], own: list[str], ends: list[str]) -> None:
+    """Moved items of a list written as one sentence (``ends``: its places' endings, from
+    :func:`sentence_ends`; ``own``: the ending each moved item brought): each ends as its place
+    did, the last as the list's last did (where items were dropped too)."""
+    for k, (item, end) in enumerate(zip(items, own, strict=True)):
+        place = ends[-1] if k == len(items) - 1 else ends[k]
+        if place != end:
+            line = item.lines[-1]
+            item.lines = [*item.lines[:-1], line[: len(line) - len(end)] + place]
 
 
 # ---- styles ----------------------------------------------------------------------------------

@@ -35,7 +35,9 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "31"  # 31: a block quote's lazy continuation line in a list item is said as written
+    version = "32"  # 32: an item that says "such" (not "such as") keeps its list in order; a list
+    # written as one sentence keeps its punctuation with the places
+    # 31: a block quote's lazy continuation line in a list item is said as written
     # too
     # 30: an item pointing at what another lists (one of these) keeps its list in
     # order

@@ -115,8 +115,10 @@ _FALLBACK = re.compile(
     r"(none|any|all) of the (above|previous|others)|(after|before) (these|those|the above|"
     r"all (of )?(the )?others)|(the )?previous (step|item|one|call|result)|"
     r"(from|in|to|see) step \w+|already|"
-    # "one of these", "on these grounds": what another item lists
-    r"(of|on|by|with|about|for|to|from|in) (these|those))(?![A-Za-z])"
+    # "one of these", "on these grounds": what another item lists; "such" points back at what
+    # another item said ("without such words"), but "words such as" lists its own examples
+    r"(of|on|by|with|without|about|for|to|from|in) (these|those)|such(?!\s+as(?![A-Za-z])))"
+    r"(?![A-Za-z])"
     r"|(?<!\w)(?:(wenn|falls) nichts|hilft (das|dies|es) nicht|hilft nichts|"
     r"(wenn|falls) (das|dies|es) nicht|als letzte[sn]? (mittel|ausweg)|notfalls|im notfall|"
     r"si rien ne|en dernier recours|si (cela|ça|ceci) ne|"
@@ -517,6 +519,28 @@ def structure_of(blocks: list[Block]) -> Structure:
     )
 
 
+# A list written as one sentence: every item but the last closes with a separator ("- a;",
+# "- b; and", "- c,", 、), the last with a full stop or nothing. Its punctuation belongs to the
+# places, so that a moved item neither ends the sentence early nor leaves it open (the rewrite
+# moves it with them, and the rules a rewrite keeps are read without it).
+_ITEM_SEPARATOR = re.compile(r"(?:[;,](?:\s+(?:and|or))?|[；，、])\s*$")
+_ITEM_CLOSE = re.compile(r"[.。!！]?\s*$")
+
+
+def sentence_ends(items: list[Item]) -> list[str] | None:
+    """Each item's closing punctuation (spaces after it included), when the list is written as
+    one sentence; else None."""
+    if len(items) < 2 or not all(item.lines for item in items):
+        return None
+    lasts = [item.lines[-1] for item in items]
+    separators = [_ITEM_SEPARATOR.search(line) for line in lasts[:-1]]
+    if not all(separators) or _ITEM_SEPARATOR.search(lasts[-1]):
+        return None
+    close = _ITEM_CLOSE.search(lasts[-1])
+    assert close is not None  # it matches the empty end of any line
+    return [m.group(0) for m in separators if m] + [close.group(0)]
+
+
 def example_context(structure: Structure) -> set[int]:
     """Blocks inside example sections: quoted conversations, left exactly as written."""
     return {k for s in structure.sections if s.examples for k in range(s.start + 1, s.end)}
@@ -547,7 +571,9 @@ def essentials(body: str) -> str:
 def rules_of(body: str) -> list[str]:
     """The body's non-example rules and prose (paragraphs and list items outside example
     sections and example bullets), normalised for comparison across rewrites: markers, emphasis,
-    case and whitespace ignored. A rewrite keeps every one of them (phrases aside)."""
+    case and whitespace ignored, and a list item's closing punctuation (in a list written as one
+    sentence it stays with the places: :func:`sentence_ends`). A rewrite keeps every one of them
+    (phrases aside)."""
     blocks, _ = parse(body)
     structure = structure_of(blocks)
     skip = example_context(structure)
@@ -561,6 +587,8 @@ def rules_of(body: str) -> list[str]:
             if block.kind == "list"
             else [block_text(block)]
         )
+        if block.kind == "list":  # whether or not the list is one sentence, before or after
+            texts = [_ITEM_SEPARATOR.sub("", _ITEM_CLOSE.sub("", t)) for t in texts]
         out += [normalise_space(t.replace("*", "")).lower() for t in texts]
     return sorted(out)
 
