@@ -4396,3 +4396,63 @@ def test_distractors_follow_the_tools_convention_when_no_skill_was_renamed(split
         assert added
         styles |= {convention_of([name]) for name in added}
     assert styles <= {"snake"}, styles
+
+
+@pytest.mark.parametrize("name", ["parameter_name_paraphrase", "parameter_name_mask"])
+def test_a_tool_text_naming_what_it_returns_keeps_the_name_of_its_results(name):
+    """A hotel concierge (an audit): `search` said "the results include plan_id", a key its
+    results keep, and `book` "returns the reservation_id"; where another tool's `plan_id` and
+    `reservation_id` were renamed, both texts named the new parameters (`PLAN_IDENT`) beside
+    results that still returned `plan_id` (43 of 126 rows). A tool's own texts rename only its
+    own parameters."""
+
+    def tool(tool_name, description, params):
+        return {
+            "type": "function",
+            "function": {
+                "name": tool_name,
+                "description": description,
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        p: {"type": "string", "description": f"The {p} to use."} for p in params
+                    },
+                    "required": list(params),
+                },
+            },
+        }
+
+    episode = Episode.from_dict(
+        {
+            "id": "e",
+            "harness": {
+                "name": "hotel",
+                "tools": [
+                    tool("search_rooms", "Finds rooms; the results include plan_id.", ["city"]),
+                    tool(
+                        "book_room", "Books the plan_id; returns the reservation_id.", ["plan_id"]
+                    ),
+                    tool("cancel_booking", "Cancels a reservation_id.", ["reservation_id"]),
+                ],
+            },
+            "messages": [{"role": "user", "content": "hi"}],
+            "gold": {"no_call": True},
+        }
+    )
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of(name, episode, seed=seed, fraction=1.0)
+        tools = {t.name: t for t in variant.episode.harness.tools}
+        names = {
+            old: new
+            for renames in variant.mapping.parameters.values()
+            for old, new in renames.items()
+        }
+        if "plan_id" in names:
+            renamed += 1
+            assert tools["search_rooms"].description.endswith("include plan_id."), tools
+            assert names["plan_id"] in tools["book_room"].description  # its own, renamed
+        if "reservation_id" in names:
+            assert "returns the reservation_id" in tools["book_room"].description, tools
+            assert names["reservation_id"] in tools["cancel_booking"].description
+    assert renamed

@@ -445,7 +445,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "99"  # 99: lexicon: a colour no hue, shade or tint, enabled no operational, a local
+    version = "100"  # 100: a tool's own texts rename only its own parameters: a name only another
+    # tool takes is what it returns (results include plan_id)
+    # 99: lexicon: a colour no hue, shade or tint, enabled no operational, a local
     # guide no primer, a complaint no objection
     # 98: a result's listed data read as every JSON result is
     # (hsa.model.message.json_result: leading whitespace too)
@@ -631,7 +633,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "78"  # 78: a result's listed data read as every JSON result is
+    version = "79"  # 79: a tool's own texts rename only its own parameters: a name only another
+    # tool takes is what it returns (results include plan_id)
+    # 78: a result's listed data read as every JSON result is
     # (hsa.model.message.json_result: leading whitespace too)
     # 77: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case

@@ -173,11 +173,21 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     if not per_tool:
         return episode
     h = renamed_harness(episode.harness, mapping)
+
+    def own(tool: str) -> Callable[[str], str]:
+        # A tool's own texts name its own parameters: a name only another tool takes is what
+        # this one returns ("results include plan_id", a key its results keep), not a
+        # parameter of its own to rename.
+        renames = per_tool.get(tool, {})
+        if renames == names:
+            return prose
+        return _parameter_renames(episode.harness, renames)[1] if renames else lambda text: text
+
     tools = tuple(
         replace(
             t,
-            description=prose(t.description),
-            parameters=rewrite_descriptions(t.parameters, prose),
+            description=own(t.name)(t.description),
+            parameters=rewrite_descriptions(t.parameters, own(t.name)),
         )
         for t in h.tools
     )
