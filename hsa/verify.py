@@ -129,6 +129,12 @@ def judged_refusal(episode: Episode) -> str | None:
     cannot judge it: a hook raises), or None: a source whose gold rewards a step its harness
     refuses (a Saturday interview its business-days hook blocks, recorded as done) is no
     training target. Not asked where the hooks are not trusted (they are code)."""
+    found = refused_turn(episode)
+    return None if found is None else f"messages[{found[0]}]: {found[1]}"
+
+
+def refused_turn(episode: Episode) -> tuple[int, str] | None:
+    """:func:`judged_refusal` as (the message's index, why), for a reject naming the field."""
     harness = episode.harness
     if not harness.hooks or not harness.trust_hooks:
         return None
@@ -139,12 +145,11 @@ def judged_refusal(episode: Episode) -> str | None:
         try:
             refused = refusal(runner, episode.messages[: turn.at], episode.messages[turn.at])
         except HookError as exc:
-            return f"messages[{turn.at}]: {exc}"
+            return turn.at, str(exc)
         if refused is not None:
-            return (
-                f"messages[{turn.at}]: its harness's hook {refused.hook!r} refuses the recorded "
-                f"message of a judged turn ({refused.feedback}); a judged step is one the "
-                f"harness accepts"
+            return turn.at, (
+                f"its harness's hook {refused.hook!r} refuses the recorded message of a judged "
+                f"turn ({refused.feedback}); a judged step is one the harness accepts"
             )
     return None
 

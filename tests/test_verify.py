@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from hsa.augment.mapping import Mapping
@@ -895,4 +896,30 @@ def test_a_source_whose_hooks_refuse_its_judged_turn_is_rejected_where_they_are_
     (reject,) = augment(recipe, [refusing(trust=True)])
     assert isinstance(reject, Reject) and reject.stage == "check:hooks", reject
     assert "hook 'mention' refuses" in reject.reason and "mention the franquicia" in reject.reason
+    assert reject.field == "messages[3]", reject  # the message refused, as a load reject names
     assert all(not isinstance(out, Reject) for out in augment(recipe, [refusing(trust=False)]))
+
+
+def test_hsa_augment_names_the_file_and_line_of_a_source_its_hooks_refuse(tmp_path):
+    """Two audits: `hsa augment` wrote a check:hooks reject as `source: episodes, line: None,
+    field: None`, where every other reject names the file, line and field."""
+    from hsa.cli import main
+
+    good = claim_episode(trust=True)
+    refusing = replace(
+        good, id="refused", messages=(*good.messages[:3], {"role": "assistant", "content": "ok"})
+    )
+    episodes = tmp_path / "claims.jsonl"
+    episodes.write_text(
+        "\n".join(orjson.dumps(e.to_dict()).decode() for e in (good, refusing)) + "\n"
+    )
+    out = tmp_path / "variants.jsonl"
+    args = ["augment", "--recipe", "tools-basic", "--episodes", str(episodes), "--out", str(out)]
+    assert main([*args, "--trust-hooks"]) == 0
+    (reject,) = [orjson.loads(line) for line in out.with_suffix(".rejects.jsonl").open()]
+    assert reject["stage"] == "check:hooks", reject
+    assert (reject["source"], reject["line"], reject["field"]) == (
+        str(episodes),
+        2,
+        "messages[3]",
+    ), reject

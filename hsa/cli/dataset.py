@@ -138,7 +138,7 @@ def augment(
     """
     from hsa.augment.recipe import load_recipe
     from hsa.cli.progress import count_lines, track
-    from hsa.dataset.pipeline import write_variants
+    from hsa.dataset.pipeline import check_source, write_variants
     from hsa.files.jsonl import atomic_path
     from hsa.files.overlap import refuse_overlap
     from hsa.importers import rejects_path_for
@@ -150,8 +150,13 @@ def augment(
     refuse_overlap({"--episodes": episodes}, {"--out": out_path, "--rejects": rejects_path})
     default = load_harness(harness, trust_hooks=trust_hooks) if harness else None
     items = track(
+        # sources are checked as they are read, so that a refused one is named by its line
         distinct_episodes(
-            episodes, harness=default, trust_hooks=trust_hooks, harness_roots=tuple(harness_roots)
+            episodes,
+            harness=default,
+            trust_hooks=trust_hooks,
+            harness_roots=tuple(harness_roots),
+            check=check_source,
         ),
         "augment",
         total=lambda: count_lines(episodes),
@@ -160,7 +165,9 @@ def augment(
     # The variants are staged beside --out, which they replace only when the block ends: a run
     # that keeps nothing exits inside it, so an earlier run's variants stay as they were.
     with atomic_path(out_path) as staged:
-        tally = write_variants(parsed, items, staged, rejects_path, batch_size=batch_size)
+        tally = write_variants(
+            parsed, items, staged, rejects_path, batch_size=batch_size, sources_checked=True
+        )
         rejected = tally.by_stage()
         out.print(
             f"recipe {parsed.name} (seed {parsed.seed}): {tally.kept} variants written, "

@@ -29,7 +29,7 @@ from hsa.errors import EpisodeError, HarnessError, Reject
 from hsa.files.jsonl import write_jsonl
 from hsa.model.episode import Episode, duplicate_id
 from hsa.render import available_layouts, placement, prompt_parts
-from hsa.verify import VerificationFailed, judged_refusal, verify_variant
+from hsa.verify import VerificationFailed, refused_turn, verify_variant
 
 
 def harness_variant(seed: int, pool: int | None, episode: Episode, index: int) -> str | None:
@@ -80,11 +80,12 @@ def check_source_renders(episode: Episode) -> None:
 def check_source(episode: Episode) -> None:
     """Raise an :class:`EpisodeError` when ``episode`` cannot be a source of variants: its
     harness does not render (:func:`check_source_renders`, a load reject), or its trusted hooks
-    refuse the recorded message of a judged turn (``check:hooks``, hsa.verify.judged_refusal)."""
+    refuse the recorded message of a judged turn (``check:hooks``, hsa.verify.refused_turn)."""
     check_source_renders(episode)
-    refused = judged_refusal(episode)
+    refused = refused_turn(episode)
     if refused is not None:
-        raise EpisodeError(refused, stage="check:hooks")
+        at, reason = refused
+        raise EpisodeError(reason, field=f"messages[{at}]", stage="check:hooks")
 
 
 def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantReject]:
@@ -149,12 +150,19 @@ def augment_episode(recipe: Recipe, episode: Episode) -> list[Variant | VariantR
 
 
 def augment(
-    recipe: Recipe, items: Iterable[Episode | Reject], *, batch_size: int = 256
+    recipe: Recipe,
+    items: Iterable[Episode | Reject],
+    *,
+    batch_size: int = 256,
+    sources_checked: bool = False,
 ) -> Iterator[Variant | VariantReject | Reject]:
     """Stream variants (and rejects) in input order, ``batch_size`` episodes at a time.
 
     Input rows that already failed to load pass through as rejects; a repeated episode id is
-    rejected, because variants are identified (and their randomness derived) by id."""
+    rejected, because variants are identified (and their randomness derived) by id. Each
+    episode is checked as a source (:func:`check_source`) unless ``sources_checked``: the
+    reader did it, where the rejects can name their lines
+    (hsa.model.episode.distinct_episodes)."""
     seen: set[str] = set()
     iterator = iter(items)
     while batch := list(islice(iterator, batch_size)):
@@ -171,11 +179,12 @@ def augment(
                 )
             else:
                 seen.add(item.id)
-                try:
-                    check_source(item)
-                except EpisodeError as exc:
-                    yield Reject.from_error(exc, source="episodes", id=item.id)
-                    continue
+                if not sources_checked:
+                    try:
+                        check_source(item)
+                    except EpisodeError as exc:
+                        yield Reject.from_error(exc, source="episodes", id=item.id)
+                        continue
                 yield from augment_episode(recipe, item)
 
 
@@ -186,11 +195,13 @@ def write_variants(
     rejects_path: str | os.PathLike,
     *,
     batch_size: int = 256,
+    sources_checked: bool = False,
 ) -> Tally:
     """Run ``recipe`` over ``items`` into two JSONL files (what ``hsa augment`` writes): the
     variants, one ``{source_id, variant, episode, lineage, mapping}`` per line, and the rejects,
     one per episode or variant (``kind``) that did not make it, with its stage and reason. Each
-    file is written atomically, the variants streamed; the tally counts both."""
+    file is written atomically, the variants streamed; the tally counts both.
+    ``sources_checked``: as :func:`augment`'s."""
     tally = Tally()
     reject_rows: list[dict] = []
 
@@ -201,7 +212,9 @@ def write_variants(
             yield item
 
     def variants() -> Iterator[dict]:
-        for item in augment(recipe, counted(), batch_size=batch_size):
+        for item in augment(
+            recipe, counted(), batch_size=batch_size, sources_checked=sources_checked
+        ):
             if isinstance(item, Variant):
                 tally.keep()
                 yield item.to_dict()

@@ -749,10 +749,13 @@ def distinct_episodes(
     harness: Harness | None = None,
     trust_hooks: bool = False,
     harness_roots: tuple[str | os.PathLike, ...] = (),
+    check: Callable[[Episode], None] | None = None,
 ) -> Iterator[Episode | Reject]:
     """:func:`read_episodes`, where an episode whose id an earlier line's episode has is a
     reject at its own line (field ``id``, naming that line): a run identifies variants, and
-    derives their randomness, by id, so the first episode of each id is the one it makes."""
+    derives their randomness, by id, so the first episode of each id is the one it makes.
+    ``check``, when given, raises an :class:`EpisodeError` for an episode the run cannot use
+    (hsa.dataset.pipeline.check_source): a reject at its line, as every other."""
     first_line: dict[str, int] = {}
     for number, item in numbered_episodes(
         path, harness=harness, trust_hooks=trust_hooks, harness_roots=harness_roots
@@ -767,6 +770,18 @@ def distinct_episodes(
                     field="id",
                     reason=duplicate_id(first),
                 )
+            elif check is not None:
+                try:
+                    check(item)
+                except EpisodeError as exc:
+                    item = Reject(
+                        source=str(path),
+                        line=number,
+                        id=item.id,
+                        field=exc.field,
+                        reason=exc.reason,
+                        stage=exc.stage,
+                    )
         yield item
 
 
