@@ -4456,3 +4456,109 @@ def test_a_tool_text_naming_what_it_returns_keeps_the_name_of_its_results(name):
             assert "returns the reservation_id" in tools["book_room"].description, tools
             assert names["reservation_id"] in tools["cancel_booking"].description
     assert renamed
+
+
+STAY_HOOKS = """
+def check_stay(payload, config):
+    tool = payload.get("tool_name")
+    if tool not in (config.get("tools") or []):
+        return {"ok": True}
+    args = payload.get("arguments") or {}
+    if args.get("check_out", "") <= args.get("check_in", ""):
+        return {"ok": False, "feedback": f"{tool}: the check-out date must be after check-in."}
+    return {"ok": True}
+"""
+
+
+def stay_episode() -> Episode:
+    """Plain-word tools `search` and `book`, listed in their hook's configuration (as the
+    README configures a hook per tool), a search the hook sends back, and its retry."""
+
+    def tool(name):
+        dates = {"check_in": {"type": "string"}, "check_out": {"type": "string"}}
+        return {
+            "name": name,
+            "description": f"{name.capitalize()} hotel rooms for the dates.",
+            "parameters": {"type": "object", "properties": dates},
+        }
+
+    bad, good = (
+        {"check_in": "2025-08-12", "check_out": "2025-08-10"},
+        {
+            "check_in": "2025-08-10",
+            "check_out": "2025-08-12",
+        },
+    )
+    return Episode.from_dict(
+        {
+            "id": "stay",
+            "harness": {
+                "name": "hotel",
+                "tools": [tool("search"), tool("book")],
+                "hooks": [
+                    {
+                        "name": "stay_dates",
+                        "event": "tool_call",
+                        "function": "check_stay",
+                        "config": {"tools": ["search", "book"]},
+                    }
+                ],
+                "hooks_source": STAY_HOOKS,
+            },
+            "messages": [
+                {"role": "user", "content": "Rooms from 10 to 12 August?"},
+                assistant(call("search", bad, "c1")),
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "name": "hook.stay_dates",
+                    "content": "search: the check-out date must be after check-in.",
+                },
+                assistant(call("search", good, "c2")),
+                {"role": "tool", "tool_call_id": "c2", "content": '{"rooms": 3}'},
+                {"role": "assistant", "content": "Three rooms are free."},
+            ],
+            "gold": {
+                "turns": [
+                    {
+                        "at": 3,
+                        "calls": [
+                            {
+                                "name": "search",
+                                "arguments": {
+                                    "check_in": ["2025-08-10"],
+                                    "check_out": ["2025-08-12"],
+                                },
+                            }
+                        ],
+                    },
+                    {"at": 5, "no_call": True},
+                ]
+            },
+        },
+        trust_hooks=True,
+    )
+
+
+def test_plain_word_tools_a_hook_is_configured_with_are_renamed_with_its_feedback():
+    """A hotel concierge (an audit): `search` and `book`, listed in a hook's configuration,
+    were never renamed (0 of 168 rows: the list read as prose that writes them as words); and
+    where such a tool was renamed, the recorded feedback of the hook that blocked its call
+    still said "search: ...", though the variant's hook says the new name. A configuration's
+    name is the name, and the feedback on a blocked call names its tool as the variant's hook
+    does."""
+    from hsa.model.hook_runner import HookRunner, refusal
+
+    episode = stay_episode()
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of("tool_name_paraphrase", episode, seed=seed)
+        new = variant.mapping.tools.get("search")
+        if new is None:
+            continue
+        renamed += 1
+        out = variant.episode
+        assert out.harness.hooks[0].config["tools"][0] == new
+        verdict = refusal(HookRunner(out.harness), out.messages[:1], out.messages[1])
+        assert verdict is not None and out.messages[2]["content"] == verdict.feedback, out.messages
+    assert renamed

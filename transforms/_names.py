@@ -544,19 +544,21 @@ class Renamer:
 
 
 def written_as_words(
-    prose: Iterable[tuple[str, str]], names: Iterable[str], own: Callable[[str], tuple[str, ...]]
+    harness: Harness, names: Iterable[str], own: Callable[[str], tuple[str, ...]]
 ) -> frozenset[str]:
     """The plain-word names among ``names`` (not identifier-like: ``search``, ``check-in``) that
-    a harness's ``prose`` (:meth:`Harness.prose`, read once by the caller) writes as plain
-    words, outside code, in a text other than the name's own (``own(name)``: the places of the
-    prose that say what it does in that word,
-    "Search the catalogue", "Guides the guest through online check-in"). Prose keeps plain
-    words (a word is no name there), so renamed, such a name would leave the prose sending the
-    model to a tool or a skill the variant does not have ("load the check-in skill first")."""
+    ``harness``'s prose (:meth:`Harness.prose`) writes as plain words, outside code, in a text
+    other than the name's own (``own(name)``: the places of the prose that say what it does in
+    that word, "Search the catalogue", "Guides the guest through online check-in"). Prose keeps
+    plain words (a word is no name there), so renamed, such a name would leave the prose
+    sending the model to a tool or a skill the variant does not have ("load the check-in skill
+    first"). A hook's configuration that lists the name (``tools: [search, book]``, the way the
+    README configures a hook per tool) writes no word: a string or key equal to a name is that
+    name, and moves with it (hsa.augment.rename)."""
     plain = [n for n in names if not identifier_like(n)]
     if not plain:
         return frozenset()
-    words = [(where, CODE_SPAN.sub(" ", t)) for where, t in prose]
+    words = [(where, CODE_SPAN.sub(" ", t)) for where, t in _worded_prose(harness)]
     return frozenset(
         n
         for n in plain
@@ -566,6 +568,33 @@ def written_as_words(
             if where not in own(n)
         )
     )
+
+
+def _worded_prose(harness: Harness) -> Iterator[tuple[str, str]]:
+    """:meth:`Harness.prose`, each hook's configuration read without the strings and keys that
+    equal a name of the harness (:func:`written_as_words`)."""
+    names = harness.names
+    hooks = {f"hook {hook.name}": hook for hook in harness.hooks}
+    for where, text in harness.prose():
+        hook = hooks.get(where)
+        if hook is not None:
+            text = "\n".join([hook.description, *_config_words(hook.config, names)])
+        yield where, text
+
+
+def _config_words(value, names: frozenset[str]) -> Iterator[str]:
+    """The strings of a hook's configuration (keys and values, at any depth) that are no name."""
+    if isinstance(value, str):
+        if value not in names:
+            yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _config_words(item, names)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key not in names:
+                yield key
+            yield from _config_words(item, names)
 
 
 def fixed_by_code(harness: Harness, names) -> frozenset[str]:

@@ -156,7 +156,7 @@ def _fixed(harness: Harness) -> frozenset[str]:
     return (
         fixed_by_code(harness, ids)
         | (harness.parameter_names & set(ids))
-        | written_as_words(harness.prose(), ids, lambda n: (f"skill {n}",))
+        | written_as_words(harness, ids, lambda n: (f"skill {n}",))
     )
 
 
@@ -242,7 +242,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "58"  # 58: no verb's synonym first in a skill id, and no word moved (a skill id
+    version = "59"  # 59: a plain-word skill id a hook's configuration lists is renamed (a
+    # configuration's name is the name, no word of prose)
+    # 58: no verb's synonym first in a skill id, and no word moved (a skill id
     # names a topic); lexicon: a local guide no primer, a complaint no objection, a colour no hue,
     # enabled no operational, a device controlled not calibrated
     # 57: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
@@ -350,7 +352,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "35"  # 35: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "36"  # 36: a plain-word skill id a hook's configuration lists is renamed (a
+    # configuration's name is the name, no word of prose)
+    # 35: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 34: a step that renames nothing records no naming convention
     # 33: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
@@ -442,7 +446,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "43"  # 43: no verb's synonym first in a skill id, and no word moved (a skill id
+    version = "44"  # 44: a plain-word skill id a hook's configuration lists is renamed (a
+    # configuration's name is the name, no word of prose)
+    # 43: no verb's synonym first in a skill id, and no word moved (a skill id
     # names a topic); lexicon: a local guide no primer, a complaint no objection, a colour no hue,
     # enabled no operational, a device controlled not calibrated
     # 42: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
@@ -549,7 +555,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "33"  # 33: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
+    version = "34"  # 34: a plain-word skill id a hook's configuration lists is renamed (a
+    # configuration's name is the name, no word of prose)
+    # 33: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
     # 32: SQL read in EXPLAIN, CREATE ... AS, WITH RECURSIVE and SHOW statements;
     # FROM before an article is English

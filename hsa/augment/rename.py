@@ -35,13 +35,14 @@ from hsa.augment.user_data import (
     message_data,
     rewrite_around_user_data,
     rewrite_message_text,
+    standalone,
 )
 from hsa.errors import HsaError
 from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, tool_result
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, hook_feedback, tool_result
 from hsa.model.layout_text import rewrite_layout_text
 from hsa.model.memo import LONG_TEXTS, BoundedMemo, LongTexts
 from hsa.model.message import answered_calls, json_result
@@ -445,6 +446,8 @@ def rename_messages(
                     text = prose.result_around(content, keep, text)
         else:
             text = rewrite_message_text(message, prose, keep)
+        if prose.words and isinstance(text, str) and text and hook_feedback(message):
+            text = _blocked_tool_named(text, message, messages, prose.words)
         if text != content:
             new = {**new, "content": text}
         # An assistant's written thinking (chat templates show it as the thinking text) is
@@ -473,6 +476,30 @@ def rename_messages(
     if isinstance(messages, tuple) and all(a is b for a, b in zip(out, messages, strict=True)):
         return messages
     return tuple(out)
+
+
+def _blocked_tool_named(
+    text: str, message: dict, messages: tuple[dict, ...], words: dict[str, str]
+) -> str:
+    """A hook's feedback on a call it blocked, with the blocked tool's plain-word name renamed
+    where it stands on its own. A hook prints the name of the tool it was handed
+    (``f"{tool}: the check-out date must be after check-in"``), which a variant's hook is handed
+    renamed; elsewhere a plain word in prose is a word (it moves only as code), but in the
+    feedback on its own call it is the tool's name."""
+    if message.get("role") != "tool":
+        return text  # feedback on a reply answers no call
+    for _, call, result in answered_calls(messages):
+        if result is message:
+            name = call["function"]["name"]
+            if name in words and name in text:
+                # a function, so that no backslash of the new name is read as an escape
+                return standalone(name).sub(partial(_same, words[name]), text)
+            return text
+    return text
+
+
+def _same(text: str, _match: re.Match) -> str:
+    return text
 
 
 def skill_results(messages, harness: Harness) -> set[int]:

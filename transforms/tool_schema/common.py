@@ -95,18 +95,18 @@ def _fixed(harness: Harness) -> frozenset[str]:
     # layouts) compares or reads by its name (``tool_name == "applyPatch"``), which a renamed
     # tool would never match, or prints in its feedback (hsa.transforms._names.fixed_by_code).
     values = (names & schema_values(harness)) | fixed_by_code(harness, names)
-    prose = list(harness.prose())
-    texts = [t for _, t in prose]
     # A plain-word tool name (``search``) the prose writes as a plain word ("identify the
     # patient with search first"), but in the tool's own descriptions, which say what it does in
     # that word ("Search the catalogue").
     values |= written_as_words(
-        prose, names - values, lambda n: (f"tool {n}", f"tool {n} parameters")
+        harness, names - values, lambda n: (f"tool {n}", f"tool {n} parameters")
     )
     clashing = (names & harness.parameter_names) - values
     if not clashing:
         return frozenset(values)
     identifiers = [n for n in clashing if identifier_like(n)]
     words = [n for n in clashing if not identifier_like(n)]
-    mentioned = {m for t in texts for m in find_name_mentions(t, identifiers, words)}
+    mentioned = {
+        m for _, text in harness.prose() for m in find_name_mentions(text, identifiers, words)
+    }
     return frozenset(values | mentioned)

@@ -74,7 +74,10 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "37"  # 37: an own call's argument moves in the assistant's words only written as
+    version = "38"  # 38: a plain-word tool a hook's configuration lists is renamed (a
+    # configuration's name is the name, no word of prose), and the feedback on a blocked call names
+    # its tool as the variant's hook does
+    # 37: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case
     # 36: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
@@ -249,7 +252,10 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "66"  # 66: a leading verb moves to the end only where its bare form names its action
+    version = "67"  # 67: a plain-word tool a hook's configuration lists is renamed (a
+    # configuration's name is the name, no word of prose), and the feedback on a blocked call names
+    # its tool as the variant's hook does
+    # 66: a leading verb moves to the end only where its bare form names its action
     # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not
     # calibrated, a colour no hue, enabled no operational
     # 65: an own call's argument moves in the assistant's words only written as
@@ -445,7 +451,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "100"  # 100: a tool's own texts rename only its own parameters: a name only another
+    version = "101"  # 101: a plain-word name a hook's configuration lists is no word of the prose:
+    # the tools it keeps, and the convention drawn beside them, follow
+    # 100: a tool's own texts rename only its own parameters: a name only another
     # tool takes is what it returns (results include plan_id)
     # 99: lexicon: a colour no hue, shade or tint, enabled no operational, a local
     # guide no primer, a complaint no objection
@@ -633,7 +641,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "79"  # 79: a tool's own texts rename only its own parameters: a name only another
+    version = "80"  # 80: a plain-word name a hook's configuration lists is no word of the prose:
+    # the tools it keeps, and the convention drawn beside them, follow
+    # 79: a tool's own texts rename only its own parameters: a name only another
     # tool takes is what it returns (results include plan_id)
     # 78: a result's listed data read as every JSON result is
     # (hsa.model.message.json_result: leading whitespace too)
