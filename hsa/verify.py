@@ -60,7 +60,7 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import hook_rejected, tool_result
+from hsa.model.hook import hook_feedback, hook_rejected, tool_result
 from hsa.model.hook_runner import HookError, HookRunner, refusal
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, json_result, message_text
@@ -361,10 +361,13 @@ _STALE_NAMES: BoundedMemo[tuple[frozenset[str], list[str], list[str], NameSearch
 _STALE_IN_HARNESS: BoundedMemo[str | None] = BoundedMemo(1024)
 
 
-def _first_mention(prose, prose_names: list[str], code_names: list[str]) -> tuple[str, str] | None:
-    """(where, name) of the first of ``prose``'s texts that mentions one of the names."""
+def _first_mention(
+    prose, prose_names: list[str], code_names: list[str], *, spoken: bool = False
+) -> tuple[str, str] | None:
+    """(where, name) of the first of ``prose``'s texts that mentions one of the names
+    (``spoken``: texts people said, as hsa.text.mentions.find_name_mentions reads them)."""
     for where, text in prose:
-        found = find_name_mentions(text, prose_names, code_names)
+        found = find_name_mentions(text, prose_names, code_names, spoken=spoken)
         if found:
             return where, found[0]
     return None
@@ -390,6 +393,9 @@ def _stale_in_messages(
     for i, message in enumerate(episode.messages):
         # An assistant's written thinking is read by the model as its content is.
         reasoning = message.get("reasoning_content")
+        # what people say (the user's and the assistant's words) reads a plain word glued to
+        # Chinese or Japanese as their word, as the rename did
+        spoken = message.get("role") in ("user", "assistant") and not hook_feedback(message)
         texts = [("content", message_text(message), tool_result(message))]
         if isinstance(reasoning, str):
             texts.append(("reasoning_content", reasoning, False))
@@ -397,9 +403,11 @@ def _stale_in_messages(
             if not content:
                 continue
             found = LONG_TEXTS.get(
-                ("stale", mapping.key, result),
+                ("stale", mapping.key, result, spoken),
                 content,
-                partial(_stale_in_text, content, result, prose_names, code_names, any_name),
+                partial(
+                    _stale_in_text, content, result, prose_names, code_names, any_name, (), spoken
+                ),
             )
             if found is not None:
                 # The conversation's data (a reference "get_balance 7" the user gives, a scene
@@ -418,7 +426,9 @@ def _stale_in_messages(
                             sorted(names_in_users_words(episode, [*prose_names, *code_names]))
                         )
                     data = message_data(episode, message, content, taken) + own
-                    found = _stale_in_text(content, result, prose_names, code_names, any_name, data)
+                    found = _stale_in_text(
+                        content, result, prose_names, code_names, any_name, data, spoken
+                    )
             if found is not None:
                 return f"messages[{i}].{field}", found
     # Tool-call argument values are the task's data (the gold compares them): never prose.
@@ -432,6 +442,7 @@ def _stale_in_text(
     code_names: list[str],
     any_name: NameSearch,
     data: tuple[str, ...] = (),
+    spoken: bool = False,
 ) -> str | None:
     """The first of the names a message text mentions, or None: a JSON tool result's string
     values, decoded, as the rename reads them (its keys are the backend's fields); outside the
@@ -448,7 +459,7 @@ def _stale_in_text(
     if data:
         texts = [without(text, data) for text in texts]
     named = (("", text) for text in texts if any_name.search(text))
-    found = _first_mention(named, prose_names, code_names)
+    found = _first_mention(named, prose_names, code_names, spoken=spoken)
     return None if found is None else found[1]
 
 

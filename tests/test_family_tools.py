@@ -4562,3 +4562,54 @@ def test_plain_word_tools_a_hook_is_configured_with_are_renamed_with_its_feedbac
         verdict = refusal(HookRunner(out.harness), out.messages[:1], out.messages[1])
         assert verdict is not None and out.messages[2]["content"] == verdict.feedback, out.messages
     assert renamed
+
+
+def test_a_plain_word_tool_glued_to_japanese_is_its_name():
+    """A hotel concierge (an audit): a result said "searchで最新のプランを取得してから、bookを再実行
+    してください" and kept `search` and `book` after both were renamed: a Latin word against
+    Japanese, Chinese or Korean text is no word of it but the name, as parameters were read
+    already; and verification finds such a name left behind."""
+    from hsa.augment.mapping import Mapping
+    from hsa.augment.rename import rename_episode
+    from hsa.verify import VerificationFailed
+
+    episode = stay_episode()
+    note = "searchで最新のプランを取得してから、bookを再実行してください。"
+    messages = list(episode.messages)
+    messages[4] = {
+        **messages[4],
+        "content": json.dumps({"rooms": 3, "note": note}, ensure_ascii=False),
+    }
+    episode = replace(episode, messages=tuple(messages))
+    mapping = Mapping(tools={"search": "locate", "book": "reserve"})
+    variant = rename_episode(episode, mapping)
+    assert "locateで最新" in variant.messages[4]["content"]
+    assert "reserveを再実行" in variant.messages[4]["content"]
+    verify_variant(episode, variant, mapping)
+    left = list(variant.messages)
+    left[4] = episode.messages[4]
+    with pytest.raises(VerificationFailed, match="renamed .search. survives in messages"):
+        verify_variant(episode, replace(variant, messages=tuple(left)), mapping)
+    # an English word of English prose is no name: "search again" stays as written
+    plain = list(episode.messages)
+    plain[4] = {**plain[4], "content": '{"note": "No rooms: search again later."}'}
+    english = rename_episode(replace(episode, messages=tuple(plain)), mapping)
+    assert "search again" in english.messages[4]["content"]
+
+
+def test_a_plain_word_a_person_writes_glued_to_chinese_is_their_word():
+    """What people say mixes in English words ("我要refund", "这个size有M吗"): a shopper's or a
+    reply's plain word glued to Chinese is theirs, not the tool `refund`, and stays."""
+    from hsa.augment.mapping import Mapping
+    from hsa.augment.rename import rename_episode
+
+    episode = stay_episode()
+    messages = list(episode.messages)
+    messages[0] = {"role": "user", "content": "我想search一下8月10号到12号的房间"}
+    messages[5] = {"role": "assistant", "content": "帮您search到了三间房。"}
+    episode = replace(episode, messages=tuple(messages))
+    mapping = Mapping(tools={"search": "locate"})
+    variant = rename_episode(episode, mapping)
+    assert variant.messages[0]["content"] == messages[0]["content"]
+    assert variant.messages[5]["content"] == messages[5]["content"]
+    verify_variant(episode, variant, mapping)

@@ -88,7 +88,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "38"  # 38: a leading verb moves to the end only where its bare form names its action
+    version = "39"  # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 38: a leading verb moves to the end only where its bare form names its action
     # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not
     # calibrated, a colour no hue, enabled no operational
     # 37: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and

@@ -242,7 +242,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "59"  # 59: a plain-word skill id a hook's configuration lists is renamed (a
+    version = "60"  # 60: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 59: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
     # 58: no verb's synonym first in a skill id, and no word moved (a skill id
     # names a topic); lexicon: a local guide no primer, a complaint no objection, a colour no hue,
@@ -352,7 +354,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "36"  # 36: a plain-word skill id a hook's configuration lists is renamed (a
+    version = "37"  # 37: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 36: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
     # 35: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
@@ -446,7 +450,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "44"  # 44: a plain-word skill id a hook's configuration lists is renamed (a
+    version = "45"  # 45: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 44: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
     # 43: no verb's synonym first in a skill id, and no word moved (a skill id
     # names a topic); lexicon: a local guide no primer, a complaint no objection, a colour no hue,
@@ -555,7 +561,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "34"  # 34: a plain-word skill id a hook's configuration lists is renamed (a
+    version = "35"  # 35: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 34: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
     # 33: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only

@@ -21,10 +21,11 @@ as written and results and replies that repeat it hold the same data.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -51,6 +52,7 @@ from hsa.model.skill import allowed_tool_name
 from hsa.text.mentions import (
     replace_call_mentions,
     replace_code_mentions,
+    replace_glued_mentions,
     replace_mentions,
     written_anywhere,
 )
@@ -69,8 +71,12 @@ def free_name(candidate: str, taken: set[str]) -> str:
 
 
 class _Prose:
-    """Rewrites prose for one mapping (identifier-like names anywhere, plain words as code).
-    Made through :func:`_prose`, once per mapping."""
+    """Rewrites prose for one mapping (identifier-like names anywhere, plain words as code or
+    glued to Chinese, Japanese or Korean text: hsa.text.mentions.find_name_mentions). Made
+    through :func:`_prose`, once per mapping; ``spoken``: the one for what people say (the
+    user's and the assistant's words), where a glued plain word is a word of theirs."""
+
+    glued = True
 
     def __init__(self, mapping: Mapping):
         names = {**mapping.skills, **mapping.tools, **mapping.hooks}
@@ -101,7 +107,17 @@ class _Prose:
 
     def _rewrite(self, text: str) -> str:
         text = replace_code_mentions(replace_mentions(text, self.identifiers), self.words)
-        return replace_call_mentions(text, self.words)
+        text = replace_call_mentions(text, self.words)
+        return replace_glued_mentions(text, self.words) if self.glued else text
+
+    @cached_property
+    def spoken(self) -> _Prose:
+        """This rewrite for the user's and the assistant's words (see the class)."""
+        if not self.words:
+            return self  # no plain word to read otherwise
+        spoken = copy.copy(self)
+        spoken.glued = False
+        return spoken
 
     def result(self, content: str) -> str:
         """A tool result: a JSON object or array has its string values rewritten as prose, in
@@ -435,6 +451,7 @@ def rename_messages(
         new = message
         content = message.get("content")
         keep = None if data is None else partial(data, message, None)
+        spoken = message.get("role") in ("user", "assistant") and not hook_feedback(message)
         if isinstance(content, str) and not prose.may_change(content):
             text = content  # as it is (most texts: no old name is written in them)
         elif isinstance(content, str) and content and tool_result(message):
@@ -445,7 +462,7 @@ def rename_messages(
                 if id(message) not in loaded:
                     text = prose.result_around(content, keep, text)
         else:
-            text = rewrite_message_text(message, prose, keep)
+            text = rewrite_message_text(message, prose.spoken if spoken else prose, keep)
         if prose.words and isinstance(text, str) and text and hook_feedback(message):
             text = _blocked_tool_named(text, message, messages, prose.words)
         if text != content:
@@ -455,7 +472,9 @@ def rename_messages(
         reasoning = message.get("reasoning_content")
         if isinstance(reasoning, str) and prose.may_change(reasoning):
             thought = rewrite_around_user_data(
-                reasoning, prose, None if data is None else partial(data, message, reasoning)
+                reasoning,
+                prose.spoken,
+                None if data is None else partial(data, message, reasoning),
             )
             if thought != reasoning:
                 new = {**new, "reasoning_content": thought}

@@ -241,14 +241,60 @@ def replace_code_mentions(text: str, mapping: Mapping[str, str]) -> str:
     return _replace_written(text, mapping, _INLINE_CODE, _code_pattern, _INLINE_CODE)
 
 
-def find_name_mentions(text: str, identifiers, words) -> list[str]:
+def find_name_mentions(text: str, identifiers, words, *, spoken: bool = False) -> list[str]:
     """Mentions of harness names in ``text`` where a rename moves them: ``identifiers``
-    (identifier-like names) wherever they stand, ``words`` (plain words) only as code: inline
-    code or a call written out. The rule every stale-name check reads."""
-    return (
+    (identifier-like names) wherever they stand, ``words`` (plain words) only as code (inline
+    code or a call written out) or, in a text no person spoke (``spoken``: the user's or the
+    assistant's words), glued to Chinese, Japanese or Korean prose
+    (:func:`find_glued_mentions`). The rule every stale-name check reads."""
+    found = (
         find_mentions(text, identifiers)
         + find_code_mentions(text, words)
         + find_call_mentions(text, words)
+    )
+    return found if spoken else found + find_glued_mentions(text, words)
+
+
+# In Chinese, Japanese or Korean prose, a plain word written in Latin letters right against the
+# text's own script ("searchで最新のプランを", "把query设为", "query에는") is no word of that
+# prose: it names the tool, skill or parameter, as code would. So does one in ASCII brackets
+# glued to that script, as a gloss of its word: "택배사(carrier)가", "种类(query)を". Not in
+# what people say: a shopper's "我要refund" or "这个size有M吗" mixes in an English word, and a
+# reply that answers in their words does too.
+@lru_cache(maxsize=4096)
+def _glued_pattern(words: tuple[str, ...]) -> re.Pattern:
+    alternatives = _alternation(words)
+    return re.compile(
+        rf"(?<={_CJK_NEIGHBOUR})({alternatives}){_WORD_ENDS}"
+        rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_NEIGHBOUR})"
+        rf"|(?<={_CJK_NEIGHBOUR}\()({alternatives})(?=\))"
+        rf"|(?<=\()({alternatives})(?=\){_CJK_NEIGHBOUR})"
+    )
+
+
+def _glued_words(text: str, names) -> tuple[str, ...]:
+    """Of the plain-word ``names``, those ``text`` may hold glued (a CJK text that writes them)."""
+    if not names or not _CJK_OR_HANGUL_TEXT.search(text):
+        return ()
+    return tuple(sorted(n for n in names if n in text))
+
+
+def find_glued_mentions(text: str, names) -> list[str]:
+    """Plain-word ``names`` written glued to Chinese, Japanese or Korean prose (see above),
+    outside web addresses."""
+    present = _glued_words(text, names)
+    if not present:
+        return []
+    return [next(g for g in m.groups() if g) for m in _outside_urls(_glued_pattern(present), text)]
+
+
+def replace_glued_mentions(text: str, mapping: Mapping[str, str]) -> str:
+    """Rewrite the keys of ``mapping`` written glued to Chinese, Japanese or Korean prose."""
+    present = _glued_words(text, [k for k, v in mapping.items() if k != v])
+    if not present:
+        return text
+    return sub_outside_urls(
+        _glued_pattern(present), lambda m: mapping[next(g for g in m.groups() if g)], text
     )
 
 
@@ -375,23 +421,11 @@ def parameter_mentions(
             return m.group(0)
         return words[m.group(3)]
 
-    # In Chinese, Japanese or Korean prose, a plain word written in Latin letters right against
-    # the text's own script ("query에는 고객의 말을", "把query设为") is no word of that prose:
-    # it names the parameter, as code would. So does one beside a word of a script written with
-    # spaces (Cyrillic, Arabic, Greek, Hebrew, Hangul...): "передавайте числом в amount",
+    # Glued to Chinese, Japanese or Korean prose, a plain word names the parameter
+    # (:func:`_glued_pattern`). So does one beside a word of a script written with spaces
+    # (Cyrillic, Arabic, Greek, Hebrew, Hangul...): "передавайте числом в amount",
     # "مرّر رمز المطار في origin", "بـseat".
-    # In ASCII brackets glued to that script too, as a gloss of its word: "택배사(carrier)가",
-    # "种类(query)を".
-    glued = (
-        re.compile(
-            rf"(?<={_CJK_NEIGHBOUR})({alternatives}){_WORD_ENDS}"
-            rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_NEIGHBOUR})"
-            rf"|(?<={_CJK_NEIGHBOUR}\()({alternatives})(?=\))"
-            rf"|(?<=\()({alternatives})(?=\){_CJK_NEIGHBOUR})"
-        )
-        if words
-        else None
-    )
+    glued = _glued_pattern(tuple(sorted(words))) if words else None
     beside = (
         re.compile(
             rf"(?:{_AFTER_SPACED}){_NO_LATIN_BEFORE}({alternatives}){_WORD_ENDS}{_NO_LATIN_AFTER}"

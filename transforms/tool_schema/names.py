@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "38"  # 38: a plain-word tool a hook's configuration lists is renamed (a
+    version = "39"  # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 38: a plain-word tool a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose), and the feedback on a blocked call names
     # its tool as the variant's hook does
     # 37: an own call's argument moves in the assistant's words only written as
@@ -252,7 +254,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "67"  # 67: a plain-word tool a hook's configuration lists is renamed (a
+    version = "68"  # 68: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    # (searchで), but in what the user and the assistant say
+    # 67: a plain-word tool a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose), and the feedback on a blocked call names
     # its tool as the variant's hook does
     # 66: a leading verb moves to the end only where its bare form names its action
