@@ -4430,6 +4430,11 @@ def test_a_tool_text_naming_what_it_returns_keeps_the_name_of_its_results(name):
                 "tools": [
                     tool("search_rooms", "Finds rooms; the results include plan_id.", ["city"]),
                     tool(
+                        "get_rates",
+                        "Rates of a room; pass the plan_id you choose when you call book_room.",
+                        ["room"],
+                    ),
+                    tool(
                         "book_room", "Books the plan_id; returns the reservation_id.", ["plan_id"]
                     ),
                     tool("cancel_booking", "Cancels a reservation_id.", ["reservation_id"]),
@@ -4452,6 +4457,8 @@ def test_a_tool_text_naming_what_it_returns_keeps_the_name_of_its_results(name):
             renamed += 1
             assert tools["search_rooms"].description.endswith("include plan_id."), tools
             assert names["plan_id"] in tools["book_room"].description  # its own, renamed
+            # a text that names the tool whose parameter it is means that parameter
+            assert f"pass the {names['plan_id']} you" in tools["get_rates"].description
         if "reservation_id" in names:
             assert "returns the reservation_id" in tools["book_room"].description, tools
             assert names["reservation_id"] in tools["cancel_booking"].description
@@ -4613,3 +4620,80 @@ def test_a_plain_word_a_person_writes_glued_to_chinese_is_their_word():
     assert variant.messages[0]["content"] == messages[0]["content"]
     assert variant.messages[5]["content"] == messages[5]["content"]
     verify_variant(episode, variant, mapping)
+
+
+def test_a_hook_configuration_lists_names_only_where_it_says_so():
+    """A recheck: `protected_branches: [main, release]` and `banned_words: [guaranteed,
+    refund]` were renamed with the tools `release` and `refund`, so the variant's hooks no
+    longer protected the branch nor refused the word. A string equal to a name is the name only
+    in a list of names alone, among keys that are names alone, or under a key that says so."""
+    from hsa.model.hook import configured_names
+
+    names = {"search", "book", "release", "refund"}
+    config = {
+        "tools": ["search", "book"],
+        "source_tool": "search",
+        "limits": {"search": 5, "book": 2},
+        "protected_branches": ["main", "release"],
+        "banned_words": ["guaranteed", "refund"],
+        "branch": "release",
+    }
+    found, words = configured_names(config, names)
+    assert found == {"search", "book"}
+    assert {"release", "refund", "main", "guaranteed"} <= set(words)
+
+    episode = stay_episode()
+    hooks_source = episode.harness.hooks_source + (
+        "\n\ndef check_words(payload, config):\n"
+        "    reply = payload.get('reply') or ''\n"
+        "    bad = [w for w in config['banned_words'] if w in reply]\n"
+        "    return {'ok': not bad, 'feedback': f'Do not say {bad}.'}\n"
+    )
+    words_hook = {
+        "name": "reply_words",
+        "event": "reply",
+        "function": "check_words",
+        "config": {"banned_words": ["guaranteed", "book"]},
+    }
+    harness = Harness.from_dict(
+        {
+            **episode.harness.to_dict(),
+            "hooks": [h.to_dict() for h in episode.harness.hooks] + [words_hook],
+            "hooks_source": hooks_source,
+        },
+        trust_hooks=True,
+    )
+    episode = replace(episode, harness=harness)
+    for seed in range(6):
+        variant = variant_of("tool_name_paraphrase", episode, seed=seed)
+        assert "book" not in variant.mapping.tools, variant.mapping  # a word the hook refuses
+        (words,) = [h for h in variant.episode.harness.hooks if h.name == "reply_words"]
+        assert words.config["banned_words"] == ["guaranteed", "book"]
+
+
+def test_the_feedback_on_a_blocked_call_keeps_the_values_it_quotes_and_moves_the_tools_it_names():
+    """A recheck: feedback quoting the blocked query "search something quick" had it renamed
+    with the tool (the user's words), and feedback naming the tool its configuration gives
+    (`source_tool: search`, "Call search first") kept the old name."""
+    from hsa.augment.mapping import Mapping
+    from hsa.augment.rename import rename_episode
+
+    episode = stay_episode()
+    hook = episode.harness.hooks[0]
+    harness = replace(
+        episode.harness,
+        hooks=(replace(hook, config={**hook.config, "source_tool": "search"}),),
+    )
+    bad = json.loads(episode.messages[1]["tool_calls"][0]["function"]["arguments"])
+    blocked = call("book", {**bad, "note": "search something quick"}, "c1")
+    messages = list(episode.messages)
+    messages[1] = assistant(blocked)
+    messages[2] = {
+        **messages[2],
+        "content": "book: the note 'search something quick' is no date. Call search first.",
+    }
+    episode = replace(episode, harness=harness, messages=tuple(messages))
+    variant = rename_episode(episode, Mapping(tools={"search": "locate", "book": "reserve"}))
+    assert variant.messages[2]["content"] == (
+        "reserve: the note 'search something quick' is no date. Call locate first."
+    )

@@ -151,7 +151,8 @@ def test_lexicon_and_abbreviations_split_into_disjoint_parts():
         m for g in abbreviations for m in g["heldout"]
     )
     assert not train & heldout  # not even a word is shared across the splits
-    assert len(groups) >= 200 and len(train) >= 500 and len(heldout) >= 300
+    # a general lexicon, not a handful of words; groups of a wrong sense go (audits pruned some)
+    assert len(groups) >= 190 and len(train) >= 480 and len(heldout) >= 290
     for group in groups:
         assert group.train and group.heldout and group.pos in ("verb", "noun", "adj")
         for member in group.train + group.heldout:
@@ -437,6 +438,20 @@ NEIGHBOURS_NOT_SYNONYMS = [
     # who shows the way no primer
     ("complaint", {"guest", "hotel", "handling"}, {"objection"}),
     ("local_guide", {"local", "guide", "reply", "sightseeing"}, {"primer", "handbook"}),
+    # a recheck in a bank, a CI agent and a meal planner: a food guide who walks the user
+    # through a market, a card lock set on a phone, a build's estimated time, standing orders
+    # looked over, a cheque deposited, a city, a contact's email, a watcher's notification,
+    # change management, and a complaint beside an issue (both became "concern")
+    ("find_food_guide", {"local", "food", "user", "market", "walks"}, {"handbook", "primer"}),
+    ("set_card_lock", {"card", "lock", "device", "state"}, {"control", "configure"}),
+    ("estimate_build_time", {"pipeline", "build", "minutes"}, {"anticipate", "assembly"}),
+    ("review_standing_orders", {"standing", "orders", "list"}, {"critique", "appraise"}),
+    ("deposit_cheque", {"cheque", "account"}, {"bank", "funds"}),
+    ("city", {"weather", "forecast"}, {"town", "metro", "municipality"}),
+    ("contact_email", {"customer", "contact"}, {"electronic", "letter"}),
+    ("enabled_notifications", {"issue", "watchers"}, {"bulletin", "bulletins"}),
+    ("change_management", {"change", "approval"}, {"triage", "processing"}),
+    ("file_complaint", {"app", "issue"}, {"concern"}),
 ]
 
 
@@ -647,8 +662,15 @@ def test_a_names_words_move_only_around_a_verb_that_names_its_action(split):
     schedule) and ``ARRANGE_BUILDER``, ``rate-reply`` ``reply-rate`` (a response rate). A
     leading verb moves to a name's end only where its bare form names the action after its
     object (``order_lookup``), a last word never moves first, and a skill id's first word is a
-    noun, never a verb to reword."""
-    tools = ["set_lock", "schedule_meeting", "copy_document", "find_store", "send_zorblat"]
+    noun, never a verb to reword. No move takes a preposition first (``to_card_refund``)."""
+    tools = [
+        "set_lock",
+        "schedule_meeting",
+        "copy_document",
+        "find_store",
+        "send_zorblat",
+        "refund_to_card",
+    ]
     skills = ["schedule-builder", "rate-reply", "search-helper", "refund-policy"]
     episode = Episode.from_dict(
         {
@@ -682,6 +704,7 @@ def test_a_names_words_move_only_around_a_verb_that_names_its_action(split):
                     if before[0] not in action_nouns:
                         assert after[-1] != before[0], (old, new)
                     assert after[0] != before[-1], (old, new)
+                    assert after[0] not in {"to", "for", "of"}, (old, new)  # refund_to_card
                     if old in skills:  # no verb's synonym put first
                         assert after[0] == before[0] or after[0] not in verbs, (old, new)
     assert seen

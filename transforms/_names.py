@@ -35,7 +35,7 @@ from hsa.augment.user_data import standalone
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
 from hsa.model.harness import Harness
-from hsa.model.hook import printed_strings
+from hsa.model.hook import configured_names, printed_strings
 from hsa.model.memo import BoundedMemo
 from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL, find_mentions
 from hsa.text.names import (
@@ -261,6 +261,31 @@ class Slot:
     end: int
     key: tuple[str, ...]
     options: tuple[tuple[str, ...], ...]
+
+
+# Words that tie a name's words into a phrase, which no reordering keeps (``refund_to_card``).
+_FUNCTION_WORDS = frozenset(
+    {
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "on",
+        "in",
+        "at",
+        "of",
+        "into",
+        "via",
+        "per",
+        "as",
+        "and",
+        "or",
+        "the",
+        "a",
+        "an",
+    }
+)
 
 
 def slots(
@@ -500,8 +525,14 @@ class Renamer:
             # Never the other way: a noun compound's last word may be a verb too, and moved
             # first it reads as another compound (``rate_reply`` is no ``reply_rate``). Nor out
             # of a compound: ``check_in`` is no ``in_check``.
+            # Nor around a preposition or an article: ``refund_to_card`` is no
+            # ``to_card_refund``.
             low = [w.lower() for w in last]
-            if low[0] in lexicon().action_nouns and (low[0], low[1]) not in lexicon().compounds:
+            if (
+                low[0] in lexicon().action_nouns
+                and (low[0], low[1]) not in lexicon().compounds
+                and not _FUNCTION_WORDS.intersection(low[1:])
+            ):
                 yield segments[:-1] + [last[1:] + last[:1]]
         yield segments  # the same words in the convention
         for suffix in self._suffix_order:
@@ -552,9 +583,9 @@ def written_as_words(
     that word, "Search the catalogue", "Guides the guest through online check-in"). Prose keeps
     plain words (a word is no name there), so renamed, such a name would leave the prose
     sending the model to a tool or a skill the variant does not have ("load the check-in skill
-    first"). A hook's configuration that lists the name (``tools: [search, book]``, the way the
-    README configures a hook per tool) writes no word: a string or key equal to a name is that
-    name, and moves with it (hsa.augment.rename)."""
+    first"). A hook's configuration that lists the name as a name (``tools: [search, book]``,
+    the way the README configures a hook per tool: hsa.model.hook.configured_names) writes no
+    word; one that lists it among words (``banned_words: [guaranteed, refund]``) does."""
     plain = [n for n in names if not identifier_like(n)]
     if not plain:
         return frozenset()
@@ -571,30 +602,15 @@ def written_as_words(
 
 
 def _worded_prose(harness: Harness) -> Iterator[tuple[str, str]]:
-    """:meth:`Harness.prose`, each hook's configuration read without the strings and keys that
-    equal a name of the harness (:func:`written_as_words`)."""
-    names = harness.names
+    """:meth:`Harness.prose`, each hook's configuration read without the names it lists as
+    names (:func:`hsa.model.hook.configured_names`; :func:`written_as_words`)."""
     hooks = {f"hook {hook.name}": hook for hook in harness.hooks}
     for where, text in harness.prose():
         hook = hooks.get(where)
         if hook is not None:
-            text = "\n".join([hook.description, *_config_words(hook.config, names)])
+            _, words = configured_names(hook.config, harness.names)
+            text = "\n".join([hook.description, *words])
         yield where, text
-
-
-def _config_words(value, names: frozenset[str]) -> Iterator[str]:
-    """The strings of a hook's configuration (keys and values, at any depth) that are no name."""
-    if isinstance(value, str):
-        if value not in names:
-            yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _config_words(item, names)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and key not in names:
-                yield key
-            yield from _config_words(item, names)
 
 
 def fixed_by_code(harness: Harness, names) -> frozenset[str]:

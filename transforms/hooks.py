@@ -88,7 +88,10 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "39"  # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "40"  # 40: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
+    # handling, guide beside user...)
+    # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 38: a leading verb moves to the end only where its bare form names its action
     # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not

@@ -242,7 +242,10 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "60"  # 60: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "61"  # 61: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
+    # handling, guide beside user...)
+    # 60: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 59: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
@@ -354,7 +357,10 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "37"  # 37: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "38"  # 38: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
+    # handling, guide beside user...)
+    # 37: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 36: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
@@ -450,7 +456,10 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "45"  # 45: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "46"  # 46: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
+    # handling, guide beside user...)
+    # 45: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 44: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)
@@ -561,7 +570,10 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "35"  # 35: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "36"  # 36: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
+    # handling, guide beside user...)
+    # 35: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 34: a plain-word skill id a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose)

@@ -43,7 +43,7 @@ from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, hook_feedback, tool_result
+from hsa.model.hook import HOOK_MESSAGE_PREFIX, configured_names, hook_feedback, tool_result
 from hsa.model.layout_text import rewrite_layout_text
 from hsa.model.memo import LONG_TEXTS, BoundedMemo, LongTexts
 from hsa.model.message import answered_calls, json_result
@@ -464,7 +464,7 @@ def rename_messages(
         else:
             text = rewrite_message_text(message, prose.spoken if spoken else prose, keep)
         if prose.words and isinstance(text, str) and text and hook_feedback(message):
-            text = _blocked_tool_named(text, message, messages, prose.words)
+            text = _handed_names(text, message, messages, harness, prose.words, keep)
         if text != content:
             new = {**new, "content": text}
         # An assistant's written thinking (chat templates show it as the thinking text) is
@@ -497,24 +497,55 @@ def rename_messages(
     return tuple(out)
 
 
-def _blocked_tool_named(
-    text: str, message: dict, messages: tuple[dict, ...], words: dict[str, str]
+def _handed_names(
+    text: str,
+    message: dict,
+    messages: tuple[dict, ...],
+    harness: Harness,
+    words: dict[str, str],
+    keep: Callable[[], tuple[str, ...]] | None,
 ) -> str:
-    """A hook's feedback on a call it blocked, with the blocked tool's plain-word name renamed
-    where it stands on its own. A hook prints the name of the tool it was handed
-    (``f"{tool}: the check-out date must be after check-in"``), which a variant's hook is handed
-    renamed; elsewhere a plain word in prose is a word (it moves only as code), but in the
-    feedback on its own call it is the tool's name."""
-    if message.get("role") != "tool":
-        return text  # feedback on a reply answers no call
-    for _, call, result in answered_calls(messages):
-        if result is message:
-            name = call["function"]["name"]
-            if name in words and name in text:
-                # a function, so that no backslash of the new name is read as an escape
-                return standalone(name).sub(partial(_same, words[name]), text)
-            return text
-    return text
+    """A hook's feedback with the plain-word names the hook was handed renamed where they stand
+    on their own: the tool of the call it blocked, and the names its configuration lists
+    (hsa.model.hook.configured_names). A hook prints what it is handed (``f"{tool}: the
+    check-out date must be after check-in"``, "Call {config['source_tool']} first"), which a
+    variant's hook is handed renamed; elsewhere a plain word in prose is a word (it moves only
+    as code), but there it is the name. Around the blocked call's values and the conversation's
+    data (``keep``): the query "search something quick" the feedback quotes is the user's."""
+    hook_name = message["name"][len(HOOK_MESSAGE_PREFIX) :]
+    hook = next((h for h in harness.hooks if h.name == hook_name), None)
+    handed = set(configured_names(hook.config, harness.names)[0]) if hook is not None else set()
+    values: tuple[str, ...] = ()
+    if message.get("role") == "tool":
+        for _, call, result in answered_calls(messages):
+            if result is message:
+                handed.add(call["function"]["name"])
+                values = _string_values(orjson.loads(call["function"]["arguments"]))
+                break
+    renames = {name: words[name] for name in handed if name in words and name in text}
+    if not renames:
+        return text
+
+    def rewrite(piece: str) -> str:
+        for old, new in renames.items():
+            # a function, so that no backslash of the new name is read as an escape
+            piece = standalone(old).sub(partial(_same, new), piece)
+        return piece
+
+    return rewrite_around_user_data(
+        text, rewrite, lambda: values + (keep() if keep is not None else ())
+    )
+
+
+def _string_values(value) -> tuple[str, ...]:
+    """Every string inside a call's arguments (at any depth)."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return tuple(s for item in value for s in _string_values(item))
+    return ()
 
 
 def _same(text: str, _match: re.Match) -> str:

@@ -188,6 +188,55 @@ def names_in_code(source: str, names: dict[str, str], *, file: str) -> list[tupl
     return sorted(found)
 
 
+# The words of a configuration key that say its value names a tool, skill or hook
+# (``tools``, ``source_tool``, ``skill_ids``, ``after_function``).
+_NAMING_KEY_WORDS = frozenset(
+    {"tool", "tools", "skill", "skills", "hook", "hooks", "function", "functions"}
+)
+
+
+def configured_names(config: Any, names) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(the ``names`` of the harness a hook's configuration lists as names, its other strings).
+
+    A string equal to a name is that name where the configuration says so: in a list of names
+    alone (``tools: [search, book]``), as a key among keys that are names alone (``limits:
+    {search: 5, book: 2}``), or as the value of a key that says it names one (``source_tool:
+    search``). Elsewhere it is a word the hook reads, though a tool is named so
+    (``protected_branches: [main, release]``, ``banned_words: [guaranteed, refund]``): renamed,
+    the hook would no longer protect the branch nor refuse the word."""
+    names = frozenset(names)
+    found: set[str] = set()
+    words: list[str] = []
+
+    def naming(key: Any) -> bool:
+        parts = re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", str(key)).lower())
+        return bool(_NAMING_KEY_WORDS.intersection(parts))
+
+    def walk(value: Any, key: Any) -> None:
+        if isinstance(value, str):
+            (found.add if value in names and naming(key) else words.append)(value)
+        elif isinstance(value, list):
+            strings = [v for v in value if isinstance(v, str)]
+            if strings and all(v in names for v in strings):
+                found.update(strings)
+            else:
+                words.extend(strings)
+            for item in value:
+                if not isinstance(item, str):
+                    walk(item, key)
+        elif isinstance(value, dict):
+            keys = [k for k in value if isinstance(k, str)]
+            if keys and all(k in names for k in keys):
+                found.update(keys)
+            else:
+                words.extend(keys)
+            for k, item in value.items():
+                walk(item, k)
+
+    walk(config, None)
+    return frozenset(found), tuple(words)
+
+
 def written_in_code(source: str | None, names) -> frozenset[str]:
     """Which of ``names`` hooks.py (``source``) writes as string literals: names its code reads
     or compares by what they are called, which a rename must leave (parsed, never run)."""

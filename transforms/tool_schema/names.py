@@ -74,7 +74,11 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "39"  # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "40"  # 40: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so (banned words and branches are words); feedback
+    # renames the names its hook is handed, around the blocked call's values; no move around a
+    # preposition; lexicon senses (review, deposit, city, email, build, handling, estimate...) gone
+    # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 38: a plain-word tool a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose), and the feedback on a blocked call names
@@ -254,7 +258,11 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "68"  # 68: a plain-word name glued to Chinese, Japanese or Korean text is the name
+    version = "69"  # 69: a hook configuration's string is a name only in a list of names, among
+    # keys that are names or under a key that says so (banned words and branches are words); feedback
+    # renames the names its hook is handed, around the blocked call's values; no move around a
+    # preposition; lexicon senses (review, deposit, city, email, build, handling, estimate...) gone
+    # 68: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 67: a plain-word tool a hook's configuration lists is renamed (a
     # configuration's name is the name, no word of prose), and the feedback on a blocked call names
@@ -455,7 +463,10 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "101"  # 101: a plain-word name a hook's configuration lists is no word of the prose:
+    version = "102"  # 102: a tool's text renames the parameters of the tools it names too; a hook
+    # configuration's string is a name only where the configuration says so; lexicon senses gone
+    # (city, email, notification, handling...)
+    # 101: a plain-word name a hook's configuration lists is no word of the prose:
     # the tools it keeps, and the convention drawn beside them, follow
     # 100: a tool's own texts rename only its own parameters: a name only another
     # tool takes is what it returns (results include plan_id)
@@ -645,7 +656,10 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "80"  # 80: a plain-word name a hook's configuration lists is no word of the prose:
+    version = "81"  # 81: a tool's text renames the parameters of the tools it names too; a hook
+    # configuration's string is a name only where the configuration says so; lexicon senses gone
+    # (city, email, notification, handling...)
+    # 80: a plain-word name a hook's configuration lists is no word of the prose:
     # the tools it keeps, and the convention drawn beside them, follow
     # 79: a tool's own texts rename only its own parameters: a name only another
     # tool takes is what it returns (results include plan_id)

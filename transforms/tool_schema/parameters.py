@@ -26,6 +26,7 @@ from hsa.augment.user_data import (
     message_data,
     rewrite_around_user_data,
     rewrite_message_text,
+    standalone,
 )
 from hsa.errors import HsaError
 from hsa.model.episode import Episode
@@ -175,13 +176,20 @@ def rename_parameters(episode: Episode, names: dict[str, str]) -> Episode:
     h = renamed_harness(episode.harness, mapping)
 
     def own(tool: str) -> Callable[[str], str]:
-        # A tool's own texts name its own parameters: a name only another tool takes is what
-        # this one returns ("results include plan_id", a key its results keep), not a
-        # parameter of its own to rename.
-        renames = per_tool.get(tool, {})
-        if renames == names:
-            return prose
-        return _parameter_renames(episode.harness, renames)[1] if renames else lambda text: text
+        # A tool's own texts name its own parameters, and those of the tools they name ("pass
+        # it as related_case when you call open_complaint"): a name only a tool the text does
+        # not name takes is what this one returns ("results include plan_id", a key its results
+        # keep), not a parameter to rename.
+        def rewrite(text: str) -> str:
+            renames = dict(per_tool.get(tool, {}))
+            for other, theirs in per_tool.items():
+                if other != tool and other in text and standalone(other).search(text):
+                    renames.update(theirs)
+            if renames == names:
+                return prose(text)
+            return _parameter_renames(episode.harness, renames)[1](text) if renames else text
+
+        return rewrite
 
     tools = tuple(
         replace(
