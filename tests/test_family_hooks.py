@@ -421,7 +421,13 @@ def _judged(episode: Episode) -> list[dict]:
 def test_retry_sequences_of_the_example(example):
     found = {e.id: retry_sequences(e) for e in example}
     with_sequences = {k for k, v in found.items() if v}
-    assert with_sequences == {e.id for e in example if e.meta.get("category") == "hook_retry"}
+    # lc-hook-retry-035 keeps its sequence: the viewer asked for "the last link", the hook said
+    # "tonight's links run from 1 to 10" and the recovery changed 13 to 10, read there alone
+    # (the prompt's "10" is a coupon's, ZB10); cut, the row would teach the model to guess it.
+    assert with_sequences == {e.id for e in example if e.meta.get("category") == "hook_retry"} - {
+        "lc-hook-retry-035"
+    }
+    assert found["lc-hook-retry-035"] == []
     assert found["lc-hook-retry-001"] == [
         {"at": 3, "hook_messages": [4], "hooks": ["tool_arguments"], "recovery": 5}
     ]
@@ -439,7 +445,7 @@ def test_retry_policy_strips_to_the_recovering_turn(example):
         (params,) = [s.params for s in variant.lineage]
         removed = {k for s in params["stripped"] for k in [s["at"], *s["hook_messages"]]}
         assert out.messages == tuple(m for i, m in enumerate(original.messages) if i not in removed)
-        if original.meta.get("category") == "hook_retry":
+        if retry_sequences(original):
             assert len(removed) == 2 and not hook_messages(out)
         else:
             assert out == original
@@ -1058,3 +1064,58 @@ def test_a_hook_reading_its_whole_config_is_not_handed_the_feedback_format():
     (verdict,) = runner.run("tool_call", payload)
     assert not verdict.ok and verdict.feedback == "adults is above 9."
     assert verdict.message.startswith("[")  # still wrapped in the configured format
+
+
+def test_a_recovery_that_changes_a_value_to_the_feedbacks_keeps_its_sequence():
+    """A live room (an audit): the viewer asked for 5, the hook said "limit 2 per order", the
+    recovery passed 2; cut, the row taught the model to change the viewer's 5 to a 2 it never
+    read (a 2 elsewhere in the prompt, a "maximum": 20, counted as the source). A value the
+    recovery changed from the blocked call's to the feedback's is read there."""
+    from hsa.transforms.hooks import _shown
+
+    def episode(user: str):
+        first = {"link_number": 3, "quantity": 5}
+        return _hand_episode(
+            [
+                {"role": "user", "content": user},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call("c1", "get_price_after_coupon", first)],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "c1",
+                    "name": "hook.tool_arguments",
+                    "content": "Link 3 sells at most 2 per order; quantity=5 is over it.",
+                },
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call("c2", "get_price_after_coupon", {**first, "quantity": 2})],
+                },
+                {"role": "tool", "tool_call_id": "c2", "content": '{"price": 198}'},
+                {"role": "assistant", "content": "198 for the 2 you may buy."},
+            ],
+            {
+                "turns": [
+                    {
+                        "at": 3,
+                        "calls": [
+                            {
+                                "name": "get_price_after_coupon",
+                                "arguments": {"link_number": [3], "quantity": [2]},
+                            }
+                        ],
+                    },
+                    {"at": 5, "no_call": True},
+                ]
+            },
+        )
+
+    asked = episode("Five of link 3, please: quantity 5.")
+    assert "2" in _shown(asked.harness)[1]  # the prompt writes a 2 elsewhere
+    assert retry_sequences(asked) == []
+    # the viewer gave the 2 (two of them, at most 2): the recovery reads it there, and it may go
+    said = episode("Five of link 3, or 2 if that is the most I may take.")
+    assert [s["at"] for s in retry_sequences(said)] == [1]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import orjson
 import yaml
 
 from hsa.augment.mapping import Mapping
@@ -47,7 +48,7 @@ from hsa.model.hook_feedback import (
     split_format,
 )
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import message_text
+from hsa.model.message import json_result, message_text
 from hsa.model.schema import property_names
 from hsa.render import prompt_parts, tools_json
 from hsa.text.names import name_words, write_name
@@ -421,6 +422,12 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
                 kept_texts.append(_written(messages[k]))
                 kept_data |= _data(kept_texts[-1])
         read_up_to = later
+        # A value the recovery changed from the blocked call's to one the feedback gives
+        # ("quantity" 5 -> 2 after "limit 2 per order") was read there, whatever else in the
+        # prompt writes that number (a "2-day" dispatch): cut, the row would teach the model
+        # to change the customer's 5 to a 2 it never read. Only the conversation kept says it.
+        if (_changed_data(messages[at], message) & given) - kept_data:
+            return True
         shown_text, shown = _shown(episode.harness)
         if used - shown - kept_data:
             return True
@@ -428,6 +435,27 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
         if any(not occurrences(value, read) for value in values):
             return True
     return False
+
+
+def _changed_data(blocked: dict, message: dict) -> set[str]:
+    """The data (:func:`_data`) of the argument values ``message``'s calls pass otherwise than
+    the ``blocked`` message's calls of the same tool passed them."""
+    before: dict[tuple[str, str], object] = {}
+    for call in blocked.get("tool_calls") or ():
+        arguments = json_result(call["function"]["arguments"])
+        if isinstance(arguments, dict):
+            for key, value in arguments.items():
+                before.setdefault((call["function"]["name"], key), value)
+    changed: set[str] = set()
+    for call in message.get("tool_calls") or ():
+        arguments = json_result(call["function"]["arguments"])
+        if not isinstance(arguments, dict):
+            continue
+        for key, value in arguments.items():
+            old = before.get((call["function"]["name"], key), value)
+            if old != value:
+                changed |= _data(orjson.dumps(value).decode())
+    return changed
 
 
 def _argument_strings(message: dict) -> set[str]:
@@ -473,7 +501,10 @@ class HookRetryPolicy(Transform):
     # 2: a recovery that writes a datum only the feedback gave keeps its sequence; 3: a datum
     # counts as read only where rows show it (prompt, tools, messages), not in a hook's config
     # or an unloaded skill body
-    version = "12"  # 12: the skill loader's own words are read as the harness's text (its language)
+    version = "13"  # 13: a recovery that changes a value of the blocked call to one only the
+    # feedback gives keeps its sequence (a limit of 2 the viewer's 5 became), whatever else in the
+    # prompt writes that number
+    # 12: the skill loader's own words are read as the harness's text (its language)
     # 11: numbers grouped the Indian way (1,00,000) are the same numbers
     # 10: digits of every script are the same numbers (an Arabic feedback's ٢٣ is
     # the 23 a call passes)
