@@ -4697,3 +4697,25 @@ def test_the_feedback_on_a_blocked_call_keeps_the_values_it_quotes_and_moves_the
     assert variant.messages[2]["content"] == (
         "reserve: the note 'search something quick' is no date. Call locate first."
     )
+
+
+def test_a_plain_word_spaced_from_chinese_is_the_name_but_not_in_quoted_speech():
+    """A live room's skills (an audit): "refund_type 和 reason 必须从选项里选" renamed
+    `refund_type` and left `reason`, spaced from the Chinese as it is often typeset, naming a
+    parameter the variant no longer has; and the quoted customer line “这个size有M吗” became
+    “这个p_csqn有M吗”, though the customer's own message kept `size`."""
+    from hsa.text.mentions import parameter_mentions, replace_glued_mentions
+
+    rewrite = parameter_mentions({"reason": "cause", "size": "dimension"})
+    assert (
+        rewrite("refund_type 和 reason 必须从选项里选。") == "refund_type 和 cause 必须从选项里选。"
+    )
+    assert rewrite("按 size 查库存，再回复") == "按 dimension 查库存，再回复"
+    # a Latin phrase is the prose's own words: "reason code" is no parameter alone
+    assert rewrite("填写 reason code 即可") == "填写 reason code 即可"
+    quoted = "顾客常问（比如“这个size有M吗”），先按size查库存。"
+    assert rewrite(quoted) == "顾客常问（比如“这个size有M吗”），先按dimension查库存。"
+    # tools and skills are read so too
+    assert replace_glued_mentions("先用 search 查询「searchしたい」", {"search": "locate"}) == (
+        "先用 locate 查询「searchしたい」"
+    )

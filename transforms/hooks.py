@@ -89,7 +89,9 @@ class HookImplementationSwap(Transform):
 
     name = "hook_implementation_swap"
     scope = "harness"
-    version = "40"  # 40: a hook configuration's string is a name only in a list of names, among
+    version = "41"  # 41: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 40: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
     # handling, guide beside user...)
     # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name

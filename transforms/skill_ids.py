@@ -242,7 +242,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "61"  # 61: a hook configuration's string is a name only in a list of names, among
+    version = "62"  # 62: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 61: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
     # handling, guide beside user...)
     # 60: a plain-word name glued to Chinese, Japanese or Korean text is the name
@@ -357,7 +359,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "38"  # 38: a hook configuration's string is a name only in a list of names, among
+    version = "39"  # 39: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 38: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
     # handling, guide beside user...)
     # 37: a plain-word name glued to Chinese, Japanese or Korean text is the name
@@ -456,7 +460,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "46"  # 46: a hook configuration's string is a name only in a list of names, among
+    version = "47"  # 47: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 46: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
     # handling, guide beside user...)
     # 45: a plain-word name glued to Chinese, Japanese or Korean text is the name
@@ -570,7 +576,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "36"  # 36: a hook configuration's string is a name only in a list of names, among
+    version = "37"  # 37: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 36: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
     # handling, guide beside user...)
     # 35: a plain-word name glued to Chinese, Japanese or Korean text is the name

@@ -261,15 +261,25 @@ def find_name_mentions(text: str, identifiers, words, *, spoken: bool = False) -
 # glued to that script, as a gloss of its word: "택배사(carrier)가", "种类(query)を". Not in
 # what people say: a shopper's "我要refund" or "这个size有M吗" mixes in an English word, and a
 # reply that answers in their words does too.
+# Spaced as Chinese is often typeset ("和 reason 必须"), a word with that script on one side
+# across a space, and no Latin word on the other, is glued as well.
 @lru_cache(maxsize=4096)
 def _glued_pattern(words: tuple[str, ...]) -> re.Pattern:
     alternatives = _alternation(words)
+    space = "[ \u00a0]"
     return re.compile(
         rf"(?<={_CJK_NEIGHBOUR})({alternatives}){_WORD_ENDS}"
+        rf"|(?<={_CJK_NEIGHBOUR}{space})({alternatives}){_WORD_ENDS}(?!{space}?[A-Za-z])"
         rf"|(?<![A-Za-z0-9_\-])({alternatives})(?={_CJK_NEIGHBOUR})"
+        rf"|(?<![A-Za-z0-9_\-])(?<![A-Za-z]{space})({alternatives})(?={space}{_CJK_NEIGHBOUR})"
         rf"|(?<={_CJK_NEIGHBOUR}\()({alternatives})(?=\))"
         rf"|(?<=\()({alternatives})(?=\){_CJK_NEIGHBOUR})"
     )
+
+
+# Quoted speech in that script (“这个size有M吗”, 「searchしたい」): a shopper's words a skill
+# quotes mix in English words of theirs, as the shopper's own message does.
+_QUOTED_SPEECH = re.compile(r"“[^”\n]*”|「[^」\n]*」|『[^』\n]*』")
 
 
 def _glued_words(text: str, names) -> tuple[str, ...]:
@@ -279,13 +289,24 @@ def _glued_words(text: str, names) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if n in text))
 
 
+def _glued_matches(pattern: re.Pattern, text: str) -> list[re.Match]:
+    """``pattern``'s matches outside web addresses and quoted speech (see above)."""
+    speech = [
+        m.span() for m in _QUOTED_SPEECH.finditer(text) if _CJK_OR_HANGUL_TEXT.search(m.group(0))
+    ]
+    return [m for m in _outside_urls(pattern, text) if not _inside(m.start(), speech)]
+
+
+def _glued_name(m: re.Match) -> str:
+    return next(g for g in m.groups() if g)
+
+
 def find_glued_mentions(text: str, names) -> list[str]:
-    """Plain-word ``names`` written glued to Chinese, Japanese or Korean prose (see above),
-    outside web addresses."""
+    """Plain-word ``names`` written glued to Chinese, Japanese or Korean prose (see above)."""
     present = _glued_words(text, names)
     if not present:
         return []
-    return [next(g for g in m.groups() if g) for m in _outside_urls(_glued_pattern(present), text)]
+    return [_glued_name(m) for m in _glued_matches(_glued_pattern(present), text)]
 
 
 def replace_glued_mentions(text: str, mapping: Mapping[str, str]) -> str:
@@ -293,9 +314,14 @@ def replace_glued_mentions(text: str, mapping: Mapping[str, str]) -> str:
     present = _glued_words(text, [k for k, v in mapping.items() if k != v])
     if not present:
         return text
-    return sub_outside_urls(
-        _glued_pattern(present), lambda m: mapping[next(g for g in m.groups() if g)], text
-    )
+    matches = _glued_matches(_glued_pattern(present), text)
+    if not matches:
+        return text
+    out, at = [], 0
+    for m in matches:
+        out += [text[at : m.start()], mapping[_glued_name(m)]]
+        at = m.end()
+    return "".join(out) + text[at:]
 
 
 # Arguments written as code: none, a first argument that is a string, object or list literal, or
@@ -425,7 +451,6 @@ def parameter_mentions(
     # (:func:`_glued_pattern`). So does one beside a word of a script written with spaces
     # (Cyrillic, Arabic, Greek, Hebrew, Hangul...): "передавайте числом в amount",
     # "مرّر رمز المطار في origin", "بـseat".
-    glued = _glued_pattern(tuple(sorted(words))) if words else None
     beside = (
         re.compile(
             rf"(?:{_AFTER_SPACED}){_NO_LATIN_BEFORE}({alternatives}){_WORD_ENDS}{_NO_LATIN_AFTER}"
@@ -506,8 +531,8 @@ def parameter_mentions(
             # (a -> b, b -> a) must not rename a name twice.
             addresses = _addresses(text)
             text = code_call_or_assignment.sub(lambda span: keywords(span, addresses), text)
-        if glued is not None and _CJK_OR_HANGUL_TEXT.search(text):
-            text = glued.sub(lambda m: words[next(g for g in m.groups() if g)], text)
+        if _CJK_OR_HANGUL_TEXT.search(text):
+            text = replace_glued_mentions(text, words)
         if beside is not None and _SPACED_SCRIPT_TEXT.search(text):
             text = sub_outside_urls(beside, lambda m: words[m.group(1) or m.group(2)], text)
         return text

@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "40"  # 40: a hook configuration's string is a name only in a list of names, among
+    version = "41"  # 41: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 40: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so (banned words and branches are words); feedback
     # renames the names its hook is handed, around the blocked call's values; no move around a
     # preposition; lexicon senses (review, deposit, city, email, build, handling, estimate...) gone
@@ -258,7 +260,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "69"  # 69: a hook configuration's string is a name only in a list of names, among
+    version = "70"  # 70: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 69: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so (banned words and branches are words); feedback
     # renames the names its hook is handed, around the blocked call's values; no move around a
     # preposition; lexicon senses (review, deposit, city, email, build, handling, estimate...) gone
@@ -463,7 +467,11 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = "102"  # 102: a tool's text renames the parameters of the tools it names too; a hook
+    version = (
+        "103"  # 103: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    )
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 102: a tool's text renames the parameters of the tools it names too; a hook
     # configuration's string is a name only where the configuration says so; lexicon senses gone
     # (city, email, notification, handling...)
     # 101: a plain-word name a hook's configuration lists is no word of the prose:
@@ -656,7 +664,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "81"  # 81: a tool's text renames the parameters of the tools it names too; a hook
+    version = "82"  # 82: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    # too, but inside quoted speech (“这个size有M吗”)
+    # 81: a tool's text renames the parameters of the tools it names too; a hook
     # configuration's string is a name only where the configuration says so; lexicon senses gone
     # (city, email, notification, handling...)
     # 80: a plain-word name a hook's configuration lists is no word of the prose:
