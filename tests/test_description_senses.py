@@ -124,3 +124,35 @@ def test_a_rewording_repeats_no_word_and_leaves_placeholders(split):
         assert "unique unique" not in out, out
     for out in _rewordings("The location in the format of City, State.", split):
         assert "City, State" in out, out
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+@pytest.mark.parametrize(
+    ("text", "never"),
+    [
+        # a Chinese live room (an audit): "购买件数" became "购买购买数量", the room a channel
+        # or a scene beside the prompt's 直播间, an amount-off coupon a percent-off 折扣券,
+        # and a size recommended was promoted (推介)
+        ("购买件数。", {"购买购买"}),
+        ("直播间号，不同直播间价格可能不同。", {"直播频道", "直播现场", "直播房间"}),
+        ("领取优惠券后下单。", {"折扣券", "代金券", "卡券"}),
+        ("根据身高体重推荐尺码。", {"推介", "举荐"}),
+    ],
+)
+def test_chinese_descriptions_get_no_neighbouring_sense(text, never, split):
+    for out in _rewordings(text, split):
+        assert not any(word in out for word in never), out
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_chinese_skill_phrases_keep_their_sense(split):
+    """The same live room's skills: 注意 became 关注 (to follow an account), 推荐 推介, 库存 余量
+    or 存货, 价格 售价 (the list price beside the 到手价), 优惠 让利."""
+    from hsa.transforms.skill_content import draw_plan, rewrite_body
+
+    body = "# 尺码\n\n- 注意：先查库存，再推荐尺码。\n- 价格一律说到手价，优惠写清楚。\n"
+    never = {"关注", "推介", "余量", "存货", "售价", "让利"}
+    for seed in range(40):
+        plan = draw_plan(body, [], random.Random(seed), split)
+        out = rewrite_body(body, plan, [])
+        assert not any(word in out for word in never), out

@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "26"  # 26: the rule rewrite it starts from keeps a list in order where an item says
+    version = "27"  # 27: Chinese phrases of another sense gone (关注, 推介, 余量, 存货, 售价, 让利)
+    # 26: the rule rewrite it starts from keeps a list in order where an item says
     # "such", and a one-sentence list's punctuation in place
     # 25: phrases of another sense gone (just as, choose, ask for)
     # 24: the skill loader's own words are read as the harness's text (its language)

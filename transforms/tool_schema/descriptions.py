@@ -29,7 +29,11 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = "24"  # 24: a city is no town
+    version = (
+        "25"  # 25: Chinese phrases of another sense gone (直播间 as a channel, 购买数量 after 购买,
+    )
+    # 折扣券, 推介, 举荐)
+    # 24: a city is no town
     # 23: a location is no site
     # 22: phrases of another sense gone (check, find, returns, make, default is,
     # list of, in parallel, requested, information, the user, the number of, identifier, required,
