@@ -1869,3 +1869,20 @@ def test_a_list_written_as_one_sentence_keeps_its_punctuation_in_place(split):
         assert [text[-1] for text in texts] == [";", ";", "."], texts
         moved += "`devices`" not in texts[-1]
     assert moved  # the list still moves
+
+
+@pytest.mark.parametrize("split", ["train", "heldout"])
+def test_a_preamble_pointing_below_keeps_the_sections_in_place(split):
+    """A live room's banned-words skill (an audit) opens with "下面这些词一律不能出现在回复里"
+    (the words below must never appear); its sections were reordered, and "below" then meant
+    the tips or the table of what may be said (40 of 54 rows)."""
+    body = (
+        "# 禁用词\n\n下面这些词一律不能出现在回复里。\n\n"
+        "## 禁用词\n\n- 最便宜\n- 全网最低\n\n"
+        "## 可以说\n\n- 很划算\n- 性价比高\n\n"
+        "## 注意\n\n- 回复前再读一遍。\n"
+    )
+    for seed in range(30):
+        variant, _ = run(SkillContentRewrite(split=split), skill_episode([body]), seed)
+        out = variant.harness.skills[0].content
+        assert out.index("最便宜") < out.index("很划算") < out.index("回复前"), out

@@ -476,9 +476,11 @@ def structure_of(blocks: list[Block]) -> Structure:
             if len({blocks[k].kind == "fence" for k in section.units}) > 1:
                 section.units = []
         sections.append(section)
+    # The preamble too: "the words below must never appear" opens a body whose next section is
+    # the list it means.
     refers = any(
         _refers_to_position(block_text(blocks[k]))
-        for s in sections
+        for s in [preamble, *sections]
         if not s.examples
         for k in range(s.start, s.end)
     )
