@@ -53,7 +53,8 @@ class SkillContentLlmParaphrase(Transform):
 
     name = "skill_content_llm_paraphrase"
     scope = "harness"
-    version = "28"  # 28: a preamble that points below (下面这些词) keeps the sections in place
+    version = "29"  # 29: a list its intro ranks (most reliable first) keeps its order
+    # 28: a preamble that points below (下面这些词) keeps the sections in place
     # 27: Chinese phrases of another sense gone (关注, 推介, 余量, 存货, 售价, 让利)
     # 26: the rule rewrite it starts from keeps a list in order where an item says
     # "such", and a one-sentence list's punctuation in place

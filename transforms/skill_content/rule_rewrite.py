@@ -35,7 +35,8 @@ class SkillContentRewrite(Transform):
 
     name = "skill_content_rewrite"
     scope = "harness"
-    version = "34"  # 34: a preamble that points below (下面这些词) keeps the sections in place
+    version = "35"  # 35: a list its intro ranks (most reliable first) keeps its order
+    # 34: a preamble that points below (下面这些词) keeps the sections in place
     # 33: Chinese phrases of another sense gone (关注, 推介, 余量, 存货, 售价, 让利)
     # 32: an item that says "such" (not "such as") keeps its list in order; a list
     # written as one sentence keeps its punctuation with the places

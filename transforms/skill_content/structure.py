@@ -175,7 +175,10 @@ _CALL = re.compile(
 _ORDER_INTRO = re.compile(
     r"(?<![A-Za-z])(in (this|that|the following|the given) order|in order|"
     r"in sequence|step by step|steps?|sequence|order of|priority|"
-    r"prioriti[sz]e|in turn|one by one|one after (the )?other)(?![A-Za-z])|顺序|依次|按以下|步骤|流程|优先"
+    r"prioriti[sz]e|in turn|one by one|one after (the )?other|ranked|ranking|"
+    # a ranking the list is written in: "most reliable first", "best first", "least ... last"
+    r"(most|least|best|worst|highest|lowest|cheapest|fastest|safest|strongest)( \w+)? "
+    r"(first|last))(?![A-Za-z])|顺序|依次|按以下|步骤|流程|优先"
     r"|順番|順に|手順|ステップ"
     r"|(?<!\w)(der reihe nach|nacheinander|reihenfolge|schritte?|dans l'ordre|étapes?|"
     r"en orden|pasos?)(?!\w)",
