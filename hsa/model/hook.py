@@ -212,24 +212,23 @@ def configured_names(config: Any, names) -> tuple[frozenset[str], tuple[str, ...
         parts = re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", str(key)).lower())
         return bool(_NAMING_KEY_WORDS.intersection(parts))
 
+    def siblings(strings: list[str]) -> None:
+        # a list's strings, or an object's keys: names when every one is a name
+        if strings and all(v in names for v in strings):
+            found.update(strings)
+        else:
+            words.extend(strings)
+
     def walk(value: Any, key: Any) -> None:
         if isinstance(value, str):
             (found.add if value in names and naming(key) else words.append)(value)
         elif isinstance(value, list):
-            strings = [v for v in value if isinstance(v, str)]
-            if strings and all(v in names for v in strings):
-                found.update(strings)
-            else:
-                words.extend(strings)
+            siblings([v for v in value if isinstance(v, str)])
             for item in value:
                 if not isinstance(item, str):
                     walk(item, key)
         elif isinstance(value, dict):
-            keys = [k for k in value if isinstance(k, str)]
-            if keys and all(k in names for k in keys):
-                found.update(keys)
-            else:
-                words.extend(keys)
+            siblings([k for k in value if isinstance(k, str)])
             for k, item in value.items():
                 walk(item, k)
 
