@@ -4641,6 +4641,13 @@ def test_a_hook_configuration_lists_names_only_where_it_says_so():
     found, words = configured_names(config, names)
     assert found == {"search", "book"}
     assert {"release", "refund", "main", "guaranteed"} <= set(words)
+    # one name alone is a name only where the key says so (a recheck: `blocked_memo_words:
+    # [transfer]` beside `allowed_functions: [transfer]` had the word renamed with the tool)
+    found, words = configured_names(
+        {"allowed_functions": ["refund"], "blocked_memo_words": ["refund"], "tools": ["book"]},
+        names,
+    )
+    assert found == {"refund", "book"} and words.count("refund") == 1
 
     episode = stay_episode()
     hooks_source = episode.harness.hooks_source + (
@@ -4719,3 +4726,26 @@ def test_a_plain_word_spaced_from_chinese_is_the_name_but_not_in_quoted_speech()
     assert replace_glued_mentions("先用 search 查询「searchしたい」", {"search": "locate"}) == (
         "先用 locate 查询「searchしたい」"
     )
+
+
+def test_a_plain_word_tool_the_harness_writes_glued_to_japanese_is_renamed_there():
+    """A recheck: a Japanese harness that writes its tools as the language does
+    ("注文の確認には必ずsearchを使ってください") had them never renamed (0 of 45 rows): the glued
+    mention read as a word. It is the name, and moves with it; an English phrase does not."""
+    episode = stay_episode()
+    text = {"instructions": "注文の確認には必ずsearchを使ってください。予約はbookで行います。"}
+    harness = replace(episode.harness, prompt=replace(episode.harness.prompt, text=text))
+    episode = replace(episode, harness=harness)
+    assert not {"search", "book"} & fixed_tool_names(harness)
+    renamed = 0
+    for seed in range(6):
+        variant = variant_of("tool_name_paraphrase", episode, seed=seed)
+        new = variant.mapping.tools.get("search")
+        if new is not None:
+            renamed += 1
+            said = variant.episode.harness.prompt.text["instructions"]
+            assert f"必ず{new}を" in said, said
+    assert renamed
+    english = {"instructions": "注文の確認には search API を使ってください。"}
+    worded = replace(harness, prompt=replace(harness.prompt, text=english))
+    assert "search" in fixed_tool_names(worded)  # "search API" is the prose's own phrase

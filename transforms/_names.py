@@ -37,7 +37,7 @@ from hsa.model.episode import Episode
 from hsa.model.harness import Harness
 from hsa.model.hook import configured_names, printed_strings
 from hsa.model.memo import BoundedMemo
-from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL, find_mentions
+from hsa.text.mentions import CODE_SPAN, KEYWORD_CALL, find_mentions, replace_glued_mentions
 from hsa.text.names import (
     CONVENTIONS,
     abbreviation_groups,
@@ -585,11 +585,18 @@ def written_as_words(
     sending the model to a tool or a skill the variant does not have ("load the check-in skill
     first"). A hook's configuration that lists the name as a name (``tools: [search, book]``,
     the way the README configures a hook per tool: hsa.model.hook.configured_names) writes no
-    word; one that lists it among words (``banned_words: [guaranteed, refund]``) does."""
+    word; one that lists it among words (``banned_words: [guaranteed, refund]``) does. Nor does
+    a name glued to Chinese, Japanese or Korean text ("まずsearchで"): there it is the name
+    (hsa.text.mentions.find_glued_mentions)."""
     plain = [n for n in names if not identifier_like(n)]
     if not plain:
         return frozenset()
-    words = [(where, CODE_SPAN.sub(" ", t)) for where, t in _worded_prose(harness)]
+    # a name glued to Chinese, Japanese or Korean text is the name there (searchで), no word
+    glued = dict.fromkeys(plain, "\x00")
+    words = [
+        (where, replace_glued_mentions(CODE_SPAN.sub(" ", t), glued))
+        for where, t in _worded_prose(harness)
+    ]
     return frozenset(
         n
         for n in plain

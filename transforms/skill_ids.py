@@ -242,7 +242,9 @@ class SkillIdSynonym(_SkillRename):
 
     name = "skill_id_synonym"
     scope = "harness"
-    version = "62"  # 62: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "63"  # 63: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 62: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 61: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
@@ -359,7 +361,9 @@ class SkillIdCase(_SkillRename):
 
     name = "skill_id_case"
     scope = "harness"
-    version = "39"  # 39: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "40"  # 40: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 39: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 38: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
@@ -460,7 +464,9 @@ class SkillIdNamespace(_SkillRename):
 
     name = "skill_id_namespace"
     scope = "harness"
-    version = "47"  # 47: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "48"  # 48: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 47: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 46: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,
@@ -576,7 +582,9 @@ class SkillIdMask(_SkillRename):
 
     name = "skill_id_mask"
     scope = "harness"
-    version = "37"  # 37: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "38"  # 38: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 37: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 36: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so; lexicon senses gone (review, deposit,

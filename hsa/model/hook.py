@@ -200,8 +200,9 @@ def configured_names(config: Any, names) -> tuple[frozenset[str], tuple[str, ...
 
     A string equal to a name is that name where the configuration says so: in a list of names
     alone (``tools: [search, book]``), as a key among keys that are names alone (``limits:
-    {search: 5, book: 2}``), or as the value of a key that says it names one (``source_tool:
-    search``). Elsewhere it is a word the hook reads, though a tool is named so
+    {search: 5, book: 2}``), either of them one alone only under a key that says it names one
+    (``tools: [search]``, not ``blocked_words: [transfer]``), or as the value of such a key
+    (``source_tool: search``). Elsewhere it is a word the hook reads, though a tool is named so
     (``protected_branches: [main, release]``, ``banned_words: [guaranteed, refund]``): renamed,
     the hook would no longer protect the branch nor refuse the word."""
     names = frozenset(names)
@@ -212,9 +213,10 @@ def configured_names(config: Any, names) -> tuple[frozenset[str], tuple[str, ...
         parts = re.split(r"[^a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", str(key)).lower())
         return bool(_NAMING_KEY_WORDS.intersection(parts))
 
-    def siblings(strings: list[str]) -> None:
-        # a list's strings, or an object's keys: names when every one is a name
-        if strings and all(v in names for v in strings):
+    def siblings(strings: list[str], key: Any) -> None:
+        # a list's strings, or an object's keys: names when every one is a name, and they are
+        # several or the key says so (`blocked_words: [transfer]` is a list of one word)
+        if strings and all(v in names for v in strings) and (len(strings) > 1 or naming(key)):
             found.update(strings)
         else:
             words.extend(strings)
@@ -223,12 +225,12 @@ def configured_names(config: Any, names) -> tuple[frozenset[str], tuple[str, ...
         if isinstance(value, str):
             (found.add if value in names and naming(key) else words.append)(value)
         elif isinstance(value, list):
-            siblings([v for v in value if isinstance(v, str)])
+            siblings([v for v in value if isinstance(v, str)], key)
             for item in value:
                 if not isinstance(item, str):
                     walk(item, key)
         elif isinstance(value, dict):
-            siblings([k for k in value if isinstance(k, str)])
+            siblings([k for k in value if isinstance(k, str)], key)
             for k, item in value.items():
                 walk(item, k)
 

@@ -74,7 +74,9 @@ class ToolNameMask(Transform):
     name = "tool_name_mask"
     scope = "harness"
     conversation = "renamed"
-    version = "41"  # 41: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "42"  # 42: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 41: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 40: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so (banned words and branches are words); feedback
@@ -260,7 +262,9 @@ class ToolNameParaphrase(Transform):
     name = "tool_name_paraphrase"
     scope = "harness"
     conversation = "renamed"
-    version = "70"  # 70: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "71"  # 71: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 70: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 69: a hook configuration's string is a name only in a list of names, among
     # keys that are names or under a key that says so (banned words and branches are words); feedback
@@ -467,9 +471,9 @@ class ParameterNameParaphrase(_ParameterRename):
 
     name = "parameter_name_paraphrase"
     scope = "harness"
-    version = (
-        "103"  # 103: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
-    )
+    version = "104"  # 104: a name glued to CJK text in the harness's prose is the name, no word
+    # that keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 103: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 102: a tool's text renames the parameters of the tools it names too; a hook
     # configuration's string is a name only where the configuration says so; lexicon senses gone
@@ -664,7 +668,9 @@ class ParameterNameMask(_ParameterRename):
 
     name = "parameter_name_mask"
     scope = "harness"
-    version = "82"  # 82: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
+    version = "83"  # 83: a name glued to CJK text in the harness's prose is the name, no word that
+    # keeps it; one name alone in a hook configuration is a name only under a key that says so
+    # 82: a plain word spaced from Chinese or Japanese (和 reason 必须) is the name
     # too, but inside quoted speech (“这个size有M吗”)
     # 81: a tool's text renames the parameters of the tools it names too; a hook
     # configuration's string is a name only where the configuration says so; lexicon senses gone
