@@ -60,7 +60,7 @@ from hsa.model.episode import Episode, check_gold, check_recorded_calls, check_r
 from hsa.model.frozen import replace
 from hsa.model.gold import Gold, value_fits
 from hsa.model.harness import Harness
-from hsa.model.hook import hook_feedback, hook_rejected, tool_result
+from hsa.model.hook import hook_rejected, spoken, tool_result
 from hsa.model.hook_runner import HookError, HookRunner, refusal
 from hsa.model.memo import LONG_TEXTS, BoundedMemo
 from hsa.model.message import called_tools, json_result, message_text
@@ -393,9 +393,9 @@ def _stale_in_messages(
     for i, message in enumerate(episode.messages):
         # An assistant's written thinking is read by the model as its content is.
         reasoning = message.get("reasoning_content")
-        # what people say (the user's and the assistant's words) reads a plain word glued to
-        # Chinese or Japanese as their word, as the rename did
-        spoken = message.get("role") in ("user", "assistant") and not hook_feedback(message)
+        # what people say reads a plain word glued to Chinese or Japanese as their word, as the
+        # rename did
+        said = spoken(message)
         texts = [("content", message_text(message), tool_result(message))]
         if isinstance(reasoning, str):
             texts.append(("reasoning_content", reasoning, False))
@@ -403,10 +403,10 @@ def _stale_in_messages(
             if not content:
                 continue
             found = LONG_TEXTS.get(
-                ("stale", mapping.key, result, spoken),
+                ("stale", mapping.key, result, said),
                 content,
                 partial(
-                    _stale_in_text, content, result, prose_names, code_names, any_name, (), spoken
+                    _stale_in_text, content, result, prose_names, code_names, any_name, (), said
                 ),
             )
             if found is not None:
@@ -427,7 +427,7 @@ def _stale_in_messages(
                         )
                     data = message_data(episode, message, content, taken) + own
                     found = _stale_in_text(
-                        content, result, prose_names, code_names, any_name, data, spoken
+                        content, result, prose_names, code_names, any_name, data, said
                     )
             if found is not None:
                 return f"messages[{i}].{field}", found

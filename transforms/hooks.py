@@ -48,7 +48,7 @@ from hsa.model.hook_feedback import (
     split_format,
 )
 from hsa.model.memo import BoundedMemo
-from hsa.model.message import json_result, message_text
+from hsa.model.message import message_text
 from hsa.model.schema import property_names
 from hsa.render import prompt_parts, tools_json
 from hsa.text.names import name_words, write_name
@@ -97,7 +97,7 @@ class HookImplementationSwap(Transform):
     # 39: a plain-word name glued to Chinese, Japanese or Korean text is the name
     # (searchで), but in what the user and the assistant say
     # 38: a leading verb moves to the end only where its bare form names its action
-    # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not
+    # (order_lookup, never lock_set), a last word never moves first; lexicon: a device controlled not
     # calibrated, a colour no hue, enabled no operational
     # 37: SQL: EXPLAIN with options; FROM before a pronoun is English; SHOW and
     # CREATE read as statements only
@@ -442,18 +442,14 @@ def _leans_on_feedback(episode: Episode, at: int, hook_messages: list[int], reco
 def _changed_data(blocked: dict, message: dict) -> set[str]:
     """The data (:func:`_data`) of the argument values ``message``'s calls pass otherwise than
     the ``blocked`` message's calls of the same tool passed them."""
+    # loaded, a call's arguments are a JSON object (hsa.model.episode.parse_arguments)
     before: dict[tuple[str, str], object] = {}
     for call in blocked.get("tool_calls") or ():
-        arguments = json_result(call["function"]["arguments"])
-        if isinstance(arguments, dict):
-            for key, value in arguments.items():
-                before.setdefault((call["function"]["name"], key), value)
+        for key, value in orjson.loads(call["function"]["arguments"]).items():
+            before.setdefault((call["function"]["name"], key), value)
     changed: set[str] = set()
     for call in message.get("tool_calls") or ():
-        arguments = json_result(call["function"]["arguments"])
-        if not isinstance(arguments, dict):
-            continue
-        for key, value in arguments.items():
+        for key, value in orjson.loads(call["function"]["arguments"]).items():
             old = before.get((call["function"]["name"], key), value)
             if old != value:
                 changed |= _data(orjson.dumps(value).decode())

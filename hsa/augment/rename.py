@@ -43,7 +43,13 @@ from hsa.files.jsonl import JSON_STRING_OR_BRACKET
 from hsa.model.episode import Episode
 from hsa.model.frozen import replace
 from hsa.model.harness import Harness
-from hsa.model.hook import HOOK_MESSAGE_PREFIX, configured_names, hook_feedback, tool_result
+from hsa.model.hook import (
+    HOOK_MESSAGE_PREFIX,
+    configured_names,
+    hook_feedback,
+    spoken,
+    tool_result,
+)
 from hsa.model.layout_text import rewrite_layout_text
 from hsa.model.memo import LONG_TEXTS, BoundedMemo, LongTexts
 from hsa.model.message import answered_calls, json_result
@@ -451,7 +457,6 @@ def rename_messages(
         new = message
         content = message.get("content")
         keep = None if data is None else partial(data, message, None)
-        spoken = message.get("role") in ("user", "assistant") and not hook_feedback(message)
         if isinstance(content, str) and not prose.may_change(content):
             text = content  # as it is (most texts: no old name is written in them)
         elif isinstance(content, str) and content and tool_result(message):
@@ -462,7 +467,7 @@ def rename_messages(
                 if id(message) not in loaded:
                     text = prose.result_around(content, keep, text)
         else:
-            text = rewrite_message_text(message, prose.spoken if spoken else prose, keep)
+            text = rewrite_message_text(message, prose.spoken if spoken(message) else prose, keep)
         if prose.words and isinstance(text, str) and text and hook_feedback(message):
             text = _handed_names(text, message, messages, harness, prose.words, keep)
         if text != content:
@@ -520,7 +525,7 @@ def _handed_names(
         for _, call, result in answered_calls(messages):
             if result is message:
                 handed.add(call["function"]["name"])
-                values = _string_values(orjson.loads(call["function"]["arguments"]))
+                values = tuple(json_strings(call["function"]["arguments"]))
                 break
     renames = {name: words[name] for name in handed if name in words and name in text}
     if not renames:
@@ -535,17 +540,6 @@ def _handed_names(
     return rewrite_around_user_data(
         text, rewrite, lambda: values + (keep() if keep is not None else ())
     )
-
-
-def _string_values(value) -> tuple[str, ...]:
-    """Every string inside a call's arguments (at any depth)."""
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, list):
-        return tuple(s for item in value for s in _string_values(item))
-    return ()
 
 
 def _same(text: str, _match: re.Match) -> str:

@@ -774,14 +774,7 @@ def distinct_episodes(
                 try:
                     check(item)
                 except EpisodeError as exc:
-                    item = Reject(
-                        source=str(path),
-                        line=number,
-                        id=item.id,
-                        field=exc.field,
-                        reason=exc.reason,
-                        stage=exc.stage,
-                    )
+                    item = Reject.from_error(exc, source=str(path), line=number, id=item.id)
         yield item
 
 

@@ -46,6 +46,13 @@ def from_user(message: dict) -> bool:
     return message.get("role") == "user" and not hook_feedback(message)
 
 
+def spoken(message: dict) -> bool:
+    """Whether ``message`` holds what a person says: the user's words or the assistant's (no
+    tool's result, no hook's feedback). A plain word glued to Chinese or Japanese there is a
+    word of theirs (hsa.text.mentions.find_name_mentions)."""
+    return message.get("role") in ("user", "assistant") and not hook_feedback(message)
+
+
 def tool_result(message: dict) -> bool:
     """Whether ``message`` is a tool's result: a ``tool`` message that is no hook's feedback
     (which also comes as a tool message, answering a call the hook blocked)."""

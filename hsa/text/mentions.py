@@ -291,10 +291,13 @@ def _glued_words(text: str, names) -> tuple[str, ...]:
 
 def _glued_matches(pattern: re.Pattern, text: str) -> list[re.Match]:
     """``pattern``'s matches outside web addresses and quoted speech (see above)."""
+    matches = _outside_urls(pattern, text)
+    if not matches or not any(quote in text for quote in "“「『"):
+        return matches
     speech = [
         m.span() for m in _QUOTED_SPEECH.finditer(text) if _CJK_OR_HANGUL_TEXT.search(m.group(0))
     ]
-    return [m for m in _outside_urls(pattern, text) if not _inside(m.start(), speech)]
+    return [m for m in matches if not _inside(m.start(), speech)]
 
 
 def _glued_name(m: re.Match) -> str:

@@ -29,10 +29,8 @@ class ToolDescriptionParaphrase(Transform):
     name = "tool_description_paraphrase"
     scope = "harness"
     conversation = "kept"
-    version = (
-        "25"  # 25: Chinese phrases of another sense gone (直播间 as a channel, 购买数量 after 购买,
-    )
-    # 折扣券, 推介, 举荐)
+    version = "25"  # 25: Chinese phrases of another sense gone (直播间 as a channel,
+    # 购买数量 after 购买, 折扣券, 推介, 举荐)
     # 24: a city is no town
     # 23: a location is no site
     # 22: phrases of another sense gone (check, find, returns, make, default is,

@@ -276,7 +276,7 @@ class ToolNameParaphrase(Transform):
     # configuration's name is the name, no word of prose), and the feedback on a blocked call names
     # its tool as the variant's hook does
     # 66: a leading verb moves to the end only where its bare form names its action
-    # (order_lookup, never lock_set), a last word never moves first; lexicon: a device programmed not
+    # (order_lookup, never lock_set), a last word never moves first; lexicon: a device controlled not
     # calibrated, a colour no hue, enabled no operational
     # 65: an own call's argument moves in the assistant's words only written as
     # code; a plain-word tool printed by hooks.py in any case
